@@ -1,0 +1,10 @@
+// Package ingest turns the files a Slurm site really has into typed data:
+// sacct --parsable2 job logs into arrow.Record batches (streamed, bounded
+// memory, schema from package schemas), sacctmgr association and QOS dumps
+// into validated tables, and slurm.conf into a Config.
+//
+// ingest is the pipeline's input edge and the only math-free package that
+// reads files. Every input record is accounted for: it is ingested, skipped
+// for a stated reason, or rejected with a ParseError naming file, line, field
+// and value; Stats adds the counts up.
+package ingest

@@ -1,0 +1,131 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ParseError is an input error that names its position the way a person
+// fixing the file needs it: file, physical line, field and value.
+//
+//	ingest sacct-2026-08-21.txt:1832: Elapsed="1-25:00:00": hour out of range
+//
+// Line is 1-based; 0 means the error concerns the whole file. Field is the
+// column title or configuration key (empty when none applies).
+type ParseError struct {
+	File  string
+	Line  int
+	Field string
+	Value string
+	Err   error
+}
+
+// Error formats the error position first, in the spirit of encoding/csv.
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	b.WriteString("ingest ")
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteByte('=')
+		b.WriteString(strconv.Quote(e.Value))
+		b.WriteString(": ")
+	}
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	} else {
+		b.WriteString("invalid")
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying cause.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// newParseError builds a ParseError from a plain message.
+func newParseError(file string, line int, field, value, msg string) *ParseError {
+	return &ParseError{File: file, Line: line, Field: field, Value: value, Err: errors.New(msg)}
+}
+
+// Stats accounts for every row of one input file:
+// Read == Ingested + Rejected + the sum of Skipped.
+type Stats struct {
+	// File is the input's name as given by the caller.
+	File string
+	// Read counts data records (header excluded; a record spanning several
+	// physical lines counts once).
+	Read int64
+	// Ingested counts records that went out in a batch.
+	Ingested int64
+	// Skipped counts records left out on purpose, per stated reason.
+	Skipped map[string]int64
+	// Rejected counts records that could not be used; each one was reported
+	// with its ParseError.
+	Rejected int64
+	// Warnings are file-level remarks (e.g. a required column is missing).
+	Warnings []string
+}
+
+// Skip counts one record skipped for reason.
+func (s *Stats) Skip(reason string) {
+	if s.Skipped == nil {
+		s.Skipped = make(map[string]int64)
+	}
+	s.Skipped[reason]++
+}
+
+// SkippedTotal is the sum of all skip counts.
+func (s *Stats) SkippedTotal() int64 {
+	var n int64
+	for _, v := range s.Skipped {
+		n += v
+	}
+	return n
+}
+
+// Balanced reports whether every read record is accounted for.
+func (s *Stats) Balanced() bool {
+	return s.Read == s.Ingested+s.Rejected+s.SkippedTotal()
+}
+
+// Add merges o into s (File is kept).
+func (s *Stats) Add(o Stats) {
+	s.Read += o.Read
+	s.Ingested += o.Ingested
+	s.Rejected += o.Rejected
+	for k, v := range o.Skipped {
+		if s.Skipped == nil {
+			s.Skipped = make(map[string]int64)
+		}
+		s.Skipped[k] += v
+	}
+	s.Warnings = append(s.Warnings, o.Warnings...)
+}
+
+// SkipReasons returns the skip reasons in sorted order, for stable output.
+func (s *Stats) SkipReasons() []string {
+	keys := make([]string, 0, len(s.Skipped))
+	for k := range s.Skipped {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// String is a one-line summary: "read=10 ingested=7 rejected=1 skipped[job step]=2".
+func (s *Stats) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "read=%d ingested=%d rejected=%d", s.Read, s.Ingested, s.Rejected)
+	for _, k := range s.SkipReasons() {
+		fmt.Fprintf(&b, " skipped[%s]=%d", k, s.Skipped[k])
+	}
+	return b.String()
+}

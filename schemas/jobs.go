@@ -1,0 +1,166 @@
+package schemas
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+)
+
+// Column names of a jobs batch: one row per charged allocation run, as
+// ingest emits it (billing appends Billing, BillingSlurm and UsageFactor).
+//
+// Low-cardinality strings (cluster, user, account, partition, qos, state,
+// source file) are dictionary-encoded so that later stages map a batch's few
+// distinct values once and then index per row.
+const (
+	ColCluster      = "cluster"        // dictionary<int32, utf8>
+	ColJobID        = "job_id"         // utf8, as sacct prints it: 123, 123_4, 123+1
+	ColJobIDRaw     = "job_id_raw"     // int64
+	ColArrayJobID   = "array_job_id"   // int64, null unless an array task
+	ColArrayTaskID  = "array_task_id"  // int64, null unless an array task
+	ColHetJobID     = "het_job_id"     // int64, null unless a het-job component
+	ColHetJobOffset = "het_job_offset" // int64, null unless a het-job component
+	ColUser         = "user"           // dictionary<int32, utf8>
+	ColAccount      = "account"        // dictionary<int32, utf8>
+	ColPartition    = "partition"      // dictionary<int32, utf8>
+	ColQOS          = "qos"            // dictionary<int32, utf8>
+	ColState        = "state"          // dictionary<int32, utf8>, base state: COMPLETED, CANCELLED, REQUEUED, RUNNING, ...
+	ColCancelledBy  = "cancelled_by"   // utf8, uid from "CANCELLED by <uid>", null otherwise
+	ColSubmit       = "submit"         // timestamp[s, UTC], null when Unknown/None/absent
+	ColEligible     = "eligible"       // timestamp[s, UTC]
+	ColStart        = "start"          // timestamp[s, UTC], never null in a jobs batch
+	ColEnd          = "end"            // timestamp[s, UTC], null while the job runs
+	ColElapsedSec   = "elapsed_sec"    // int64, sacct Elapsed/ElapsedRaw (excludes suspended time), null if absent
+	ColSuspendedSec = "suspended_sec"  // int64, null if absent
+	ColTimelimitMin = "timelimit_min"  // int64, null if absent or UNLIMITED
+	ColNNodes       = "nnodes"         // int64
+	ColAllocCPUs    = "alloc_cpus"     // int64
+	ColExitCode     = "exit_code"      // utf8, "exit:signal"
+	ColJobName      = "job_name"       // utf8
+	ColAllocTRES    = "alloc_tres"     // map<utf8, float64>: every AllocTRES entry, mem and bb in MiB
+	ColBillingSacct = "billing_sacct"  // float64, sacct's billing= (truncated by Slurm), null if absent
+	ColSourceFile   = "source_file"    // dictionary<int32, utf8>
+	ColSourceLine   = "source_line"    // int64, first physical line of the record
+
+	// Appended by billing.
+	ColBilling      = "billing"       // float64, exact billable TRES used for usage
+	ColBillingSlurm = "billing_slurm" // int64, Slurm's truncated billing=
+	ColUsageFactor  = "usage_factor"  // float64, QOS UsageFactor (1 by default)
+)
+
+// Dense TRES columns. Every jobs batch carries float64 columns for cpu,
+// mem (MiB), node and gres/gpu (the total GPU count: gres/gpu when present,
+// else the sum of typed gres/gpu:TYPE), plus one for each extra TRES the
+// reader was asked for (typically every TRES named by a TRESBillingWeights).
+// Absent TRES are 0.
+const densePrefix = "tres:"
+
+// DefaultDenseTRES are the TRES every jobs batch carries as dense columns.
+var DefaultDenseTRES = []string{"cpu", "mem", "node", "gres/gpu"}
+
+// CanonicalTRES returns Slurm's case-insensitive TRES name in the canonical
+// lower-case form used for column names and map keys ("GRES/gpu:A100" →
+// "gres/gpu:a100").
+func CanonicalTRES(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
+
+// DenseTRESColumn is the column name of the dense float64 column of a TRES:
+// "tres:cpu", "tres:gres/gpu:a100".
+func DenseTRESColumn(tres string) string { return densePrefix + CanonicalTRES(tres) }
+
+// IsDenseTRESColumn reports whether a column holds a dense TRES count and
+// returns the TRES name.
+func IsDenseTRESColumn(col string) (string, bool) {
+	if strings.HasPrefix(col, densePrefix) {
+		return col[len(densePrefix):], true
+	}
+	return "", false
+}
+
+// DenseTRESList merges DefaultDenseTRES with extra (canonicalised,
+// de-duplicated, defaults first, extras in the order given).
+func DenseTRESList(extra []string) []string {
+	out := append([]string(nil), DefaultDenseTRES...)
+	seen := make(map[string]bool, len(out)+len(extra))
+	for _, t := range out {
+		seen[t] = true
+	}
+	for _, t := range extra {
+		c := CanonicalTRES(t)
+		if c == "" || seen[c] {
+			continue
+		}
+		seen[c] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+var (
+	dictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	// Timestamp is the type of every time column: seconds since the Unix epoch, UTC.
+	Timestamp = &arrow.TimestampType{Unit: arrow.Second, TimeZone: "UTC"}
+)
+
+// DictString is the dictionary type used for low-cardinality string columns.
+func DictString() *arrow.DictionaryType { return dictString }
+
+// Jobs returns the schema of an ingested jobs batch whose dense TRES columns
+// are DenseTRESList(extraTRES).
+func Jobs(extraTRES []string) *arrow.Schema {
+	f := []arrow.Field{
+		{Name: ColCluster, Type: dictString},
+		{Name: ColJobID, Type: arrow.BinaryTypes.String},
+		{Name: ColJobIDRaw, Type: arrow.PrimitiveTypes.Int64},
+		{Name: ColArrayJobID, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColArrayTaskID, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColHetJobID, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColHetJobOffset, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColUser, Type: dictString},
+		{Name: ColAccount, Type: dictString},
+		{Name: ColPartition, Type: dictString},
+		{Name: ColQOS, Type: dictString},
+		{Name: ColState, Type: dictString},
+		{Name: ColCancelledBy, Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: ColSubmit, Type: Timestamp, Nullable: true},
+		{Name: ColEligible, Type: Timestamp, Nullable: true},
+		{Name: ColStart, Type: Timestamp},
+		{Name: ColEnd, Type: Timestamp, Nullable: true},
+		{Name: ColElapsedSec, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColSuspendedSec, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColTimelimitMin, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColNNodes, Type: arrow.PrimitiveTypes.Int64},
+		{Name: ColAllocCPUs, Type: arrow.PrimitiveTypes.Int64},
+		{Name: ColExitCode, Type: arrow.BinaryTypes.String},
+		{Name: ColJobName, Type: arrow.BinaryTypes.String},
+		{Name: ColAllocTRES, Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Float64)},
+		{Name: ColBillingSacct, Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}
+	for _, t := range DenseTRESList(extraTRES) {
+		f = append(f, arrow.Field{Name: DenseTRESColumn(t), Type: arrow.PrimitiveTypes.Float64})
+	}
+	f = append(f,
+		arrow.Field{Name: ColSourceFile, Type: dictString},
+		arrow.Field{Name: ColSourceLine, Type: arrow.PrimitiveTypes.Int64},
+	)
+	return arrow.NewSchema(f, nil)
+}
+
+// BillingFields are the fields billing appends to a jobs batch.
+func BillingFields() []arrow.Field {
+	return []arrow.Field{
+		{Name: ColBilling, Type: arrow.PrimitiveTypes.Float64},
+		{Name: ColBillingSlurm, Type: arrow.PrimitiveTypes.Int64},
+		{Name: ColUsageFactor, Type: arrow.PrimitiveTypes.Float64},
+	}
+}
+
+// Index returns the index of the named field in s, or an error naming the
+// missing column.
+func Index(s *arrow.Schema, name string) (int, error) {
+	idx := s.FieldIndices(name)
+	if len(idx) == 0 {
+		return -1, fmt.Errorf("schema has no column %q", name)
+	}
+	return idx[0], nil
+}
