@@ -1,0 +1,464 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// Skip reasons for sacct records that are read but deliberately not charged.
+const (
+	SkipJobStep      = "job step"
+	SkipPendingArray = "pending array range"
+	SkipPending      = "pending"
+	SkipNeverStarted = "never started"
+)
+
+// SacctOptions configures a SacctReader. The zero value reads a headered
+// sacct -P file with times in UTC.
+type SacctOptions struct {
+	// Fields declares the columns of a headerless file (sacct -n), by title
+	// or as a single preset name from SacctPresets ("xdmod"). When the file
+	// does start with a header line, the header wins.
+	Fields []string
+	// Location is the zone of sacct's local timestamps (sacct prints the
+	// sacct host's local time). Nil means UTC. Unix-second timestamps
+	// (SLURM_TIME_FORMAT=%s) need no zone.
+	Location *time.Location
+	// DenseTRES names the TRES, beyond schemas.DefaultDenseTRES, that get a
+	// dense float64 column (typically billing.Table.DenseTRES()).
+	DenseTRES []string
+	// Cluster is used when the file has no Cluster column or the value is
+	// empty.
+	Cluster string
+	// Workers is the number of parsing goroutines (default GOMAXPROCS).
+	Workers int
+	// ChunkBytes is the size of the blocks handed to workers (default 4 MiB);
+	// each block becomes one record batch.
+	ChunkBytes int
+	// Allocator for the Arrow builders (default memory.DefaultAllocator).
+	Allocator memory.Allocator
+	// OnReject, if set, is called in input order for every rejected record
+	// with its error and raw text.
+	OnReject func(err *ParseError, record string)
+}
+
+// SacctReader streams a sacct --parsable2 file as arrow.Record batches with
+// schema schemas.Jobs(DenseTRES). Parsing runs on several goroutines;
+// batches come out in input order and memory stays bounded by the number of
+// blocks in flight.
+type SacctReader struct {
+	name   string
+	opt    SacctOptions
+	schema *arrow.Schema
+	layout *sacctLayout
+	stats  Stats
+
+	results chan chunkResult
+	done    chan struct{}
+	pending map[int]chunkResult
+	next    int
+	closed  bool
+	err     error
+}
+
+// sacctLayout is what the header (or declared field list) says about the
+// file's columns. It is shared read-only by all workers.
+type sacctLayout struct {
+	titles   []string
+	classes  []fieldClass
+	col      []sacctCol
+	idx      [numSacctCols]int // file column per known column, -1 if absent
+	nf       int
+	trailing bool     // every line ends with '|' (sacct -p)
+	missing  []string // required columns the file lacks
+	dense    []string // dense TRES names, canonical
+}
+
+// OpenSacct opens path and returns a reader over it. Closing the reader
+// closes the file.
+func OpenSacct(path string, opt SacctOptions) (*SacctReader, io.Closer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open sacct file: %w", err)
+	}
+	r, err := NewSacctReader(path, f, opt)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return r, f, nil
+}
+
+// NewSacctReader reads the header (or applies the declared field list) and
+// starts the parsing goroutines. name is used in errors and in the
+// source_file column.
+func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, error) {
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.ChunkBytes <= 0 {
+		opt.ChunkBytes = 4 << 20
+	}
+	if opt.Allocator == nil {
+		opt.Allocator = memory.DefaultAllocator
+	}
+	if opt.Location == nil {
+		opt.Location = time.UTC
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	first, err := br.Peek(1)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	lay := &sacctLayout{dense: schemas.DenseTRESList(opt.DenseTRES)}
+	headerLines := 0
+	var header []string
+	if len(first) > 0 {
+		line, err := peekLine(br)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		if looksLikeHeader(line) {
+			header = strings.Split(strings.TrimRight(line, "\r\n"), "|")
+			if _, err := br.Discard(len(line)); err != nil {
+				return nil, fmt.Errorf("read %s: %w", name, err)
+			}
+			headerLines = 1
+		}
+	}
+	if header == nil {
+		fields := opt.Fields
+		if len(fields) == 1 {
+			if p, ok := SacctPresets[strings.ToLower(fields[0])]; ok {
+				fields = p
+			}
+		}
+		if len(fields) == 0 {
+			return nil, &ParseError{File: name, Line: 1, Err: errors.New("no header line: pass the field list of this headerless file (e.g. --sacct-fields xdmod)")}
+		}
+		header = fields
+	}
+	if err := lay.init(header); err != nil {
+		return nil, &ParseError{File: name, Line: headerLines, Err: err}
+	}
+	s := &SacctReader{
+		name:    name,
+		opt:     opt,
+		schema:  schemas.Jobs(opt.DenseTRES),
+		layout:  lay,
+		stats:   Stats{File: name},
+		results: make(chan chunkResult, opt.Workers),
+		done:    make(chan struct{}),
+		pending: make(map[int]chunkResult),
+	}
+	if len(lay.missing) > 0 {
+		s.stats.Warnings = append(s.stats.Warnings, fmt.Sprintf("%s lacks required column(s) %s: every job record will be rejected", name, strings.Join(lay.missing, ", ")))
+	}
+	s.start(br, headerLines+1)
+	return s, nil
+}
+
+// peekLine returns the first line (with its newline) without consuming it.
+func peekLine(br *bufio.Reader) (string, error) {
+	for n := 4096; ; n *= 2 {
+		b, err := br.Peek(n)
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			return string(b[:i+1]), nil
+		}
+		if err != nil {
+			if err == io.EOF || err == bufio.ErrBufferFull {
+				return string(b), nil
+			}
+			return "", err
+		}
+	}
+}
+
+// looksLikeHeader reports whether a first line is sacct's header: it names
+// JobID or JobIDRaw among its fields.
+func looksLikeHeader(line string) bool {
+	for _, f := range strings.Split(strings.TrimRight(line, "\r\n"), "|") {
+		switch strings.ToLower(strings.TrimSpace(f)) {
+		case "jobid", "jobidraw":
+			return true
+		}
+	}
+	return false
+}
+
+func (l *sacctLayout) init(titles []string) error {
+	if n := len(titles); n > 1 && strings.TrimSpace(titles[n-1]) == "" {
+		titles = titles[:n-1]
+		l.trailing = true
+	}
+	for i := range l.idx {
+		l.idx[i] = -1
+	}
+	l.titles = titles
+	l.nf = len(titles)
+	l.classes = make([]fieldClass, len(titles))
+	l.col = make([]sacctCol, len(titles))
+	for i, t := range titles {
+		t = strings.TrimSpace(t)
+		l.classes[i] = classOf(t)
+		c, ok := sacctColNames[strings.ToLower(t)]
+		if !ok {
+			continue
+		}
+		if l.idx[c] >= 0 {
+			return fmt.Errorf("column %q appears twice", t)
+		}
+		l.idx[c] = i
+		l.col[i] = c
+	}
+	// NCPUS stands in for AllocCPUS (XDMoD's field list): for jobs that ran
+	// the two are equal.
+	if l.idx[colAllocCPUS] < 0 {
+		for i, t := range titles {
+			if strings.EqualFold(strings.TrimSpace(t), "NCPUS") {
+				l.idx[colAllocCPUS] = i
+				l.col[i] = colAllocCPUS
+			}
+		}
+	}
+	for _, req := range SacctRequired {
+		c := sacctColNames[strings.ToLower(req)]
+		if l.idx[c] >= 0 || c == colJobID && l.idx[colJobIDRaw] >= 0 {
+			continue
+		}
+		l.missing = append(l.missing, req)
+	}
+	return nil
+}
+
+// Schema is the schema of every batch.
+func (s *SacctReader) Schema() *arrow.Schema { return s.schema }
+
+// Stats returns the counts so far; after Next has returned io.EOF they
+// account for the whole file.
+func (s *SacctReader) Stats() Stats { return s.stats }
+
+type chunk struct {
+	seq  int
+	line int // physical line number of the first byte
+	data []byte
+	buf  *[]byte // pooled buffer backing data
+}
+
+type rejectRec struct {
+	err *ParseError
+	raw string
+}
+
+type chunkResult struct {
+	seq     int
+	rec     arrow.Record
+	stats   Stats
+	rejects []rejectRec
+	err     error
+}
+
+func (s *SacctReader) start(br *bufio.Reader, firstLine int) {
+	work := make(chan chunk, s.opt.Workers)
+	pool := &sync.Pool{New: func() any { b := make([]byte, 0, s.opt.ChunkBytes+s.opt.ChunkBytes/4); return &b }}
+	var wg sync.WaitGroup
+	for w := 0; w < s.opt.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := newSacctParser(s.name, s.layout, s.opt, s.schema)
+			defer p.release()
+			for c := range work {
+				res := p.parseChunk(c)
+				*c.buf = (*c.buf)[:0]
+				pool.Put(c.buf)
+				select {
+				case s.results <- res:
+				case <-s.done:
+					if res.rec != nil {
+						res.rec.Release()
+					}
+				}
+			}
+		}()
+	}
+	produceDone := make(chan struct{})
+	go func() {
+		defer close(produceDone)
+		defer close(work)
+		s.produce(br, firstLine, work, pool)
+	}()
+	go func() {
+		<-produceDone
+		wg.Wait()
+		close(s.results)
+	}()
+}
+
+// produce cuts the input into blocks that end on record boundaries and
+// hands them to the workers.
+func (s *SacctReader) produce(br *bufio.Reader, line int, work chan<- chunk, pool *sync.Pool) {
+	seq := 0
+	var carry []byte
+	size := s.opt.ChunkBytes
+	send := func(c chunk) bool {
+		select {
+		case work <- c:
+			return true
+		case <-s.done:
+			return false
+		}
+	}
+	for {
+		bp := pool.Get().(*[]byte)
+		buf := append((*bp)[:0], carry...)
+		if cap(buf) < len(carry)+size {
+			nb := make([]byte, len(carry), len(carry)+size)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := io.ReadFull(br, buf[len(buf):len(carry)+size])
+		buf = buf[:len(carry)+n]
+		*bp = buf
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			select {
+			case s.results <- chunkResult{seq: seq, err: fmt.Errorf("read %s: %w", s.name, err)}:
+			case <-s.done:
+			}
+			return
+		}
+		if eof {
+			if len(buf) > 0 {
+				send(chunk{seq: seq, line: line, data: buf, buf: bp})
+			}
+			return
+		}
+		cut := s.layout.findCut(buf)
+		if cut <= 0 {
+			// No safe record boundary in this block: read a bigger one.
+			carry = append(carry[:0:0], buf...)
+			*bp = (*bp)[:0]
+			pool.Put(bp)
+			size *= 2
+			continue
+		}
+		carry = append(carry[:0], buf[cut:]...)
+		c := chunk{seq: seq, line: line, data: buf[:cut], buf: bp}
+		line += bytes.Count(c.data, []byte{'\n'})
+		seq++
+		if !send(c) {
+			return
+		}
+		size = s.opt.ChunkBytes
+	}
+}
+
+// findCut returns an offset in buf just before a line that starts a record,
+// or -1. A line starts a record when it is complete (newline-terminated)
+// and holds at least nf-1 delimiters: continuation lines of a multi-line
+// field (a SubmitLine with an embedded script) hold few or none.
+func (l *sacctLayout) findCut(buf []byte) int {
+	end := bytes.LastIndexByte(buf, '\n')
+	for tries := 0; end > 0 && tries < 4096; tries++ {
+		start := bytes.LastIndexByte(buf[:end], '\n') + 1
+		if start > 0 && bytes.Count(buf[start:end], []byte{'|'}) >= l.nf-1 {
+			return start
+		}
+		end = start - 1
+	}
+	return -1
+}
+
+// Next returns the next batch in input order, or io.EOF after the last one.
+// The caller owns the record and must Release it.
+func (s *SacctReader) Next() (arrow.Record, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	for {
+		if res, ok := s.pending[s.next]; ok {
+			delete(s.pending, s.next)
+			s.next++
+			if res.err != nil {
+				s.err = res.err
+				return nil, res.err
+			}
+			s.stats.Add(res.stats)
+			if s.opt.OnReject != nil {
+				for _, r := range res.rejects {
+					s.opt.OnReject(r.err, r.raw)
+				}
+			}
+			if res.rec == nil {
+				continue
+			}
+			return res.rec, nil
+		}
+		res, ok := <-s.results
+		if !ok {
+			s.err = io.EOF
+			return nil, io.EOF
+		}
+		s.pending[res.seq] = res
+	}
+}
+
+// Close stops the parsing goroutines and releases batches not yet returned.
+func (s *SacctReader) Close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	close(s.done)
+	for res := range s.results {
+		if res.rec != nil {
+			res.rec.Release()
+		}
+	}
+	for _, res := range s.pending {
+		if res.rec != nil {
+			res.rec.Release()
+		}
+	}
+	s.pending = nil
+}
+
+// ReadSacct reads a whole sacct file, calling fn for each batch (fn must not
+// keep the record past its return without Retain). It returns the file's
+// Stats.
+func ReadSacct(path string, opt SacctOptions, fn func(arrow.Record) error) (Stats, error) {
+	r, f, err := OpenSacct(path, opt)
+	if err != nil {
+		return Stats{File: path}, err
+	}
+	defer f.Close()
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return r.Stats(), nil
+		}
+		if err != nil {
+			return r.Stats(), err
+		}
+		err = fn(rec)
+		rec.Release()
+		if err != nil {
+			return r.Stats(), err
+		}
+	}
+}
