@@ -19,15 +19,15 @@ import (
 // testJob is a flattened view of one ingested row, for assertions.
 type testJob struct {
 	Cluster, JobID, User, Account, Partition, QOS, State, CancelledBy string
-	Raw, ArrayJob, ArrayTask, HetJob, HetOffset                     string // "" for null
-	Start, End                                                      string // Unix seconds, "" for null
-	Elapsed, Suspended, Timelimit                                   string
-	NNodes, CPUs                                                    int64
-	JobName                                                         string
-	TRES                                                            map[string]float64
-	CPU, MemMB, Node, GPU                                           float64
-	BillingSacct                                                    string
-	Line                                                            int64
+	Raw, ArrayJob, ArrayTask, HetJob, HetOffset                       string // "" for null
+	Start, End                                                        string // Unix seconds, "" for null
+	Elapsed, Suspended, Timelimit                                     string
+	NNodes, CPUs                                                      int64
+	JobName                                                           string
+	TRES                                                              map[string]float64
+	CPU, MemMB, Node, GPU                                             float64
+	BillingSacct                                                      string
+	Line                                                              int64
 }
 
 func strAt(a arrow.Array, i int) string {
@@ -73,13 +73,13 @@ func flatten(rec arrow.Record) []testJob {
 			HetOffset: strAt(col(rec, schemas.ColHetJobOffset), i), Start: strAt(col(rec, schemas.ColStart), i),
 			End: strAt(col(rec, schemas.ColEnd), i), Elapsed: strAt(col(rec, schemas.ColElapsedSec), i),
 			Suspended: strAt(col(rec, schemas.ColSuspendedSec), i), Timelimit: strAt(col(rec, schemas.ColTimelimitMin), i),
-			NNodes:  col(rec, schemas.ColNNodes).(*array.Int64).Value(i),
-			CPUs:    col(rec, schemas.ColAllocCPUs).(*array.Int64).Value(i),
-			JobName: strAt(col(rec, schemas.ColJobName), i),
-			CPU:     col(rec, schemas.DenseTRESColumn("cpu")).(*array.Float64).Value(i),
-			MemMB:   col(rec, schemas.DenseTRESColumn("mem")).(*array.Float64).Value(i),
-			Node:    col(rec, schemas.DenseTRESColumn("node")).(*array.Float64).Value(i),
-			GPU:     col(rec, schemas.DenseTRESColumn("gres/gpu")).(*array.Float64).Value(i),
+			NNodes:       col(rec, schemas.ColNNodes).(*array.Int64).Value(i),
+			CPUs:         col(rec, schemas.ColAllocCPUs).(*array.Int64).Value(i),
+			JobName:      strAt(col(rec, schemas.ColJobName), i),
+			CPU:          col(rec, schemas.DenseTRESColumn("cpu")).(*array.Float64).Value(i),
+			MemMB:        col(rec, schemas.DenseTRESColumn("mem")).(*array.Float64).Value(i),
+			Node:         col(rec, schemas.DenseTRESColumn("node")).(*array.Float64).Value(i),
+			GPU:          col(rec, schemas.DenseTRESColumn("gres/gpu")).(*array.Float64).Value(i),
 			BillingSacct: strAt(col(rec, schemas.ColBillingSacct), i),
 			Line:         col(rec, schemas.ColSourceLine).(*array.Int64).Value(i),
 			TRES:         map[string]float64{},
