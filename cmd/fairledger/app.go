@@ -1,0 +1,96 @@
+package main
+
+import (
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v2"
+)
+
+// version is set by the linker (-X main.version=...).
+var version = "dev"
+
+// run builds the app and runs it; it never calls os.Exit.
+func run(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	return exitCode(app.Run(args), stderr)
+}
+
+// newApp builds the CLI. Everything it needs comes in as arguments: no
+// package-level flags or loggers.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:    "fairledger",
+		Usage:   "recompute a Slurm cluster's fair-share history from its job records",
+		Version: version,
+		Writer:  stdout, ErrWriter: stderr,
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "json, console or auto (console on a terminal)"},
+		},
+		CustomAppHelpTemplate: cli.AppHelpTemplate + "\n" + exitCodesHelp + "\n",
+		ExitErrHandler:        func(*cli.Context, error) {}, // exit codes are decided in run
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usagef("%v", err)
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 0 {
+				return usagef("unknown command %q", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+		Commands: []*cli.Command{
+			checkCommand(stdout, stderr),
+			genCommand(stdout, stderr),
+		},
+	}
+	for _, c := range app.Commands {
+		c.OnUsageError = app.OnUsageError
+	}
+	return app
+}
+
+// newLogger builds the one logger of a run: JSON lines on stderr for cron,
+// a console writer on a terminal.
+func newLogger(c *cli.Context, stderr io.Writer) zerolog.Logger {
+	format := c.String("log-format")
+	if format == "auto" {
+		format = "json"
+		if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+			format = "console"
+		}
+	}
+	var w io.Writer = stderr
+	if format == "console" {
+		w = zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.TimeOnly}
+	}
+	lvl, err := zerolog.ParseLevel(strings.ToLower(c.String("log-level")))
+	if err != nil || lvl == zerolog.NoLevel {
+		lvl = zerolog.InfoLevel
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+}
+
+// location resolves --tz: an IANA zone name, "UTC", "Local", or empty for
+// the TZ environment variable (as sacct itself does), falling back to UTC.
+func location(name string) (*time.Location, error) {
+	if name == "" {
+		name = os.Getenv("TZ")
+	}
+	switch name {
+	case "", "UTC", "utc":
+		return time.UTC, nil
+	case "Local", "local":
+		return time.Local, nil
+	}
+	loc, err := time.LoadLocation(strings.TrimPrefix(name, ":"))
+	if err != nil {
+		return nil, usagef("--tz %q: %v", name, err)
+	}
+	return loc, nil
+}

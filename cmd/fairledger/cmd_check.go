@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v2"
+
+	"github.com/fairledger/fairledger/ingest"
+)
+
+// inputFlags are the flags every command that reads a site's files shares.
+func inputFlags(sacctRequired bool) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "slurm-conf", Usage: "the cluster's slurm.conf", Required: true},
+		&cli.StringFlag{Name: "assoc", Usage: "sacctmgr -P show assoc dump (a file, or a directory of dated dumps assoc-YYYY-MM-DD.psv)", Required: true},
+		&cli.StringFlag{Name: "qos", Usage: "sacctmgr -P show qos format=Name,UsageFactor,Flags dump"},
+		&cli.StringSliceFlag{Name: "sacct", Usage: "sacct -P job log (repeatable)", Required: sacctRequired},
+		&cli.StringFlag{Name: "sacct-fields", Usage: "field list of headerless sacct files: comma-separated titles, or a preset (" + presetNames() + ")"},
+		&cli.StringFlag{Name: "tz", Usage: "time zone of sacct's local timestamps and of usage resets (default: $TZ, else UTC)"},
+		&cli.StringFlag{Name: "cluster", Usage: "cluster name when sacct has no Cluster column (default: ClusterName from slurm.conf)"},
+		&cli.StringFlag{Name: "rejects", Usage: "write rejected rows here (tab-separated: file, line, field, value, reason, record)"},
+	}
+}
+
+func presetNames() string {
+	var n []string
+	for k := range ingest.SacctPresets {
+		n = append(n, k)
+	}
+	// Sorted for stable help output.
+	for i := range n {
+		for j := i + 1; j < len(n); j++ {
+			if n[j] < n[i] {
+				n[i], n[j] = n[j], n[i]
+			}
+		}
+	}
+	return strings.Join(n, ", ")
+}
+
+func checkCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "validate a site's inputs and count every row: ingested, skipped (per reason) or rejected",
+		ArgsUsage: " ",
+		Flags:     inputFlags(true),
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 0 {
+				return usagef("check takes no arguments, got %q", c.Args().First())
+			}
+			log := newLogger(c, stderr)
+			return runCheck(c, log, stdout)
+		},
+	}
+}
+
+// inputs is what the shared input flags resolve to.
+type inputs struct {
+	conf   *ingest.Config
+	assoc  []ingest.DatedAssociations
+	qos    *ingest.QOSTable
+	stats  []ingest.Stats // association and QOS files
+	errs   []error
+	sacct  []string
+	sopt   ingest.SacctOptions
+	reject *rejectSink
+}
+
+// rejectSink writes rejected rows to --rejects (if given) and logs the
+// first few, so nothing is dropped silently.
+type rejectSink struct {
+	log    zerolog.Logger
+	w      *bufio.Writer
+	f      *os.File
+	logged int
+	total  int64
+}
+
+const maxLoggedRejects = 20
+
+func (r *rejectSink) add(err *ingest.ParseError, record string) {
+	r.total++
+	if r.w != nil {
+		fmt.Fprintln(r.w, ingest.FormatReject(err, record))
+	}
+	if r.logged < maxLoggedRejects {
+		r.logged++
+		r.log.Warn().Str("file", err.File).Int("line", err.Line).Str("field", err.Field).Str("value", err.Value).Msg(err.Error())
+	} else if r.logged == maxLoggedRejects && r.w == nil {
+		r.logged++
+		r.log.Warn().Msg("more rejected rows not logged; pass --rejects FILE to keep them all")
+	}
+}
+
+func (r *rejectSink) close() error {
+	if r.w == nil {
+		return nil
+	}
+	if err := r.w.Flush(); err != nil {
+		return fmt.Errorf("write rejects: %w", err)
+	}
+	return r.f.Close()
+}
+
+// readInputs reads slurm.conf, the association tree(s) and QOS. Input
+// errors are collected so that check can report them all at once.
+func readInputs(c *cli.Context, log zerolog.Logger) (*inputs, error) {
+	in := &inputs{sacct: c.StringSlice("sacct")}
+	loc, err := location(c.String("tz"))
+	if err != nil {
+		return nil, err
+	}
+	in.reject = &rejectSink{log: log}
+	if p := c.String("rejects"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return nil, fmt.Errorf("create rejects file: %w", err)
+		}
+		in.reject.f, in.reject.w = f, bufio.NewWriter(f)
+	}
+	conf, err := ingest.ReadSlurmConf(c.String("slurm-conf"))
+	if err != nil {
+		in.errs = append(in.errs, err)
+	}
+	in.conf = conf
+	ap := c.String("assoc")
+	if fi, err := os.Stat(ap); err == nil && fi.IsDir() {
+		d, st, err := ingest.ReadAssocDir(ap, loc)
+		in.assoc = d
+		in.stats = append(in.stats, st...)
+		if err != nil {
+			in.errs = append(in.errs, err)
+		}
+	} else {
+		a, st, err := ingest.ReadAssoc(ap)
+		in.stats = append(in.stats, st)
+		if err != nil {
+			in.errs = append(in.errs, err)
+		}
+		if a != nil {
+			in.assoc = []ingest.DatedAssociations{{Assoc: a}}
+		}
+	}
+	if p := c.String("qos"); p != "" {
+		f, err := os.Open(p)
+		if err != nil {
+			in.errs = append(in.errs, fmt.Errorf("open QOS file: %w", err))
+		} else {
+			q, st, err := ingest.ParseQOS(p, f)
+			f.Close()
+			in.qos = q
+			in.stats = append(in.stats, st)
+			if err != nil {
+				in.errs = append(in.errs, err)
+			}
+		}
+	}
+	cluster := c.String("cluster")
+	if cluster == "" && conf != nil {
+		cluster = conf.ClusterName
+	}
+	var fields []string
+	if s := c.String("sacct-fields"); s != "" {
+		fields = strings.Split(s, ",")
+	}
+	in.sopt = ingest.SacctOptions{Fields: fields, Location: loc, Cluster: cluster, OnReject: in.reject.add}
+	return in, nil
+}
+
+func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
+	in, err := readInputs(c, log)
+	if err != nil {
+		return err
+	}
+	var rows []ingest.Stats
+	rows = append(rows, in.stats...)
+	for _, p := range in.sacct {
+		st, err := ingest.ReadSacct(p, in.sopt, func(arrow.Record) error { return nil })
+		if err != nil {
+			in.errs = append(in.errs, err)
+		}
+		for _, w := range st.Warnings {
+			log.Warn().Str("file", p).Msg(w)
+		}
+		log.Info().Str("file", p).Int64("read", st.Read).Int64("ingested", st.Ingested).
+			Int64("rejected", st.Rejected).Interface("skipped", st.Skipped).Bool("balanced", st.Balanced()).Msg("sacct counted")
+		rows = append(rows, st)
+	}
+	if err := in.reject.close(); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	if in.conf != nil {
+		fmt.Fprintf(tw, "slurm.conf\t%s\tcluster=%s algorithm=%s half-life=%ds calc-period=%ds reset=%s limits=%v partitions=%d\n",
+			in.conf.File, in.conf.ClusterName, in.conf.Algorithm(), in.conf.DecayHalfLifeSec, in.conf.CalcPeriodSec,
+			in.conf.UsageResetPeriod, in.conf.LimitsEnforced(), len(in.conf.Partitions))
+	}
+	fmt.Fprintln(tw, "FILE\tREAD\tINGESTED\tREJECTED\tSKIPPED")
+	var rejected int64
+	for _, st := range rows {
+		var sk []string
+		for _, k := range st.SkipReasons() {
+			sk = append(sk, fmt.Sprintf("%s=%d", k, st.Skipped[k]))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", st.File, st.Read, st.Ingested, st.Rejected, strings.Join(sk, " "))
+		rejected += st.Rejected
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(in.errs) > 0 {
+		return errors.Join(in.errs...)
+	}
+	if rejected > 0 {
+		log.Warn().Int64("rejected", rejected).Msg("finished with rejected rows")
+		return errRejected
+	}
+	return nil
+}
