@@ -1,0 +1,40 @@
+# fairledger — see README.md. Every target works from a fresh clone; Go
+# modules come from the module proxy.
+GO      ?= go
+PKGS    := ./...
+BENCHDIR ?= $(CURDIR)/.bench
+
+.PHONY: test bench fuzz demo lint build
+
+## test: vet and run every test (what CI runs)
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 $(PKGS)
+
+## build: the fairledger binary in bin/
+build:
+	$(GO) build -o bin/fairledger ./cmd/fairledger
+
+## bench: benchmarks on centre-sized data (5 M sacct rows; generated once into $(BENCHDIR))
+bench:
+	FAIRLEDGER_BENCH_DIR=$(BENCHDIR) $(GO) test -run '^$$' -bench . -benchtime 1x -benchmem $(PKGS)
+
+## fuzz: a short fuzzing run of every parser
+fuzz:
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzSacct$$' -fuzztime 30s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseAssoc$$' -fuzztime 20s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseAssocScript$$' -fuzztime 20s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseSlurmConf$$' -fuzztime 20s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseQOS$$' -fuzztime 20s
+	$(GO) test ./billing -run '^$$' -fuzz '^FuzzParseWeights$$' -fuzztime 20s
+
+## demo: generate the demo cluster and check it (the full pipeline arrives with `fairledger demo`)
+demo: build
+	./bin/fairledger gen --dir .demo --jobs 20000 --labs 40
+	./bin/fairledger check --slurm-conf .demo/slurm.conf --assoc .demo/assoc.psv --qos .demo/qos.psv --sacct .demo/sacct.psv
+
+## lint: formatting, vet and the import direction of the math packages
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -run TestImportDirection ./schemas
