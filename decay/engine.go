@@ -1,0 +1,571 @@
+package decay
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Running is the Jobs.End value of a job that is still running: it is
+// charged for every tick of the window after its start.
+const Running int64 = math.MaxInt64
+
+// maxTime bounds job and origin times (Unix seconds, ~36,000 years) so that
+// tick arithmetic cannot overflow.
+const maxTime = 1 << 40
+
+// maxRate bounds a job's rate; far above any real billable TRES × UsageFactor.
+const maxRate = 1 << 40
+
+// Jobs are the charged job records as parallel columns, one row per job
+// allocation run (each array task, het-job component and requeued run is its
+// own row).
+type Jobs struct {
+	// Start is the job's start time (Unix seconds).
+	Start []int64
+	// End is the job's end time (Unix seconds), or Running.
+	End []int64
+	// Rate is the billable TRES B times the QOS UsageFactor q: the usage
+	// the job accrues per second before decay.
+	Rate []float64
+	// Assoc is the job's association index (0..N−1).
+	Assoc []int32
+}
+
+// Len returns the number of jobs.
+func (j Jobs) Len() int { return len(j.Start) }
+
+// Window is one run of the engine: the association tree, the jobs that may
+// contribute to ticks after the state's tick, the end of the window and the
+// times at which usage is wanted.
+type Window struct {
+	// Parent is the direct parent of every association (−1 for a root),
+	// ordered parents-before-children: Parent[i] < i. It may be longer
+	// than the state's usage vector: associations created since the state
+	// was saved are appended at the end with zero usage.
+	Parent []int32
+	// Jobs are charged only for ticks in (State.Tick, To]. Passing jobs
+	// that ended long before, or start later, is harmless.
+	Jobs Jobs
+	// To is the end of the window (Unix seconds): every tick at or before
+	// To is processed, and jobs marked Running are charged up to that tick.
+	To int64
+	// Snapshots are times (Unix seconds, sorted, within [State.Tick, To]) at
+	// which OnSnapshot receives usage as of the last tick at or before each.
+	Snapshots []int64
+	// OnSnapshot receives the snapshot time, the tick it reflects and the
+	// usage vector (every association's usage_raw). usage is only valid
+	// during the call and must not be modified; copy it to keep it. An
+	// error stops the run and is returned wrapped.
+	OnSnapshot func(at, tick int64, usage []float64) error
+}
+
+// Stats account for every job of a run and the work done.
+// Jobs == JobsCharged + JobsBetweenTicks + JobsEmpty + JobsOutside.
+type Stats struct {
+	// Jobs is the number of job rows given.
+	Jobs int
+	// JobsCharged had at least one chunk or tail in the window.
+	JobsCharged int
+	// JobsBetweenTicks started and ended between two consecutive ticks of
+	// the window without limits enforced, so Slurm never charges them.
+	JobsBetweenTicks int
+	// JobsEmpty had zero length (end == start).
+	JobsEmpty int
+	// JobsOutside contribute nothing to the window's ticks (they ended
+	// before it, or start after its last tick).
+	JobsOutside int
+	// Ticks is the number of ticks processed.
+	Ticks int64
+	// Resets is the number of usage resets applied.
+	Resets int
+}
+
+// Event encoding: relative tick in the high 32 bits; below it a side bit,
+// two flags and the job index.
+const (
+	evEnd   = 1 << 31 // end event (else start event)
+	evFlagA = 1 << 30 // start: partial first chunk; end: rate off
+	evFlagB = 1 << 29 // start: rate on (deferred one tick after a chunk); end: tail
+	evJob   = 1<<29 - 1
+	maxJobs = evJob + 1
+)
+
+// Advance moves st forward through every tick T with st.Tick < T ≤ w.To,
+// charging w.Jobs according to p (SLURM-SEMANTICS.md §1.12), and reports
+// w.Snapshots on the way. Invalid input is reported before st is touched;
+// if OnSnapshot fails, st is left at the tick of that snapshot.
+func Advance(p Params, st *State, w Window) (Stats, error) {
+	var stats Stats
+	if err := p.Validate(); err != nil {
+		return stats, fmt.Errorf("decay: %w", err)
+	}
+	P := p.calcPeriod()
+	if st.CalcPeriodSec != P || st.OriginUnix != p.OriginUnix {
+		return stats, fmt.Errorf("decay: state grid (period %d s, origin %d) differs from params (period %d s, origin %d)",
+			st.CalcPeriodSec, st.OriginUnix, P, p.OriginUnix)
+	}
+	if p.OriginUnix <= -maxTime || p.OriginUnix >= maxTime {
+		return stats, fmt.Errorf("decay: origin %d out of range", p.OriginUnix)
+	}
+	if (st.Tick-p.OriginUnix)%P != 0 || st.Tick <= -maxTime || st.Tick >= maxTime {
+		return stats, fmt.Errorf("decay: state tick %d is not on the grid", st.Tick)
+	}
+	if w.To < st.Tick || w.To >= maxTime {
+		return stats, fmt.Errorf("decay: window end %d is before the state tick %d or out of range", w.To, st.Tick)
+	}
+	if err := checkParent(w.Parent, len(st.Usage)); err != nil {
+		return stats, fmt.Errorf("decay: %w", err)
+	}
+	if err := checkSnapshots(w, st.Tick); err != nil {
+		return stats, fmt.Errorf("decay: %w", err)
+	}
+	k0 := (st.Tick - p.OriginUnix) / P
+	kEnd := floorDiv(w.To-p.OriginUnix, P)
+	nTicks := kEnd - k0
+	if nTicks >= 1<<32-1 {
+		return stats, fmt.Errorf("decay: window of %d ticks is too long", nTicks)
+	}
+	g := grid{origin: p.OriginUnix, P: P, k0: k0, kEnd: kEnd, limits: p.LimitsEnforced}
+	ev, err := g.events(w.Jobs, len(w.Parent), &stats)
+	if err != nil {
+		return stats, fmt.Errorf("decay: %w", err)
+	}
+	sortByTick(ev, uint32(nTicks))
+
+	// Input is valid: from here on st changes.
+	period, _ := ParseResetPeriod(p.ResetPeriod)
+	if period != st.Reset {
+		// Like slurmctld after a reconfigure: recompute the boundary from
+		// the last reset. (NOW does not reset here; see ResetNow.)
+		st.Reset = period
+		st.NextReset = nextResetUnix(period, st.LastReset, st.Tick, p.location())
+	}
+	for len(st.Usage) < len(w.Parent) {
+		st.Usage = append(st.Usage, 0)
+	}
+	e := newEngine(p, st, w, period)
+	if err := e.run(ev, g, &stats); err != nil {
+		return stats, fmt.Errorf("decay: %w", err)
+	}
+	return stats, nil
+}
+
+// checkParent verifies that parent is a forest ordered parents-before-children
+// covering at least n associations.
+func checkParent(parent []int32, n int) error {
+	if len(parent) < n {
+		return fmt.Errorf("tree has %d associations, the state %d (associations must not disappear)", len(parent), n)
+	}
+	if len(parent) > math.MaxInt32 {
+		return fmt.Errorf("tree has %d associations", len(parent))
+	}
+	for i, q := range parent {
+		if q < -1 || int(q) >= i {
+			return fmt.Errorf("association %d has parent %d, want −1 or an earlier index", i, q)
+		}
+	}
+	return nil
+}
+
+// checkSnapshots verifies that the snapshot times are sorted and inside the
+// window.
+func checkSnapshots(w Window, from int64) error {
+	if len(w.Snapshots) > 0 && w.OnSnapshot == nil {
+		return errors.New("snapshots requested without OnSnapshot")
+	}
+	for i, t := range w.Snapshots {
+		if t < from || t > w.To {
+			return fmt.Errorf("snapshot %d at %d is outside the window [%d, %d]", i, t, from, w.To)
+		}
+		if i > 0 && t < w.Snapshots[i-1] {
+			return fmt.Errorf("snapshot %d at %d is before snapshot %d at %d", i, t, i-1, w.Snapshots[i-1])
+		}
+	}
+	return nil
+}
+
+// floorDiv returns ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// ceilDiv returns ⌈a/b⌉ for b > 0.
+func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
+
+// tickIndexFloor returns ⌊x/P⌋ and whether x is in the supported time range.
+func tickIndexFloor(x, P int64) (int64, bool) {
+	if x <= -2*maxTime || x >= 2*maxTime {
+		return 0, false
+	}
+	return floorDiv(x, P), true
+}
+
+// grid is the tick grid of one window: ticks k0+1 … kEnd are processed.
+type grid struct {
+	origin, P, k0, kEnd int64
+	limits              bool
+}
+
+// at returns the time of tick k.
+func (g grid) at(k int64) int64 { return g.origin + k*g.P }
+
+// jobTicks describes where a job's usage falls on the grid, before clipping
+// to the window: chunks at ticks kFirst … kLast (the first of length first
+// seconds), and its end tail at kLast+1.
+type jobTicks struct {
+	kFirst, kLast int64
+	first         int64 // length of the chunk at kFirst (P when the job started on a tick)
+	tail          int64 // length of the end tail; 0 for a running job
+}
+
+// ticksOf places a job with start s and end e (or Running) on the grid.
+func (g grid) ticksOf(s, e int64) jobTicks {
+	var t jobTicks
+	t.kFirst = floorDiv(s-g.origin, g.P) + 1 // first tick strictly after s
+	t.first = g.at(t.kFirst) - s
+	if e == Running {
+		t.kLast = g.kEnd
+		return t
+	}
+	t.kLast = ceilDiv(e-g.origin, g.P) - 1 // last tick strictly before e
+	t.tail = e - max(g.at(t.kLast), s)
+	return t
+}
+
+// events validates the jobs and returns their start and end events inside
+// the window, filling the job counts of stats.
+func (g grid) events(j Jobs, nAssoc int, stats *Stats) ([]uint64, error) {
+	n := j.Len()
+	stats.Jobs = n
+	if len(j.End) != n || len(j.Rate) != n || len(j.Assoc) != n {
+		return nil, fmt.Errorf("job columns have different lengths: start %d, end %d, rate %d, assoc %d",
+			n, len(j.End), len(j.Rate), len(j.Assoc))
+	}
+	if n > maxJobs {
+		return nil, fmt.Errorf("%d jobs is more than %d", n, maxJobs)
+	}
+	var sumRate float64
+	ev := make([]uint64, 0, 2*n) // at most a start and an end event per job
+	for i := range n {
+		s, e, r, a := j.Start[i], j.End[i], j.Rate[i], j.Assoc[i]
+		switch {
+		case a < 0 || int(a) >= nAssoc:
+			return nil, fmt.Errorf("job %d: association %d out of range [0, %d)", i, a, nAssoc)
+		case !(r >= 0 && r < maxRate):
+			return nil, fmt.Errorf("job %d: rate %v outside [0, 2^40)", i, r)
+		case s < 0 || s >= maxTime:
+			return nil, fmt.Errorf("job %d: start %d out of range", i, s)
+		case e != Running && (e < s || e >= maxTime):
+			return nil, fmt.Errorf("job %d: end %d before start %d or out of range", i, e, s)
+		}
+		sumRate += r
+		if e == s {
+			stats.JobsEmpty++
+			continue
+		}
+		t := g.ticksOf(s, e)
+		running := t.kFirst <= t.kLast
+		partial := t.first < g.P
+		// Start side: the partial first chunk, and when the rate joins.
+		var start uint64
+		hi := min(t.kLast, g.kEnd)
+		chunk := partial && running && t.kFirst > g.k0 && t.kFirst <= g.kEnd
+		kOn := t.kFirst
+		if partial {
+			kOn++
+		}
+		kOn = max(kOn, g.k0+1)
+		on := kOn <= hi
+		startTick := kOn
+		if chunk {
+			start |= evFlagA
+			startTick = t.kFirst
+		}
+		if on {
+			start |= evFlagB
+		}
+		if start != 0 {
+			ev = append(ev, uint64(startTick-g.k0)<<32|start|uint64(i))
+		}
+		// End side at kLast+1: the rate leaves, and with limits the tail.
+		var end uint64
+		kE := t.kLast + 1
+		if on && kE <= g.kEnd {
+			end |= evFlagA
+		}
+		if g.limits && e != Running && kE > g.k0 && kE <= g.kEnd {
+			end |= evFlagB
+		}
+		if end != 0 {
+			ev = append(ev, uint64(kE-g.k0)<<32|evEnd|end|uint64(i))
+		}
+		switch {
+		case start != 0 || end != 0:
+			stats.JobsCharged++
+		case !running && e != Running && kE > g.k0 && kE <= g.kEnd:
+			stats.JobsBetweenTicks++
+		default:
+			stats.JobsOutside++
+		}
+	}
+	if sumRate*float64(g.P) >= 0x1p62 {
+		return nil, fmt.Errorf("total rate %g × period %d s would overflow the exact sums", sumRate, g.P)
+	}
+	return ev, nil
+}
+
+// sortByTick sorts events by their relative tick (the high 32 bits, at most
+// maxTick) with an LSD radix sort; the order within a tick is irrelevant
+// because everything summed within a tick is summed exactly.
+func sortByTick(ev []uint64, maxTick uint32) {
+	if len(ev) < 2 {
+		return
+	}
+	const digit = 11
+	buf := make([]uint64, len(ev))
+	src, dst := ev, buf
+	var count [1 << digit]int
+	for shift := 32; shift < 32+bits.Len32(maxTick); shift += digit {
+		clear(count[:])
+		for _, x := range src {
+			count[(x>>shift)&(1<<digit-1)]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, x := range src {
+			b := (x >> shift) & (1<<digit - 1)
+			dst[count[b]] = x
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &ev[0] {
+		copy(ev, src)
+	}
+}
+
+// fixed is a signed 128-bit fixed-point number with 64 fractional bits:
+// value = hi + lo·2^-64. Sums of fixed values are exact and so independent
+// of order.
+type fixed struct {
+	hi int64
+	lo uint64
+}
+
+// toFixed truncates v (0 ≤ v < 2^62) to a multiple of 2^-64.
+func toFixed(v float64) fixed {
+	ip := math.Floor(v)
+	return fixed{hi: int64(ip), lo: uint64((v - ip) * 0x1p64)}
+}
+
+func (a *fixed) add(b fixed) {
+	var c uint64
+	a.lo, c = bits.Add64(a.lo, b.lo, 0)
+	a.hi += b.hi + int64(c)
+}
+
+func (a *fixed) sub(b fixed) {
+	var c uint64
+	a.lo, c = bits.Sub64(a.lo, b.lo, 0)
+	a.hi -= b.hi + int64(c)
+}
+
+// float converts a to float64 deterministically (not necessarily correctly
+// rounded).
+func (a fixed) float() float64 { return float64(a.hi) + float64(float64(a.lo)*0x1p-64) }
+
+// engine holds the per-association working arrays of one run.
+type engine struct {
+	st       *State
+	w        Window
+	period   ResetPeriod
+	p        Params
+	f, cP, d float64
+	run1     []float64 // run1[δ] = δ·d^δ for δ ≤ P, when P is small enough
+
+	rate       []fixed   // exact sum of the rates of running jobs
+	rateF      []float64 // rate as float64
+	chunks     []fixed   // exact sum of this tick's partial first chunks
+	tails      []fixed   // exact sum of this tick's job-end tails (limits)
+	acc        []float64 // this tick's new usage: own points, then children's; one spare slot
+	up         []int32   // parent, with roots mapped to the spare slot n
+	rateStamp  []uint32
+	pointStamp []uint32
+	rateDirty  []int32
+	pointDirty []int32
+	deferred   []int32 // jobs whose rate joins at the next tick
+	deferNext  []int32
+}
+
+func newEngine(p Params, st *State, w Window, period ResetPeriod) *engine {
+	n := len(st.Usage)
+	P := p.calcPeriod()
+	e := &engine{
+		st: st, w: w, period: period, p: p,
+		d:          Factor(p.HalfLifeSec),
+		f:          DecayOver(p.HalfLifeSec, P),
+		rate:       make([]fixed, n),
+		rateF:      make([]float64, n),
+		chunks:     make([]fixed, n),
+		tails:      make([]fixed, n),
+		acc:        make([]float64, n+1),
+		up:         make([]int32, n),
+		rateStamp:  make([]uint32, n),
+		pointStamp: make([]uint32, n),
+	}
+	for a, q := range w.Parent {
+		if q < 0 {
+			q = int32(n)
+		}
+		e.up[a] = q
+	}
+	e.cP = chunk(e.d, P)
+	if P <= 1<<16 {
+		e.run1 = make([]float64, P+1)
+		for s := range e.run1 {
+			e.run1[s] = chunk(e.d, int64(s))
+		}
+	}
+	return e
+}
+
+// runDecay returns δ·d^δ.
+func (e *engine) runDecay(sec int64) float64 {
+	if sec < int64(len(e.run1)) {
+		return e.run1[sec]
+	}
+	return chunk(e.d, sec)
+}
+
+func (e *engine) markRate(a int32, rel uint32) {
+	if e.rateStamp[a] != rel {
+		e.rateStamp[a] = rel
+		e.rateDirty = append(e.rateDirty, a)
+	}
+}
+
+func (e *engine) markPoint(a int32, rel uint32) {
+	if e.pointStamp[a] != rel {
+		e.pointStamp[a] = rel
+		e.pointDirty = append(e.pointDirty, a)
+	}
+}
+
+// run processes ticks k0+1 … kEnd with the sorted events.
+func (e *engine) run(ev []uint64, g grid, stats *Stats) error {
+	st, jobs := e.st, e.w.Jobs
+	u := st.Usage
+	si := 0
+	emit := func(before, tick int64) error {
+		for ; si < len(e.w.Snapshots) && e.w.Snapshots[si] < before; si++ {
+			if err := e.w.OnSnapshot(e.w.Snapshots[si], tick, u); err != nil {
+				return fmt.Errorf("snapshot at %d: %w", e.w.Snapshots[si], err)
+			}
+		}
+		return nil
+	}
+	if err := emit(g.at(g.k0+1), st.Tick); err != nil {
+		return err
+	}
+	ei := 0
+	loc := e.p.location()
+	for rel := uint32(1); int64(rel) <= g.kEnd-g.k0; rel++ {
+		k := g.k0 + int64(rel)
+		T := g.at(k)
+		reset := T >= st.NextReset
+
+		for _, j := range e.deferred {
+			a := jobs.Assoc[j]
+			e.rate[a].add(toFixed(jobs.Rate[j]))
+			e.markRate(a, rel)
+		}
+		e.deferred, e.deferNext = e.deferNext[:0], e.deferred
+		for ; ei < len(ev) && uint32(ev[ei]>>32) == rel; ei++ {
+			x := ev[ei]
+			j := int32(x & evJob)
+			a := jobs.Assoc[j]
+			r := jobs.Rate[j]
+			if x&evEnd == 0 {
+				if x&evFlagA != 0 {
+					first := T - jobs.Start[j]
+					e.chunks[a].add(toFixed(r * e.runDecay(first)))
+					e.markPoint(a, rel)
+					if x&evFlagB != 0 {
+						e.deferred = append(e.deferred, j)
+					}
+				} else if x&evFlagB != 0 {
+					e.rate[a].add(toFixed(r))
+					e.markRate(a, rel)
+				}
+				continue
+			}
+			if x&evFlagA != 0 {
+				e.rate[a].sub(toFixed(r))
+				e.markRate(a, rel)
+			}
+			if x&evFlagB != 0 {
+				tail := jobs.End[j] - max(T-g.P, jobs.Start[j])
+				e.tails[a].add(toFixed(r * e.runDecay(tail)))
+				e.markPoint(a, rel)
+			}
+		}
+		for _, a := range e.rateDirty {
+			e.rateF[a] = e.rate[a].float()
+		}
+		e.rateDirty = e.rateDirty[:0]
+		for _, a := range e.pointDirty {
+			v := e.chunks[a].float()
+			if !reset {
+				// A tail is added at the job's end, before this tick's
+				// decay; a reset at this tick wipes it.
+				v += float64(e.tails[a].float() * e.f)
+			}
+			e.acc[a] = v
+			e.chunks[a], e.tails[a] = fixed{}, fixed{}
+		}
+		e.pointDirty = e.pointDirty[:0]
+
+		if reset {
+			clear(u)
+			st.LastReset = st.NextReset
+			st.NextReset = nextResetUnix(e.period, st.LastReset, T, loc)
+			stats.Resets++
+		}
+		advanceTick(u, e.rateF, e.acc, e.up, e.f, e.cP)
+		st.Tick = T
+		stats.Ticks++
+		if err := emit(T+g.P, T); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The explicit float64 conversions in the kernels forbid the compiler from
+// fusing a multiply and an add into an FMA (the Go spec allows it, e.g. with
+// GOAMD64=v3 or on arm64), so results are bit-identical on every platform.
+
+// advanceTick applies one tick to every association, children before
+// parents: U = U·f + rate·cP + acc, and adds each association's new usage x
+// to its parent's acc. up is the parent index with roots mapped to the spare
+// slot acc[len(u)], so the loop has no branches. acc is left zeroed (except
+// the spare slot, which collects the roots' new usage and is ignored).
+func advanceTick(u, rateF, acc []float64, up []int32, f, cP float64) {
+	n := len(u)
+	rateF, acc, up = rateF[:n], acc[:n+1], up[:n]
+	for a := n - 1; a >= 0; a-- {
+		x := float64(rateF[a]*cP) + acc[a]
+		acc[a] = 0
+		acc[up[a]] += x
+		u[a] = float64(u[a]*f) + x
+	}
+}

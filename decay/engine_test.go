@@ -1,0 +1,433 @@
+package decay
+
+import (
+	"math"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// job is one row of a test's job list.
+type job struct {
+	start, end int64
+	rate       float64
+	assoc      int32
+}
+
+func columns(js []job) Jobs {
+	var j Jobs
+	for _, x := range js {
+		j.Start = append(j.Start, x.start)
+		j.End = append(j.End, x.end)
+		j.Rate = append(j.Rate, x.rate)
+		j.Assoc = append(j.Assoc, x.assoc)
+	}
+	return j
+}
+
+// snap is the usage reported at one snapshot.
+type snap struct {
+	at, tick int64
+	usage    []float64
+}
+
+// runWindow advances st over (st.Tick, to] and returns the snapshots.
+func runWindow(t *testing.T, p Params, st *State, parent []int32, js []job, to int64, at ...int64) ([]snap, Stats) {
+	t.Helper()
+	var out []snap
+	stats, err := Advance(p, st, Window{
+		Parent: parent, Jobs: columns(js), To: to, Snapshots: at,
+		OnSnapshot: func(at, tick int64, usage []float64) error {
+			out = append(out, snap{at, tick, append([]float64(nil), usage...)})
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatalf("Advance: %v", err)
+	}
+	return out, stats
+}
+
+func mustState(t *testing.T, p Params, n int, start int64) *State {
+	t.Helper()
+	st, err := NewState(p, n, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// Resets at a DAILY and a MONTHLY boundary B in Europe/Berlin, H = 0 (no
+// decay, so every number is a plain sum), P = 300, ticks at B+120+300k.
+// Job A: rate 2 on [B−1000, B+1000); job C: rate 1 on [B−700, B−100); limits.
+//
+//	tick   A                      C                       U
+//	B−780  2·220 = 440 (partial)  —                       440
+//	B−480  600                    1·220 (partial)         1260
+//	B−180  600                    300                     2160
+//	B+120  reset (B ≤ B+120): C's tail 1·80 (added at B−100) is wiped;
+//	       A's chunk (B−180, B+120] = 600 goes to the new period   600
+//	B+420  600                                            1200
+//	B+720  600                                            1800
+//	B+1020 tail 2·(1000−720) = 560                        2360 (no limits: 1800)
+func TestResetBoundaries(t *testing.T) {
+	ber := berlin(t)
+	tests := []struct {
+		period    string
+		b         time.Time // the boundary
+		nextAfter time.Time // the boundary after it
+	}{
+		// 2024-05-16 00:00 CEST; next 2024-05-17 00:00 CEST = 5/16T22:00Z.
+		{"DAILY", time.Date(2024, 5, 16, 0, 0, 0, 0, ber), utc(2024, 5, 16, 22, 0)},
+		// 2024-02-01 00:00 CET; next 2024-03-01 00:00 CET = 2/29T23:00Z.
+		{"MONTHLY", time.Date(2024, 2, 1, 0, 0, 0, 0, ber), utc(2024, 2, 29, 23, 0)},
+	}
+	for _, tt := range tests {
+		for _, limits := range []bool{true, false} {
+			B := tt.b.Unix()
+			p := Params{CalcPeriodSec: 300, OriginUnix: B + 120, ResetPeriod: tt.period, Location: ber, LimitsEnforced: limits}
+			st := mustState(t, p, 1, B-1980)
+			if st.NextReset != B {
+				t.Fatalf("%s: NewState NextReset = %d, want the boundary %d", tt.period, st.NextReset, B)
+			}
+			js := []job{{B - 1000, B + 1000, 2, 0}, {B - 700, B - 100, 1, 0}}
+			got, stats := runWindow(t, p, st, []int32{-1}, js, B+1020, B-180, B+119, B+120, B+1020)
+			end := 2360.0
+			if !limits {
+				end = 1800
+			}
+			want := []snap{{B - 180, B - 180, []float64{2160}}, {B + 119, B - 180, []float64{2160}},
+				{B + 120, B + 120, []float64{600}}, {B + 1020, B + 1020, []float64{end}}}
+			for i, w := range want {
+				if got[i].tick != w.tick || got[i].usage[0] != w.usage[0] {
+					t.Errorf("%s limits=%v: snapshot(%d) = tick %d usage %v, want tick %d usage %v",
+						tt.period, limits, w.at-B, got[i].tick-B, got[i].usage[0], w.tick-B, w.usage[0])
+				}
+			}
+			if stats.Resets != 1 || st.LastReset != B || st.NextReset != tt.nextAfter.Unix() {
+				t.Errorf("%s: Resets = %d, LastReset = %d, NextReset = %v; want 1, %d, %v",
+					tt.period, stats.Resets, st.LastReset-B, time.Unix(st.NextReset, 0).UTC(), 0, tt.nextAfter)
+			}
+		}
+	}
+}
+
+// DAILY across the spring-forward day in Berlin (2024-03-31 has 23 hours).
+// H = 0, P = 300, origin 0, no limits. State at 3/30 23:55 CET (22:55Z); its
+// first boundary is midnight(3/30)+1d = 3/31 00:00 CET (3/30T23:00Z). The
+// boundary after it is 3/31 00:00 CET + 86400 s = 4/1 01:00 CEST (3/31T23:00Z),
+// so there is no reset at local midnight 4/1 00:00 CEST (3/31T22:00Z).
+// A job with rate 1 runs from 3/31T21:30Z onwards:
+//
+//	3/31T22:00Z  6 chunks of 300      1800 (midnight, no reset)
+//	3/31T22:55Z  + 11 chunks          5100
+//	3/31T23:00Z  reset, then 300       300
+//	3/31T23:10Z  + 2 chunks            900
+func TestResetDailySpringForward(t *testing.T) {
+	p := Params{CalcPeriodSec: 300, ResetPeriod: "DAILY", Location: berlin(t)}
+	st := mustState(t, p, 1, utc(2024, 3, 30, 22, 55).Unix())
+	js := []job{{utc(2024, 3, 31, 21, 30).Unix(), Running, 1, 0}}
+	at := []time.Time{utc(2024, 3, 31, 22, 0), utc(2024, 3, 31, 22, 55), utc(2024, 3, 31, 23, 0), utc(2024, 3, 31, 23, 10)}
+	want := []float64{1800, 5100, 300, 900}
+	var ats []int64
+	for _, a := range at {
+		ats = append(ats, a.Unix())
+	}
+	got, stats := runWindow(t, p, st, []int32{-1}, js, ats[len(ats)-1], ats...)
+	for i := range want {
+		if got[i].usage[0] != want[i] {
+			t.Errorf("usage(%v) = %v, want %v", at[i], got[i].usage[0], want[i])
+		}
+	}
+	if stats.Resets != 2 {
+		t.Errorf("Resets = %d, want 2 (3/30T23:00Z and 3/31T23:00Z)", stats.Resets)
+	}
+}
+
+// DAILY across the fall-back day in Berlin (2024-10-27 has 25 hours), as
+// Slurm's _next_reset really behaves. H = 0, P = 300, origin 0, no limits.
+// State at 10/27 12:00 CET (11:00Z); first boundary b = midnight(10/27) +
+// 86400 s = 10/27T22:00Z (23:00 CET). After a reset at b, R = b and
+// _next_reset(R) is again b (R's local day is still 10/27), and stays b
+// until now > b + 1 day: so usage is reset at every tick from b to b+86400
+// (10/28T22:00Z); at b+86700 the boundary becomes b+86400 (≤ now), so
+// b+87000 (22:10Z) resets once more with R = 10/28 23:00 CET, whose next
+// boundary is midnight(10/28)+1d = 10/29 00:00 CET (10/28T23:00Z): a normal
+// reset. Resets: 87000/300 + 1 = 291, plus 1 = 292. A rate-1 job runs from
+// before the window:
+//
+//	10/27T21:55Z  10 h 55 min of chunks  39300
+//	10/27T22:00Z  reset, 300               300
+//	10/27T22:05Z  reset again, 300         300
+//	10/28T22:10Z  last repeated reset      300
+//	10/28T22:15Z                           600
+//	10/28T22:55Z                          3000
+//	10/28T23:00Z  reset at 10/29 00:00 CET 300
+func TestResetDailyFallBack(t *testing.T) {
+	p := Params{CalcPeriodSec: 300, ResetPeriod: "daily", Location: berlin(t)}
+	st := mustState(t, p, 1, utc(2024, 10, 27, 11, 0).Unix())
+	js := []job{{utc(2024, 10, 27, 10, 0).Unix(), Running, 1, 0}}
+	at := []time.Time{utc(2024, 10, 27, 21, 55), utc(2024, 10, 27, 22, 0), utc(2024, 10, 27, 22, 5),
+		utc(2024, 10, 28, 22, 10), utc(2024, 10, 28, 22, 15), utc(2024, 10, 28, 22, 55), utc(2024, 10, 28, 23, 0)}
+	want := []float64{39300, 300, 300, 300, 600, 3000, 300}
+	var ats []int64
+	for _, a := range at {
+		ats = append(ats, a.Unix())
+	}
+	got, stats := runWindow(t, p, st, []int32{-1}, js, ats[len(ats)-1], ats...)
+	for i := range want {
+		if got[i].usage[0] != want[i] {
+			t.Errorf("usage(%v) = %v, want %v", at[i], got[i].usage[0], want[i])
+		}
+	}
+	if stats.Resets != 292 {
+		t.Errorf("Resets = %d, want 292", stats.Resets)
+	}
+	if want := utc(2024, 10, 29, 23, 0).Unix(); st.NextReset != want {
+		t.Errorf("NextReset = %v, want %v", time.Unix(st.NextReset, 0).UTC(), time.Unix(want, 0).UTC())
+	}
+}
+
+// §1.9: with H = 0 nothing decays and chunks are undecayed, so usage is a
+// plain sum. P = 300, window (0, 3000]; with limits every second of every
+// job is charged once: Σ B·q·(E−S). Without limits each job loses the time
+// after its last tick, and jobs between two ticks are lost entirely.
+//
+//	job  [S, E)       rate   limits            no limits
+//	a    [0, 3000)    1.5    1.5·3000 = 4500   1.5·2700 = 4050 (ends on tick 3000: ended before it)
+//	b    [100, 250)   2      2·150 = 300       0 (between ticks 0 and 300)
+//	c    [250, 1234)  0.25   0.25·984 = 246    0.25·(1200−250) = 237.5
+//	d    [600, 601)   3      3                 0 (no tick strictly inside)
+//	e    [900, 1500)  1      600               300 (ends on tick 1500)
+//	f    [700, 700)   9      0 (empty)         0
+//	total                    5649              4587.5
+func TestNoDecayIsPlainSum(t *testing.T) {
+	js := []job{{0, 3000, 1.5, 0}, {100, 250, 2, 0}, {250, 1234, 0.25, 0}, {600, 601, 3, 0}, {900, 1500, 1, 0}, {700, 700, 9, 0}}
+	tests := []struct {
+		limits  bool
+		want    float64
+		charged int
+		between int
+	}{
+		{true, 5649, 5, 0},
+		{false, 4587.5, 3, 2},
+	}
+	for _, tt := range tests {
+		p := Params{HalfLifeSec: 0, CalcPeriodSec: 300, LimitsEnforced: tt.limits}
+		st := mustState(t, p, 1, 0)
+		_, stats := runWindow(t, p, st, []int32{-1}, js, 3000)
+		if st.Usage[0] != tt.want {
+			t.Errorf("H=0 limits=%v: usage = %v, want %v", tt.limits, st.Usage[0], tt.want)
+		}
+		if stats.JobsCharged != tt.charged || stats.JobsBetweenTicks != tt.between || stats.JobsEmpty != 1 || stats.Jobs != 6 || stats.Ticks != 10 {
+			t.Errorf("H=0 limits=%v: stats = %+v, want charged %d, between %d, empty 1, jobs 6, ticks 10", tt.limits, stats, tt.charged, tt.between)
+		}
+	}
+}
+
+// Ticks every 300 s, H = 3600: f = d^300 = 0.9438806422256244 (§10.4) and a
+// full chunk is c = 300·d^300 = 283.1641926676873.
+//
+// A job [300, 900) with rate 1 starts on tick 300 (nothing at 300: δ = 0)
+// and ends on tick 900, so by §1.12 rule 6 it is ended before tick 900:
+//
+//	600: c
+//	900: c·f, plus with limits its tail δ = 900−600 = 300 added before the
+//	     decay: + c·f, i.e. 2·c·f
+//
+// The same job ending one second later, at 901, is running at 900:
+//
+//	900: c·f + c; 1200: (c·f + c)·f, plus with limits the 1-s tail 1·d·f.
+func TestJobsOnTicks(t *testing.T) {
+	const f, c = 0.9438806422256244, 283.1641926676873
+	const d = 1 - 0.693/3600
+	tests := []struct {
+		end               int64
+		limits            bool
+		u600, u900, u1200 float64
+	}{
+		{900, false, c, c * f, c * f * f},
+		{900, true, c, 2 * c * f, 2 * c * f * f},
+		{901, false, c, c*f + c, (c*f + c) * f},
+		{901, true, c, c*f + c, (c*f+c)*f + d*f},
+	}
+	for _, tt := range tests {
+		p := Params{HalfLifeSec: 3600, CalcPeriodSec: 300, LimitsEnforced: tt.limits}
+		st := mustState(t, p, 1, 0)
+		got, _ := runWindow(t, p, st, []int32{-1}, []job{{300, tt.end, 1, 0}}, 1200, 300, 600, 900, 1200)
+		for i, want := range []float64{0, tt.u600, tt.u900, tt.u1200} {
+			if !relClose(got[i].usage[0], want, 1e-12) {
+				t.Errorf("job [300,%d) limits=%v: usage(%d) = %.12f, want %.12f", tt.end, tt.limits, got[i].at, got[i].usage[0], want)
+			}
+		}
+	}
+}
+
+// A job that never spans a tick: [310, 590) between ticks 300 and 600, rate
+// 5, H = 3600. Without limits Slurm never charges it; with limits its tail
+// 5·280·d^280 is added at 590 and decayed by d^300 at tick 600:
+// 5·280·d^280·d^300 = 1252.086661746011 (computed with C doubles).
+func TestJobBetweenTicks(t *testing.T) {
+	for _, limits := range []bool{false, true} {
+		p := Params{HalfLifeSec: 3600, CalcPeriodSec: 300, LimitsEnforced: limits}
+		st := mustState(t, p, 1, 0)
+		_, stats := runWindow(t, p, st, []int32{-1}, []job{{310, 590, 5, 0}}, 600)
+		want, between, charged := 0.0, 1, 0
+		if limits {
+			want, between, charged = 1252.086661746011, 0, 1
+		}
+		if !relClose(st.Usage[0], want, 1e-12) {
+			t.Errorf("limits=%v: usage = %.12f, want %.12f", limits, st.Usage[0], want)
+		}
+		if stats.JobsBetweenTicks != between || stats.JobsCharged != charged {
+			t.Errorf("limits=%v: stats = %+v, want between %d, charged %d", limits, stats, between, charged)
+		}
+	}
+}
+
+// A running job is charged only up to the window's last tick; the next night
+// charges the rest from its final record. H = 0, limits, rate 2, start 100.
+//
+//	night 1, window (0, 1250]: last tick 1200; 2·(1200−100) = 2200
+//	night 2, window (1200, 1800], job ended at 1500 (on a tick: ended
+//	before it), so no chunk at 1500 but its tail 2·(1500−1200) = 600 → 2800
+//	= 2·(1500−100), as one run over (0, 1800] gives.
+func TestRunningJob(t *testing.T) {
+	p := Params{CalcPeriodSec: 300, LimitsEnforced: true}
+	st := mustState(t, p, 1, 0)
+	_, stats := runWindow(t, p, st, []int32{-1}, []job{{100, Running, 2, 0}}, 1250)
+	if st.Usage[0] != 2200 || st.Tick != 1200 || stats.JobsCharged != 1 {
+		t.Errorf("night 1: usage %v at tick %d, charged %d; want 2200 at 1200, 1", st.Usage[0], st.Tick, stats.JobsCharged)
+	}
+	_, stats = runWindow(t, p, st, []int32{-1}, []job{{100, 1500, 2, 0}}, 1800)
+	if st.Usage[0] != 2800 || stats.JobsCharged != 1 {
+		t.Errorf("night 2: usage %v, charged %d; want 2800, 1", st.Usage[0], stats.JobsCharged)
+	}
+	one := mustState(t, p, 1, 0)
+	runWindow(t, p, one, []int32{-1}, []job{{100, 1500, 2, 0}}, 1800)
+	if one.Usage[0] != 2800 {
+		t.Errorf("single run: usage %v, want 2800", one.Usage[0])
+	}
+	// A job starting on the window's last tick is charged nothing yet.
+	st = mustState(t, p, 1, 0)
+	_, stats = runWindow(t, p, st, []int32{-1}, []job{{1200, Running, 2, 0}}, 1200)
+	if st.Usage[0] != 0 || stats.JobsOutside != 1 {
+		t.Errorf("job starting at the last tick: usage %v, outside %d; want 0, 1", st.Usage[0], stats.JobsOutside)
+	}
+}
+
+// Usage propagates along the direct parent chain up to and including root
+// (§1.4). Tree (index: name, parent):
+//
+//	0 root; 1 A (0); 2 B (0); 3 A1 (1); 4 u1 (3); 5 u2 (1); 6 u3 (2)
+//
+// H = 0, limits, P = 300. Jobs: u1 rate 1 [0, 600) = 600; u2 rate 2 [0, 300)
+// = 600; u3 rate 3 [300, 900) = 1800; one charged to account B itself, rate 1
+// [0, 300) = 300. Hence A1 = 600, A = 600 + 600 = 1200, B = 1800 + 300 = 2100,
+// root = 3300.
+func TestAncestorPropagation(t *testing.T) {
+	parent := []int32{-1, 0, 0, 1, 3, 1, 2}
+	js := []job{{0, 600, 1, 4}, {0, 300, 2, 5}, {300, 900, 3, 6}, {0, 300, 1, 2}}
+	p := Params{CalcPeriodSec: 300, LimitsEnforced: true}
+	st := mustState(t, p, len(parent), 0)
+	runWindow(t, p, st, parent, js, 900)
+	want := []float64{3300, 1200, 2100, 600, 600, 600, 1800}
+	for i := range want {
+		if st.Usage[i] != want[i] {
+			t.Errorf("usage[%d] = %v, want %v", i, st.Usage[i], want[i])
+		}
+	}
+	// With decay, every account still equals the sum over its children
+	// plus its own jobs (up to rounding).
+	p.HalfLifeSec = 3600
+	st = mustState(t, p, len(parent), 0)
+	runWindow(t, p, st, parent, js, 1500)
+	u := st.Usage
+	sums := []struct {
+		i    int
+		want float64
+	}{{0, u[1] + u[2]}, {1, u[3] + u[5]}, {3, u[4]}}
+	for _, s := range sums {
+		if !relClose(u[s.i], s.want, 1e-14) {
+			t.Errorf("decayed usage[%d] = %v, want sum of children %v", s.i, u[s.i], s.want)
+		}
+	}
+}
+
+// A snapshot reports usage at the last tick at or before its time, including
+// the state's own tick before any tick is processed.
+func TestSnapshotTicks(t *testing.T) {
+	p := Params{CalcPeriodSec: 300}
+	st := mustState(t, p, 1, 600)
+	got, _ := runWindow(t, p, st, []int32{-1}, []job{{0, Running, 1, 0}}, 1000, 600, 899, 900, 900, 1000)
+	want := []struct {
+		tick int64
+		u    float64
+	}{{600, 0}, {600, 0}, {900, 300}, {900, 300}, {900, 300}}
+	for i, w := range want {
+		if got[i].tick != w.tick || got[i].usage[0] != w.u {
+			t.Errorf("snapshot %d at %d = tick %d usage %v, want tick %d usage %v", i, got[i].at, got[i].tick, got[i].usage[0], w.tick, w.u)
+		}
+	}
+}
+
+func TestAdvanceErrors(t *testing.T) {
+	p := Params{CalcPeriodSec: 300}
+	ok := func() Window {
+		return Window{Parent: []int32{-1, 0}, Jobs: columns([]job{{0, 600, 1, 1}}), To: 900}
+	}
+	tests := []struct {
+		name   string
+		p      Params
+		mutate func(w *Window, st *State)
+	}{
+		{"bad params", Params{HalfLifeSec: -1, CalcPeriodSec: -5, ResetPeriod: "HOURLY"}, nil},
+		{"bad job with reset change and growth", Params{CalcPeriodSec: 300, ResetPeriod: "DAILY"}, func(w *Window, _ *State) {
+			w.Parent = []int32{-1, 0, 0}
+			w.Jobs.End[0] = -1
+		}},
+		{"grid mismatch", Params{CalcPeriodSec: 600}, nil},
+		{"state off grid", p, func(_ *Window, st *State) { st.Tick = 7 }},
+		{"to before state", p, func(w *Window, _ *State) { w.To = -300 }},
+		{"parent after child", p, func(w *Window, _ *State) { w.Parent = []int32{-1, 1} }},
+		{"tree shrank", p, func(w *Window, _ *State) { w.Parent = []int32{-1} }},
+		{"assoc out of range", p, func(w *Window, _ *State) { w.Jobs.Assoc[0] = 2 }},
+		{"negative rate", p, func(w *Window, _ *State) { w.Jobs.Rate[0] = -1 }},
+		{"NaN rate", p, func(w *Window, _ *State) { w.Jobs.Rate[0] = math.NaN() }},
+		{"end before start", p, func(w *Window, _ *State) { w.Jobs.End[0] = -1 }},
+		{"ragged columns", p, func(w *Window, _ *State) { w.Jobs.Rate = nil }},
+		{"snapshot outside", p, func(w *Window, _ *State) {
+			w.Snapshots = []int64{901}
+			w.OnSnapshot = func(int64, int64, []float64) error { return nil }
+		}},
+		{"snapshots unsorted", p, func(w *Window, _ *State) {
+			w.Snapshots = []int64{600, 300}
+			w.OnSnapshot = func(int64, int64, []float64) error { return nil }
+		}},
+		{"snapshots without callback", p, func(w *Window, _ *State) { w.Snapshots = []int64{300} }},
+		{"callback error", p, func(w *Window, _ *State) {
+			w.Snapshots = []int64{300}
+			w.OnSnapshot = func(int64, int64, []float64) error { return errTest }
+		}},
+	}
+	for _, tt := range tests {
+		st := mustState(t, p, 2, 0)
+		w := ok()
+		if tt.mutate != nil {
+			tt.mutate(&w, st)
+		}
+		before := st.Clone()
+		if _, err := Advance(tt.p, st, w); err == nil {
+			t.Errorf("Advance(%s) = nil error, want an error", tt.name)
+		}
+		if tt.name != "callback error" && !reflect.DeepEqual(st, before) {
+			t.Errorf("Advance(%s) changed the state to %+v, want it untouched (%+v)", tt.name, *st, *before)
+		}
+	}
+}
+
+type testError struct{}
+
+func (testError) Error() string { return "test error" }
+
+var errTest = testError{}
