@@ -1,0 +1,131 @@
+package fairshare
+
+import "math"
+
+// Classic computes the classic fair-share values (PriorityFlags=NO_FAIR_TREE,
+// SLURM-SEMANTICS.md §3) for one usage snapshot into r. usage is as for
+// FairTree. damp is FairShareDampeningFactor (§1.10); values below 1 are
+// treated as 1, Slurm's default.
+//
+//   - NormShares S = Π shares/level_shares up the direct chain, skipping
+//     FairShare=parent links (0 if a level has no shares); FairShare=parent
+//     uses its fs parent's S; root 1 (§3.2).
+//   - EffectvUsage, top-down, first rule that applies (§3.3): children of root
+//     UE = UN; FairShare=parent UE = UE(fs parent); no shares at the level
+//     UE = UE(fs parent); else UE = UN + (UE(fs parent) − UN)·shares/level_shares.
+//   - FairShare F = 2^(−(UE/S)/damp), 0 when S ≤ 0, using the fs parent's UE
+//     and S for FairShare=parent (§3.4); computed for accounts too; root NaN.
+//   - LevelFS is NaN (not a classic column); Rank is 0.
+//
+// Unlike a live slurmctld (§3.5) every value comes from the same snapshot.
+func Classic(t *Tree, usage []float64, damp float64, r *Result) {
+	checkUsage(t, usage, "Classic")
+	multifactor(t, usage, damp, r, false)
+}
+
+// DepthOblivious computes the depth-oblivious values
+// (PriorityFlags=DEPTH_OBLIVIOUS, SLURM-SEMANTICS.md §5) for one usage
+// snapshot into r: shares, NormUsage and FairShare as in Classic, and for an
+// association A with fs parent p that is not a child of root and not
+// FairShare=parent (those follow Classic's first two rules):
+//
+//	if S(A), S(p), UE(p) and UN(A) are all non-zero:
+//	  R_p   = UE(p)/S(p)
+//	  r_s   = Σ UN(s) over p's fs children s that are not FairShare=parent / S(p)
+//	  r_l   = (UN(A)/S(A)) / r_s
+//	  k     = 1/(1 + (5·ln R_p)²) if ln R_p · ln r_l < 0, else 1
+//	  UE(A) = R_p · r_l^k · S(A)
+//	else UE(A) = UN(A)
+//
+// so F = 2^(−R_p·r_l^k / damp). This is the converged formula: siblings' UN
+// are the current ones, not the stale values a live slurmctld reads (§5).
+func DepthOblivious(t *Tree, usage []float64, damp float64, r *Result) {
+	checkUsage(t, usage, "DepthOblivious")
+	multifactor(t, usage, damp, r, true)
+}
+
+func multifactor(t *Tree, usage []float64, damp float64, r *Result, deep bool) {
+	n := t.Len()
+	algo := ClassicAlgo
+	if deep {
+		algo = DepthObliviousAlgo
+	}
+	r.reset(n, algo)
+	r.normUsage(usage)
+	if !(damp >= 1) {
+		damp = 1
+	}
+	S := t.classicShares
+	copy(r.NormShares, S)
+	UN, UE := r.NormUsage, r.EffectvUsage
+
+	if deep {
+		r.sibUN = grow(r.sibUN, n)
+		for p := 0; p < n; p++ {
+			sum := 0.0
+			for _, c := range t.FSChildren[t.FSChildStart[p]:t.FSChildStart[p+1]] {
+				if !t.SharesParent[c] {
+					sum += UN[c]
+				}
+			}
+			r.sibUN[p] = sum
+		}
+	}
+
+	UE[0] = 1
+	for p := 1; p < n; p++ {
+		fp := t.FSParent[p]
+		un := UN[p]
+		switch {
+		case fp == 0:
+			UE[p] = un
+		case t.SharesParent[p]:
+			UE[p] = UE[fp]
+		case deep:
+			UE[p] = un
+			if S[p] != 0 && S[fp] != 0 && UE[fp] != 0 && un != 0 {
+				ratioP := UE[fp] / S[fp]
+				ratioS := r.sibUN[fp] / S[fp]
+				ratioL := (un / S[p]) / ratioS
+				// ln R_p · ln r_l < 0 exactly when R_p and r_l lie on
+				// opposite sides of 1 (log is monotone, log 1 = 0), so
+				// the logs are only taken when k ≠ 1; with k = 1,
+				// pow(r_l, 1) = r_l exactly.
+				rl := ratioL
+				if (ratioP > 1 && ratioL < 1) || (ratioP < 1 && ratioP > 0 && ratioL > 1) {
+					x := 5 * math.Log(ratioP)
+					rl = math.Pow(ratioL, 1/(1+x*x))
+				}
+				UE[p] = ratioP * rl * S[p]
+			}
+		case t.LevelShares[p] == 0:
+			UE[p] = UE[fp]
+		default:
+			// float64() rounds the product so no platform fuses it into an
+			// FMA: results stay bit-identical everywhere.
+			UE[p] = un + float64((UE[fp]-un)*(float64(t.Shares[p])/float64(t.LevelShares[p])))
+		}
+	}
+
+	r.FairShare[0] = blank
+	r.LevelFS[0] = blank
+	for p := 1; p < n; p++ {
+		f := int32(p)
+		if t.SharesParent[p] {
+			f = t.FSParent[p]
+		}
+		r.FairShare[p] = Factor(UE[f], S[f], damp)
+		r.LevelFS[p] = blank
+	}
+}
+
+// Factor is the classic and depth-oblivious fair-share factor
+// F = 2^(−(UE/S)/damp), 0 when S ≤ 0 (PM priority_p_calc_fs_factor, §3.4).
+// Slurm calls C pow(2.0, x); math.Exp2 computes the same function about three
+// times faster than math.Pow, and both are within an ulp of the exact value.
+func Factor(effectvUsage, normShares, damp float64) float64 {
+	if !(normShares > 0) {
+		return 0
+	}
+	return math.Exp2(-((effectvUsage / normShares) / damp))
+}

@@ -1,0 +1,120 @@
+package fairshare
+
+import "math"
+
+// Algorithm names the fair-share algorithm that filled a Result.
+type Algorithm uint8
+
+const (
+	// FairTreeAlgo is Slurm's default Fair Tree (§4).
+	FairTreeAlgo Algorithm = iota + 1
+	// ClassicAlgo is PriorityFlags=NO_FAIR_TREE (§3).
+	ClassicAlgo
+	// DepthObliviousAlgo is PriorityFlags=DEPTH_OBLIVIOUS (§5).
+	DepthObliviousAlgo
+)
+
+// String returns the PriorityFlags-style name of the algorithm.
+func (a Algorithm) String() string {
+	switch a {
+	case FairTreeAlgo:
+		return "FAIR_TREE"
+	case ClassicAlgo:
+		return "NO_FAIR_TREE"
+	case DepthObliviousAlgo:
+		return "DEPTH_OBLIVIOUS"
+	}
+	return "unknown"
+}
+
+// Result holds the per-association values of one usage snapshot, indexed by
+// tree position. NaN marks a cell sshare prints blank (see IsBlank); +Inf in
+// LevelFS is printed "inf". A Result is a reusable buffer: pass the same one
+// to successive calls and it is overwritten without allocating.
+type Result struct {
+	// Algorithm is the algorithm that filled the Result.
+	Algorithm Algorithm
+	// NormShares is S: classic §3.2 (root 1), Fair Tree §4.1 (root
+	// shares/NO_VAL, printed 0.000000).
+	NormShares []float64
+	// RawUsage is the usage the Result was computed from (U_raw).
+	RawUsage []float64
+	// NormUsage is UN = U_raw/U_raw(root) capped at 1 (§1.7); NaN for root.
+	NormUsage []float64
+	// EffectvUsage is UE: classic §3.3, depth-oblivious §5, Fair Tree
+	// U_raw/U_raw(fs parent) (§4.2); root 1.
+	EffectvUsage []float64
+	// FairShare is F. Fair Tree: rank/N for users, NaN for accounts and
+	// root. Classic and depth-oblivious: 2^(-(UE/S)/damp) for every
+	// association but root (NaN); sshare ≥ 25.11 prints it only on user
+	// rows (SshareOptions.AccountFairShare prints the account values the
+	// way older releases did).
+	FairShare []float64
+	// LevelFS is Fair Tree's LF = S/U (§4.3), +Inf for no usage; NaN for
+	// root and FairShare=parent rows, and for every row under the other
+	// algorithms.
+	LevelFS []float64
+	// Rank is the Fair Tree competition rank of each user (F = Rank/N);
+	// 0 for accounts and under the other algorithms.
+	Rank []int32
+
+	// Fair Tree scratch: sort keys and the sorted sibling groups.
+	key   []float64
+	items []sortItem
+	stack []frame
+	// depth-oblivious scratch: per fs parent, Σ UN of its non-parent
+	// fs children.
+	sibUN []float64
+}
+
+// IsBlank reports whether v marks a cell that sshare prints blank.
+func IsBlank(v float64) bool { return math.IsNaN(v) }
+
+// blank is the NaN used for blank cells.
+var blank = math.NaN()
+
+// reset sizes every slice of r to n, reusing capacity.
+func (r *Result) reset(n int, a Algorithm) {
+	r.Algorithm = a
+	r.NormShares = grow(r.NormShares, n)
+	r.RawUsage = grow(r.RawUsage, n)
+	r.NormUsage = grow(r.NormUsage, n)
+	r.EffectvUsage = grow(r.EffectvUsage, n)
+	r.FairShare = grow(r.FairShare, n)
+	r.LevelFS = grow(r.LevelFS, n)
+	if cap(r.Rank) < n {
+		r.Rank = make([]int32, n)
+	}
+	r.Rank = r.Rank[:n]
+	clear(r.Rank)
+}
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// normUsage fills RawUsage and NormUsage (§1.7, PM set_assoc_usage_norm).
+func (r *Result) normUsage(usage []float64) {
+	copy(r.RawUsage, usage)
+	total := usage[0]
+	r.NormUsage[0] = blank
+	for p := 1; p < len(r.NormUsage); p++ {
+		un := 0.0
+		if total != 0 {
+			un = usage[p] / total
+			if un > 1 {
+				un = 1
+			}
+		}
+		r.NormUsage[p] = un
+	}
+}
+
+func checkUsage(t *Tree, usage []float64, fn string) {
+	if len(usage) != t.Len() {
+		panic("fairshare: " + fn + ": usage length differs from tree size")
+	}
+}
