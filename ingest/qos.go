@@ -1,0 +1,190 @@
+package ingest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// QOS is one row of `sacctmgr -P show qos format=Name,UsageFactor,Flags`.
+type QOS struct {
+	// Name is the QOS name as printed.
+	Name string
+	// UsageFactor multiplies the usage a job of this QOS is charged
+	// (SLURM-SEMANTICS.md §1.1); an empty column reads as 1.
+	UsageFactor float64
+	// Flags are the QOS flags as printed (e.g. "NoDecay", "DenyOnLimit").
+	Flags []string
+	// NoDecay reports whether Flags contains NoDecay (any case).
+	NoDecay bool
+	// Line is the physical line of the row in its file.
+	Line int
+}
+
+// QOSTable is the QOS list of one sacctmgr dump, rows in file order.
+type QOSTable struct {
+	// File is the input's name as given to ParseQOS.
+	File string
+	// Rows are the accepted rows.
+	Rows []QOS
+
+	// index maps lower-cased names to Rows positions; nil for tables not
+	// built by ParseQOS, which are searched linearly.
+	index map[string]int
+}
+
+// UsageFactor returns the UsageFactor of the named QOS, matched without
+// regard to case as slurmctld does. It returns 1, the factor Slurm applies
+// to a job without a QOS, for an empty or unknown name and for a nil table.
+func (t *QOSTable) UsageFactor(name string) float64 {
+	if t == nil || name == "" {
+		return 1
+	}
+	if t.index != nil {
+		if i, ok := t.index[strings.ToLower(name)]; ok {
+			return t.Rows[i].UsageFactor
+		}
+		return 1
+	}
+	for _, q := range t.Rows {
+		if strings.EqualFold(q.Name, name) {
+			return q.UsageFactor
+		}
+	}
+	return 1
+}
+
+// ParseQOS reads the output of
+//
+//	sacctmgr -P show qos format=Name,UsageFactor,Flags
+//
+// The header line is required; its titles are matched without regard to
+// case, in any order, and columns other than Name, UsageFactor and Flags
+// are ignored. A header ending in '|' marks `sacctmgr -p` output, whose
+// lines all end in '|'.
+// Name and UsageFactor are required columns; without Flags, NoDecay is
+// unknown and taken as false, which Stats.Warnings notes.
+//
+// A row is rejected, with a *ParseError naming file, line, column and
+// value, when its field count differs from the header's, its name is
+// empty or repeats an earlier row's (without regard to case), or its
+// UsageFactor is not a non-negative number. Blank lines are not records.
+// The error is an errors.Join of all ParseErrors; the table holds the
+// accepted rows and Stats counts every data row.
+func ParseQOS(name string, r io.Reader) (*QOSTable, Stats, error) {
+	t := &QOSTable{File: name, index: make(map[string]int)}
+	st := Stats{File: name}
+	var errs []error
+	br := bufio.NewReader(r)
+	lineNo := 0
+	var cols []string
+	trailing := false
+	nameCol, ufCol, flagsCol := -1, -1, -1
+	for {
+		raw, err := br.ReadString('\n')
+		if err != nil && err != io.EOF {
+			errs = append(errs, &ParseError{File: name, Line: lineNo + 1, Err: fmt.Errorf("read: %w", err)})
+			break
+		}
+		if raw == "" && err == io.EOF {
+			break
+		}
+		lineNo++
+		text := strings.TrimRight(raw, "\r\n")
+		if strings.TrimSpace(text) == "" {
+			if err == io.EOF {
+				break
+			}
+			continue
+		}
+		if cols == nil {
+			trailing = strings.HasSuffix(text, "|")
+			cols = qosSplit(text, trailing)
+			for i, c := range cols {
+				switch strings.ToLower(strings.TrimSpace(c)) {
+				case "name":
+					nameCol = i
+				case "usagefactor":
+					ufCol = i
+				case "flags":
+					flagsCol = i
+				}
+			}
+			if nameCol < 0 || ufCol < 0 {
+				errs = append(errs, &ParseError{File: name, Line: lineNo, Err: fmt.Errorf(
+					"header %q lacks the Name and UsageFactor columns (run sacctmgr -P show qos format=Name,UsageFactor,Flags)", text)})
+				return t, st, errors.Join(errs...)
+			}
+			if flagsCol < 0 {
+				st.Warnings = append(st.Warnings, "no Flags column: NoDecay is unknown and taken as false")
+			}
+		} else {
+			st.Read++
+			if q, perr := qosRow(name, lineNo, cols, qosSplit(text, trailing), nameCol, ufCol, flagsCol); perr != nil {
+				st.Rejected++
+				errs = append(errs, perr)
+			} else if _, dup := t.index[strings.ToLower(q.Name)]; dup {
+				st.Rejected++
+				errs = append(errs, newParseError(name, lineNo, cols[nameCol], q.Name, "duplicate QOS name"))
+			} else {
+				t.index[strings.ToLower(q.Name)] = len(t.Rows)
+				t.Rows = append(t.Rows, q)
+				st.Ingested++
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	if cols == nil {
+		errs = append(errs, &ParseError{File: name, Err: errors.New("empty input: the Name|UsageFactor|Flags header is missing")})
+	}
+	return t, st, errors.Join(errs...)
+}
+
+// qosSplit splits a sacctmgr line at '|'. With trailing set (the header
+// ended in '|', as `sacctmgr -p` prints every line) the one empty field
+// after the final '|' is dropped.
+func qosSplit(line string, trailing bool) []string {
+	f := strings.Split(line, "|")
+	if trailing && len(f) > 1 && f[len(f)-1] == "" {
+		f = f[:len(f)-1]
+	}
+	return f
+}
+
+// qosRow converts one data row.
+func qosRow(file string, line int, cols, f []string, nameCol, ufCol, flagsCol int) (QOS, *ParseError) {
+	if len(f) != len(cols) {
+		return QOS{}, &ParseError{File: file, Line: line, Err: fmt.Errorf("%d fields, header has %d", len(f), len(cols))}
+	}
+	q := QOS{Name: strings.TrimSpace(f[nameCol]), UsageFactor: 1, Line: line}
+	if q.Name == "" {
+		return QOS{}, newParseError(file, line, cols[nameCol], f[nameCol], "empty QOS name")
+	}
+	if uf := strings.TrimSpace(f[ufCol]); uf != "" {
+		v, err := strconv.ParseFloat(uf, 64)
+		switch {
+		case err != nil:
+			return QOS{}, newParseError(file, line, cols[ufCol], f[ufCol], "not a number")
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			return QOS{}, newParseError(file, line, cols[ufCol], f[ufCol], "not a finite number")
+		case v < 0:
+			return QOS{}, newParseError(file, line, cols[ufCol], f[ufCol], "negative usage factor")
+		}
+		q.UsageFactor = v
+	}
+	if flagsCol >= 0 {
+		q.Flags = confList(f[flagsCol], nil)
+		for _, fl := range q.Flags {
+			if strings.EqualFold(fl, "NoDecay") {
+				q.NoDecay = true
+			}
+		}
+	}
+	return q, nil
+}
