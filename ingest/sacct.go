@@ -273,7 +273,14 @@ type chunkResult struct {
 
 func (s *SacctReader) start(br *bufio.Reader, firstLine int) {
 	work := make(chan chunk, s.opt.Workers)
-	pool := &sync.Pool{New: func() any { b := make([]byte, 0, s.opt.ChunkBytes+s.opt.ChunkBytes/4); return &b }}
+	// A fixed ring of block buffers, reused for the whole file: it bounds
+	// memory and, unlike a sync.Pool (emptied at every GC), spares the
+	// kernel from faulting in fresh pages for every block read.
+	pool := make(chan *[]byte, 2*s.opt.Workers+2)
+	for i := 0; i < cap(pool); i++ {
+		b := make([]byte, 0, s.opt.ChunkBytes+s.opt.ChunkBytes/4)
+		pool <- &b
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < s.opt.Workers; w++ {
 		wg.Add(1)
@@ -284,7 +291,7 @@ func (s *SacctReader) start(br *bufio.Reader, firstLine int) {
 			for c := range work {
 				res := p.parseChunk(c)
 				*c.buf = (*c.buf)[:0]
-				pool.Put(c.buf)
+				pool <- c.buf
 				select {
 				case s.results <- res:
 				case <-s.done:
@@ -310,7 +317,7 @@ func (s *SacctReader) start(br *bufio.Reader, firstLine int) {
 
 // produce cuts the input into blocks that end on record boundaries and
 // hands them to the workers.
-func (s *SacctReader) produce(br *bufio.Reader, line int, work chan<- chunk, pool *sync.Pool) {
+func (s *SacctReader) produce(br *bufio.Reader, line int, work chan<- chunk, pool chan *[]byte) {
 	seq := 0
 	var carry []byte
 	size := s.opt.ChunkBytes
@@ -323,7 +330,12 @@ func (s *SacctReader) produce(br *bufio.Reader, line int, work chan<- chunk, poo
 		}
 	}
 	for {
-		bp := pool.Get().(*[]byte)
+		var bp *[]byte
+		select {
+		case bp = <-pool:
+		case <-s.done:
+			return
+		}
 		buf := append((*bp)[:0], carry...)
 		if cap(buf) < len(carry)+size {
 			nb := make([]byte, len(carry), len(carry)+size)
@@ -352,7 +364,7 @@ func (s *SacctReader) produce(br *bufio.Reader, line int, work chan<- chunk, poo
 			// No safe record boundary in this block: read a bigger one.
 			carry = append(carry[:0:0], buf...)
 			*bp = (*bp)[:0]
-			pool.Put(bp)
+			pool <- bp
 			size *= 2
 			continue
 		}
