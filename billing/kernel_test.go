@@ -1,0 +1,319 @@
+package billing
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// bill runs Billable and Truncate for one job in a one-partition table.
+func bill(t *testing.T, weights string, flags, tracked []string, alloc map[string]float64) (float64, int64) {
+	t.Helper()
+	tab, err := Compile([]Partition{{Name: "p", TRESBillingWeights: weights}}, flags, tracked)
+	if err != nil {
+		t.Fatalf("Compile(%q): %v", weights, err)
+	}
+	dense := tab.DenseTRES()
+	cols := make([][]float64, len(dense))
+	for j, tres := range dense {
+		cols[j] = []float64{alloc[tres]} // absent TRES count 0, as in the dense columns
+	}
+	b := []float64{-99}
+	Billable(b, []int32{0}, cols, tab)
+	bs := []int64{-99}
+	Truncate(bs, b)
+	return b[0], bs[0]
+}
+
+// TestBillableDoc checks every row of SLURM-SEMANTICS.md §10.3 (billable
+// double and the truncated billing= integer, copied from the table).
+func TestBillableDoc(t *testing.T) {
+	const w4 = "CPU=1.0,Mem=0.25G,GRES/gpu=2.0,license/lic1=1.5"
+	const w2 = "CPU=1.0,Mem=0.25G"
+	sum, maxT, maxG := []string(nil), []string{"MAX_TRES"}, []string{"MAX_TRES_GRES"}
+	type m = map[string]float64
+	tests := []struct {
+		row     string
+		flags   []string
+		weights string
+		alloc   m
+		want    float64
+		wantInt int64
+	}{
+		{"B1", sum, "", m{"cpu": 4, "mem": 16384, "node": 1, "gres/gpu": 1}, 4, 4},
+		{"B2", sum, w4, m{"cpu": 1, "mem": 8192, "node": 1}, 3, 3},
+		{"B3", sum, w4, m{"cpu": 1, "mem": 8192, "node": 1, "license/lic1": 1}, 4.5, 4},
+		{"B4", sum, w4, m{"cpu": 1, "mem": 10240, "node": 1, "license/lic1": 1}, 5, 5},
+		{"B5", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1}, 2, 2},
+		{"B6", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1, "license/lic1": 1}, 3.5, 3},
+		{"B7", maxG, w4, m{"cpu": 1, "mem": 8192, "node": 1}, 2, 2},
+		{"B8", maxG, w4, m{"cpu": 1, "mem": 8192, "node": 1, "gres/gpu": 1}, 4, 4},
+		{"B9", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1, "gres/gpu": 1}, 2, 2},
+		{"B10", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1, "gres/gpu": 2}, 4, 4},
+		{"B11", sum, w2, m{"cpu": 1, "mem": 61440, "node": 1}, 16, 16},
+		{"B12", sum, w2, m{"cpu": 16, "mem": 1024, "node": 1}, 16.25, 16},
+		{"B13", sum, w2, m{"cpu": 16, "mem": 61440, "node": 1}, 31, 31},
+		{"B14", maxT, w2, m{"cpu": 1, "mem": 61440, "node": 1}, 15, 15},
+		{"B15", maxT, w2, m{"cpu": 15, "mem": 1024, "node": 1}, 15, 15},
+		{"B16", maxT, w2, m{"cpu": 16, "mem": 65536, "node": 1}, 16, 16},
+	}
+	for _, tt := range tests {
+		b, bs := bill(t, tt.weights, tt.flags, docTracked, tt.alloc)
+		if b != tt.want || bs != tt.wantInt {
+			t.Errorf("%s: Billable(%s, %q, %v) = %v (billing=%d), want %v (billing=%d)",
+				tt.row, ModeFromFlags(tt.flags), tt.weights, tt.alloc, b, bs, tt.want, tt.wantInt)
+		}
+	}
+}
+
+// TestBillableSeed checks the multifactor seed
+// (seeds/004_57050b9c30aa226f.txt, TRESBillingWeights section): partition
+// CPU=1.0,Mem=0.25G on 16-CPU 64 GB nodes. The seed's MAX_TRES table uses 15
+// CPUs for Job2 and 64 GB for Job3, unlike its SUM table; both are kept as
+// written there.
+func TestBillableSeed(t *testing.T) {
+	const gb = 1024 // MiB
+	type m = map[string]float64
+	tests := []struct {
+		job   string
+		flags []string
+		alloc m
+		want  float64
+	}{
+		{"Job1 SUM (1*1.0)+(60*0.25)", nil, m{"cpu": 1, "mem": 60 * gb}, 16},
+		{"Job2 SUM (16*1.0)+(1*0.25)", nil, m{"cpu": 16, "mem": 1 * gb}, 16.25},
+		{"Job3 SUM (16*1.0)+(60*0.25)", nil, m{"cpu": 16, "mem": 60 * gb}, 31},
+		{"Job1 MAX((1*1.0),(60*0.25))", []string{"MAX_TRES"}, m{"cpu": 1, "mem": 60 * gb}, 15},
+		{"Job2 MAX((15*1.0),(1*0.25))", []string{"MAX_TRES"}, m{"cpu": 15, "mem": 1 * gb}, 15},
+		{"Job3 MAX((16*1.0),(64*0.25))", []string{"MAX_TRES"}, m{"cpu": 16, "mem": 64 * gb}, 16},
+	}
+	for _, tt := range tests {
+		if b, _ := bill(t, "CPU=1.0,Mem=0.25G", tt.flags, nil, tt.alloc); b != tt.want {
+			t.Errorf("%s: Billable = %v, want %v", tt.job, b, tt.want)
+		}
+	}
+}
+
+// TestBillableHand checks cases worked out by hand from §2.2–§2.3; the
+// arithmetic is in each comment.
+func TestBillableHand(t *testing.T) {
+	sum, maxT, maxG := []string(nil), []string{"MAX_TRES"}, []string{"MAX_TRES_GRES"}
+	type m = map[string]float64
+	const typed = "CPU=1,Mem=0.5G,GRES/gpu=10,GRES/gpu:a100=20"
+	typedJob := m{"cpu": 8, "mem": 65536, "node": 1, "gres/gpu": 2, "gres/gpu:a100": 2}
+	const lic = "CPU=1,license/matlab=3,license/comsol=0.5"
+	licJob := m{"cpu": 4, "license/matlab": 2, "license/comsol": 3}
+	const nodeW = "node=10,cpu=0.5,mem=1G"
+	nodeJob := m{"node": 4, "cpu": 64, "mem": 16384}
+	tests := []struct {
+		name    string
+		flags   []string
+		weights string
+		alloc   m
+		want    float64
+		wantInt int64
+	}{
+		// Typed GPUs, both gres/gpu and gres/gpu:a100 weighted and allocated
+		// (§2.3: no de-duplication). v: cpu 8·1=8, mem 65536·0.5/1024=32,
+		// gres/gpu 2·10=20, gres/gpu:a100 2·20=40.
+		{"typed gpu SUM 8+32+20+40", sum, typed, typedJob, 100, 100},
+		{"typed gpu MAX_TRES max(8,32,20,40)", maxT, typed, typedJob, 40, 40},
+		{"typed gpu MAX_TRES_GRES max(8,32)+20+40", maxG, typed, typedJob, 92, 92},
+		// Only the typed GRES weighted: 8 + 2·20 = 48 (gres/gpu unweighted).
+		{"typed only SUM 8+40", sum, "CPU=1,GRES/gpu:a100=20", typedJob, 48, 48},
+		// Licenses are global: always summed. 4 + 2·3 + 3·0.5 = 11.5.
+		{"licenses SUM 4+6+1.5", sum, lic, licJob, 11.5, 11},
+		{"licenses MAX_TRES max(4)+6+1.5", maxT, lic, licJob, 11.5, 11},
+		{"licenses MAX_TRES_GRES max(4)+6+1.5", maxG, lic, licJob, 11.5, 11},
+		// §2.3 example: 4 nodes, 64 CPUs, 16 GiB. v: node 40, cpu 32, mem 16.
+		{"§2.3 MAX_TRES max(32,16,40)", maxT, nodeW, nodeJob, 40, 40},
+		{"§2.3 MAX_TRES_GRES max(32,16,40)", maxG, nodeW, nodeJob, 40, 40},
+		{"§2.3 SUM 40+32+16", sum, nodeW, nodeJob, 88, 88},
+		// Unit suffixes applied to a job.
+		{"Mem=256K is 256/MiB: 4·256", sum, "Mem=256K", m{"cpu": 1, "mem": 4}, 1024, 1024},
+		{"Mem=1T: 1 TiB = 1048576 MiB → 1", sum, "Mem=1T", m{"cpu": 1, "mem": 1048576}, 1, 1},
+		{"Mem=2G: 3 GiB → 6", sum, "Mem=2G", m{"cpu": 1, "mem": 3072}, 6, 6},
+		{"CPU=1K: 2048 CPUs → 2", sum, "CPU=1K", m{"cpu": 2048}, 2, 2},
+		{"bb/datawarp=1G: 5 GiB → 5", sum, "bb/datawarp=1G", m{"bb/datawarp": 5120}, 5, 5},
+		{"fs/disk=2M: 2^21 → 4", sum, "fs/disk=2M", m{"fs/disk": 1 << 21}, 4, 4},
+		// Negative and fractional weights: 4·1.5 + 2048·(−0.5/1024) = 6 − 1.
+		{"negative mem weight 6-1", sum, "CPU=1.5,Mem=-0.5G", m{"cpu": 4, "mem": 2048}, 5, 5},
+		// Negative total: 3·−1.5 = −4.5, truncated toward zero.
+		{"negative total", sum, "CPU=-1.5", m{"cpu": 3}, -4.5, -4},
+		// MAX_TRES over negatives: unweighted node (v = 0) is in the max, so
+		// max(−4, −1, 0) = 0; plus the global license 1·2.
+		{"MAX_TRES negative node-level", maxT, "CPU=-1,Mem=-1G,license/lic1=2", m{"cpu": 4, "mem": 1024, "license/lic1": 1}, 2, 2},
+		// 0.25·3 + 0.1·7 in doubles: 0.1·7 rounds up to 0.7000000000000001;
+		// 0.75 + that is exactly halfway between 1.45 and 1.4500000000000002
+		// and rounds to even, 1.4500000000000002; truncated 1.
+		{"fractional", sum, "CPU=0.25,node=0.1", m{"cpu": 3, "node": 7}, 1.4500000000000002, 1},
+		// A billing weight alone leaves Slurm an all-zero weight array: B = 0,
+		// not the CPU count.
+		{"billing weight only", sum, "billing=2", m{"cpu": 8}, 0, 0},
+		// No weights: the CPU count whatever the mode (§2.1).
+		{"no weights MAX_TRES", maxT, "", m{"cpu": 6, "mem": 1e6}, 6, 6},
+	}
+	for _, tt := range tests {
+		b, bs := bill(t, tt.weights, tt.flags, nil, tt.alloc)
+		if b != tt.want || bs != tt.wantInt {
+			t.Errorf("%s: Billable(%s, %q, %v) = %v (billing=%d), want %v (billing=%d)",
+				tt.name, ModeFromFlags(tt.flags), tt.weights, tt.alloc, b, bs, tt.want, tt.wantInt)
+		}
+	}
+}
+
+// TestBillableMixedPartitions runs one kernel call over several partitions
+// and an unknown one, which must be left untouched.
+func TestBillableMixedPartitions(t *testing.T) {
+	tab, err := Compile([]Partition{
+		{Name: "gpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G,GRES/gpu=2.0,license/lic1=1.5"},
+		{Name: "cpu"},
+		{Name: "big", TRESBillingWeights: "CPU=1.0,Mem=0.25G"},
+	}, nil, docTracked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDense := []string{"cpu", "mem", "gres/gpu", "license/lic1"}
+	if got := tab.DenseTRES(); !reflect.DeepEqual(got, wantDense) {
+		t.Fatalf("DenseTRES() = %q, want %q", got, wantDense)
+	}
+	// Rows: B3 in gpu; B1 in cpu; B12 in big; unknown; B4 in gpu.
+	part := []int32{tab.PartitionIndex("gpu"), tab.PartitionIndex("cpu"), tab.PartitionIndex("big"), tab.PartitionIndex("nope"), 0}
+	cols := [][]float64{
+		{1, 4, 16, 32, 1},             // cpu
+		{8192, 16384, 1024, 0, 10240}, // mem
+		{0, 1, 0, 0, 0},               // gres/gpu
+		{1, 0, 0, 0, 1},               // license/lic1
+	}
+	out := []float64{-1, -1, -1, -7, -1}
+	Billable(out, part, cols, tab)
+	want := []float64{4.5, 4, 16.25, -7, 5}
+	if !reflect.DeepEqual(out, want) {
+		t.Errorf("Billable(mixed) = %v, want %v", out, want)
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	_, err := Compile([]Partition{
+		{Name: "a", TRESBillingWeights: "CPU=1,energy=1"},
+		{Name: "b", TRESBillingWeights: "GRES/gpu=2"},
+		{Name: "a"},
+		{Name: ""},
+		{Name: "ok", TRESBillingWeights: "CPU=2"},
+	}, nil, []string{"license/x"})
+	if err == nil {
+		t.Fatal("Compile(bad partitions) = nil error")
+	}
+	for _, want := range []string{
+		`partition a: TRESBillingWeights="CPU=1,energy=1": item "energy=1": energy cannot be weighted`,
+		`partition b: TRESBillingWeights="GRES/gpu=2": item "GRES/gpu=2": "gres/gpu": TRES is not tracked`,
+		"partition a: defined twice",
+		"partition #4: empty PartitionName",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Compile error %q, want it to contain %q", err, want)
+		}
+	}
+	if !errors.Is(err, ErrEnergy) || !errors.Is(err, ErrNotTracked) {
+		t.Errorf("Compile error %v, want errors.Is ErrEnergy and ErrNotTracked", err)
+	}
+	if strings.Contains(err.Error(), "partition ok") {
+		t.Errorf("Compile error %q mentions the good partition", err)
+	}
+}
+
+func TestTableAccessors(t *testing.T) {
+	tab, err := Compile([]Partition{{Name: "x", TRESBillingWeights: "node=1,license/a=2,Mem=1G"}, {Name: "y"}}, []string{"MAX_TRES"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tab.DenseTRES(), []string{"cpu", "mem", "node", "license/a"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("DenseTRES() = %q, want %q", got, want)
+	}
+	if got, want := tab.Partitions(), []string{"x", "y"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Partitions() = %q, want %q", got, want)
+	}
+	if tab.Mode() != MaxTRES {
+		t.Errorf("Mode() = %v, want MAX_TRES", tab.Mode())
+	}
+	if w, cpu := tab.Weights(1); w != nil || !cpu {
+		t.Errorf("Weights(y) = %v, %v, want nil, true", w, cpu)
+	}
+	if w, cpu := tab.Weights(0); w.String() != "mem=0.0009765625,node=1,license/a=2" || cpu {
+		t.Errorf("Weights(x) = %v, %v, want mem=0.0009765625,node=1,license/a=2, false", w, cpu)
+	}
+	if i := tab.PartitionIndex("X"); i != -1 {
+		t.Errorf("PartitionIndex(X) = %d, want -1 (names are case-sensitive)", i)
+	}
+}
+
+// TestBillableMatchesFormula compares the kernels bit for bit with a literal
+// transcription of §2.3 (Slurm's loop: node max starting at 0 updated with
+// MAX(m, v) = m > v ? m : v, global sum starting at 0, B = m + g) on random
+// jobs and random weights, negative and fractional ones included.
+func TestBillableMatchesFormula(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	names := []string{"cpu", "mem", "node", "bb/x", "gres/gpu", "gres/gpu:a100", "license/l", "vmem"}
+	for trial := 0; trial < 200; trial++ {
+		var parts []Partition
+		for p := 0; p < 3; p++ {
+			var items []string
+			for _, n := range names {
+				if r.IntN(2) == 0 {
+					items = append(items, n+"="+strconv.FormatFloat((r.Float64()-0.3)*10, 'g', 6, 64))
+				}
+			}
+			parts = append(parts, Partition{Name: strconv.Itoa(p), TRESBillingWeights: strings.Join(items, ",")})
+		}
+		for _, flags := range [][]string{nil, {"MAX_TRES"}, {"MAX_TRES_GRES"}} {
+			tab, err := Compile(parts, flags, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dense := tab.DenseTRES()
+			const n = 50
+			part := make([]int32, n)
+			cols := make([][]float64, len(dense))
+			for j := range cols {
+				cols[j] = make([]float64, n)
+				for i := range cols[j] {
+					cols[j][i] = float64(r.IntN(5000))
+				}
+			}
+			for i := range part {
+				part[i] = int32(r.IntN(3))
+			}
+			out := make([]float64, n)
+			Billable(out, part, cols, tab)
+			mode := ModeFromFlags(flags)
+			for i := range out {
+				w, cpuOnly := tab.Weights(part[i])
+				want := cols[0][i]
+				if !cpuOnly {
+					m, g := 0.0, 0.0
+					for j, tres := range dense {
+						wt, _ := w.Get(tres)
+						v := float64(cols[j][i] * wt)
+						node := tres == "cpu" || tres == "mem" || tres == "node"
+						gres := strings.HasPrefix(tres, "gres/")
+						if (mode == MaxTRES && (node || gres)) || (mode == MaxTRESGRES && node) {
+							if !(m > v) {
+								m = v
+							}
+						} else {
+							g += v
+						}
+					}
+					want = m + g
+				}
+				if math.Float64bits(out[i]) != math.Float64bits(want) {
+					t.Fatalf("%s %q row %d: Billable = %v, formula %v", mode, parts[part[i]].TRESBillingWeights, i, out[i], want)
+				}
+			}
+		}
+	}
+}

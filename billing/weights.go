@@ -1,0 +1,363 @@
+package billing
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// Sentinel causes of a TRESBillingWeights item error; test with errors.Is.
+var (
+	// ErrSyntax: the item is not TYPE[/NAME]=NUMBER[UNIT].
+	ErrSyntax = errors.New("want TYPE[/NAME]=NUMBER[K|M|G|T|P]")
+	// ErrNumber: the weight does not start with a finite decimal number.
+	ErrNumber = errors.New("weight is not a finite decimal number")
+	// ErrUnit: the character after the number is not a unit suffix.
+	ErrUnit = errors.New("unit suffix must be one of K, M, G, T, P")
+	// ErrUnknownType: the TRES type is not one Slurm knows, or it lacks (or
+	// has a superfluous) /NAME.
+	ErrUnknownType = errors.New("unknown TRES")
+	// ErrEnergy: an energy weight. Slurm multiplies the job's energy count,
+	// which is the NO_VAL64 sentinel, so such a weight produces garbage in
+	// Slurm itself (SLURM-SEMANTICS.md §2.3, §11.11); fairledger rejects it.
+	ErrEnergy = errors.New("energy cannot be weighted: Slurm would multiply the NO_VAL64 energy count")
+	// ErrNotTracked: the TRES is neither always tracked nor listed in
+	// AccountingStorageTRES (slurmctld refuses to start on this).
+	ErrNotTracked = errors.New("TRES is not tracked (add it to AccountingStorageTRES)")
+)
+
+// AlwaysTracked returns the TRES Slurm tracks whatever AccountingStorageTRES
+// says (tres.shtml): cpu, mem, energy, node, billing, fs/disk, vmem, pages.
+func AlwaysTracked() []string {
+	return []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"}
+}
+
+// Weight is one TRESBillingWeights entry as Slurm applies it.
+type Weight struct {
+	// TRES is the canonical (lower-case) TRES name: "cpu", "mem",
+	// "gres/gpu:a100", "license/lic1", "bb/datawarp".
+	TRES string
+	// PerUnit is the weight per base unit of the TRES after the unit suffix
+	// was applied: per MiB for mem and bb/*, per count for everything else.
+	PerUnit float64
+}
+
+// Weights is a parsed TRESBillingWeights string: at most one entry per TRES,
+// in summation order (see TRESLess). The billing TRES never appears (Slurm
+// ignores a weight on it) and neither does energy (rejected).
+type Weights []Weight
+
+// Get returns the weight of a TRES (any case) and whether it has one.
+func (w Weights) Get(tres string) (float64, bool) {
+	c := schemas.CanonicalTRES(tres)
+	for _, x := range w {
+		if x.TRES == c {
+			return x.PerUnit, true
+		}
+	}
+	return 0, false
+}
+
+// String formats the weights per base unit without suffixes, in a form
+// ParseWeights reads back to the same values: "cpu=1,mem=0.000244140625".
+func (w Weights) String() string {
+	var b strings.Builder
+	for i, x := range w {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(x.TRES)
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatFloat(x.PerUnit, 'g', -1, 64))
+	}
+	return b.String()
+}
+
+// TRESLess orders canonical TRES names the way billing sums them: cpu, mem,
+// node, then every other TRES in byte order of its canonical name.
+//
+// Slurm sums in TRES-id order: the fixed ids cpu(1), mem(2), energy(3),
+// node(4), billing(5), fs/disk(6), vmem(7), pages(8), then gres, license and
+// bb TRES in the order the database created them, which no log records. The
+// order only matters where floating-point rounding moves a sum across an
+// integer (the truncated billing=); cpu, mem and node, the TRES nearly every
+// weight string uses, come first as in Slurm.
+func TRESLess(a, b string) bool {
+	ra, rb := sumRank(a), sumRank(b)
+	if ra != rb {
+		return ra < rb
+	}
+	return a < b
+}
+
+func sumRank(tres string) int {
+	switch tres {
+	case "cpu":
+		return 0
+	case "mem":
+		return 1
+	case "node":
+		return 2
+	}
+	return 3
+}
+
+// ItemError is a problem with one comma-separated TRESBillingWeights item.
+type ItemError struct {
+	// Item is the item as written, e.g. "Mem=0.25X".
+	Item string
+	// Err is the cause; it wraps one of the Err* sentinels.
+	Err error
+}
+
+// Error names the item and the cause.
+func (e *ItemError) Error() string { return fmt.Sprintf("item %q: %v", e.Item, e.Err) }
+
+// Unwrap returns the cause.
+func (e *ItemError) Unwrap() error { return e.Err }
+
+// WeightsError reports every bad item of one TRESBillingWeights string.
+type WeightsError struct {
+	// Input is the whole string as given.
+	Input string
+	// Items are the problems, in the order the items appear.
+	Items []*ItemError
+}
+
+// Error names the string and lists each bad item.
+func (e *WeightsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "TRESBillingWeights=%q: ", e.Input)
+	for i, it := range e.Items {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(it.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the item errors, so errors.Is and errors.As see each one.
+func (e *WeightsError) Unwrap() []error {
+	out := make([]error, len(e.Items))
+	for i, it := range e.Items {
+		out[i] = it
+	}
+	return out
+}
+
+// ParseWeights parses a TRESBillingWeights string the way Slurm's
+// slurm_get_tres_weight_array does (SLURM-SEMANTICS.md §2.2):
+//
+//   - comma-separated TYPE[/NAME]=NUMBER[UNIT] items; empty items are
+//     skipped (Slurm tokenises with strtok); type and name are
+//     case-insensitive and split at the first '/', so GRES/gpu:A100 is the
+//     typed GRES gres/gpu:a100;
+//   - NUMBER is a decimal floating-point number, sign, fraction and exponent
+//     allowed (strtod); infinities, NaN and hexadecimal are refused;
+//   - UNIT is the one character after the number, K, M, G, T or P in either
+//     case. mem and bb/* are counted in MiB: a suffix larger than M divides
+//     the weight by 1024 per step (Mem=0.25G → 0.25/1024 per MiB) and K or M
+//     leave it unchanged (Mem=256K → 256 per MiB). Every other TRES is a
+//     count: K divides by 1024, M by 1024², … P by 1024⁵ (as §2.2 specifies;
+//     Slurm's get_convert_unit_val computes 1024⁴ and 1024⁵ in a C int,
+//     which overflows, so a real slurmctld on x86-64 leaves CPU=1T or
+//     CPU=1P undivided). As in Slurm, only the first character after the
+//     number is read ("0.25GB" is 0.25G);
+//   - a weight on billing is checked and dropped; an energy weight is an
+//     error (ErrEnergy); when an item repeats a TRES the last one wins.
+//
+// tracked lists the AccountingStorageTRES entries; a weighted TRES that is
+// neither in it nor in AlwaysTracked is an error. A nil tracked skips that
+// check. An empty or all-blank s gives nil Weights.
+//
+// All bad items are reported together in a *WeightsError.
+func ParseWeights(s string, tracked []string) (Weights, error) {
+	return parseWeights(s, trackedSet(tracked))
+}
+
+// trackedSet returns the canonical tracked TRES, or nil when tracked is nil.
+func trackedSet(tracked []string) map[string]bool {
+	if tracked == nil {
+		return nil
+	}
+	always := AlwaysTracked()
+	set := make(map[string]bool, len(always)+len(tracked))
+	for _, t := range always {
+		set[t] = true
+	}
+	for _, t := range tracked {
+		set[schemas.CanonicalTRES(t)] = true
+	}
+	return set
+}
+
+func parseWeights(s string, tracked map[string]bool) (Weights, error) {
+	var (
+		byTRES = map[string]float64{}
+		bad    []*ItemError
+	)
+	for _, raw := range strings.Split(s, ",") {
+		item := strings.TrimSpace(raw)
+		if item == "" {
+			continue
+		}
+		tres, v, err := parseItem(item, tracked)
+		if err != nil {
+			bad = append(bad, &ItemError{Item: item, Err: err})
+			continue
+		}
+		if tres == "billing" {
+			continue
+		}
+		byTRES[tres] = v
+	}
+	if len(bad) > 0 {
+		return nil, &WeightsError{Input: s, Items: bad}
+	}
+	if len(byTRES) == 0 {
+		return nil, nil
+	}
+	w := make(Weights, 0, len(byTRES))
+	for t, v := range byTRES {
+		w = append(w, Weight{TRES: t, PerUnit: v})
+	}
+	sort.Slice(w, func(i, j int) bool { return TRESLess(w[i].TRES, w[j].TRES) })
+	return w, nil
+}
+
+// parseItem parses one non-empty TYPE[/NAME]=NUMBER[UNIT] item.
+func parseItem(item string, tracked map[string]bool) (string, float64, error) {
+	name, val, ok := strings.Cut(item, "=")
+	name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+	switch {
+	case !ok:
+		return "", 0, fmt.Errorf("no '=': %w", ErrSyntax)
+	case name == "":
+		return "", 0, fmt.Errorf("no TRES before '=': %w", ErrSyntax)
+	case val == "":
+		return "", 0, fmt.Errorf("no weight after '=': %w", ErrSyntax)
+	}
+	tres := schemas.CanonicalTRES(name)
+	typ, sub, named := strings.Cut(tres, "/")
+	needsName, known := tresType(typ)
+	switch {
+	case !known:
+		return "", 0, fmt.Errorf("%w type %q (want cpu, mem, node, billing, vmem, pages, gres/NAME, license/NAME, bb/NAME, fs/NAME or ic/NAME)", ErrUnknownType, typ)
+	case needsName && (!named || sub == ""):
+		return "", 0, fmt.Errorf("%w %q: %s needs a name, e.g. %s/NAME", ErrUnknownType, tres, typ, typ)
+	case !needsName && named:
+		return "", 0, fmt.Errorf("%w %q: %s takes no /NAME", ErrUnknownType, tres, typ)
+	case typ == "energy":
+		return "", 0, ErrEnergy
+	case tracked != nil && !tracked[tres]:
+		return "", 0, fmt.Errorf("%q: %w", tres, ErrNotTracked)
+	}
+	v, err := parseWeightValue(val, baseUnit(typ))
+	if err != nil {
+		return "", 0, err
+	}
+	return tres, v, nil
+}
+
+// tresType reports whether a TRES type needs a /NAME and whether Slurm knows
+// the type at all (tres.shtml: BB, Billing, CPU, Energy, FS, GRES, IC,
+// License, Mem, Node, Pages, VMem).
+func tresType(typ string) (needsName, known bool) {
+	switch typ {
+	case "cpu", "mem", "energy", "node", "billing", "vmem", "pages":
+		return false, true
+	case "gres", "license", "bb", "fs", "ic":
+		return true, true
+	}
+	return false, false
+}
+
+// Unit indexes as Slurm's get_unit_type numbers them: none, K, M, G, T, P.
+const (
+	unitNone = 0
+	unitMega = 2
+)
+
+// baseUnit is slurmdb_get_tres_base_unit: MiB for mem and bb, none otherwise.
+func baseUnit(typ string) int {
+	if typ == "mem" || typ == "bb" {
+		return unitMega
+	}
+	return unitNone
+}
+
+// parseWeightValue reads NUMBER[UNIT…] and applies the unit relative to base.
+func parseWeightValue(val string, base int) (float64, error) {
+	n := scanDecimal(val)
+	if n == 0 {
+		return 0, fmt.Errorf("%w: %q", ErrNumber, val)
+	}
+	v, err := strconv.ParseFloat(val[:n], 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q is out of range", ErrNumber, val[:n])
+	}
+	if n == len(val) {
+		return v, nil
+	}
+	u := strings.IndexByte("KMGTP", upper(val[n])) + 1
+	if u == 0 {
+		return 0, fmt.Errorf("%w, have %q in %q", ErrUnit, val[n:n+1], val)
+	}
+	if u > base {
+		v /= float64(uint64(1) << (10 * (u - base)))
+	}
+	return v, nil
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+// scanDecimal returns the length of the longest prefix of s that is a
+// decimal floating-point number as strtod reads it: [+-]digits[.digits]
+// [(e|E)[+-]digits], at least one digit in the mantissa. An exponent marker
+// without digits is not consumed ("1e" is 1 followed by "e").
+func scanDecimal(s string) int {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && isDigit(s[i]) {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if j < len(s) && isDigit(s[j]) {
+			for j < len(s) && isDigit(s[j]) {
+				j++
+			}
+			i = j
+		}
+	}
+	return i
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
