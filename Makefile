@@ -24,8 +24,9 @@ fuzz:
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzSacct$$' -fuzztime 30s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseAssoc$$' -fuzztime 20s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseAssocScript$$' -fuzztime 20s
-	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseSlurmConf$$' -fuzztime 20s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseSlurmConf$$' -fuzztime 20s -fuzzminimizetime 2s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseQOS$$' -fuzztime 20s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzTimeStrToMins$$' -fuzztime 10s
 	$(GO) test ./billing -run '^$$' -fuzz '^FuzzParseWeights$$' -fuzztime 20s
 
 ## demo: generate the demo cluster and check it (the full pipeline arrives with `fairledger demo`)
