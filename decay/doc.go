@@ -10,8 +10,9 @@
 // index slice ordered parents-before-children. It returns the usage vector at
 // the snapshot times the caller asks for, and a State to resume from the next
 // night. decay is pure computation: it reads and writes no files, imports
-// neither os nor a logger, and reports Stats instead of logging. The Arrow
-// adapter lives elsewhere.
+// neither os nor a logger, and reports Stats instead of logging. A thin
+// Arrow adapter (arrow.go) turns jobs batches into Jobs through a Resolver
+// (resolve.go) that maps (account, user, partition) to associations.
 //
 // # Algorithm
 //
