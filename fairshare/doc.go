@@ -4,9 +4,13 @@
 // (PriorityFlags=DEPTH_OBLIVIOUS), and formats them the way `sshare -a -l -P`
 // prints them.
 //
-// Place in the pipeline: ingest parses `sacctmgr show assoc` into plain rows,
-// the caller turns them into []Node and builds a Tree once per association
-// snapshot; decay produces the raw (decayed, descendant-inclusive) usage of
+// Place in the pipeline: ingest parses `sacctmgr show assoc` into plain rows
+// (Associations.Nodes gives the []Node) and a Tree is built once per
+// association snapshot. When the tree changes over time (dated dumps), a
+// Universe is the union of all snapshots' associations: decay charges each
+// universe association's own usage, and a Projection credits it to each
+// snapshot's tree — the usage of an association missing from a snapshot
+// stays with its nearest surviving ancestor (its account). decay produces the raw (decayed, descendant-inclusive) usage of
 // every association per calc period; this package turns each usage snapshot
 // into a Result (NormShares, NormUsage, EffectvUsage, LevelFS, FairShare), which
 // export writes out. The semantics follow SLURM-SEMANTICS.md §1.7, §1.10, §3,
