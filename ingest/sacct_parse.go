@@ -187,7 +187,10 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 		}
 		rec := ln
 		inJoined := false
-		n := bytes.Count(ln, []byte{'|'}) + 1
+		// Split once; the pieces are reused below unless the record turns
+		// out to span several lines.
+		p.pieces = splitPipes(p.pieces[:0], ln)
+		n := len(p.pieces)
 		if p.lay.trailing {
 			n--
 		}
@@ -233,7 +236,10 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 			}
 		}
 		res.stats.Read++
-		fields, perr := p.split(rec, n)
+		if inJoined {
+			p.pieces = splitPipes(p.pieces[:0], rec)
+		}
+		fields, perr := p.split()
 		if perr == nil {
 			perr = p.parseRow(fields, first, &res.stats)
 		}
@@ -269,22 +275,25 @@ func cutLine(data []byte) (line, rest []byte) {
 	return line, rest
 }
 
-// split cuts a record into exactly nf fields. When the record has more
-// delimiters than columns, the extra ones must belong to free-text columns
-// (JobName, SubmitLine, Constraints, ...): recoverPipes finds the alignment
-// in which every other column fits its syntax.
-func (p *sacctParser) split(rec []byte, n int) ([][]byte, *ParseError) {
-	nf := p.lay.nf
-	pieces := p.pieces[:0]
+// splitPipes appends the '|'-separated pieces of rec to dst.
+func splitPipes(dst [][]byte, rec []byte) [][]byte {
 	for {
 		i := bytes.IndexByte(rec, '|')
 		if i < 0 {
-			pieces = append(pieces, rec)
-			break
+			return append(dst, rec)
 		}
-		pieces = append(pieces, rec[:i])
+		dst = append(dst, rec[:i])
 		rec = rec[i+1:]
 	}
+}
+
+// split turns the pieces of a record (p.pieces) into exactly nf fields. When the record has more
+// delimiters than columns, the extra ones must belong to free-text columns
+// (JobName, SubmitLine, Constraints, ...): recoverPipes finds the alignment
+// in which every other column fits its syntax.
+func (p *sacctParser) split() ([][]byte, *ParseError) {
+	nf := p.lay.nf
+	pieces := p.pieces
 	if p.lay.trailing && len(pieces) > 0 && len(pieces[len(pieces)-1]) == 0 {
 		pieces = pieces[:len(pieces)-1]
 	}
