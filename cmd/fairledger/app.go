@@ -47,6 +47,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			checkCommand(stdout, stderr),
 			genCommand(stdout, stderr),
+			sqlCommand(stdout, stderr),
 		},
 	}
 	for _, c := range app.Commands {

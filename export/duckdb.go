@@ -1,0 +1,114 @@
+package export
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver (cgo)
+
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// DB is an in-memory DuckDB session with the history views defined.
+type DB struct {
+	db *sql.DB
+	// Tables are the views defined; tables with no Parquet file yet are
+	// left out (DuckDB cannot bind a view over nothing).
+	Tables []string
+	// Missing are the history tables that have no file yet.
+	Missing []string
+}
+
+// OpenDuckDB opens an in-memory DuckDB database and defines a view per
+// history table that has files under dir, from schemas.ViewsSQL.
+func OpenDuckDB(ctx context.Context, dir string) (*DB, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("history directory: %w", err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("history directory %s: not a directory", dir)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
+	// One connection: variables and settings are per connection.
+	db.SetMaxOpenConns(1)
+	d := &DB{db: db}
+	if _, err := db.ExecContext(ctx, "SET VARIABLE history = "+quoteSQL(abs)); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("set history: %w", err)
+	}
+	for _, st := range schemas.ViewStatements() {
+		if st.Table != "" && !hasFiles(abs, st.Table) {
+			d.Missing = append(d.Missing, st.Table)
+			continue
+		}
+		if _, err := db.ExecContext(ctx, st.SQL); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("define view %s: %w", st.Table, err)
+		}
+		if st.Table != "" {
+			d.Tables = append(d.Tables, st.Table)
+		}
+	}
+	return d, nil
+}
+
+// hasFiles reports whether a table has at least one Parquet file.
+func hasFiles(dir, table string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, table, "cluster=*", "month=*", "*.parquet"))
+	for _, f := range m {
+		if !strings.HasPrefix(filepath.Base(f), ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// quoteSQL quotes s as a SQL string literal.
+func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// Close closes the session.
+func (d *DB) Close() error { return d.db.Close() }
+
+// Result is a query's column names and rows (values as the driver returns
+// them: int64, float64, string, bool, time.Time, []byte, maps, nil).
+type Result struct {
+	Columns []string
+	Rows    [][]any
+}
+
+// Query runs one SQL statement and collects its result.
+func (d *DB) Query(ctx context.Context, query string) (*Result, error) {
+	rows, err := d.db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("query: %w", err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, fmt.Errorf("query columns: %w", err)
+	}
+	res := &Result{Columns: cols}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("query row: %w", err)
+		}
+		res.Rows = append(res.Rows, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query: %w", err)
+	}
+	return res, nil
+}
