@@ -140,7 +140,7 @@ func readInputs(c *cli.Context, log zerolog.Logger) (*inputs, error) {
 			in.errs = append(in.errs, err)
 		}
 	} else {
-		a, st, err := ingest.ReadAssoc(ap)
+		a, st, err := ingest.ReadAssocFile(ap)
 		in.stats = append(in.stats, st)
 		if err != nil {
 			in.errs = append(in.errs, err)
