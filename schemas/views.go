@@ -45,7 +45,3 @@ type ViewStatement struct {
 	Table string // the view (= table) it defines, "" for a setting
 	SQL   string
 }
-
-// HistoryTables are the tables of a fairledger history, in the order their
-// views are defined.
-var HistoryTables = []string{"jobs", "usage", "fairshare", "associations", "runs"}

@@ -1,0 +1,206 @@
+package export
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// billedSchema is a jobs batch as billing.Apply returns it.
+func billedSchema() *arrow.Schema {
+	s := schemas.Jobs(nil)
+	return arrow.NewSchema(append(s.Fields(), schemas.BillingFields()...), nil)
+}
+
+// jobSpec is one row of a test batch; nil pointers are nulls.
+type jobSpec struct {
+	jobID                    string
+	raw                      int64
+	arrJob, arrTask          *int64
+	user, account, part, qos string
+	state                    string
+	cancelledBy              *string
+	submit, start, end       *int64 // Unix seconds
+	elapsed                  *int64
+	nnodes, cpus             int64
+	tres                     map[string]float64 // also fills the dense columns
+	billing                  float64
+	billingSlurm             int64
+	usageFactor              float64
+	sourceLine               int64
+}
+
+// buildBatch builds a billed jobs batch from specs, column by column.
+func buildBatch(t testing.TB, mem memory.Allocator, specs []jobSpec) arrow.Record {
+	t.Helper()
+	b := array.NewRecordBuilder(mem, billedSchema())
+	defer b.Release()
+	for i, f := range b.Schema().Fields() {
+		fb := b.Field(i)
+		for _, s := range specs {
+			switch f.Name {
+			case schemas.ColCluster:
+				fb.(*array.BinaryDictionaryBuilder).AppendString("c1")
+			case schemas.ColJobID:
+				fb.(*array.StringBuilder).Append(s.jobID)
+			case schemas.ColJobIDRaw:
+				fb.(*array.Int64Builder).Append(s.raw)
+			case schemas.ColArrayJobID:
+				appendOpt(fb.(*array.Int64Builder), s.arrJob)
+			case schemas.ColArrayTaskID:
+				appendOpt(fb.(*array.Int64Builder), s.arrTask)
+			case schemas.ColHetJobID, schemas.ColHetJobOffset, schemas.ColSuspendedSec, schemas.ColTimelimitMin:
+				fb.AppendNull()
+			case schemas.ColUser:
+				fb.(*array.BinaryDictionaryBuilder).AppendString(s.user)
+			case schemas.ColAccount:
+				fb.(*array.BinaryDictionaryBuilder).AppendString(s.account)
+			case schemas.ColPartition:
+				fb.(*array.BinaryDictionaryBuilder).AppendString(s.part)
+			case schemas.ColQOS:
+				if s.qos == "" {
+					fb.AppendNull()
+				} else {
+					fb.(*array.BinaryDictionaryBuilder).AppendString(s.qos)
+				}
+			case schemas.ColState:
+				fb.(*array.BinaryDictionaryBuilder).AppendString(s.state)
+			case schemas.ColCancelledBy:
+				if s.cancelledBy == nil {
+					fb.AppendNull()
+				} else {
+					fb.(*array.StringBuilder).Append(*s.cancelledBy)
+				}
+			case schemas.ColSubmit, schemas.ColEligible:
+				appendTS(fb.(*array.TimestampBuilder), s.submit)
+			case schemas.ColStart:
+				appendTS(fb.(*array.TimestampBuilder), s.start)
+			case schemas.ColEnd:
+				appendTS(fb.(*array.TimestampBuilder), s.end)
+			case schemas.ColElapsedSec:
+				appendOpt(fb.(*array.Int64Builder), s.elapsed)
+			case schemas.ColNNodes:
+				fb.(*array.Int64Builder).Append(s.nnodes)
+			case schemas.ColAllocCPUs:
+				fb.(*array.Int64Builder).Append(s.cpus)
+			case schemas.ColExitCode, schemas.ColJobName:
+				fb.(*array.StringBuilder).Append("x")
+			case schemas.ColAllocTRES:
+				mb := fb.(*array.MapBuilder)
+				mb.Append(true)
+				for _, k := range sortedKeys(s.tres) {
+					mb.KeyBuilder().(*array.StringBuilder).Append(k)
+					mb.ItemBuilder().(*array.Float64Builder).Append(s.tres[k])
+				}
+			case schemas.ColBillingSacct:
+				fb.AppendNull()
+			case schemas.ColSourceFile:
+				fb.(*array.BinaryDictionaryBuilder).AppendString("sacct.txt")
+			case schemas.ColSourceLine:
+				fb.(*array.Int64Builder).Append(s.sourceLine)
+			case schemas.ColBilling:
+				fb.(*array.Float64Builder).Append(s.billing)
+			case schemas.ColBillingSlurm:
+				fb.(*array.Int64Builder).Append(s.billingSlurm)
+			case schemas.ColUsageFactor:
+				fb.(*array.Float64Builder).Append(s.usageFactor)
+			default:
+				tres, ok := schemas.IsDenseTRESColumn(f.Name)
+				if !ok {
+					t.Fatalf("test batch: unhandled column %s", f.Name)
+				}
+				fb.(*array.Float64Builder).Append(s.tres[tres])
+			}
+		}
+	}
+	return b.NewRecord()
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+func appendOpt(b *array.Int64Builder, v *int64) {
+	if v == nil {
+		b.AppendNull()
+		return
+	}
+	b.Append(*v)
+}
+
+func appendTS(b *array.TimestampBuilder, v *int64) {
+	if v == nil {
+		b.AppendNull()
+		return
+	}
+	b.Append(arrow.Timestamp(*v))
+}
+
+func TestJobRowsFromBatch(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	// 1735776000 = 2025-01-02T00:00:00Z; 1735779600 = one hour later.
+	start, end := int64(1735776000), int64(1735779600)
+	rec := buildBatch(t, mem, []jobSpec{
+		{jobID: "101_3", raw: 104, arrJob: ptr[int64](101), arrTask: ptr[int64](3), user: "bob", account: "physics",
+			part: "gpu", qos: "normal", state: "COMPLETED", submit: ptr(start - 60), start: &start, end: &end,
+			elapsed: ptr[int64](3600), nnodes: 1, cpus: 8,
+			tres:    map[string]float64{"cpu": 8, "mem": 32768, "node": 1, "gres/gpu": 2, "gres/gpu:a100": 2},
+			billing: 24.5, billingSlurm: 24, usageFactor: 1, sourceLine: 2},
+		{jobID: "99", raw: 99, user: "alice", account: "chem", part: "cpu", state: "CANCELLED",
+			cancelledBy: ptr("1000"), start: &start, nnodes: 2, cpus: 64,
+			tres:    map[string]float64{"cpu": 64, "node": 2},
+			billing: 64, billingSlurm: 64, usageFactor: 0.5, sourceLine: 9},
+	})
+	got, err := JobRowsFromBatch(rec, []int64{3600, 7200})
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, en, sub := ts("2025-01-02T00:00:00Z", 0), ts("2025-01-02T01:00:00Z", 0), ts("2025-01-01T23:59:00Z", 0)
+	want := []JobRow{
+		{JobID: "101_3", JobIDRaw: 104, ArrayJobID: ptr[int64](101), ArrayTaskID: ptr[int64](3), User: "bob",
+			Account: "physics", Partition: "gpu", QOS: "normal", State: "COMPLETED", Submit: &sub, Eligible: &sub,
+			Start: st, End: &en, ElapsedSec: ptr[int64](3600), ChargedSec: 3600, NNodes: 1, AllocCPUs: 8,
+			MemMB: 32768, NodeCount: 1, GPU: 2,
+			TRES:    map[string]float64{"cpu": 8, "mem": 32768, "node": 1, "gres/gpu": 2, "gres/gpu:a100": 2},
+			Billing: 24.5, BillingSlurm: 24, UsageFactor: 1, SourceFile: "sacct.txt", SourceLine: 2},
+		{JobID: "99", JobIDRaw: 99, User: "alice", Account: "chem", Partition: "cpu", QOS: "", State: "CANCELLED",
+			CancelledBy: ptr("1000"), Start: st, ChargedSec: 7200, NNodes: 2, AllocCPUs: 64, NodeCount: 2,
+			TRES: map[string]float64{"cpu": 64, "node": 2}, Billing: 64, BillingSlurm: 64, UsageFactor: 0.5,
+			SourceFile: "sacct.txt", SourceLine: 9},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("JobRowsFromBatch =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestJobRowsFromBatchErrors(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	start := int64(0)
+	rec := buildBatch(t, mem, []jobSpec{{jobID: "1", raw: 1, user: "u", account: "a", state: "RUNNING", start: &start}})
+	defer rec.Release()
+	if _, err := JobRowsFromBatch(rec, nil); err == nil {
+		t.Errorf("JobRowsFromBatch with no charged_sec succeeded, want an error")
+	}
+	// An unbilled batch lacks the billing column.
+	unbilled := array.NewRecord(schemas.Jobs(nil), rec.Columns()[:len(schemas.Jobs(nil).Fields())], rec.NumRows())
+	defer unbilled.Release()
+	if _, err := JobRowsFromBatch(unbilled, []int64{0}); err == nil {
+		t.Errorf("JobRowsFromBatch of an unbilled batch succeeded, want an error")
+	}
+}

@@ -1,0 +1,316 @@
+package schemas
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Names of the history tables export writes as Parquet.
+const (
+	TableJobs         = "jobs"
+	TableUsage        = "usage"
+	TableFairshare    = "fairshare"
+	TableAssociations = "associations"
+	TableRuns         = "runs"
+)
+
+// Type is the type of a history table column, spelt the way the Parquet
+// file stores it (physical type plus logical annotation). Every type is one
+// that DuckDB, Spark, Trino and pyarrow read without extensions.
+type Type string
+
+// Column types used by the history tables.
+const (
+	// TypeInt64 is INT64 (SQL BIGINT).
+	TypeInt64 Type = "INT64"
+	// TypeInt32 is INT32 (SQL INTEGER).
+	TypeInt32 Type = "INT32"
+	// TypeDouble is DOUBLE; +Inf is stored as the IEEE infinity.
+	TypeDouble Type = "DOUBLE"
+	// TypeString is BYTE_ARRAY annotated STRING (UTF-8).
+	TypeString Type = "STRING"
+	// TypeBool is BOOLEAN.
+	TypeBool Type = "BOOLEAN"
+	// TypeTimestamp is INT64 annotated TIMESTAMP(MICROS, isAdjustedToUTC=true).
+	TypeTimestamp Type = "TIMESTAMP(MICROS,UTC)"
+	// TypeMapStringDouble is MAP<STRING,DOUBLE> with required keys and values.
+	TypeMapStringDouble Type = "MAP<STRING,DOUBLE>"
+	// TypeMapStringInt64 is MAP<STRING,INT64> with required keys and values.
+	TypeMapStringInt64 Type = "MAP<STRING,INT64>"
+	// TypeInputList is the list of a run's input files.
+	TypeInputList Type = "LIST<STRUCT<path:STRING,size_bytes:INT64,sha256:STRING>>"
+)
+
+// SQL returns the DuckDB spelling of the type, for views and docs; "" for
+// a type not listed above.
+func (t Type) SQL() string {
+	switch t {
+	case TypeInt64:
+		return "BIGINT"
+	case TypeInt32:
+		return "INTEGER"
+	case TypeDouble:
+		return "DOUBLE"
+	case TypeString:
+		return "VARCHAR"
+	case TypeBool:
+		return "BOOLEAN"
+	case TypeTimestamp:
+		return "TIMESTAMP WITH TIME ZONE"
+	case TypeMapStringDouble:
+		return "MAP(VARCHAR, DOUBLE)"
+	case TypeMapStringInt64:
+		return "MAP(VARCHAR, BIGINT)"
+	case TypeInputList:
+		return "STRUCT(path VARCHAR, size_bytes BIGINT, sha256 VARCHAR)[]"
+	}
+	return ""
+}
+
+// Column describes one column of a history table.
+type Column struct {
+	// Name is the snake_case column name, its unit as a suffix (_sec, _mb).
+	Name string
+	// Type is the stored type.
+	Type Type
+	// Nullable reports whether the column may hold NULL.
+	Nullable bool
+	// Unit is the unit of the values ("" when none applies).
+	Unit string
+	// Description says what the value is and where it comes from.
+	Description string
+}
+
+// Table describes one history table: its columns in file order, the order
+// of its rows and where its files live.
+type Table struct {
+	// Name is the table (and top-level directory) name.
+	Name string
+	// Description is a paragraph on what one row is.
+	Description string
+	// Layout is the path of a partition's file under the history directory.
+	Layout string
+	// SortBy lists the columns the rows of a file are sorted by.
+	SortBy []string
+	// Partition are the hive partition columns: they live only in the path.
+	Partition []Column
+	// Columns are the columns stored in the files, in file order.
+	Columns []Column
+}
+
+// Column returns the named column and whether it exists.
+func (t Table) Column(name string) (Column, bool) {
+	for _, c := range t.Columns {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Column{}, false
+}
+
+// partitionColumns are the hive partition columns every table shares.
+func partitionColumns() []Column {
+	return []Column{
+		{Name: "cluster", Type: TypeString, Description: "Slurm ClusterName the rows belong to (directory `cluster=<name>`)."},
+		{Name: "month", Type: TypeString, Unit: "YYYY-MM", Description: "UTC calendar month of the partition (directory `month=<YYYY-MM>`)."},
+	}
+}
+
+const partitionLayout = "<history>/%s/cluster=<cluster>/month=<YYYY-MM>/data.parquet"
+
+// Tables returns every history table definition, in a fixed order (jobs,
+// usage, fairshare, associations, runs). Each call returns fresh values the
+// caller may modify.
+func Tables() []Table {
+	return []Table{jobsTable(), usageTable(), fairshareTable(), associationsTable(), runsTable()}
+}
+
+// TableByName returns the definition of the named table.
+func TableByName(name string) (Table, error) {
+	for _, t := range Tables() {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return Table{}, fmt.Errorf("unknown history table %q", name)
+}
+
+func jobsTable() Table {
+	return Table{
+		Name: TableJobs,
+		Description: "One row per charged allocation run (a job, array task or het-job component) " +
+			"that overlaps the partition's month, as ingested from `sacct -P` and billed. A job that " +
+			"spans a month boundary appears in each month it was charged in, with that month's charged_sec.",
+		Layout:    fmt.Sprintf(partitionLayout, TableJobs),
+		SortBy:    []string{"account", "user", "start", "job_id_raw", "job_id"},
+		Partition: partitionColumns(),
+		Columns: []Column{
+			{"job_id", TypeString, false, "", "JobID as sacct prints it: `123`, `123_4`, `123+1`."},
+			{"job_id_raw", TypeInt64, false, "", "JobIDRaw: the numeric job id."},
+			{"array_job_id", TypeInt64, true, "", "ArrayJobID; NULL unless an array task."},
+			{"array_task_id", TypeInt64, true, "", "ArrayTaskID; NULL unless an array task."},
+			{"het_job_id", TypeInt64, true, "", "HetJobID; NULL unless a het-job component."},
+			{"het_job_offset", TypeInt64, true, "", "HetJobOffset; NULL unless a het-job component."},
+			{"user", TypeString, false, "", "User name."},
+			{"account", TypeString, false, "", "Account charged."},
+			{"partition", TypeString, false, "", "Partition the job ran in (empty if sacct printed none)."},
+			{"qos", TypeString, false, "", "QOS name (empty if sacct printed none)."},
+			{"state", TypeString, false, "", "Base state: COMPLETED, CANCELLED, FAILED, TIMEOUT, REQUEUED, RUNNING, ..."},
+			{"cancelled_by", TypeString, true, "uid", "The uid from `CANCELLED by <uid>`; NULL otherwise."},
+			{"submit", TypeTimestamp, true, "UTC", "Submit time; NULL when sacct printed Unknown/None."},
+			{"eligible", TypeTimestamp, true, "UTC", "Eligible time; NULL when sacct printed Unknown/None."},
+			{"start", TypeTimestamp, false, "UTC", "Start time."},
+			{"end", TypeTimestamp, true, "UTC", "End time; NULL while the job runs."},
+			{"elapsed_sec", TypeInt64, true, "s", "sacct ElapsedRaw (suspended time excluded); NULL if absent."},
+			{"charged_sec", TypeInt64, false, "s", "Seconds charged to fair share in the run's window: end (or window end) − start, suspended time included."},
+			{"suspended_sec", TypeInt64, true, "s", "Suspended time; NULL if absent."},
+			{"timelimit_min", TypeInt64, true, "min", "Time limit; NULL if absent or UNLIMITED."},
+			{"nnodes", TypeInt64, false, "nodes", "NNodes."},
+			{"alloc_cpus", TypeInt64, false, "CPUs", "AllocCPUS."},
+			{"mem_mb", TypeDouble, false, "MiB", "Allocated memory: AllocTRES mem (0 if absent)."},
+			{"node_count", TypeDouble, false, "nodes", "AllocTRES node (0 if absent)."},
+			{"gpu", TypeDouble, false, "GPUs", "Total GPUs: AllocTRES gres/gpu, else the sum of typed gres/gpu:TYPE (0 if none)."},
+			{"tres", TypeMapStringDouble, false, "", "Every AllocTRES entry, lower-case TRES name → count (mem and bb in MiB)."},
+			{"billing", TypeDouble, false, "billing units", "Exact billable TRES (TRESBillingWeights applied), the value usage is computed from."},
+			{"billing_slurm", TypeInt64, false, "billing units", "Slurm's truncated billing= for the same allocation."},
+			{"usage_factor", TypeDouble, false, "", "QOS UsageFactor applied to usage (1 by default)."},
+			{"source_file", TypeString, false, "", "Input file the record was read from."},
+			{"source_line", TypeInt64, false, "", "First physical line of the record in source_file (1-based)."},
+		},
+	}
+}
+
+func usageTable() Table {
+	return Table{
+		Name: TableUsage,
+		Description: "Undecayed usage per user association and UTC day: one row per (account, user, " +
+			"partition, day) with any charged time. Account totals are sums over these rows.",
+		Layout:    fmt.Sprintf(partitionLayout, TableUsage),
+		SortBy:    []string{"account", "user", "partition", "period_start"},
+		Partition: partitionColumns(),
+		Columns: []Column{
+			{"account", TypeString, false, "", "Account of the user association."},
+			{"user", TypeString, false, "", "User name (never empty: one row per user association)."},
+			{"partition", TypeString, false, "", "Partition of a per-partition user association; empty otherwise."},
+			{"period_start", TypeTimestamp, false, "UTC", "Start of the UTC day the usage fell in."},
+			{"billing_sec", TypeDouble, false, "billing·s", "Σ billing × usage_factor × seconds run in the day, undecayed."},
+			{"cpu_sec", TypeDouble, false, "CPU·s", "Σ allocated CPUs × seconds run in the day."},
+			{"mem_mb_sec", TypeDouble, false, "MiB·s", "Σ allocated memory × seconds run in the day."},
+			{"gpu_sec", TypeDouble, false, "GPU·s", "Σ allocated GPUs × seconds run in the day."},
+		},
+	}
+}
+
+func fairshareTable() Table {
+	return Table{
+		Name: TableFairshare,
+		Description: "The `sshare -l` view at each snapshot: one row per association (root included) " +
+			"and snapshot, as computed by the named algorithm. NULL marks a cell sshare prints blank.",
+		Layout:    fmt.Sprintf(partitionLayout, TableFairshare),
+		SortBy:    []string{"snapshot", "account", "user", "partition"},
+		Partition: partitionColumns(),
+		Columns: []Column{
+			{"snapshot", TypeTimestamp, false, "UTC", "Time the usage was decayed to."},
+			{"algorithm", TypeString, false, "", "fair_tree, classic (NO_FAIR_TREE) or depth_oblivious."},
+			{"account", TypeString, false, "", "Account (for a user association: its account); root for the root."},
+			{"user", TypeString, false, "", "User name; empty for accounts and root."},
+			{"partition", TypeString, false, "", "Partition of a per-partition user association; empty otherwise."},
+			{"parent", TypeString, false, "", "Parent account; empty for root."},
+			{"depth", TypeInt32, false, "", "0 for root, 1 for its children, ..."},
+			{"is_user", TypeBool, false, "", "True for user associations."},
+			{"raw_shares", TypeInt64, true, "shares", "Share count (sacctmgr Share); NULL for root and FairShare=parent."},
+			{"shares_parent", TypeBool, false, "", "True for FairShare=parent."},
+			{"norm_shares", TypeDouble, true, "", "NormShares."},
+			{"raw_usage", TypeDouble, true, "billing·s", "RawUsage (decayed)."},
+			{"norm_usage", TypeDouble, true, "", "NormUsage; NULL for root."},
+			{"effectv_usage", TypeDouble, true, "", "EffectvUsage."},
+			{"fair_share", TypeDouble, true, "", "FairShare; NULL where sshare prints it blank."},
+			{"level_fs", TypeDouble, true, "", "Fair Tree LevelFS, +Infinity for no usage; NULL for root, FairShare=parent and other algorithms."},
+			{"rank", TypeInt32, true, "", "Fair Tree rank of a user (FairShare = rank/N); NULL for accounts and other algorithms."},
+		},
+	}
+}
+
+func associationsTable() Table {
+	return Table{
+		Name: TableAssociations,
+		Description: "The association tree in force at each snapshot, as read from `sacctmgr show assoc -P`: " +
+			"one row per association (root included).",
+		Layout:    fmt.Sprintf(partitionLayout, TableAssociations),
+		SortBy:    []string{"snapshot", "account", "user", "partition"},
+		Partition: partitionColumns(),
+		Columns: []Column{
+			{"snapshot", TypeTimestamp, false, "UTC", "Time from which the tree was in force."},
+			{"account", TypeString, false, "", "Account (for a user association: its account)."},
+			{"user", TypeString, false, "", "User name; empty for accounts and root."},
+			{"partition", TypeString, false, "", "Partition of a per-partition user association; empty otherwise."},
+			{"parent", TypeString, false, "", "Parent account; empty for root."},
+			{"shares", TypeInt64, true, "shares", "Raw share count; NULL when FairShare=parent."},
+			{"shares_parent", TypeBool, false, "", "True for FairShare=parent."},
+			{"lineage", TypeString, false, "", "Slurm lineage path `/acct/sub/` or `/acct/0-user/[part/]`."},
+			{"source_file", TypeString, false, "", "Input file the tree was read from."},
+		},
+	}
+}
+
+func runsTable() Table {
+	return Table{
+		Name: TableRuns,
+		Description: "One row per fairledger run, appended (never rewritten) as its own file: what was read " +
+			"and how every input row was accounted for (read = ingested + rejected + Σ skipped).",
+		Layout:    "<history>/runs/cluster=<cluster>/month=<YYYY-MM>/run-<started as 20060102T150405Z>-<8 hex>.parquet",
+		SortBy:    []string{"started"},
+		Partition: partitionColumns(),
+		Columns: []Column{
+			{"run_id", TypeString, false, "", "Unique id of the run."},
+			{"started", TypeTimestamp, false, "UTC", "Run start."},
+			{"finished", TypeTimestamp, false, "UTC", "Run end."},
+			{"version", TypeString, false, "", "fairledger version."},
+			{"inputs", TypeInputList, false, "", "Input files: path, size in bytes and SHA-256 (hex)."},
+			{"config", TypeString, false, "", "JSON object of the slurm.conf values in force."},
+			{"read", TypeInt64, false, "rows", "Input records read."},
+			{"ingested", TypeInt64, false, "rows", "Records ingested."},
+			{"rejected", TypeInt64, false, "rows", "Records rejected (each reported with its error)."},
+			{"skipped", TypeMapStringInt64, false, "rows", "Records skipped on purpose, per reason."},
+			{"jobs_charged", TypeInt64, false, "rows", "Job rows charged to fair share."},
+			{"snapshots", TypeInt64, false, "", "Fair-share snapshots computed."},
+		},
+	}
+}
+
+// Markdown renders the table's documentation page (schemas/<name>.md).
+func (t Table) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# `%s`\n\n", t.Name)
+	b.WriteString("<!-- Generated from schemas/tables.go by `go test ./schemas -run TestTableDocs -update`. Do not edit. -->\n\n")
+	b.WriteString(t.Description)
+	b.WriteString("\n\n")
+	fmt.Fprintf(&b, "Files: `%s` (zstd Parquet).\n\n", t.Layout)
+	fmt.Fprintf(&b, "Rows sorted by: %s.\n\n", codeList(t.SortBy))
+	b.WriteString("## Partition columns (in the path only)\n\n")
+	writeColumns(&b, t.Partition)
+	b.WriteString("\n## Columns\n\n")
+	writeColumns(&b, t.Columns)
+	return b.String()
+}
+
+func codeList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "`" + n + "`"
+	}
+	return strings.Join(q, ", ")
+}
+
+func writeColumns(b *strings.Builder, cols []Column) {
+	b.WriteString("| column | Parquet type | SQL type | null | unit | description |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, c := range cols {
+		null := "no"
+		if c.Nullable {
+			null = "yes"
+		}
+		fmt.Fprintf(b, "| `%s` | `%s` | `%s` | %s | %s | %s |\n",
+			c.Name, c.Type, c.Type.SQL(), null, c.Unit, strings.ReplaceAll(c.Description, "|", "\\|"))
+	}
+}
