@@ -252,10 +252,11 @@ func (s *SacctReader) Schema() *arrow.Schema { return s.schema }
 func (s *SacctReader) Stats() Stats { return s.stats }
 
 type chunk struct {
-	seq  int
-	line int // physical line number of the first byte
-	data []byte
-	buf  *[]byte // pooled buffer backing data
+	seq   int
+	line  int // physical line number of the first byte
+	lines int // newlines in data
+	data  []byte
+	buf   *[]byte // pooled buffer backing data
 }
 
 type rejectRec struct {
@@ -355,7 +356,7 @@ func (s *SacctReader) produce(br *bufio.Reader, line int, work chan<- chunk, poo
 		}
 		if eof {
 			if len(buf) > 0 {
-				send(chunk{seq: seq, line: line, data: buf, buf: bp})
+				send(chunk{seq: seq, line: line, lines: bytes.Count(buf, []byte{'\n'}), data: buf, buf: bp})
 			}
 			return
 		}
@@ -369,8 +370,8 @@ func (s *SacctReader) produce(br *bufio.Reader, line int, work chan<- chunk, poo
 			continue
 		}
 		carry = append(carry[:0], buf[cut:]...)
-		c := chunk{seq: seq, line: line, data: buf[:cut], buf: bp}
-		line += bytes.Count(c.data, []byte{'\n'})
+		c := chunk{seq: seq, line: line, lines: bytes.Count(buf[:cut], []byte{'\n'}), data: buf[:cut], buf: bp}
+		line += c.lines
 		seq++
 		if !send(c) {
 			return

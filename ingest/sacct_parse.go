@@ -172,7 +172,7 @@ func (p *sacctParser) reserve(n int) {
 // input is malformed, in which case the pieces are rejected, not lost.
 func (p *sacctParser) parseChunk(c chunk) chunkResult {
 	res := chunkResult{seq: c.seq, stats: Stats{File: p.name}}
-	p.reserve(bytes.Count(c.data, []byte{'\n'}) + 1)
+	p.reserve(c.lines + 1)
 	data := c.data
 	line := c.line
 	nf := p.lay.nf
