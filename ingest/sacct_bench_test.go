@@ -3,6 +3,7 @@ package ingest
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -19,7 +20,7 @@ func benchSacct(b *testing.B, jobs int) (string, int64) {
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "fairledger-bench")
 	}
-	sub := filepath.Join(dir, "sacct-"+itoa(jobs))
+	sub := filepath.Join(dir, "sacct-"+strconv.Itoa(jobs))
 	path := filepath.Join(sub, "sacct.psv")
 	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
 		return path, fi.Size()
@@ -32,19 +33,6 @@ func benchSacct(b *testing.B, jobs int) (string, int64) {
 		b.Fatal(err)
 	}
 	return path, fi.Size()
-}
-
-func itoa(n int) string {
-	var buf [20]byte
-	i := len(buf)
-	for {
-		i--
-		buf[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(buf[i:])
-		}
-	}
 }
 
 // cpuSeconds is the process's user+system CPU time so far.

@@ -175,8 +175,7 @@ func (c fieldClass) fits(v []byte) bool {
 		}
 		return false
 	case classExit:
-		n, i, ok := leadingInt(v)
-		_ = n
+		_, i, ok := leadingInt(v)
 		if !ok || i >= len(v) || v[i] != ':' {
 			return false
 		}

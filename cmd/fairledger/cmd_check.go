@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -31,19 +33,7 @@ func inputFlags(sacctRequired bool) []cli.Flag {
 }
 
 func presetNames() string {
-	var n []string
-	for k := range ingest.SacctPresets {
-		n = append(n, k)
-	}
-	// Sorted for stable help output.
-	for i := range n {
-		for j := i + 1; j < len(n); j++ {
-			if n[j] < n[i] {
-				n[i], n[j] = n[j], n[i]
-			}
-		}
-	}
-	return strings.Join(n, ", ")
+	return strings.Join(slices.Sorted(maps.Keys(ingest.SacctPresets)), ", ")
 }
 
 func checkCommand(stdout, stderr io.Writer) *cli.Command {
