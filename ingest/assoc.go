@@ -129,7 +129,7 @@ type assocColumns struct {
 // not be read at all.
 func ParseAssoc(name string, r io.Reader) (*Associations, Stats, error) {
 	st := Stats{File: name}
-	br := bufio.NewReader(r)
+	sc := assocLineScanner(r)
 	var (
 		cols     assocColumns
 		trailing bool
@@ -139,20 +139,10 @@ func ParseAssoc(name string, r io.Reader) (*Associations, Stats, error) {
 		rejected = map[assocAcctKey]bool{}
 		lineNo   int
 	)
-	for {
-		line, rerr := br.ReadString('\n')
-		if line == "" && rerr != nil {
-			if rerr != io.EOF {
-				return nil, st, fmt.Errorf("read %s: %w", name, rerr)
-			}
-			break
-		}
+	for sc.Scan() {
 		lineNo++
-		line = strings.TrimRight(line, "\r\n")
+		line := strings.TrimRight(sc.Text(), "\r")
 		if strings.TrimSpace(line) == "" {
-			if rerr != nil {
-				break
-			}
 			continue
 		}
 		if !haveHdr {
@@ -176,9 +166,9 @@ func ParseAssoc(name string, r io.Reader) (*Associations, Stats, error) {
 			rec.rec = len(recs)
 			recs = append(recs, rec)
 		}
-		if rerr != nil {
-			break
-		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, st, fmt.Errorf("read %s: %w", name, err)
 	}
 	if !haveHdr {
 		return nil, st, newParseError(name, 0, "", "", "no header: the file is empty")
@@ -189,6 +179,15 @@ func ParseAssoc(name string, r io.Reader) (*Associations, Stats, error) {
 	st.Warnings = append(st.Warnings, res.warnings...)
 	errs = append(errs, res.errs...)
 	return &Associations{File: name, Rows: res.rows}, st, assocJoin(errs)
+}
+
+// assocLineScanner returns a scanner over the lines of an association
+// file (without their line ends) for both association readers. Lines may
+// be long: sacctmgr prints whole limit and QOS lists on one.
+func assocLineScanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	return sc
 }
 
 // assocParseHeader maps the header's titles to columns.

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -70,7 +69,7 @@ type assocStmt struct {
 // as rejected.
 func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 	st := Stats{File: name}
-	br := bufio.NewReader(r)
+	sc := assocLineScanner(r)
 	var (
 		b        = assocBuilder{file: name, rejected: map[assocAcctKey]bool{}}
 		errs     []*ParseError
@@ -100,16 +99,9 @@ func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 			ingested[idx] = true
 		}
 	}
-	for {
-		line, rerr := br.ReadString('\n')
-		if line == "" && rerr != nil {
-			if rerr != io.EOF {
-				return nil, st, fmt.Errorf("read %s: %w", name, rerr)
-			}
-			break
-		}
+	for sc.Scan() {
 		lineNo++
-		line = strings.TrimRight(line, "\r\n")
+		line := strings.TrimRight(sc.Text(), "\r")
 		if pending.Len() == 0 {
 			startLn = lineNo
 		}
@@ -120,9 +112,9 @@ func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 			pending.WriteString(line)
 			flush()
 		}
-		if rerr != nil {
-			break
-		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, st, fmt.Errorf("read %s: %w", name, err)
 	}
 	flush()
 
