@@ -188,31 +188,20 @@ func (t *Table) Apply(mem memory.Allocator, rec arrow.Record, usageFactor func(q
 	return out, st, nil
 }
 
-// dictColumn returns the named dictionary<int, utf8> column of rec.
+// dictColumn returns the named dictionary<int32, utf8> column of rec.
 func dictColumn(rec arrow.Record, name string) (*array.Dictionary, error) {
-	i, err := schemas.Index(rec.Schema(), name)
+	d, _, _, err := schemas.DictStringColumn(rec, name)
 	if err != nil {
 		return nil, fmt.Errorf("apply billing: %w", err)
-	}
-	d, ok := rec.Column(i).(*array.Dictionary)
-	if !ok {
-		return nil, fmt.Errorf("apply billing: column %q is %s, want dictionary<int32, utf8>", name, rec.Column(i).DataType())
-	}
-	if _, ok := d.Dictionary().(*array.String); !ok {
-		return nil, fmt.Errorf("apply billing: column %q is %s, want dictionary<int32, utf8>", name, d.DataType())
 	}
 	return d, nil
 }
 
 // float64Column returns the named float64 column of rec.
 func float64Column(rec arrow.Record, name string) (*array.Float64, error) {
-	i, err := schemas.Index(rec.Schema(), name)
+	a, err := schemas.RecordColumn[*array.Float64](rec, name, "float64")
 	if err != nil {
 		return nil, fmt.Errorf("apply billing: %w", err)
-	}
-	a, ok := rec.Column(i).(*array.Float64)
-	if !ok {
-		return nil, fmt.Errorf("apply billing: column %q is %s, want float64", name, rec.Column(i).DataType())
 	}
 	return a, nil
 }

@@ -251,20 +251,11 @@ func (r *Resolver) AppendJobs(rec arrow.Record, dst *Jobs, st *ResolveStats) err
 // dictColumn returns the named dictionary<int32, utf8> column of rec,
 // checking every non-null code against the dictionary.
 func dictColumn(rec arrow.Record, name string) (dictCol, error) {
-	i, err := schemas.Index(rec.Schema(), name)
+	d, codes, names, err := schemas.DictStringColumn(rec, name)
 	if err != nil {
 		return dictCol{}, fmt.Errorf("append jobs: %w", err)
 	}
-	d, ok := rec.Column(i).(*array.Dictionary)
-	if !ok {
-		return dictCol{}, fmt.Errorf("append jobs: column %q is %s, want dictionary<int32, utf8>", name, rec.Column(i).DataType())
-	}
-	idx, ok1 := d.Indices().(*array.Int32)
-	names, ok2 := d.Dictionary().(*array.String)
-	if !ok1 || !ok2 {
-		return dictCol{}, fmt.Errorf("append jobs: column %q is %s, want dictionary<int32, utf8>", name, d.DataType())
-	}
-	c := dictCol{d: d, codes: idx.Int32Values(), names: names, nulls: d.NullN() > 0}
+	c := dictCol{d: d, codes: codes, names: names, nulls: d.NullN() > 0}
 	m := int32(names.Len())
 	for row, k := range c.codes {
 		if (k < 0 || k >= m) && !(c.nulls && d.IsNull(row)) {
@@ -276,13 +267,13 @@ func dictColumn(rec arrow.Record, name string) (dictCol, error) {
 
 // timestampColumn returns the named timestamp[s] column of rec.
 func timestampColumn(rec arrow.Record, name string) (*array.Timestamp, error) {
-	i, err := schemas.Index(rec.Schema(), name)
+	const want = "timestamp[s]"
+	a, err := schemas.RecordColumn[*array.Timestamp](rec, name, want)
+	if err == nil && a.DataType().(*arrow.TimestampType).Unit != arrow.Second {
+		err = fmt.Errorf("column %q is %s, want %s", name, a.DataType(), want)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("append jobs: %w", err)
-	}
-	a, ok := rec.Column(i).(*array.Timestamp)
-	if !ok || a.DataType().(*arrow.TimestampType).Unit != arrow.Second {
-		return nil, fmt.Errorf("append jobs: column %q is %s, want timestamp[s]", name, rec.Column(i).DataType())
 	}
 	return a, nil
 }
@@ -290,13 +281,9 @@ func timestampColumn(rec arrow.Record, name string) (*array.Timestamp, error) {
 // float64Column returns the named float64 column of rec, which must have
 // no nulls.
 func float64Column(rec arrow.Record, name string) (*array.Float64, error) {
-	i, err := schemas.Index(rec.Schema(), name)
+	a, err := schemas.RecordColumn[*array.Float64](rec, name, "float64")
 	if err != nil {
 		return nil, fmt.Errorf("append jobs: %w", err)
-	}
-	a, ok := rec.Column(i).(*array.Float64)
-	if !ok {
-		return nil, fmt.Errorf("append jobs: column %q is %s, want float64", name, rec.Column(i).DataType())
 	}
 	if a.NullN() > 0 {
 		return nil, fmt.Errorf("append jobs: column %q: %d null values", name, a.NullN())

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 )
 
 // Column names of a jobs batch: one row per charged allocation run, as
@@ -163,4 +164,36 @@ func Index(s *arrow.Schema, name string) (int, error) {
 		return -1, fmt.Errorf("schema has no column %q", name)
 	}
 	return idx[0], nil
+}
+
+// RecordColumn returns the named column of rec as the array type A (e.g.
+// *array.Float64); want names the expected type in the error
+// ("float64", "timestamp[s]"). Callers add their own context.
+func RecordColumn[A arrow.Array](rec arrow.Record, name, want string) (A, error) {
+	var zero A
+	i, err := Index(rec.Schema(), name)
+	if err != nil {
+		return zero, err
+	}
+	a, ok := rec.Column(i).(A)
+	if !ok {
+		return zero, fmt.Errorf("column %q is %s, want %s", name, rec.Column(i).DataType(), want)
+	}
+	return a, nil
+}
+
+// DictStringColumn returns the named dictionary<int32, utf8> column of rec
+// with its codes and its dictionary values.
+func DictStringColumn(rec arrow.Record, name string) (*array.Dictionary, []int32, *array.String, error) {
+	const want = "dictionary<int32, utf8>"
+	d, err := RecordColumn[*array.Dictionary](rec, name, want)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	idx, ok1 := d.Indices().(*array.Int32)
+	names, ok2 := d.Dictionary().(*array.String)
+	if !ok1 || !ok2 {
+		return nil, nil, nil, fmt.Errorf("column %q is %s, want %s", name, d.DataType(), want)
+	}
+	return d, idx.Int32Values(), names, nil
 }
