@@ -183,15 +183,16 @@ func jobsTable() Table {
 func usageTable() Table {
 	return Table{
 		Name: TableUsage,
-		Description: "Undecayed usage per user association and UTC day: one row per (account, user, " +
-			"partition, day) with any charged time. Account totals are sums over these rows.",
+		Description: "Undecayed usage per user, account, partition and UTC day, computed from the jobs table: " +
+			"one row per (account, user, partition the jobs ran in, day) with any charged time; a running job " +
+			"counts up to the run's --to. Association and account totals are sums over these rows.",
 		Layout:    fmt.Sprintf(partitionLayout, TableUsage),
 		SortBy:    []string{"account", "user", "partition", "period_start"},
 		Partition: partitionColumns(),
 		Columns: []Column{
-			{"account", TypeString, false, "", "Account of the user association."},
-			{"user", TypeString, false, "", "User name (never empty: one row per user association)."},
-			{"partition", TypeString, false, "", "Partition of a per-partition user association; empty otherwise."},
+			{"account", TypeString, false, "", "Account the jobs were charged to."},
+			{"user", TypeString, false, "", "User who ran the jobs."},
+			{"partition", TypeString, false, "", "Partition the jobs ran in."},
 			{"period_start", TypeTimestamp, false, "UTC", "Start of the UTC day the usage fell in."},
 			{"billing_sec", TypeDouble, false, "billing·s", "Σ billing × usage_factor × seconds run in the day, undecayed."},
 			{"cpu_sec", TypeDouble, false, "CPU·s", "Σ allocated CPUs × seconds run in the day."},

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +49,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			checkCommand(stdout, stderr),
 			genCommand(stdout, stderr),
 			sqlCommand(stdout, stderr),
+			runCommand(stdout, stderr),
 		},
 	}
 	for _, c := range app.Commands {
@@ -94,4 +96,25 @@ func location(name string) (*time.Location, error) {
 		return nil, usagef("--tz %q: %v", name, err)
 	}
 	return loc, nil
+}
+
+// parseTime reads a time flag: YYYY-MM-DD (local midnight),
+// YYYY-MM-DDTHH:MM[:SS] in loc, RFC 3339, or @UNIX seconds.
+func parseTime(flag, s string, loc *time.Location) (time.Time, error) {
+	if strings.HasPrefix(s, "@") {
+		n, err := strconv.ParseInt(s[1:], 10, 64)
+		if err != nil {
+			return time.Time{}, usagef("--%s %q: bad Unix time", flag, s)
+		}
+		return time.Unix(n, 0), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usagef("--%s %q: want YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS], RFC 3339 or @UNIX", flag, s)
 }

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v2"
+
+	"github.com/fairledger/fairledger/pipeline"
+)
+
+func runCommand(stdout, stderr io.Writer) *cli.Command {
+	flags := append(inputFlags(true),
+		&cli.StringFlag{Name: "history", Usage: "history directory (created if missing; shared by several clusters)", Required: true},
+		&cli.StringFlag{Name: "from", Usage: "start of a fresh window, or recompute from the newest checkpoint at or before it (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: resume, else the earliest job start)"},
+		&cli.StringFlag{Name: "to", Usage: "end of the window (default: the latest job end, or now when jobs are running)"},
+		&cli.DurationFlag{Name: "snapshot-every", Value: 24 * time.Hour, Usage: "fair-share snapshot interval from local midnight (divides 24h or whole days; 0: only at --to); a snapshot is always taken at --to"},
+		&cli.DurationFlag{Name: "lock-wait", Value: 0, Usage: "wait this long for another run holding the history's lock (default: fail at once)"},
+		&cli.IntFlag{Name: "keep-checkpoints", Value: pipeline.DefaultKeepCheckpoints, Usage: "checkpoints kept per cluster (how many nights back a re-run can start)"},
+		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress line on stderr: auto (on a terminal), always or never"},
+	)
+	return &cli.Command{
+		Name:  "run",
+		Usage: "the nightly job: ingest → billing → decay → fair share → Parquet history, resuming from the last night",
+		Description: "Reads the sacct files, bills every job, charges decayed usage on the PriorityCalcPeriod grid,\n" +
+			"takes fair-share snapshots (daily at local midnight and at --to) and writes the jobs, usage,\n" +
+			"fairshare, associations and runs tables. Run it again the next night with that night's sacct\n" +
+			"file and the same --history: it resumes from the checkpoint. Exit 3 when rows were rejected.",
+		ArgsUsage: " ",
+		Flags:     flags,
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 0 {
+				return usagef("run takes no arguments, got %q", c.Args().First())
+			}
+			log := newLogger(c, stderr)
+			return runRun(c, log, stdout, stderr)
+		},
+	}
+}
+
+func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error {
+	loc, err := location(c.String("tz"))
+	if err != nil {
+		return err
+	}
+	var from, to time.Time
+	if s := c.String("from"); s != "" {
+		if from, err = parseTime("from", s, loc); err != nil {
+			return err
+		}
+	}
+	if s := c.String("to"); s != "" {
+		if to, err = parseTime("to", s, loc); err != nil {
+			return err
+		}
+	}
+	in, err := readInputs(c, log)
+	if err != nil {
+		return err
+	}
+	if len(in.errs) > 0 {
+		in.reject.close()
+		return errors.Join(in.errs...)
+	}
+	pin := pipeline.Inputs{Conf: in.conf, Assoc: in.assoc, QOS: in.qos, Sacct: in.sacct, SacctOptions: in.sopt,
+		Files: inputFiles(c)}
+	opt := pipeline.Options{
+		History: c.String("history"), Cluster: c.String("cluster"), From: from, To: to,
+		SnapshotEvery: c.Duration("snapshot-every"), Location: loc, Version: version,
+		LockWait: c.Duration("lock-wait"), KeepCheckpoints: c.Int("keep-checkpoints"), Log: log,
+	}
+	var bar *progressLine
+	if showProgress(c.String("progress"), stderr) {
+		bar = &progressLine{w: stderr, start: time.Now()}
+		opt.Progress = bar.update
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sum, err := pipeline.Run(ctx, pin, opt)
+	if bar != nil {
+		bar.done()
+	}
+	if cerr := in.reject.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("run interrupted; the history is unchanged where not yet written, and the next run recomputes this night: %w", err)
+		}
+		return err
+	}
+	logSummary(log, sum)
+	fmt.Fprintln(stdout, summaryLine(sum))
+	if sum.Ingest.Rejected > 0 {
+		return errRejected
+	}
+	return nil
+}
+
+// inputFiles are the small input files recorded in the runs table.
+func inputFiles(c *cli.Context) []string {
+	files := []string{c.String("slurm-conf")}
+	a := c.String("assoc")
+	if fi, err := os.Stat(a); err == nil && fi.IsDir() {
+		entries, _ := os.ReadDir(a)
+		for _, e := range entries {
+			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+				files = append(files, filepath.Join(a, e.Name()))
+			}
+		}
+	} else {
+		files = append(files, a)
+	}
+	if q := c.String("qos"); q != "" {
+		files = append(files, q)
+	}
+	return files
+}
+
+// summaryLine is the one line a cron mail shows.
+func summaryLine(s *pipeline.Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fairledger run %s: cluster %s, %s → %s", s.RunID, s.Cluster,
+		s.From.Format(time.RFC3339), s.To.Format(time.RFC3339))
+	if s.Resumed {
+		b.WriteString(" (resumed)")
+	}
+	fmt.Fprintf(&b, "; rows read %d, ingested %d, rejected %d, skipped %d", s.Ingest.Read, s.Ingest.Ingested,
+		s.Ingest.Rejected, s.Ingest.SkippedTotal())
+	for _, k := range s.Ingest.SkipReasons() {
+		fmt.Fprintf(&b, " [%s %d]", k, s.Ingest.Skipped[k])
+	}
+	fmt.Fprintf(&b, "; jobs charged %d of %d, not charged %d", s.Decay.JobsCharged, s.Resolve.Rows, s.Resolve.NotCharged())
+	for _, k := range s.Resolve.Reasons() {
+		fmt.Fprintf(&b, " [%s %d]", k, s.Resolve.ByReason[k])
+	}
+	fmt.Fprintf(&b, "; snapshots %d; files %d; elapsed %s; peak RSS %d MiB",
+		s.Snapshots, s.Partitions, s.Finished.Sub(s.Started).Round(time.Millisecond), peakRSSMiB())
+	return b.String()
+}
+
+func logSummary(log zerolog.Logger, s *pipeline.Summary) {
+	ev := log.Info().Str("run_id", s.RunID).Str("cluster", s.Cluster).Time("from", s.From).Time("to", s.To).
+		Bool("resumed", s.Resumed).Int64("read", s.Ingest.Read).Int64("ingested", s.Ingest.Ingested).
+		Int64("rejected", s.Ingest.Rejected).Interface("skipped", s.Ingest.Skipped).
+		Int64("billed", s.Billing.Rows).Interface("billing_fallback", s.Billing.Fallback).
+		Int64("resolved", s.Resolve.Rows).Int64("charged_rows", s.Resolve.Charged).Interface("not_charged", s.Resolve.ByReason).
+		Strs("unknown_accounts", s.Resolve.UnknownAccounts).
+		Int("jobs_charged", s.Decay.JobsCharged).Int("jobs_between_ticks", s.Decay.JobsBetweenTicks).
+		Int("jobs_empty", s.Decay.JobsEmpty).Int("jobs_outside", s.Decay.JobsOutside).Int64("ticks", s.Decay.Ticks).
+		Int("resets", s.Decay.Resets).Int64("jobs_written", s.JobsWritten).Int64("other_cluster", s.OtherCluster).
+		Int64("after_to", s.AfterTo).Int("carried_unseen", s.CarriedUnseen).Int("late", s.Late).
+		Int("snapshots", s.Snapshots).Int("files", s.Partitions).
+		Dur("elapsed", s.Finished.Sub(s.Started)).Int64("peak_rss_mib", peakRSSMiB())
+	ev.Msg("run finished")
+}
+
+// peakRSSMiB is the process's peak resident set size.
+func peakRSSMiB() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss / 1024 // Linux reports KiB
+}
+
+func showProgress(mode string, stderr io.Writer) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	f, ok := stderr.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// progressLine redraws one status line on a terminal: rows, rate, ETA.
+type progressLine struct {
+	w     io.Writer
+	start time.Time
+	last  time.Time
+	drawn bool
+}
+
+func (p *progressLine) update(pr pipeline.Progress) {
+	now := time.Now()
+	if now.Sub(p.last) < 200*time.Millisecond && pr.BytesDone < pr.BytesTotal {
+		return
+	}
+	p.last = now
+	el := now.Sub(p.start).Seconds()
+	rate := float64(pr.Rows) / max(el, 1e-9)
+	eta := "?"
+	if pr.BytesDone > 0 && pr.BytesTotal > 0 {
+		left := el * float64(pr.BytesTotal-pr.BytesDone) / float64(pr.BytesDone)
+		eta = (time.Duration(left) * time.Second).Round(time.Second).String()
+	}
+	pct := 0.0
+	if pr.BytesTotal > 0 {
+		pct = 100 * float64(pr.BytesDone) / float64(pr.BytesTotal)
+	}
+	fmt.Fprintf(p.w, "\r\033[Kreading %s: %5.1f%%  %d rows  %.0f rows/s  ETA %s", filepath.Base(pr.File), pct, pr.Rows, rate, eta)
+	p.drawn = true
+}
+
+func (p *progressLine) done() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

@@ -1,0 +1,260 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fairledger/fairledger/fairshare"
+)
+
+// Algorithm names as stored in the algorithm column of the fairshare table
+// and in RunConfig.Algorithm. fairshare.Algorithm.String returns the
+// PriorityFlags spelling (FAIR_TREE, NO_FAIR_TREE, DEPTH_OBLIVIOUS) instead,
+// hence AlgorithmName and ParseAlgorithm.
+const (
+	AlgoFairTree       = "fair_tree"
+	AlgoClassic        = "classic"
+	AlgoDepthOblivious = "depth_oblivious"
+)
+
+// AlgorithmName returns the history name of a (fair_tree, classic or
+// depth_oblivious), or a.String() for an unknown value.
+func AlgorithmName(a fairshare.Algorithm) string {
+	switch a {
+	case fairshare.FairTreeAlgo:
+		return AlgoFairTree
+	case fairshare.ClassicAlgo:
+		return AlgoClassic
+	case fairshare.DepthObliviousAlgo:
+		return AlgoDepthOblivious
+	}
+	return a.String()
+}
+
+// ParseAlgorithm is the inverse of AlgorithmName.
+func ParseAlgorithm(s string) (fairshare.Algorithm, error) {
+	switch s {
+	case AlgoFairTree:
+		return fairshare.FairTreeAlgo, nil
+	case AlgoClassic:
+		return fairshare.ClassicAlgo, nil
+	case AlgoDepthOblivious:
+		return fairshare.DepthObliviousAlgo, nil
+	}
+	return 0, fmt.Errorf("unknown fair-share algorithm %q (want %s, %s or %s)", s, AlgoFairTree, AlgoClassic, AlgoDepthOblivious)
+}
+
+// FairshareRows converts one snapshot's tree and result into rows, one per
+// association in tree position order (the writer sorts). NaN values become
+// NULL (nil) and +Inf stays +Inf (sshare prints "inf"). Following sshare
+// (SLURM-SEMANTICS.md §7): raw_shares is NULL for root and FairShare=parent
+// rows; fair_share is NULL for accounts and root under every algorithm
+// (sshare ≥ 25.11 prints it on user rows only, so a classic account's
+// factor is not kept); level_fs is NULL for root, FairShare=parent rows and
+// algorithms other than Fair Tree; rank is NULL except on Fair Tree user
+// rows. r must have been computed on t.
+func FairshareRows(snapshot time.Time, t *fairshare.Tree, r *fairshare.Result) []FairshareRow {
+	n := t.Len()
+	if len(r.NormShares) != n {
+		panic(fmt.Sprintf("export: FairshareRows: result holds %d associations, tree %d", len(r.NormShares), n))
+	}
+	algo := AlgorithmName(r.Algorithm)
+	fairTree := r.Algorithm == fairshare.FairTreeAlgo
+	rows := make([]FairshareRow, n)
+	// One backing array per column type keeps the allocations per call
+	// constant instead of one per cell. floats holds at most six values a
+	// row, so append never reallocates and the pointers stay valid.
+	floats := make([]float64, 0, 6*n)
+	num := func(v float64) *float64 {
+		if math.IsNaN(v) {
+			return nil
+		}
+		floats = append(floats, v)
+		return &floats[len(floats)-1]
+	}
+	shares := make([]int64, n)
+	ranks := make([]int32, n)
+	for p := range n {
+		row := &rows[p]
+		row.Snapshot = snapshot
+		row.Algorithm = algo
+		row.Account, row.User, row.Partition = t.Account[p], t.User[p], t.Partition[p]
+		if par := t.Parent[p]; par >= 0 {
+			row.Parent = t.Account[par]
+		}
+		row.Depth = t.Depth[p]
+		row.IsUser = t.IsUser[p]
+		row.SharesParent = t.SharesParent[p]
+		if p != 0 && !t.SharesParent[p] {
+			shares[p] = t.Shares[p]
+			row.RawShares = &shares[p]
+		}
+		row.NormShares = num(r.NormShares[p])
+		row.RawUsage = num(r.RawUsage[p])
+		row.NormUsage = num(r.NormUsage[p])
+		row.EffectvUsage = num(r.EffectvUsage[p])
+		if t.IsUser[p] {
+			row.FairShare = num(r.FairShare[p])
+		}
+		if fairTree {
+			row.LevelFS = num(r.LevelFS[p])
+			if t.IsUser[p] && r.Rank[p] != 0 {
+				ranks[p] = r.Rank[p]
+				row.Rank = &ranks[p]
+			}
+		}
+	}
+	return rows
+}
+
+// AssociationRows converts the tree in force from snapshot on into rows of
+// the associations table, one per association in tree position order (the
+// writer sorts); source is the input file the tree was read from. shares is
+// NULL for FairShare=parent only: root keeps its share count.
+func AssociationRows(snapshot time.Time, t *fairshare.Tree, source string) []AssociationRow {
+	n := t.Len()
+	rows := make([]AssociationRow, n)
+	shares := make([]int64, n)
+	for p := range n {
+		row := &rows[p]
+		row.Snapshot = snapshot
+		row.Account, row.User, row.Partition = t.Account[p], t.User[p], t.Partition[p]
+		if par := t.Parent[p]; par >= 0 {
+			row.Parent = t.Account[par]
+		}
+		row.SharesParent = t.SharesParent[p]
+		if !t.SharesParent[p] {
+			shares[p] = t.Shares[p]
+			row.Shares = &shares[p]
+		}
+		row.Lineage = t.Lineage[p]
+		row.SourceFile = source
+	}
+	return rows
+}
+
+// FairshareFromRows rebuilds the Tree and the Result of one snapshot from its
+// fairshare rows, given in any order, so that fairshare.WriteSshare prints
+// what it printed when the rows were computed. All rows must share one
+// snapshot and one algorithm; the rows must form one tree (one root, every
+// parent an account row, account names unique). NULL cells become NaN (rank:
+// 0). Root's share count is not stored (raw_shares is NULL), so the rebuilt
+// tree gives root 0 shares; sshare does not print it and the Result carries
+// the stored NormShares. Classic account FairShare values are not stored
+// either, so SshareOptions.AccountFairShare prints them blank.
+func FairshareFromRows(rows []FairshareRow) (*fairshare.Tree, *fairshare.Result, error) {
+	if len(rows) == 0 {
+		return nil, nil, errors.New("rebuild fair share: no rows")
+	}
+	snap, algoName := rows[0].Snapshot, rows[0].Algorithm
+	algo, err := ParseAlgorithm(algoName)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rebuild fair share at %s: %w", snap.UTC().Format(time.RFC3339), err)
+	}
+	wrap := func(err error) error {
+		return fmt.Errorf("rebuild fair share at %s: %w", snap.UTC().Format(time.RFC3339), err)
+	}
+	name := func(i int) string {
+		r := &rows[i]
+		switch {
+		case r.User != "" && r.Partition != "":
+			return fmt.Sprintf("row %d (account %q, user %q, partition %q)", i, r.Account, r.User, r.Partition)
+		case r.User != "":
+			return fmt.Sprintf("row %d (account %q, user %q)", i, r.Account, r.User)
+		}
+		return fmt.Sprintf("row %d (account %q)", i, r.Account)
+	}
+
+	var errs []error
+	accounts := make(map[string]int, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		if !r.Snapshot.Equal(snap) {
+			errs = append(errs, fmt.Errorf("%s: snapshot %s differs from row 0", name(i), r.Snapshot.UTC().Format(time.RFC3339)))
+		}
+		if r.Algorithm != algoName {
+			errs = append(errs, fmt.Errorf("%s: algorithm %q differs from row 0 (%q)", name(i), r.Algorithm, algoName))
+		}
+		if r.IsUser != (r.User != "") {
+			errs = append(errs, fmt.Errorf("%s: is_user=%v with user %q", name(i), r.IsUser, r.User))
+		}
+		if r.IsUser {
+			continue
+		}
+		if j, dup := accounts[r.Account]; dup {
+			errs = append(errs, fmt.Errorf("%s: duplicate of account row %d", name(i), j))
+			continue
+		}
+		accounts[r.Account] = i
+	}
+	if len(errs) > 0 {
+		return nil, nil, wrap(errors.Join(errs...))
+	}
+
+	nodes := make([]fairshare.Node, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		nd := fairshare.Node{Account: r.Account, User: r.User, Partition: r.Partition, Parent: -1, SharesParent: r.SharesParent}
+		if r.Parent != "" {
+			j, ok := accounts[r.Parent]
+			if !ok {
+				errs = append(errs, fmt.Errorf("%s: parent account %q has no row", name(i), r.Parent))
+			}
+			nd.Parent = j
+		}
+		switch {
+		case r.RawShares != nil:
+			nd.Shares = *r.RawShares
+		case r.Parent != "" && !r.SharesParent:
+			errs = append(errs, fmt.Errorf("%s: raw_shares is NULL but shares_parent is false", name(i)))
+		}
+		nodes[i] = nd
+	}
+	if len(errs) > 0 {
+		return nil, nil, wrap(errors.Join(errs...))
+	}
+	t, err := fairshare.NewTree(nodes)
+	if err != nil {
+		return nil, nil, wrap(err)
+	}
+
+	n := t.Len()
+	res := &fairshare.Result{
+		Algorithm:    algo,
+		NormShares:   make([]float64, n),
+		RawUsage:     make([]float64, n),
+		NormUsage:    make([]float64, n),
+		EffectvUsage: make([]float64, n),
+		FairShare:    make([]float64, n),
+		LevelFS:      make([]float64, n),
+		Rank:         make([]int32, n),
+	}
+	val := func(v *float64) float64 {
+		if v == nil {
+			return math.NaN()
+		}
+		return *v
+	}
+	for i := range rows {
+		r := &rows[i]
+		p := t.Pos[i]
+		if t.Depth[p] != r.Depth {
+			errs = append(errs, fmt.Errorf("%s: depth %d, but the rebuilt tree puts it at depth %d", name(i), r.Depth, t.Depth[p]))
+		}
+		res.NormShares[p] = val(r.NormShares)
+		res.RawUsage[p] = val(r.RawUsage)
+		res.NormUsage[p] = val(r.NormUsage)
+		res.EffectvUsage[p] = val(r.EffectvUsage)
+		res.FairShare[p] = val(r.FairShare)
+		res.LevelFS[p] = val(r.LevelFS)
+		if r.Rank != nil {
+			res.Rank[p] = *r.Rank
+		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, wrap(errors.Join(errs...))
+	}
+	return t, res, nil
+}

@@ -1,0 +1,541 @@
+package export
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// fsSpec is one association of a test tree in the shape of the tables of
+// SLURM-SEMANTICS.md §10: name, kind (root, account, user), parent account,
+// shares ("parent" for FairShare=parent), a user's raw usage and partition.
+type fsSpec struct {
+	name, kind, parent, shares string
+	usage                      float64
+	partition                  string
+}
+
+// tree24_4 is the Fair Tree tree of SLURM-SEMANTICS.md §10.2 (Slurm's
+// test24.4), row for row.
+var tree24_4 = []fsSpec{
+	{"root", "root", "", "0", 0, ""},
+	{"aA", "account", "root", "40", 0, ""},
+	{"aAA", "account", "aA", "30", 0, ""},
+	{"uAA1", "user", "aAA", "1", 20, ""},
+	{"aAB", "account", "aA", "10", 0, ""},
+	{"uAB1", "user", "aAB", "1", 25, ""},
+	{"uAB2", "user", "aAB", "1", 0, ""},
+	{"aB", "account", "root", "60", 0, ""},
+	{"aBA", "account", "aB", "25", 0, ""},
+	{"uBA1", "user", "aBA", "1", 25, ""},
+	{"aBB", "account", "aB", "35", 0, ""},
+	{"uBB1", "user", "aBB", "1", 0, ""},
+	{"aC", "account", "root", "0", 0, ""},
+	{"uC1", "user", "aC", "0", 30, ""},
+	{"aD", "account", "root", "50", 0, ""},
+	{"aDA", "account", "aD", "parent", 0, ""},
+	{"uDA1", "user", "aDA", "parent", 10, ""},
+	{"uDA2", "user", "aDA", "30", 10, ""},
+	{"uDA3", "user", "aDA", "50", 25, ""},
+	{"uD1", "user", "aD", "parent", 20, ""},
+	{"uD2", "user", "aD", "40", 20, ""},
+	{"uD3", "user", "aD", "50", 25, ""},
+	{"aE", "account", "root", "10", 0, ""},
+	{"aE1", "user", "aE", "10", 0, ""},
+	{"aE2", "user", "aE", "10", 0, ""},
+	{"u1", "user", "root", "10", 0, ""},
+	{"aF", "account", "root", "20", 0, ""},
+	{"uF1", "user", "aF", "10", 0, ""},
+	{"uF2", "user", "aF", "20", 0, ""},
+	{"aG", "account", "root", "8", 0, ""},
+	{"uG1", "user", "aG", "10", 10, ""},
+	{"aGA", "account", "aG", "10", 0, ""},
+	{"uGA1", "user", "aGA", "20", 4, ""},
+	{"uGA2", "user", "aGA", "20", 6, ""},
+	{"u2", "user", "root", "10", 10, ""},
+}
+
+// want24_4 is the `sshare -a -l -p` output of §10.2, all 35 lines (sshare's
+// test greps them without the Account indentation).
+var want24_4 = []string{
+	"root|||0.000000|240||1.000000||||cpu=0|",
+	"root|u1|10|0.048077|0|0.000000|0.000000|1.000000|inf||cpu=0|",
+	"root|u2|10|0.048077|10|0.041667|0.041667|0.666667|1.153846||cpu=0|",
+	"aA||40|0.192308|45|0.187500|0.187500||1.025641||cpu=0|",
+	"aAA||30|0.750000|20|0.083333|0.444444||1.687500||cpu=0|",
+	"aAA|uAA1|1|1.000000|20|0.083333|1.000000|0.619048|1.000000||cpu=0|",
+	"aAB||10|0.250000|25|0.104167|0.555556||0.450000||cpu=0|",
+	"aAB|uAB1|1|0.500000|25|0.104167|1.000000|0.523810|0.500000||cpu=0|",
+	"aAB|uAB2|1|0.500000|0|0.000000|0.000000|0.571429|inf||cpu=0|",
+	"aB||60|0.288462|25|0.104167|0.104167||2.769231||cpu=0|",
+	"aBA||25|0.416667|25|0.104167|1.000000||0.416667||cpu=0|",
+	"aBA|uBA1|1|1.000000|25|0.104167|1.000000|0.714286|1.000000||cpu=0|",
+	"aBB||35|0.583333|0|0.000000|0.000000||inf||cpu=0|",
+	"aBB|uBB1|1|1.000000|0|0.000000|0.000000|0.761905|inf||cpu=0|",
+	"aC||0|0.000000|30|0.125000|0.125000||0.000000||cpu=0|",
+	"aC|uC1|0|0.000000|30|0.125000|1.000000|0.047619|0.000000||cpu=0|",
+	"aD||50|0.240385|110|0.458333|0.458333||0.524476||cpu=0|",
+	"aD|uD1|parent|0.240385|20|0.083333|0.181818|0.476190|||cpu=0|",
+	"aD|uD2|40|0.235294|20|0.083333|0.181818|0.238095|1.294118||cpu=0|",
+	"aD|uD3|50|0.294118|25|0.104167|0.227273|0.333333|1.294118||cpu=0|",
+	"aDA||parent|0.240385|45|0.187500|0.409091||||cpu=0|",
+	"aDA|uDA1|parent|0.240385|10|0.041667|0.090909|0.476190|||cpu=0|",
+	"aDA|uDA2|30|0.176471|10|0.041667|0.090909|0.380952|1.941176||cpu=0|",
+	"aDA|uDA3|50|0.294118|25|0.104167|0.227273|0.333333|1.294118||cpu=0|",
+	"aE||10|0.048077|0|0.000000|0.000000||inf||cpu=0|",
+	"aE|aE1|10|0.500000|0|0.000000|0.000000|1.000000|inf||cpu=0|",
+	"aE|aE2|10|0.500000|0|0.000000|0.000000|1.000000|inf||cpu=0|",
+	"aF||20|0.096154|0|0.000000|0.000000||inf||cpu=0|",
+	"aF|uF1|10|0.333333|0|0.000000|0.000000|1.000000|inf||cpu=0|",
+	"aF|uF2|20|0.666667|0|0.000000|0.000000|1.000000|inf||cpu=0|",
+	"aG||8|0.038462|20|0.083333|0.083333||0.461538||cpu=0|",
+	"aG|uG1|10|0.500000|10|0.041667|0.500000|0.190476|1.000000||cpu=0|",
+	"aGA||10|0.500000|10|0.041667|0.500000||1.000000||cpu=0|",
+	"aGA|uGA1|20|0.500000|4|0.016667|0.400000|0.190476|1.250000||cpu=0|",
+	"aGA|uGA2|20|0.500000|6|0.025000|0.600000|0.095238|0.833333||cpu=0|",
+}
+
+// tree24_1 is the classic tree of SLURM-SEMANTICS.md §10.1 (test24.1).
+var tree24_1 = []fsSpec{
+	{"root", "root", "", "1", 0, ""},
+	{"AccountA", "account", "root", "40", 0, ""},
+	{"AccountB", "account", "AccountA", "30", 0, ""},
+	{"User1", "user", "AccountB", "1", 20, ""},
+	{"AccountC", "account", "AccountA", "10", 0, ""},
+	{"User2", "user", "AccountC", "1", 25, ""},
+	{"User3", "user", "AccountC", "1", 0, ""},
+	{"AccountD", "account", "root", "60", 0, ""},
+	{"AccountE", "account", "AccountD", "25", 0, ""},
+	{"User4", "user", "AccountE", "1", 25, ""},
+	{"AccountF", "account", "AccountD", "35", 0, ""},
+	{"User5", "user", "AccountF", "1", 0, ""},
+	{"AccountG", "account", "root", "0", 0, ""},
+	{"User6", "user", "AccountG", "0", 30, ""},
+}
+
+// want24_1 is the full -l -p output table of §10.1 (current code: FairShare
+// on user rows only), without the indentation.
+var want24_1 = []string{
+	"root|||1.000000|100||1.000000|||cpu=0|",
+	"AccountA||40|0.400000|45|0.450000|0.450000|||cpu=0|",
+	"AccountB||30|0.300000|20|0.200000|0.387500|||cpu=0|",
+	"AccountB|User1|1|0.300000|20|0.200000|0.387500|0.408479||cpu=0|",
+	"AccountC||10|0.100000|25|0.250000|0.300000|||cpu=0|",
+	"AccountC|User2|1|0.050000|25|0.250000|0.275000|0.022097||cpu=0|",
+	"AccountC|User3|1|0.050000|0|0.000000|0.150000|0.125000||cpu=0|",
+	"AccountD||60|0.600000|25|0.250000|0.250000|||cpu=0|",
+	"AccountE||25|0.250000|25|0.250000|0.250000|||cpu=0|",
+	"AccountE|User4|1|0.250000|25|0.250000|0.250000|0.500000||cpu=0|",
+	"AccountF||35|0.350000|0|0.000000|0.145833|||cpu=0|",
+	"AccountF|User5|1|0.350000|0|0.000000|0.145833|0.749154||cpu=0|",
+	"AccountG||0|0.000000|30|0.300000|0.300000|||cpu=0|",
+	"AccountG|User6|0|0.000000|30|0.300000|0.300000|0.000000||cpu=0|",
+}
+
+// treePartitions has per-partition user associations: bob in account a on
+// partitions gpu and cpu, with their own shares (raw usage 30 and 10).
+var treePartitions = []fsSpec{
+	{"root", "root", "", "1", 0, ""},
+	{"a", "account", "root", "1", 0, ""},
+	{"bob", "user", "a", "3", 30, "gpu"},
+	{"bob", "user", "a", "1", 10, "cpu"},
+}
+
+// buildFS builds the tree of specs and its descendant-inclusive usage.
+func buildFS(tb testing.TB, specs []fsSpec) (*fairshare.Tree, []float64) {
+	tb.Helper()
+	acct := map[string]int{}
+	for i, s := range specs {
+		if s.kind != "user" {
+			acct[s.name] = i
+		}
+	}
+	nodes := make([]fairshare.Node, len(specs))
+	for i, s := range specs {
+		nd := fairshare.Node{Parent: -1}
+		if s.kind == "user" {
+			nd.Account, nd.User, nd.Partition = s.parent, s.name, s.partition
+		} else {
+			nd.Account = s.name
+		}
+		if s.kind != "root" {
+			p, ok := acct[s.parent]
+			if !ok {
+				tb.Fatalf("spec %q: unknown parent %q", s.name, s.parent)
+			}
+			nd.Parent = p
+		}
+		if s.shares == "parent" {
+			nd.SharesParent = true
+		} else {
+			v, err := strconv.ParseInt(s.shares, 10, 64)
+			if err != nil {
+				tb.Fatalf("spec %q: %v", s.name, err)
+			}
+			nd.Shares = v
+		}
+		nodes[i] = nd
+	}
+	t, err := fairshare.NewTree(nodes)
+	if err != nil {
+		tb.Fatalf("NewTree: %v", err)
+	}
+	own := make([]float64, t.Len())
+	for i, s := range specs {
+		own[t.Pos[i]] = s.usage
+	}
+	usage := make([]float64, t.Len())
+	fairshare.Accumulate(t, own, usage)
+	return t, usage
+}
+
+func sshareString(tb testing.TB, t *fairshare.Tree, r *fairshare.Result, opt fairshare.SshareOptions) string {
+	tb.Helper()
+	var b bytes.Buffer
+	if err := fairshare.WriteSshare(&b, t, r, opt); err != nil {
+		tb.Fatalf("WriteSshare: %v", err)
+	}
+	return b.String()
+}
+
+// TestFairshareRowsRoundTrip converts the §10.2 and §10.1 results into rows,
+// writes them to a history partition and reads them back (so the rows come
+// back in the table's sort order, not tree order), rebuilds the tree and
+// result and checks that WriteSshare prints byte for byte what it printed
+// on the original, in every layout; and that the rebuilt -l -p lines are
+// the spec's own.
+func TestFairshareRowsRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		specs []fsSpec
+		algo  fairshare.Algorithm
+		want  []string // lines of §10 (-l -p, unindented); nil: not in the spec
+	}{
+		{"fair_tree_24_4", tree24_4, fairshare.FairTreeAlgo, want24_4},
+		{"classic_24_1", tree24_1, fairshare.ClassicAlgo, want24_1},
+		{"depth_oblivious_24_1", tree24_1, fairshare.DepthObliviousAlgo, nil},
+		{"partitions", treePartitions, fairshare.FairTreeAlgo, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tree, usage := buildFS(t, tc.specs)
+			var r fairshare.Result
+			switch tc.algo {
+			case fairshare.FairTreeAlgo:
+				fairshare.FairTree(tree, usage, &r)
+			case fairshare.ClassicAlgo:
+				fairshare.Classic(tree, usage, 1, &r)
+			case fairshare.DepthObliviousAlgo:
+				fairshare.DepthOblivious(tree, usage, 1, &r)
+			}
+			snap := ts("2025-03-01T00:00:00Z", 0)
+			rows := FairshareRows(snap, tree, &r)
+			if len(rows) != len(tc.specs) {
+				t.Fatalf("FairshareRows gave %d rows, want %d", len(rows), len(tc.specs))
+			}
+
+			h := openHistory(t)
+			if err := h.WritePartition(schemas.TableFairshare, "c1", snap, rows); err != nil {
+				t.Fatal(err)
+			}
+			var back []FairshareRow
+			if err := h.ReadPartition(schemas.TableFairshare, "c1", snap, &back); err != nil {
+				t.Fatal(err)
+			}
+			reversed := slices.Clone(rows)
+			slices.Reverse(reversed)
+
+			for _, in := range []struct {
+				name string
+				rows []FairshareRow
+			}{{"parquet", back}, {"reversed", reversed}} {
+				t2, r2, err := FairshareFromRows(in.rows)
+				if err != nil {
+					t.Fatalf("%s: FairshareFromRows: %v", in.name, err)
+				}
+				if r2.Algorithm != tc.algo {
+					t.Errorf("%s: algorithm %v, want %v", in.name, r2.Algorithm, tc.algo)
+				}
+				for _, opt := range []fairshare.SshareOptions{
+					{Long: true, TrailingSep: true},
+					{},
+					{Long: true, Partitions: true, NoHeader: true},
+					{TrailingSep: true, Partitions: true},
+				} {
+					if got, want := sshareString(t, t2, r2, opt), sshareString(t, tree, &r, opt); got != want {
+						t.Errorf("%s: sshare %+v after the round trip:\n%s\nwant\n%s", in.name, opt, got, want)
+					}
+				}
+				if tc.want == nil {
+					continue
+				}
+				got := strings.Split(strings.TrimSuffix(sshareString(t, t2, r2, fairshare.SshareOptions{Long: true, TrailingSep: true, NoHeader: true}), "\n"), "\n")
+				if len(got) != len(tc.want) {
+					t.Fatalf("%s: %d lines, want %d", in.name, len(got), len(tc.want))
+				}
+				for i, w := range tc.want {
+					if g := strings.TrimLeft(got[i], " "); g != w {
+						t.Errorf("%s: line %d = %q, want %q", in.name, i+1, g, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFairshareRowsNulls checks that NULL cells are exactly where sshare
+// prints blanks (SLURM-SEMANTICS.md §7, §11.14): root's RawShares,
+// NormUsage, FairShare and LevelFS; "parent" RawShares; account FairShare
+// under every algorithm (sshare ≥ 25.11); LevelFS of FairShare=parent rows
+// and of every row outside Fair Tree; ranks only on Fair Tree users.
+func TestFairshareRowsNulls(t *testing.T) {
+	type cell struct {
+		rawShares, normUsage, fairShare, levelFS, rank bool // true: NULL
+	}
+	// Keys are account|user. Values from §10.2 (Fair Tree) and §10.1
+	// (classic): a blank cell there is a NULL here.
+	ft := map[string]cell{
+		"root|":    {rawShares: true, normUsage: true, fairShare: true, levelFS: true, rank: true},
+		"aA|":      {fairShare: true, rank: true},                                 // LevelFS 1.025641
+		"aDA|":     {rawShares: true, fairShare: true, levelFS: true, rank: true}, // parent account
+		"aD|uD1":   {rawShares: true, levelFS: true},                              // parent user, F 0.476190
+		"aDA|uDA2": {},                                                            // every cell printed
+		"root|u1":  {},                                                            // LevelFS inf
+		"aC|uC1":   {},                                                            // zero shares: 0, not blank
+		"aBB|":     {fairShare: true, rank: true},                                 // LevelFS inf
+		"aGA|uGA2": {},
+		"aAB|uAB2": {},
+		"aE|aE1":   {},
+		"aF|":      {fairShare: true, rank: true},
+		"aAA|uAA1": {},
+		"aAB|uAB1": {},
+		"aDA|uDA1": {rawShares: true, levelFS: true},
+		"aB|":      {fairShare: true, rank: true},
+		"aBA|uBA1": {},
+		"aG|uG1":   {},
+		"aGA|uGA1": {},
+		"root|u2":  {},
+		"aD|uD3":   {},
+		"aDA|uDA3": {},
+		"aD|uD2":   {},
+		"aBA|":     {fairShare: true, rank: true},
+		"aAA|":     {fairShare: true, rank: true},
+		"aAB|":     {fairShare: true, rank: true},
+		"aC|":      {fairShare: true, rank: true},
+		"aD|":      {fairShare: true, rank: true},
+		"aE|":      {fairShare: true, rank: true},
+		"aE|aE2":   {},
+		"aF|uF1":   {},
+		"aF|uF2":   {},
+		"aG|":      {fairShare: true, rank: true},
+		"aGA|":     {fairShare: true, rank: true},
+		"aBB|uBB1": {},
+	}
+	classic := map[string]cell{
+		"root|":          {rawShares: true, normUsage: true, fairShare: true, levelFS: true, rank: true},
+		"AccountA|":      {fairShare: true, levelFS: true, rank: true}, // historic 0.458502 no longer printed
+		"AccountB|User1": {levelFS: true, rank: true},                  // F 0.408479
+		"AccountG|User6": {levelFS: true, rank: true},                  // F 0.000000
+		"AccountF|":      {fairShare: true, levelFS: true, rank: true},
+		"AccountF|User5": {levelFS: true, rank: true},
+		"AccountC|User3": {levelFS: true, rank: true},
+	}
+	for _, tc := range []struct {
+		name  string
+		specs []fsSpec
+		algo  string
+		want  map[string]cell
+		all   bool // want lists every row
+	}{
+		{"fair_tree", tree24_4, "fair_tree", ft, true},
+		{"classic", tree24_1, "classic", classic, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tree, usage := buildFS(t, tc.specs)
+			var r fairshare.Result
+			if tc.algo == "fair_tree" {
+				fairshare.FairTree(tree, usage, &r)
+			} else {
+				fairshare.Classic(tree, usage, 1, &r)
+			}
+			rows := FairshareRows(ts("2025-03-01T00:00:00Z", 0), tree, &r)
+			seen := 0
+			for _, row := range rows {
+				if row.Algorithm != tc.algo {
+					t.Errorf("%s|%s: algorithm %q, want %q", row.Account, row.User, row.Algorithm, tc.algo)
+				}
+				if row.NormShares == nil || row.RawUsage == nil || row.EffectvUsage == nil {
+					t.Errorf("%s|%s: NormShares, RawUsage, EffectvUsage = %v, %v, %v; sshare prints them on every row", row.Account, row.User, row.NormShares, row.RawUsage, row.EffectvUsage)
+				}
+				w, ok := tc.want[row.Account+"|"+row.User]
+				if !ok {
+					continue
+				}
+				seen++
+				got := cell{row.RawShares == nil, row.NormUsage == nil, row.FairShare == nil, row.LevelFS == nil, row.Rank == nil}
+				if got != w {
+					t.Errorf("%s|%s: NULLs (raw_shares, norm_usage, fair_share, level_fs, rank) = %+v, want %+v", row.Account, row.User, got, w)
+				}
+			}
+			if tc.all && seen != len(rows) {
+				t.Errorf("checked %d rows of %d", seen, len(rows))
+			}
+			if seen != len(tc.want) {
+				t.Errorf("found %d of the %d rows checked", seen, len(tc.want))
+			}
+		})
+	}
+
+	// Values of single cells, worked out in §10.2: u1 has no usage, so
+	// LevelFS = S/0 = +Inf (printed inf) and rank 21 (F = 21/21); uD1's rank
+	// is 10 (F = 10/21 = 0.476190); the root row's NormShares is 0/NO_VAL =
+	// 0, its EffectvUsage 1; uDA1 sits at depth 3 under aDA, under aD.
+	tree, usage := buildFS(t, tree24_4)
+	var r fairshare.Result
+	fairshare.FairTree(tree, usage, &r)
+	by := map[string]FairshareRow{}
+	for _, row := range FairshareRows(ts("2025-03-01T00:00:00Z", 0), tree, &r) {
+		by[row.Account+"|"+row.User] = row
+	}
+	if u1 := by["root|u1"]; u1.LevelFS == nil || !math.IsInf(*u1.LevelFS, 1) || u1.Rank == nil || *u1.Rank != 21 || u1.Parent != "root" || u1.Depth != 1 {
+		t.Errorf("root|u1: level_fs %v rank %v parent %q depth %d, want +Inf, 21, root, 1", u1.LevelFS, u1.Rank, u1.Parent, u1.Depth)
+	}
+	if d := by["aD|uD1"]; d.Rank == nil || *d.Rank != 10 || !d.SharesParent || d.FairShare == nil || *d.FairShare != 10.0/21 {
+		t.Errorf("aD|uD1: rank %v shares_parent %v fair_share %v, want 10, true, 10/21", d.Rank, d.SharesParent, d.FairShare)
+	}
+	if root := by["root|"]; root.Parent != "" || root.Depth != 0 || *root.NormShares != 0 || *root.EffectvUsage != 1 || *root.RawUsage != 240 {
+		t.Errorf("root: parent %q depth %d norm_shares %v effectv_usage %v raw_usage %v, want \"\", 0, 0, 1, 240", root.Parent, root.Depth, *root.NormShares, *root.EffectvUsage, *root.RawUsage)
+	}
+	if d := by["aDA|uDA1"]; d.Parent != "aDA" || d.Depth != 3 || !d.IsUser || by["aDA|"].Parent != "aD" {
+		t.Errorf("aDA|uDA1: parent %q depth %d is_user %v, aDA parent %q; want aDA, 3, true, aD", d.Parent, d.Depth, d.IsUser, by["aDA|"].Parent)
+	}
+	if s := by["aGA|uGA1"].RawShares; s == nil || *s != 20 {
+		t.Errorf("aGA|uGA1: raw_shares %v, want 20", s)
+	}
+}
+
+// TestAssociationRows checks the associations rows of §10.2 and of a tree
+// with per-partition users.
+func TestAssociationRows(t *testing.T) {
+	tree, _ := buildFS(t, tree24_4)
+	snap := ts("2025-03-01T00:00:00Z", 0)
+	rows := AssociationRows(snap, tree, "assoc-2025-03-01.txt")
+	if len(rows) != 35 {
+		t.Fatalf("%d rows, want 35", len(rows))
+	}
+	by := map[string]AssociationRow{}
+	for _, r := range rows {
+		if r.SourceFile != "assoc-2025-03-01.txt" || !r.Snapshot.Equal(snap) {
+			t.Errorf("%s|%s: source %q snapshot %v", r.Account, r.User, r.SourceFile, r.Snapshot)
+		}
+		by[r.Account+"|"+r.User] = r
+	}
+	for _, w := range []struct {
+		key, parent, lineage string
+		shares               int64 // -1: NULL (FairShare=parent)
+	}{
+		{"root|", "", "/", 0}, // root keeps its share count (0 in test24.4)
+		{"aA|", "root", "/aA/", 40},
+		{"aAA|uAA1", "aAA", "/aA/aAA/0-uAA1/", 1},
+		{"aDA|", "aD", "/aD/aDA/", -1},
+		{"aDA|uDA1", "aDA", "/aD/aDA/0-uDA1/", -1},
+		{"aD|uD1", "aD", "/aD/0-uD1/", -1},
+		{"root|u2", "root", "/0-u2/", 10},
+		{"aC|uC1", "aC", "/aC/0-uC1/", 0},
+	} {
+		r := by[w.key]
+		if r.Parent != w.parent || r.Lineage != w.lineage {
+			t.Errorf("%s: parent %q lineage %q, want %q %q", w.key, r.Parent, r.Lineage, w.parent, w.lineage)
+		}
+		switch {
+		case w.shares < 0 && (r.Shares != nil || !r.SharesParent):
+			t.Errorf("%s: shares %v shares_parent %v, want NULL, true", w.key, r.Shares, r.SharesParent)
+		case w.shares >= 0 && (r.Shares == nil || *r.Shares != w.shares || r.SharesParent):
+			t.Errorf("%s: shares %v shares_parent %v, want %d, false", w.key, r.Shares, r.SharesParent, w.shares)
+		}
+	}
+
+	ptree, _ := buildFS(t, treePartitions)
+	prow := AssociationRows(snap, ptree, "a.txt")
+	// Lineage order: /, /a/, /a/0-bob/cpu/, /a/0-bob/gpu/.
+	wantLineage := []string{"/", "/a/", "/a/0-bob/cpu/", "/a/0-bob/gpu/"}
+	wantPart := []string{"", "", "cpu", "gpu"}
+	for i := range prow {
+		if prow[i].Lineage != wantLineage[i] || prow[i].Partition != wantPart[i] {
+			t.Errorf("row %d: lineage %q partition %q, want %q %q", i, prow[i].Lineage, prow[i].Partition, wantLineage[i], wantPart[i])
+		}
+	}
+}
+
+// TestFairshareFromRowsErrors checks that malformed row sets are rejected
+// with a message naming the offending row.
+func TestFairshareFromRowsErrors(t *testing.T) {
+	tree, usage := buildFS(t, tree24_1)
+	var r fairshare.Result
+	fairshare.Classic(tree, usage, 1, &r)
+	base := func() []FairshareRow { return FairshareRows(ts("2025-03-01T00:00:00Z", 0), tree, &r) }
+	// Row positions in the tree order of §10.1: 0 root, 1 AccountA,
+	// 2 AccountB, 3 User1, 4 AccountC, ...
+	for _, tc := range []struct {
+		name   string
+		mutate func([]FairshareRow) []FairshareRow
+		want   string
+	}{
+		{"empty", func([]FairshareRow) []FairshareRow { return nil }, "rebuild fair share: no rows"},
+		{"algorithm", func(rs []FairshareRow) []FairshareRow {
+			for i := range rs {
+				rs[i].Algorithm = "NO_FAIR_TREE"
+			}
+			return rs
+		}, `unknown fair-share algorithm "NO_FAIR_TREE"`},
+		{"mixed algorithms", func(rs []FairshareRow) []FairshareRow { rs[3].Algorithm = "fair_tree"; return rs },
+			`row 3 (account "AccountB", user "User1"): algorithm "fair_tree" differs from row 0 ("classic")`},
+		{"mixed snapshots", func(rs []FairshareRow) []FairshareRow {
+			rs[2].Snapshot = ts("2025-03-02T00:00:00Z", 0)
+			return rs
+		}, `row 2 (account "AccountB"): snapshot 2025-03-02T00:00:00Z differs from row 0`},
+		{"missing parent", func(rs []FairshareRow) []FairshareRow { return slices.Delete(rs, 4, 5) },
+			`row 4 (account "AccountC", user "User2"): parent account "AccountC" has no row`},
+		{"duplicate account", func(rs []FairshareRow) []FairshareRow { return append(rs, rs[1]) },
+			`row 14 (account "AccountA"): duplicate of account row 1`},
+		{"null shares", func(rs []FairshareRow) []FairshareRow { rs[1].RawShares = nil; return rs },
+			`row 1 (account "AccountA"): raw_shares is NULL but shares_parent is false`},
+		{"is_user", func(rs []FairshareRow) []FairshareRow { rs[3].IsUser = false; return rs },
+			`row 3 (account "AccountB", user "User1"): is_user=false with user "User1"`},
+		{"depth", func(rs []FairshareRow) []FairshareRow { rs[3].Depth = 2; return rs },
+			`row 3 (account "AccountB", user "User1"): depth 2, but the rebuilt tree puts it at depth 3`},
+		{"two roots", func(rs []FairshareRow) []FairshareRow { rs[7].Parent = ""; return rs },
+			"second root"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := FairshareFromRows(tc.mutate(base()))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("FairshareFromRows error = %v, want one containing %q", err, tc.want)
+			}
+			if err != nil && tc.name != "empty" && !strings.HasPrefix(err.Error(), "rebuild fair share at 2025-03-01T00:00:00Z: ") {
+				t.Errorf("error %q lacks the snapshot context", err)
+			}
+		})
+	}
+}
+
+// TestAlgorithmName checks the history spelling of each algorithm and that
+// ParseAlgorithm inverts it.
+func TestAlgorithmName(t *testing.T) {
+	for _, w := range []struct {
+		a    fairshare.Algorithm
+		name string
+	}{{fairshare.FairTreeAlgo, "fair_tree"}, {fairshare.ClassicAlgo, "classic"}, {fairshare.DepthObliviousAlgo, "depth_oblivious"}} {
+		if got := AlgorithmName(w.a); got != w.name {
+			t.Errorf("AlgorithmName(%v) = %q, want %q", w.a, got, w.name)
+		}
+		if got, err := ParseAlgorithm(w.name); err != nil || got != w.a {
+			t.Errorf("ParseAlgorithm(%q) = %v, %v; want %v", w.name, got, err, w.a)
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package export
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// RunConfig is the JSON object stored in the config column of the runs
+// table: the slurm.conf values and run settings that produced the history
+// rows of that run. Reports read it back to explain a factor.
+type RunConfig struct {
+	// Cluster is ClusterName.
+	Cluster string `json:"cluster"`
+	// Algorithm is fair_tree, classic or depth_oblivious (from PriorityFlags).
+	Algorithm string `json:"algorithm"`
+	// HalfLifeSec is PriorityDecayHalfLife in seconds (0: no decay).
+	HalfLifeSec int64 `json:"priority_decay_half_life_sec"`
+	// CalcPeriodSec is PriorityCalcPeriod in seconds.
+	CalcPeriodSec int64 `json:"priority_calc_period_sec"`
+	// TickOriginUnix is the phase of the tick grid (Unix seconds).
+	TickOriginUnix int64 `json:"tick_origin_unix"`
+	// UsageResetPeriod is PriorityUsageResetPeriod (NONE when unset).
+	UsageResetPeriod string `json:"priority_usage_reset_period"`
+	// PriorityFlags as written in slurm.conf.
+	PriorityFlags []string `json:"priority_flags"`
+	// DampeningFactor is FairShareDampeningFactor.
+	DampeningFactor int64 `json:"fairshare_dampening_factor"`
+	// AccountingStorageEnforce as written in slurm.conf.
+	AccountingStorageEnforce []string `json:"accounting_storage_enforce"`
+	// LimitsEnforced reports whether job-end tails were charged.
+	LimitsEnforced bool `json:"limits_enforced"`
+	// TimeZone is the zone of local midnight snapshots and usage resets.
+	TimeZone string `json:"time_zone"`
+	// SnapshotEvery is the periodic snapshot interval (Go duration; "0s":
+	// only at the end of each run).
+	SnapshotEvery string `json:"snapshot_every"`
+	// Partitions are the partitions with their TRESBillingWeights (DEFAULT
+	// resolved; empty weights bill the CPU count).
+	Partitions []RunPartition `json:"partitions"`
+}
+
+// RunPartition is one partition of RunConfig.
+type RunPartition struct {
+	// Name is PartitionName.
+	Name string `json:"name"`
+	// TRESBillingWeights is the partition's weight string.
+	TRESBillingWeights string `json:"tres_billing_weights"`
+}
+
+// MarshalConfig encodes c as the runs.config JSON.
+func MarshalConfig(c RunConfig) (string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("encode run config: %w", err)
+	}
+	return string(b), nil
+}
+
+// ParseRunConfig decodes a runs.config value.
+func ParseRunConfig(s string) (RunConfig, error) {
+	var c RunConfig
+	if err := json.Unmarshal([]byte(s), &c); err != nil {
+		return RunConfig{}, fmt.Errorf("decode run config: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,168 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fairledger/fairledger/decay"
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/fairshare"
+)
+
+// checkpointVersion is the version of the checkpoint JSON layout.
+const checkpointVersion = 1
+
+// DefaultKeepCheckpoints is how many checkpoints per cluster a run keeps.
+const DefaultKeepCheckpoints = 62
+
+// checkpoint is where the next run of a cluster resumes. It is stored as
+// JSON (maps sorted, floats in shortest round-trip form), so equal
+// checkpoints are equal bytes.
+type checkpoint struct {
+	Version int    `json:"version"`
+	Cluster string `json:"cluster"`
+	// To is the --to of the run that wrote it (Unix seconds).
+	To int64 `json:"to"`
+	// Keys name the associations of State.Usage, by index.
+	Keys [][3]string `json:"keys"`
+	// State is decay's marshalled State (own usage per association).
+	State []byte `json:"state"`
+	// Running are the jobs still running at To.
+	Running []carriedJob `json:"running"`
+	// JobsExtent maps a month of the jobs table (YYYY-MM) to the latest
+	// time (Unix seconds) any of its jobs was charged to.
+	JobsExtent map[string]int64 `json:"jobs_extent"`
+}
+
+// carriedJob is a job running at a checkpoint's To.
+type carriedJob struct {
+	JobIDRaw int64     `json:"job_id_raw"`
+	Start    int64     `json:"start"`
+	End      int64     `json:"end"` // decay.Running, or a known end after To
+	Rate     float64   `json:"rate"`
+	Key      [3]string `json:"key"`
+}
+
+// jobKey identifies a job allocation run: requeued runs share the raw id
+// but not the start.
+type jobKey struct {
+	id    int64
+	start int64
+}
+
+func (c carriedJob) key() jobKey { return jobKey{c.JobIDRaw, c.Start} }
+
+func keyArray(k fairshare.Key) [3]string { return [3]string{k.Account, k.User, k.Partition} }
+
+func keyOf(a [3]string) fairshare.Key {
+	return fairshare.Key{Account: a[0], User: a[1], Partition: a[2]}
+}
+
+// checkpointName is the file name of the checkpoint taken at to; names sort
+// by time.
+func checkpointName(to int64) string {
+	return "checkpoint-" + time.Unix(to, 0).UTC().Format("20060102T150405Z") + ".json"
+}
+
+// loadCheckpoints reads every checkpoint of cluster, oldest first.
+func loadCheckpoints(h *export.History, cluster string) ([]*checkpoint, error) {
+	names, err := h.States(cluster)
+	if err != nil {
+		return nil, err
+	}
+	var out []*checkpoint
+	for _, n := range names {
+		if !strings.HasPrefix(n, "checkpoint-") {
+			continue
+		}
+		b, err := h.ReadState(cluster, n)
+		if err != nil {
+			return nil, err
+		}
+		var c checkpoint
+		if err := json.Unmarshal(b, &c); err != nil {
+			return nil, fmt.Errorf("checkpoint %s of cluster %s: %w", n, cluster, err)
+		}
+		if c.Version != checkpointVersion {
+			return nil, fmt.Errorf("checkpoint %s of cluster %s: version %d, want %d", n, cluster, c.Version, checkpointVersion)
+		}
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+// saveCheckpoint writes c and removes all but the newest keep checkpoints.
+func saveCheckpoint(h *export.History, c *checkpoint, keep int) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint: %w", err)
+	}
+	if err := h.WriteState(c.Cluster, checkpointName(c.To), b); err != nil {
+		return err
+	}
+	names, err := h.States(c.Cluster)
+	if err != nil {
+		return err
+	}
+	var cps []string
+	for _, n := range names {
+		if strings.HasPrefix(n, "checkpoint-") {
+			cps = append(cps, n)
+		}
+	}
+	for len(cps) > keep {
+		if err := h.RemoveState(c.Cluster, cps[0]); err != nil {
+			return err
+		}
+		cps = cps[1:]
+	}
+	return nil
+}
+
+// pickCheckpoint chooses where a run ending at to resumes: with from set,
+// the newest checkpoint at or before from; otherwise the newest taken
+// before to. nil means a fresh start.
+func pickCheckpoint(cps []*checkpoint, from time.Time, to int64) *checkpoint {
+	var best *checkpoint
+	for _, c := range cps {
+		ok := c.To < to
+		if !from.IsZero() {
+			ok = c.To <= from.Unix()
+		}
+		if ok && (best == nil || c.To > best.To) {
+			best = c
+		}
+	}
+	return best
+}
+
+// resumeState rebuilds the decay State of c on the universe keys: usage of
+// an association the universe no longer has goes to its account, or to the
+// root. It returns the number of such folded associations.
+func resumeState(c *checkpoint, keys []fairshare.Key, index func(fairshare.Key) (int32, bool)) (*decay.State, int, error) {
+	var old decay.State
+	if err := old.UnmarshalBinary(c.State); err != nil {
+		return nil, 0, fmt.Errorf("checkpoint at %s: %w", time.Unix(c.To, 0).UTC().Format(time.RFC3339), err)
+	}
+	if len(old.Usage) != len(c.Keys) {
+		return nil, 0, fmt.Errorf("checkpoint at %s: %d usage values for %d associations",
+			time.Unix(c.To, 0).UTC().Format(time.RFC3339), len(old.Usage), len(c.Keys))
+	}
+	st := old.Clone()
+	st.Usage = make([]float64, len(keys))
+	folded := 0
+	for i, k := range c.Keys {
+		key := keyOf(k)
+		j, ok := index(key)
+		if !ok {
+			folded++
+			if j, ok = index(fairshare.Key{Account: key.Account}); !ok {
+				j = 0
+			}
+		}
+		st.Usage[j] += old.Usage[i]
+	}
+	return st, folded, nil
+}

@@ -1,0 +1,44 @@
+// Package pipeline is fairledger's nightly job: it streams a cluster's sacct
+// files through ingest, billing and decay, takes fair-share snapshots and
+// writes the Parquet history (jobs, usage, fairshare, associations, runs),
+// resuming from the checkpoint the previous night left.
+//
+// It is the one place where the stages meet, and it does I/O: it reads the
+// sacct files, writes the history through package export and logs with the
+// caller's zerolog logger. The computation itself stays in the pure
+// packages.
+//
+// # Incremental runs
+//
+// Every run ends by storing a checkpoint of the cluster under
+// <history>/state/cluster=<c>/: the decay State at the run's --to (each
+// association's own decayed usage, keyed by association), the jobs that
+// were still running at --to and, per month of the jobs table, the latest
+// time any of its jobs was charged to. A run resumes from the newest
+// checkpoint taken before its --to (or at or before --from when given), so
+//
+//   - the next night continues where the last one stopped: decay charges only
+//     the ticks after the checkpoint, so a job seen RUNNING last night and
+//     finished tonight is charged its remaining ticks exactly once;
+//   - running the same night again resumes from the same checkpoint and
+//     recomputes the same rows, which replace the previous ones: the history
+//     is byte-for-byte the same (only a new runs file is added);
+//   - a run killed at any point leaves complete files (every write is atomic)
+//     and no checkpoint for its night, so running it again recomputes the
+//     night from the previous checkpoint.
+//
+// A job that was running at the checkpoint but is missing from tonight's
+// sacct files is charged as still running, with a warning. A job tonight's
+// files show for the first time although it ran before the checkpoint is
+// charged only from the checkpoint on (its earlier ticks are already past);
+// the run warns, because it means last night's sacct window missed it.
+//
+// # What gets rewritten
+//
+// The jobs table is keyed by (job_id_raw, start): a row of tonight's input
+// replaces the row with the same key, except that a finished row is never
+// replaced by a running one. The usage table is recomputed from the jobs
+// table for every month from the oldest month tonight's jobs touch to the
+// month of --to. Fair-share snapshots and their association trees in
+// (resume point, --to] replace those already there.
+package pipeline

@@ -1,0 +1,118 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/pipeline"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// siteInputs reads a site directory holding slurm.conf, assoc.psv (or an
+// assoc/ directory of dated dumps), an optional qos.psv and the given
+// sacct files.
+func siteInputs(t *testing.T, dir string, sacct ...string) pipeline.Inputs {
+	t.Helper()
+	conf, err := ingest.ReadSlurmConf(filepath.Join(dir, "slurm.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := pipeline.Inputs{Conf: conf, Sacct: sacct, SacctOptions: ingest.SacctOptions{Location: time.UTC}}
+	if fi, err := os.Stat(filepath.Join(dir, "assoc")); err == nil && fi.IsDir() {
+		d, _, err := ingest.ReadAssocDir(filepath.Join(dir, "assoc"), time.UTC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Assoc = d
+	} else {
+		a, _, err := ingest.ReadAssocFile(filepath.Join(dir, "assoc.psv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Assoc = []ingest.DatedAssociations{{Assoc: a}}
+	}
+	if f, err := os.Open(filepath.Join(dir, "qos.psv")); err == nil {
+		q, _, err := ingest.ParseQOS("qos.psv", f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.QOS = q
+	}
+	return in
+}
+
+func runOpts(history string, to time.Time) pipeline.Options {
+	return pipeline.Options{History: history, To: to, SnapshotEvery: 24 * time.Hour, Location: time.UTC,
+		Log: zerolog.Nop(), Version: "test"}
+}
+
+// sshareAt prints the snapshot at of the history the way `sshare -a -l -p`
+// does, from the fairshare table.
+func sshareAt(t *testing.T, history, cluster string, at time.Time) string {
+	t.Helper()
+	h, err := export.Open(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []export.FairshareRow
+	if err := h.ReadPartition(schemas.TableFairshare, cluster, at, &rows); err != nil {
+		t.Fatal(err)
+	}
+	var snap []export.FairshareRow
+	for _, r := range rows {
+		if r.Snapshot.Equal(at) {
+			snap = append(snap, r)
+		}
+	}
+	if len(snap) == 0 {
+		t.Fatalf("no snapshot at %s", at)
+	}
+	tree, res, err := export.FairshareFromRows(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := fairshare.WriteSshare(&b, tree, res, fairshare.SshareOptions{Long: true, TrailingSep: true}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestSlurmTestTreesAsJobs replays SLURM-SEMANTICS.md §10.1 (test24.1,
+// classic) and §10.2 (test24.4, Fair Tree) as jobs: no decay, limits
+// enforced, one cpu=1 job per user whose seconds are the user's raw usage.
+// Every line of `sshare -a -l -p` must come out exactly (expected.txt holds
+// the spec's lines with sshare's indentation).
+func TestSlurmTestTreesAsJobs(t *testing.T) {
+	for _, name := range []string{"test24_1", "test24_4"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("..", "testdata", "e2e", name)
+			hist := t.TempDir()
+			to := time.Date(2025, 1, 1, 1, 0, 0, 0, time.UTC)
+			sum, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, "sacct.psv")), runOpts(hist, to))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Ingest.Rejected != 0 || sum.Resolve.NotCharged() != 0 {
+				t.Fatalf("rejected %d, not charged %v", sum.Ingest.Rejected, sum.Resolve.ByReason)
+			}
+			want, err := os.ReadFile(filepath.Join(dir, "expected.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sshareAt(t, hist, name, to); got != string(want) {
+				t.Errorf("sshare -a -l -p:\n got:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,719 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/rs/zerolog"
+
+	"github.com/fairledger/fairledger/billing"
+	"github.com/fairledger/fairledger/decay"
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// Inputs are a cluster's files, the small ones already parsed.
+type Inputs struct {
+	// Conf is the cluster's slurm.conf.
+	Conf *ingest.Config
+	// Assoc are the association tree dumps, oldest first (one undated dump
+	// has a zero Effective and is in force at every snapshot).
+	Assoc []ingest.DatedAssociations
+	// QOS is the QOS table (UsageFactor); nil gives every QOS factor 1.
+	QOS *ingest.QOSTable
+	// Sacct are the sacct -P files, streamed in order.
+	Sacct []string
+	// SacctOptions are passed to the sacct reader (Fields, Location,
+	// Cluster, OnReject, ...); DenseTRES is set from the billing table.
+	SacctOptions ingest.SacctOptions
+	// Files are the other input files (slurm.conf, association dumps, QOS),
+	// recorded with their size and SHA-256 in the runs table.
+	Files []string
+}
+
+// Options control a run.
+type Options struct {
+	// History is the history directory.
+	History string
+	// Cluster is the history's cluster name; default Conf.ClusterName.
+	Cluster string
+	// From is where a run without a usable checkpoint starts charging
+	// (default: the earliest job start, floored to a tick); with a
+	// checkpoint, the run resumes from the newest one at or before From.
+	From time.Time
+	// To is the end of the window (default: the latest job end, or now
+	// when a job is still running).
+	To time.Time
+	// SnapshotEvery is the interval of fair-share snapshots from local
+	// midnight (24h: daily at midnight); 0 takes only the snapshot at To.
+	SnapshotEvery time.Duration
+	// Location is the site's zone: local midnight, usage resets.
+	Location *time.Location
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Version is recorded in the runs table.
+	Version string
+	// LockWait is how long to wait for another run's lock (0: fail at once).
+	LockWait time.Duration
+	// KeepCheckpoints is how many checkpoints to keep per cluster (default
+	// DefaultKeepCheckpoints).
+	KeepCheckpoints int
+	// Log receives the run's log lines.
+	Log zerolog.Logger
+	// Progress, when set, is called after every batch of sacct rows.
+	Progress func(Progress)
+}
+
+// Progress reports how far the sacct files have been read.
+type Progress struct {
+	// File is the sacct file being read.
+	File string
+	// BytesDone and BytesTotal count the bytes of all sacct files.
+	BytesDone, BytesTotal int64
+	// Rows is the number of sacct records read so far.
+	Rows int64
+}
+
+// Summary accounts for a run: every input row, every job and what was
+// written.
+type Summary struct {
+	// RunID is the run's id in the runs table.
+	RunID string
+	// Cluster is the cluster the run wrote.
+	Cluster string
+	// From is where charging started: the resume checkpoint's To, or the
+	// fresh start. To is the end of the window.
+	From, To time.Time
+	// Resumed reports that the run continued from a checkpoint.
+	Resumed bool
+	// Files are the per-file counts of the sacct files; Ingest their sum.
+	Files  []ingest.Stats
+	Ingest ingest.Stats
+	// Billing and Resolve count how ingested rows were billed and charged.
+	Billing billing.Stats
+	Resolve decay.ResolveStats
+	// Decay counts the charged jobs and ticks.
+	Decay decay.Stats
+	// JobsWritten is the number of jobs rows of this run's input written.
+	JobsWritten int64
+	// OtherCluster counts ingested rows of other clusters (not written).
+	OtherCluster int64
+	// AfterTo counts rows that start at or after To (left for a later run).
+	AfterTo int64
+	// CarriedUnseen counts jobs running at the checkpoint but absent from
+	// this run's input, charged as still running.
+	CarriedUnseen int
+	// Late counts jobs that ran before the checkpoint but appear only now:
+	// charged from the checkpoint on.
+	Late int
+	// Snapshots is the number of fair-share snapshots taken.
+	Snapshots int
+	// Partitions is the number of history files written (runs excluded).
+	Partitions int
+	// Started and Finished bound the run.
+	Started, Finished time.Time
+}
+
+// Run executes one night for one cluster: see the package documentation.
+func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Location == nil {
+		opt.Location = time.UTC
+	}
+	if opt.KeepCheckpoints <= 0 {
+		opt.KeepCheckpoints = DefaultKeepCheckpoints
+	}
+	sum := &Summary{Started: opt.Now()}
+	m, err := newModel(in, opt)
+	if err != nil {
+		return nil, err
+	}
+	sum.Cluster = m.cluster
+	h, err := export.Open(opt.History)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := h.Lock(opt.LockWait, opt.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if n, err := h.CleanTemps(); err != nil {
+		return nil, err
+	} else if n > 0 {
+		opt.Log.Warn().Int("files", n).Msg("removed temp files of an interrupted run")
+	}
+	if err := removeStaleSpills(h.Dir); err != nil {
+		return nil, err
+	}
+	cps, err := loadCheckpoints(h, m.cluster)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := newSpill(h.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer sp.close()
+
+	st := newStream(m, cps, opt, sp)
+	if err := st.readAll(ctx, in, opt, sum); err != nil {
+		return nil, err
+	}
+
+	// The window.
+	to := opt.To.Unix()
+	if opt.To.IsZero() {
+		switch {
+		case st.anyRunning:
+			to = opt.Now().Unix()
+		case st.maxEnd > math.MinInt64:
+			to = st.maxEnd
+		default:
+			to = opt.Now().Unix()
+		}
+	}
+	ck := pickCheckpoint(cps, opt.From, to)
+	var state *decay.State
+	var lo int64
+	if ck != nil {
+		var folded int
+		state, folded, err = resumeState(ck, m.keys, m.uni.Index)
+		if err != nil {
+			return nil, err
+		}
+		if folded > 0 {
+			opt.Log.Warn().Int("associations", folded).Msg("checkpoint associations missing from the association dumps: usage credited to their account")
+		}
+		lo, sum.Resumed = ck.To, true
+	} else {
+		from := opt.From.Unix()
+		if opt.From.IsZero() {
+			from = floorTick(to, m.params.OriginUnix, m.calcPeriod())
+			if st.minStart < math.MaxInt64 {
+				from = floorTick(st.minStart, m.params.OriginUnix, m.calcPeriod())
+			}
+		}
+		if state, err = decay.NewState(m.params, len(m.keys), from); err != nil {
+			return nil, err
+		}
+		lo = from
+	}
+	if to < lo {
+		return nil, fmt.Errorf("window: --to %s is before the start %s", fmtUnix(to), fmtUnix(lo))
+	}
+	sum.From, sum.To = time.Unix(lo, 0).UTC(), time.Unix(to, 0).UTC()
+	log := opt.Log.With().Str("cluster", m.cluster).Logger()
+	log.Info().Time("from", sum.From).Time("to", sum.To).Bool("resumed", sum.Resumed).Msg("window")
+
+	carriedMonths := st.settle(ck, lo, to, sum, log)
+
+	snaps, err := snapshotTimes(lo, to, opt.SnapshotEvery, opt.Location)
+	if err != nil {
+		return nil, err
+	}
+	if len(snaps) == 0 {
+		snaps = []int64{to}
+	}
+	fw := &fairshareWriter{h: h, m: m, lo: lo, to: to}
+	parents := make([]int32, len(m.keys))
+	for i := range parents {
+		parents[i] = -1
+	}
+	sum.Decay, err = decay.Advance(m.params, state, decay.Window{
+		Parent: parents, Jobs: st.jobs, To: to, Snapshots: snaps,
+		OnSnapshot: func(at, tick int64, usage []float64) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fw.snapshot(at, usage)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("decay: %w", err)
+	}
+	if err := fw.flush(); err != nil {
+		return nil, err
+	}
+	sum.Snapshots, sum.Partitions = fw.snapshots, fw.files
+	st.jobs = decay.Jobs{} // free before the jobs merge
+
+	extent := map[string]int64{}
+	if len(cps) > 0 {
+		maps.Copy(extent, cps[len(cps)-1].JobsExtent)
+	}
+	jw := &jobsWriter{h: h, cluster: m.cluster, to: to, spill: sp, extent: extent}
+	if err := jw.write(ctx, lo, carriedMonths, sum); err != nil {
+		return nil, err
+	}
+	sum.Partitions += jw.files
+
+	blob, err := state.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	keys := make([][3]string, len(m.keys))
+	for i, k := range m.keys {
+		keys[i] = keyArray(k)
+	}
+	cp := &checkpoint{Version: checkpointVersion, Cluster: m.cluster, To: to, Keys: keys, State: blob,
+		Running: st.nextRunning(to), JobsExtent: jw.extent}
+	if err := saveCheckpoint(h, cp, opt.KeepCheckpoints); err != nil {
+		return nil, err
+	}
+	sum.Finished = opt.Now()
+	if err := appendRun(h, m, in, st, sum, opt); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+func fmtUnix(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339) }
+
+// model is what a run derives from the cluster's configuration.
+type model struct {
+	cluster   string
+	conf      *ingest.Config
+	params    decay.Params
+	bill      *billing.Table
+	algo      string
+	damp      float64
+	trees     []*fairshare.Tree
+	effective []time.Time
+	sources   []string
+	uni       *fairshare.Universe
+	keys      []fairshare.Key
+	res       *decay.Resolver
+	cfg       export.RunConfig
+	qos       *ingest.QOSTable
+}
+
+func (m *model) calcPeriod() int64 {
+	if m.params.CalcPeriodSec > 0 {
+		return m.params.CalcPeriodSec
+	}
+	return decay.DefaultCalcPeriodSec
+}
+
+func newModel(in Inputs, opt Options) (*model, error) {
+	conf := in.Conf
+	if conf == nil {
+		return nil, errors.New("run: no slurm.conf")
+	}
+	m := &model{conf: conf, cluster: opt.Cluster, qos: in.QOS}
+	if m.cluster == "" {
+		m.cluster = conf.ClusterName
+	}
+	if m.cluster == "" {
+		return nil, errors.New("run: slurm.conf has no ClusterName; pass --cluster")
+	}
+	m.params = decay.Params{
+		HalfLifeSec: conf.DecayHalfLifeSec, CalcPeriodSec: conf.CalcPeriodSec,
+		ResetPeriod: conf.UsageResetPeriod, Location: opt.Location, LimitsEnforced: conf.LimitsEnforced(),
+	}
+	if err := m.params.Validate(); err != nil {
+		return nil, fmt.Errorf("slurm.conf %s: %w", conf.File, err)
+	}
+	var parts []billing.Partition
+	var rparts []export.RunPartition
+	for _, p := range conf.Partitions {
+		parts = append(parts, billing.Partition{Name: p.Name, TRESBillingWeights: p.TRESBillingWeights})
+		rparts = append(rparts, export.RunPartition{Name: p.Name, TRESBillingWeights: p.TRESBillingWeights})
+	}
+	bill, err := billing.Compile(parts, conf.PriorityFlags, append(billing.AlwaysTracked(), conf.AccountingStorageTRES...))
+	if err != nil {
+		return nil, fmt.Errorf("slurm.conf %s: TRESBillingWeights: %w", conf.File, err)
+	}
+	m.bill = bill
+	m.algo = conf.Algorithm()
+	m.damp = float64(conf.FairShareDampeningFactor)
+	if m.damp < 1 {
+		m.damp = 1
+	}
+	if len(in.Assoc) == 0 {
+		return nil, errors.New("run: no association tree")
+	}
+	for _, d := range in.Assoc {
+		key := m.cluster
+		if cl := d.Assoc.Clusters(); len(cl) == 1 && cl[0] == "" {
+			key = "" // a dump without a Cluster column
+		}
+		nodes, err := d.Assoc.Nodes(key)
+		if err != nil {
+			return nil, err
+		}
+		t, err := fairshare.NewTree(nodes)
+		if err != nil {
+			return nil, fmt.Errorf("association tree %s: %w", d.Assoc.File, err)
+		}
+		m.trees = append(m.trees, t)
+		m.effective = append(m.effective, d.Effective)
+		m.sources = append(m.sources, d.Assoc.File)
+	}
+	if m.uni, err = fairshare.NewUniverse(m.trees); err != nil {
+		return nil, fmt.Errorf("association trees: %w", err)
+	}
+	m.keys = m.uni.Keys()
+	assocs := make([]decay.Assoc, len(m.keys))
+	for i, k := range m.keys {
+		assocs[i] = decay.Assoc{Account: k.Account, User: k.User, Partition: k.Partition, Parent: m.uni.Parents()[i]}
+	}
+	if m.res, err = decay.NewResolver(m.cluster, assocs); err != nil {
+		return nil, fmt.Errorf("association trees: %w", err)
+	}
+	every := opt.SnapshotEvery.String()
+	m.cfg = export.RunConfig{
+		Cluster: m.cluster, Algorithm: m.algo, HalfLifeSec: conf.DecayHalfLifeSec, CalcPeriodSec: m.calcPeriod(),
+		UsageResetPeriod: orNone(conf.UsageResetPeriod), PriorityFlags: conf.PriorityFlags,
+		DampeningFactor: int64(m.damp), AccountingStorageEnforce: conf.AccountingStorageEnforce,
+		LimitsEnforced: m.params.LimitsEnforced, TimeZone: opt.Location.String(), SnapshotEvery: every,
+		Partitions: rparts,
+	}
+	return m, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "NONE"
+	}
+	return s
+}
+
+// treeAt is the index of the association dump in force at t (the oldest
+// before the first dump).
+func (m *model) treeAt(t time.Time) int {
+	i := 0
+	for j, e := range m.effective {
+		if !e.After(t) {
+			i = j
+		}
+	}
+	return i
+}
+
+// stream is the state of reading the sacct files.
+type stream struct {
+	m       *model
+	opt     Options
+	spill   *spill
+	jobs    decay.Jobs
+	mem     memory.Allocator
+	toKnown bool
+	to      int64
+
+	minStart, maxEnd int64
+	anyRunning       bool
+	running          []carriedJob
+	carriedKeys      map[jobKey]bool // running jobs of every checkpoint
+	seen             map[jobKey]bool
+	newestCk         int64
+	late             []lateJob
+	inputs           []export.RunInput
+}
+
+type lateJob struct {
+	key jobKey
+	end int64 // decay.Running when running
+}
+
+func newStream(m *model, cps []*checkpoint, opt Options, sp *spill) *stream {
+	s := &stream{m: m, opt: opt, spill: sp, mem: memory.NewGoAllocator(),
+		minStart: math.MaxInt64, maxEnd: math.MinInt64,
+		carriedKeys: map[jobKey]bool{}, seen: map[jobKey]bool{}, newestCk: math.MinInt64}
+	if !opt.To.IsZero() {
+		s.toKnown, s.to = true, opt.To.Unix()
+	}
+	for _, c := range cps {
+		for _, j := range c.Running {
+			s.carriedKeys[j.key()] = true
+		}
+		s.newestCk = max(s.newestCk, c.To)
+	}
+	return s
+}
+
+// hashingReader counts and hashes what the sacct reader consumes.
+type hashingReader struct {
+	r io.Reader
+	h hash.Hash
+	n int64
+}
+
+func (h *hashingReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.h.Write(p[:n])
+	h.n += int64(n)
+	return n, err
+}
+
+func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summary) error {
+	var total int64
+	for _, p := range in.Sacct {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("sacct: %w", err)
+		}
+		total += fi.Size()
+	}
+	sopt := in.SacctOptions
+	sopt.DenseTRES = s.m.bill.DenseTRES()
+	if sopt.Cluster == "" {
+		sopt.Cluster = s.m.cluster
+	}
+	var done int64
+	for _, p := range in.Sacct {
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("sacct: %w", err)
+		}
+		hr := &hashingReader{r: f, h: sha256.New()}
+		rd, err := ingest.NewSacctReader(p, hr, sopt)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		for {
+			if err := ctx.Err(); err != nil {
+				rd.Close()
+				f.Close()
+				return err
+			}
+			rec, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err == nil {
+				err = s.batch(rec, sum)
+				rec.Release()
+			}
+			if err != nil {
+				rd.Close()
+				f.Close()
+				return fmt.Errorf("sacct %s: %w", p, err)
+			}
+			if opt.Progress != nil {
+				st := rd.Stats()
+				opt.Progress(Progress{File: p, BytesDone: done + hr.n, BytesTotal: total, Rows: sum.Ingest.Read + st.Read})
+			}
+		}
+		st := rd.Stats()
+		rd.Close()
+		f.Close()
+		done += hr.n
+		for _, w := range st.Warnings {
+			opt.Log.Warn().Str("file", p).Msg(w)
+		}
+		sum.Files = append(sum.Files, st)
+		sum.Ingest.Add(st)
+		s.inputs = append(s.inputs, export.RunInput{Path: p, SizeBytes: hr.n, SHA256: hex.EncodeToString(hr.h.Sum(nil))})
+	}
+	return nil
+}
+
+// batch bills one batch, hands its jobs to decay and spills its rows.
+func (s *stream) batch(rec arrow.Record, sum *Summary) error {
+	billed, bst, err := s.m.bill.Apply(s.mem, rec, s.usageFactor)
+	if err != nil {
+		return err
+	}
+	defer billed.Release()
+	sum.Billing.Add(bst)
+	if err := s.m.res.AppendJobs(billed, &s.jobs, &sum.Resolve); err != nil {
+		return err
+	}
+	n := int(billed.NumRows())
+	rows, err := export.JobRowsFromBatch(billed, make([]int64, n))
+	if err != nil {
+		return err
+	}
+	_, codes, clusters, err := schemas.DictStringColumn(billed, schemas.ColCluster)
+	if err != nil {
+		return err
+	}
+	byMonth := map[string][]export.JobRow{}
+	for i := range rows {
+		r := &rows[i]
+		if clusters.Value(int(codes[i])) != s.m.cluster {
+			sum.OtherCluster++
+			continue
+		}
+		start := r.Start.Unix()
+		k := jobKey{r.JobIDRaw, start}
+		if s.carriedKeys[k] {
+			s.seen[k] = true
+		}
+		end := int64(decay.Running)
+		if r.End != nil {
+			end = r.End.Unix()
+			s.maxEnd = max(s.maxEnd, end)
+		} else {
+			s.anyRunning = true
+		}
+		s.minStart = min(s.minStart, start)
+		if end == decay.Running || (s.toKnown && end > s.to) {
+			if a, _ := s.m.res.Lookup(r.Account, r.User, r.Partition); a >= 0 {
+				s.running = append(s.running, carriedJob{JobIDRaw: r.JobIDRaw, Start: start, End: end,
+					Rate: r.Billing * r.UsageFactor, Key: keyArray(s.m.keys[a])})
+			}
+		}
+		if start < s.newestCk {
+			s.late = append(s.late, lateJob{key: k, end: end})
+		}
+		mk := monthKey(monthStart(start))
+		byMonth[mk] = append(byMonth[mk], *r)
+	}
+	for _, mk := range slices.Sorted(maps.Keys(byMonth)) {
+		if err := s.spill.add(mk, byMonth[mk]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *stream) usageFactor(qos string) float64 {
+	if s.m.qos == nil {
+		return 1
+	}
+	return s.m.qos.UsageFactor(qos)
+}
+
+// settle reconciles the input with the checkpoint ck: it charges the jobs
+// ck had running that the input lacks as still running, and counts the
+// late jobs. It returns the start months of the carried jobs, whose jobs
+// rows must be rewritten with their new charged time.
+func (s *stream) settle(ck *checkpoint, lo, to int64, sum *Summary, log zerolog.Logger) []string {
+	if ck == nil {
+		return nil
+	}
+	carried := map[jobKey]bool{}
+	var months []string
+	for _, j := range ck.Running {
+		carried[j.key()] = true
+		if s.seen[j.key()] {
+			continue
+		}
+		a, ok := s.m.uni.Index(keyOf(j.Key))
+		if !ok {
+			if a, ok = s.m.uni.Index(fairshare.Key{Account: j.Key[0]}); !ok {
+				a = 0
+			}
+		}
+		s.jobs.Start = append(s.jobs.Start, j.Start)
+		s.jobs.End = append(s.jobs.End, j.End)
+		s.jobs.Rate = append(s.jobs.Rate, j.Rate)
+		s.jobs.Assoc = append(s.jobs.Assoc, a)
+		s.running = append(s.running, j)
+		sum.CarriedUnseen++
+		months = append(months, monthKey(monthStart(j.Start)))
+		if sum.CarriedUnseen <= 10 {
+			log.Warn().Int64("job_id_raw", j.JobIDRaw).Time("start", time.Unix(j.Start, 0).UTC()).
+				Msg("job running at the checkpoint is missing from the sacct input: charged as still running")
+		}
+	}
+	for _, l := range s.late {
+		if l.key.start < lo && (l.end == decay.Running || l.end > lo) && !carried[l.key] {
+			sum.Late++
+			if sum.Late <= 10 {
+				log.Warn().Int64("job_id_raw", l.key.id).Time("start", time.Unix(l.key.start, 0).UTC()).
+					Msg("job ran before the checkpoint but was not in that night's input: charged only from the checkpoint on; widen the sacct window (sacct -S)")
+			}
+		}
+	}
+	if sum.CarriedUnseen > 0 {
+		log.Warn().Int("jobs", sum.CarriedUnseen).Msg("running jobs missing from the input, charged as still running")
+	}
+	if sum.Late > 0 {
+		log.Warn().Int("jobs", sum.Late).Msg("jobs first seen after the checkpoint they ran before")
+	}
+	slices.Sort(months)
+	return slices.Compact(months)
+}
+
+// nextRunning are the jobs running at to, for the next checkpoint, in a
+// canonical order.
+func (s *stream) nextRunning(to int64) []carriedJob {
+	var out []carriedJob
+	seen := map[jobKey]bool{}
+	for _, j := range s.running {
+		if j.Start >= to || (j.End != decay.Running && j.End <= to) || seen[j.key()] {
+			continue
+		}
+		seen[j.key()] = true
+		out = append(out, j)
+	}
+	slices.SortFunc(out, func(a, b carriedJob) int {
+		if a.JobIDRaw != b.JobIDRaw {
+			return cmp.Compare(a.JobIDRaw, b.JobIDRaw)
+		}
+		return cmp.Compare(a.Start, b.Start)
+	})
+	if out == nil {
+		out = []carriedJob{}
+	}
+	return out
+}
+
+// appendRun writes the run's row to the runs table.
+func appendRun(h *export.History, m *model, in Inputs, st *stream, sum *Summary, opt Options) error {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return fmt.Errorf("run id: %w", err)
+	}
+	sum.RunID = sum.Started.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:])
+	var inputs []export.RunInput
+	for _, p := range in.Files {
+		ri, err := hashFile(p)
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, ri)
+	}
+	inputs = append(inputs, st.inputs...)
+	cfg, err := export.MarshalConfig(m.cfg)
+	if err != nil {
+		return err
+	}
+	skipped := maps.Clone(sum.Ingest.Skipped)
+	if skipped == nil {
+		skipped = map[string]int64{}
+	}
+	_, err = h.AppendRun(m.cluster, export.RunRow{
+		RunID: sum.RunID, Started: sum.Started.UTC(), Finished: sum.Finished.UTC(), Version: opt.Version,
+		Inputs: inputs, Config: cfg, Read: sum.Ingest.Read, Ingested: sum.Ingest.Ingested,
+		Rejected: sum.Ingest.Rejected, Skipped: skipped, JobsCharged: int64(sum.Decay.JobsCharged),
+		Snapshots: int64(sum.Snapshots),
+	})
+	return err
+}
+
+func hashFile(p string) (export.RunInput, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return export.RunInput{}, fmt.Errorf("hash input: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return export.RunInput{}, fmt.Errorf("hash input %s: %w", p, err)
+	}
+	return export.RunInput{Path: p, SizeBytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}

@@ -1,0 +1,75 @@
+package pipeline
+
+import (
+	"fmt"
+	"time"
+)
+
+// floorTick returns the last tick of the grid origin + k·period at or
+// before t (Unix seconds).
+func floorTick(t, origin, period int64) int64 {
+	d := t - origin
+	q := d / period
+	if d%period < 0 {
+		q--
+	}
+	return origin + q*period
+}
+
+// snapshotTimes returns the snapshot times in (lo, to] (Unix seconds):
+// every `every` from local midnight in loc, and always to itself. every = 0
+// gives only to. An every below 24 h must divide 24 h; above, it must be a
+// whole number of days, counted from 1970-01-01 local.
+func snapshotTimes(lo, to int64, every time.Duration, loc *time.Location) ([]int64, error) {
+	if to <= lo {
+		return nil, nil
+	}
+	var out []int64
+	const day = 24 * time.Hour
+	switch {
+	case every < 0:
+		return nil, fmt.Errorf("--snapshot-every %s: negative", every)
+	case every == 0:
+	case every < day && day%every == 0, every >= day && every%day == 0:
+		nDays := int64(every / day)
+		first := time.Unix(lo, 0).In(loc)
+		d := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, loc)
+		for ; d.Unix() <= to; d = time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, loc) {
+			next := time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, loc).Unix()
+			if nDays > 1 {
+				civil := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC).Unix() / 86400
+				if civil%nDays != 0 {
+					continue
+				}
+			}
+			step := every
+			if step > day {
+				step = day
+			}
+			for off := time.Duration(0); off < day; off += step {
+				t := d.Add(off).Unix()
+				if t >= next { // a 23-hour day
+					break
+				}
+				if t > lo && t <= to {
+					out = append(out, t)
+				}
+			}
+		}
+	default:
+		return nil, fmt.Errorf("--snapshot-every %s: must divide 24h or be a whole number of days", every)
+	}
+	if len(out) == 0 || out[len(out)-1] != to {
+		out = append(out, to)
+	}
+	return out, nil
+}
+
+// monthStart is 00:00 UTC of the first day of t's UTC month.
+func monthStart(t int64) time.Time {
+	u := time.Unix(t, 0).UTC()
+	return time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// monthKey is the YYYY-MM of a month start.
+func monthKey(m time.Time) string { return m.Format("2006-01") }
