@@ -1,0 +1,160 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/fairledger/fairledger/pipeline"
+)
+
+// TestCrashChild is the process TestCrashSafety kills: it runs one night
+// described by its environment and is not a test on its own.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv("FAIRLEDGER_CRASH_DIR")
+	if dir == "" {
+		t.Skip("run by TestCrashSafety")
+	}
+	to, err := strconv.ParseInt(os.Getenv("FAIRLEDGER_CRASH_TO"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := siteInputs(t, dir, os.Getenv("FAIRLEDGER_CRASH_SACCT"))
+	if _, err := pipeline.Run(context.Background(), in, runOpts(os.Getenv("FAIRLEDGER_CRASH_HISTORY"), time.Unix(to, 0))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCrashSafety kills `run` with SIGKILL at random moments, in a first
+// run and in a run resuming from a checkpoint. After each kill every file of
+// the history must read, and running the night again must give the history
+// an uninterrupted run gives (byte for byte, apart from runs and the
+// manifest).
+func TestCrashSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir, from, end := nightlyCluster(t, 20000)
+	mid := time.Date(2025, 1, 31, 0, 0, 0, 0, time.UTC)
+	first, second := nightFile(dir, mid), nightFile(dir, end)
+	sacctAsOf(t, filepath.Join(dir, "sacct.psv"), first, from, mid)
+	sacctAsOf(t, filepath.Join(dir, "sacct.psv"), second, mid.AddDate(0, 0, -1), end)
+	night := func(hist, sacct string, to time.Time) {
+		t.Helper()
+		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, sacct), runOpts(hist, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ref := t.TempDir()
+	t0 := time.Now()
+	night(ref, first, mid)
+	d1 := time.Since(t0)
+	t0 = time.Now()
+	night(ref, second, end)
+	d2 := time.Since(t0)
+	want := historyState(t, ref)
+
+	r := rand.New(rand.NewPCG(42, 7))
+	killed := 0
+	for try := 0; try < 8; try++ {
+		hist := t.TempDir()
+		resume := try%2 == 1
+		sacct, to, d := first, mid, d1
+		if resume {
+			night(hist, first, mid)
+			sacct, to, d = second, end, d2
+		}
+		delay := time.Duration(r.Float64() * 1.3 * float64(d))
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "FAIRLEDGER_CRASH_DIR="+dir, "FAIRLEDGER_CRASH_HISTORY="+hist,
+			"FAIRLEDGER_CRASH_SACCT="+sacct, "FAIRLEDGER_CRASH_TO="+strconv.FormatInt(to.Unix(), 10))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			killed++
+		} else if err != nil {
+			t.Fatalf("try %d: child failed on its own: %v", try, err)
+		}
+		checkReadable(t, hist)
+		night(hist, sacct, to)
+		if !resume {
+			night(hist, second, end)
+		}
+		got := historyState(t, hist)
+		sameFiles(t, fmt.Sprintf("try %d (resume %v, killed after %s)", try, resume, delay), got, want)
+	}
+	if killed < 4 {
+		t.Errorf("only %d of 8 runs were killed before they finished", killed)
+	}
+}
+
+// historyState is the history's files but the runs table and the manifest
+// (which lists the runs).
+func historyState(t *testing.T, hist string) map[string][]byte {
+	t.Helper()
+	m := snapshotDir(t, hist)
+	for k := range m {
+		if strings.HasPrefix(k, "runs/") || k == "manifest.json" {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
+// checkReadable opens every Parquet file of the history, as a reader
+// would: none may be torn.
+func checkReadable(t *testing.T, hist string) {
+	t.Helper()
+	err := filepath.WalkDir(hist, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") || strings.HasPrefix(d.Name(), ".") ||
+			strings.Contains(p, "/.spill-") {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		pf, err := parquet.OpenFile(f, fi.Size())
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		rows := parquet.NewReader(pf)
+		defer rows.Close()
+		buf := make([]parquet.Row, 256)
+		for {
+			n, err := rows.ReadRows(buf)
+			if n == 0 || err != nil {
+				if err != nil && !errors.Is(err, io.EOF) {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				return nil
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("history not readable after the kill: %v", err)
+	}
+}
