@@ -5,18 +5,25 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 )
 
-// SshareOptions selects the sshare layout WriteSshare reproduces. Only the
-// parsable layouts (-p, -P) are produced; the fixed-width one is not.
+// SshareOptions selects the sshare layout and rows WriteSshare reproduces:
+// the parsable layouts (-P, or -p with TrailingSep) by default, the
+// fixed-width one with FixedWidth.
 type SshareOptions struct {
 	// Long adds NormUsage, LevelFS (Fair Tree only), GrpTRESMins and
 	// TRESRunMins (sshare -l).
 	Long bool
+	// FixedWidth selects sshare's default layout (neither -p nor -P):
+	// fixed-width columns, a dashed line under the header. TrailingSep is
+	// ignored.
+	FixedWidth bool
 	// TrailingSep ends every line with '|' (sshare -p); otherwise the
 	// separator only separates fields (sshare -P).
 	TrailingSep bool
-	// NoHeader omits the header line (sshare -n).
+	// NoHeader omits the header line (sshare -n), and in the fixed-width
+	// layout the dashed line under it.
 	NoHeader bool
 	// Partitions inserts the Partition column after User (sshare -m).
 	Partitions bool
@@ -24,6 +31,15 @@ type SshareOptions struct {
 	// account rows too, as sshare did before 25.11. Fair Tree accounts
 	// have no factor and stay blank.
 	AccountFairShare bool
+	// Users, when not empty, keeps only the user rows of these users
+	// (compared case-insensitively); account rows are all kept. sshare
+	// sends the calling user here unless -a is given, or the -u list.
+	Users []string
+	// Accounts, when not empty, keeps only the rows whose account is one
+	// of these (case-insensitively): an account row by its own name, a user
+	// row by the account it belongs to (sshare -A). Sub-accounts are not
+	// included: slurmctld matches the association's account name only.
+	Accounts []string
 	// GrpTRESMins is an optional per-position GrpTRESMins limit string
 	// (e.g. "cpu=1000"); nil or "" prints blank.
 	GrpTRESMins []string
@@ -32,15 +48,79 @@ type SshareOptions struct {
 	TRESRunMins []string
 }
 
-// WriteSshare writes r in the layout of `sshare -a [-l] -P` (or -p), one line
-// per association in tree position order (sshare's row order, §7): Account
-// indented by one space per depth below root, User, RawShares ("parent" for
-// FairShare=parent, blank for root), NormShares, RawUsage (uint64 truncation
-// of the raw usage), NormUsage, EffectvUsage, FairShare, LevelFS ("inf" for
-// +Inf), GrpTRESMins, TRESRunMins. Doubles use C's %f (6 decimals of the
-// exact binary value, round half to even, which Go's 'f' format matches); NaN
-// cells are blank. The column set follows r.Algorithm: LevelFS only for Fair
-// Tree.
+// The sshare columns, in the order sshare prints them.
+const (
+	colAccount = iota
+	colUser
+	colPartition
+	colRawShares
+	colNormShares
+	colRawUsage
+	colNormUsage
+	colEffectvUsage
+	colFairShare
+	colLevelFS
+	colGrpTRESMins
+	colTRESRunMins
+	numCols
+)
+
+// sshareColumn is a column header and its fixed-width field length: negative
+// left-justifies, positive right-justifies (print_field_t.len).
+type sshareColumn struct {
+	name  string
+	width int
+}
+
+// columnOf returns the header and width of column c, as in the fields[]
+// table of Slurm's src/sshare/process.c (unchanged since 15.08).
+func columnOf(c int) sshareColumn {
+	switch c {
+	case colAccount:
+		return sshareColumn{"Account", -20}
+	case colUser:
+		return sshareColumn{"User", 10}
+	case colPartition:
+		return sshareColumn{"Partition", 12}
+	case colRawShares:
+		return sshareColumn{"RawShares", 10}
+	case colNormShares:
+		return sshareColumn{"NormShares", 11}
+	case colRawUsage:
+		return sshareColumn{"RawUsage", 11}
+	case colNormUsage:
+		return sshareColumn{"NormUsage", 11}
+	case colEffectvUsage:
+		return sshareColumn{"EffectvUsage", 13}
+	case colFairShare:
+		return sshareColumn{"FairShare", 10}
+	case colLevelFS:
+		return sshareColumn{"LevelFS", 10}
+	case colGrpTRESMins:
+		return sshareColumn{"GrpTRESMins", 30}
+	case colTRESRunMins:
+		return sshareColumn{"TRESRunMins", 30}
+	}
+	panic(fmt.Sprintf("fairshare: no sshare column %d", c))
+}
+
+// WriteSshare writes r in the layout of `sshare [-a] [-l] [-m] [-n]` with -P,
+// -p or neither (FixedWidth), one line per selected association in tree
+// position order (sshare's row order, §7): Account indented by one space per
+// printed ancestor (with every account printed: one per depth below root),
+// User, RawShares ("parent" for FairShare=parent, blank for root),
+// NormShares, RawUsage (uint64 truncation of the raw usage), NormUsage,
+// EffectvUsage, FairShare, LevelFS ("inf" for +Inf), GrpTRESMins,
+// TRESRunMins. Doubles use C's %f (6 decimals of the exact binary value,
+// round half to even, which Go's 'f' format matches); NaN cells are blank.
+// The column set follows r.Algorithm: LevelFS only for Fair Tree.
+//
+// The fixed-width layout follows Slurm's print_fields.c: every field is
+// padded to its column width (Account left-justified, the rest
+// right-justified) and followed by one space, so lines end in a space; a
+// string longer than its column is cut with '+' as its last character; a
+// double whose %f does not fit switches to %e with as many digits as fit;
+// integers are never cut.
 func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 	n := t.Len()
 	if len(r.NormShares) != n || r.Algorithm == 0 {
@@ -54,100 +134,323 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 	}
 	fairTree := r.Algorithm == FairTreeAlgo
 
-	var cols []string
-	cols = append(cols, "Account", "User")
+	// The column lists of process.c: A,User,[P,]RawShares,NormShares,
+	// RawUsage,[NormUsage,]Eff,Fairshare[,LevelFS][,GrpTRESMins,TRESRunMins].
+	cols := make([]int, 0, numCols)
+	cols = append(cols, colAccount, colUser)
 	if opt.Partitions {
-		cols = append(cols, "Partition")
+		cols = append(cols, colPartition)
 	}
-	cols = append(cols, "RawShares", "NormShares", "RawUsage")
+	cols = append(cols, colRawShares, colNormShares, colRawUsage)
 	if opt.Long {
-		cols = append(cols, "NormUsage")
+		cols = append(cols, colNormUsage)
 	}
-	cols = append(cols, "EffectvUsage", "FairShare")
+	cols = append(cols, colEffectvUsage, colFairShare)
 	if opt.Long {
 		if fairTree {
-			cols = append(cols, "LevelFS")
+			cols = append(cols, colLevelFS)
 		}
-		cols = append(cols, "GrpTRESMins", "TRESRunMins")
+		cols = append(cols, colGrpTRESMins, colTRESRunMins)
 	}
 
-	b := make([]byte, 0, 64<<10)
-	end := func() {
-		if opt.TrailingSep {
-			b = append(b, '|')
-		}
-		b = append(b, '\n')
-	}
+	cw := cellWriter{b: make([]byte, 0, 64<<10), fixed: opt.FixedWidth, trailing: opt.TrailingSep && !opt.FixedWidth}
 	if !opt.NoHeader {
-		for k, c := range cols {
-			if k > 0 {
-				b = append(b, '|')
-			}
-			b = append(b, c...)
+		for _, c := range cols {
+			cw.header(columnOf(c))
 		}
-		end()
+		cw.endLine()
+		if opt.FixedWidth {
+			// print_fields_header: abs(len) dashes and a space per column.
+			for _, c := range cols {
+				cw.b = appendRepeat(cw.b, '-', abs(columnOf(c).width))
+				cw.b = append(cw.b, ' ')
+			}
+			cw.b = append(cw.b, '\n')
+		}
 	}
+
+	widths := make([]int, len(cols))
+	for k, c := range cols {
+		widths[k] = columnOf(c).width
+	}
+	show, indent := selectRows(t, opt.Users, opt.Accounts)
+	var acct []byte
 	for p := 0; p < n; p++ {
-		for d := int32(0); d < t.Depth[p]; d++ {
-			b = append(b, ' ')
+		if show != nil && !show[p] {
+			continue
 		}
-		b = append(b, t.Account[p]...)
-		b = append(b, '|')
-		b = append(b, t.User[p]...)
-		if opt.Partitions {
-			b = append(b, '|')
-			b = append(b, t.Partition[p]...)
-		}
-		b = append(b, '|')
-		switch {
-		case p == 0:
-		case t.SharesParent[p]:
-			b = append(b, "parent"...)
-		default:
-			b = strconv.AppendInt(b, t.Shares[p], 10)
-		}
-		b = append(b, '|')
-		b = appendF(b, r.NormShares[p])
-		b = append(b, '|')
-		b = strconv.AppendUint(b, rawUsage(r.RawUsage[p]), 10)
-		if opt.Long {
-			b = append(b, '|')
-			b = appendF(b, r.NormUsage[p])
-		}
-		b = append(b, '|')
-		b = appendF(b, r.EffectvUsage[p])
-		b = append(b, '|')
-		if t.IsUser[p] || (opt.AccountFairShare && !fairTree) {
-			b = appendF(b, r.FairShare[p])
-		}
-		if opt.Long {
-			if fairTree {
-				b = append(b, '|')
-				b = appendF(b, r.LevelFS[p])
+		for k, c := range cols {
+			width := widths[k]
+			switch c {
+			case colAccount:
+				d := int(t.Depth[p])
+				if indent != nil {
+					d = int(indent[p])
+				}
+				acct = appendRepeat(acct[:0], ' ', d)
+				acct = append(acct, t.Account[p]...)
+				cw.textBytes(acct, width)
+			case colUser:
+				cw.text(t.User[p], width)
+			case colPartition:
+				cw.text(t.Partition[p], width)
+			case colRawShares:
+				switch {
+				case p == 0:
+					cw.blank(width)
+				case t.SharesParent[p]:
+					cw.text("parent", width)
+				default:
+					cw.integer(uint64(t.Shares[p]), width)
+				}
+			case colNormShares:
+				cw.double(r.NormShares[p], width)
+			case colRawUsage:
+				cw.integer(rawUsage(r.RawUsage[p]), width)
+			case colNormUsage:
+				cw.double(r.NormUsage[p], width)
+			case colEffectvUsage:
+				cw.double(r.EffectvUsage[p], width)
+			case colFairShare:
+				if t.IsUser[p] || (opt.AccountFairShare && !fairTree) {
+					cw.double(r.FairShare[p], width)
+				} else {
+					cw.blank(width)
+				}
+			case colLevelFS:
+				cw.double(r.LevelFS[p], width)
+			case colGrpTRESMins:
+				s := ""
+				if opt.GrpTRESMins != nil {
+					s = opt.GrpTRESMins[p]
+				}
+				cw.text(s, width)
+			case colTRESRunMins:
+				s := "cpu=0"
+				if opt.TRESRunMins != nil && opt.TRESRunMins[p] != "" {
+					s = opt.TRESRunMins[p]
+				}
+				cw.text(s, width)
 			}
-			b = append(b, '|')
-			if opt.GrpTRESMins != nil {
-				b = append(b, opt.GrpTRESMins[p]...)
-			}
-			b = append(b, '|')
-			if opt.TRESRunMins != nil && opt.TRESRunMins[p] != "" {
-				b = append(b, opt.TRESRunMins[p]...)
-			} else {
-				b = append(b, "cpu=0"...)
-			}
 		}
-		end()
-		if len(b) >= 60<<10 {
-			if _, err := w.Write(b); err != nil {
+		cw.endLine()
+		if len(cw.b) >= 60<<10 {
+			if _, err := w.Write(cw.b); err != nil {
 				return fmt.Errorf("write sshare: %w", err)
 			}
-			b = b[:0]
+			cw.b = cw.b[:0]
 		}
 	}
-	if _, err := w.Write(b); err != nil {
+	if _, err := w.Write(cw.b); err != nil {
 		return fmt.Errorf("write sshare: %w", err)
 	}
 	return nil
+}
+
+// selectRows applies the user and account filters of slurmctld's
+// assoc_mgr_get_shares (src/common/assoc_mgr.c): with a user list, a user
+// association must name one of the users (account associations pass); with
+// an account list, every association's account must be one of them. Both
+// compare case-insensitively (xstrcasecmp). It returns nil, nil when
+// everything is shown. Otherwise indent gives each shown row's indentation
+// as sshare's slurmdb_tree_name_get computes it from the rows it has
+// printed: one more space than the parent account if that was printed,
+// none if it was not.
+func selectRows(t *Tree, users, accounts []string) (show []bool, indent []int32) {
+	if len(users) == 0 && len(accounts) == 0 {
+		return nil, nil
+	}
+	in := func(list []string, s string) bool {
+		for _, x := range list {
+			if strings.EqualFold(x, s) {
+				return true
+			}
+		}
+		return false
+	}
+	n := t.Len()
+	show = make([]bool, n)
+	indent = make([]int32, n)
+	for p := 0; p < n; p++ {
+		if len(users) > 0 && t.IsUser[p] && !in(users, t.User[p]) {
+			continue
+		}
+		if len(accounts) > 0 && !in(accounts, t.Account[p]) {
+			continue
+		}
+		show[p] = true
+		// Parents precede children, so the parent's indentation is set.
+		if par := t.Parent[p]; par >= 0 && show[par] {
+			indent[p] = indent[par] + 1
+		}
+	}
+	return show, indent
+}
+
+// cellWriter appends the cells of sshare lines in the parsable or the
+// fixed-width layout (Slurm's print_fields.c).
+type cellWriter struct {
+	b        []byte
+	fixed    bool
+	trailing bool
+	cells    int // cells written on the current line
+}
+
+// sep starts a cell: the '|' between parsable fields.
+func (w *cellWriter) sep() {
+	if !w.fixed && w.cells > 0 {
+		w.b = append(w.b, '|')
+	}
+	w.cells++
+}
+
+// endLine ends a line: a trailing '|' for -p, then the newline.
+func (w *cellWriter) endLine() {
+	if w.trailing {
+		w.b = append(w.b, '|')
+	}
+	w.b = append(w.b, '\n')
+	w.cells = 0
+}
+
+// text writes a string cell ("" is blank), print_fields_str: in the
+// fixed-width layout a value longer than the column keeps its first
+// abs(len)-1 bytes and a '+'; a NULL value prints as " ", which pads to
+// blanks like "".
+func (w *cellWriter) text(s string, width int) {
+	w.sep()
+	if !w.fixed {
+		w.b = append(w.b, s...)
+		return
+	}
+	w.b = appendCut(w.b, s, width)
+}
+
+// textBytes is text for a byte slice.
+func (w *cellWriter) textBytes(s []byte, width int) {
+	w.sep()
+	if !w.fixed {
+		w.b = append(w.b, s...)
+		return
+	}
+	w.b = appendCut(w.b, s, width)
+}
+
+// header writes a header cell: "%*.*s " of the column name in the
+// fixed-width layout (print_fields_header).
+func (w *cellWriter) header(col sshareColumn) {
+	w.sep()
+	if !w.fixed {
+		w.b = append(w.b, col.name...)
+		return
+	}
+	w.b = appendPadded(w.b, col.name, col.width)
+}
+
+// appendCut appends s as print_fields_str prints it in the fixed-width
+// layout: cut to abs(width) with a final '+' if longer, padded otherwise,
+// and followed by a space.
+func appendCut[S ~string | ~[]byte](b []byte, s S, width int) []byte {
+	if a := abs(width); len(s) > a {
+		b = append(b, s[:a-1]...)
+		return append(b, '+', ' ')
+	}
+	return appendPadded(b, s, width)
+}
+
+// appendPadded appends s padded to abs(width) as printf's "%*s" (width >
+// 0) or "%-*s" (width < 0) would, then the space that follows every
+// fixed-width field. s is not cut.
+func appendPadded[S ~string | ~[]byte](b []byte, s S, width int) []byte {
+	fill := abs(width) - len(s)
+	if width > 0 {
+		b = appendRepeat(b, ' ', fill)
+	}
+	b = append(b, s...)
+	if width < 0 {
+		b = appendRepeat(b, ' ', fill)
+	}
+	return append(b, ' ')
+}
+
+// blank writes an empty cell (print_fields_double/uint for NO_VAL,
+// print_fields_str for NULL).
+func (w *cellWriter) blank(width int) {
+	w.sep()
+	if w.fixed {
+		w.b = appendRepeat(w.b, ' ', abs(width))
+		w.b = append(w.b, ' ')
+	}
+}
+
+// integer writes an integer cell, print_fields_uint32/uint64: "%*u", never
+// cut.
+func (w *cellWriter) integer(v uint64, width int) {
+	w.sep()
+	if !w.fixed {
+		w.b = strconv.AppendUint(w.b, v, 10)
+		return
+	}
+	var tmp [24]byte
+	w.b = appendPadded(w.b, strconv.AppendUint(tmp[:0], v, 10), width)
+}
+
+// double writes a double cell, print_fields_double: NaN is blank, otherwise
+// "%f"; in the fixed-width layout a %f wider than the column is replaced by
+// %e as print_fields_double computes it (appendFixedE).
+func (w *cellWriter) double(v float64, width int) {
+	if math.IsNaN(v) {
+		w.blank(width)
+		return
+	}
+	w.sep()
+	if !w.fixed {
+		w.b = appendF(w.b, v)
+		return
+	}
+	var tmp [352]byte // %f of the largest double: 309 digits + 7
+	s := appendF(tmp[:0], v)
+	if len(s) <= abs(width) {
+		w.b = appendPadded(w.b, s, width)
+		return
+	}
+	w.b = appendFixedE(w.b, v, width)
+	w.b = append(w.b, ' ')
+}
+
+// appendFixedE appends v the way print_fields_double (src/common/
+// print_fields.c) prints a value whose "%*f" is wider than the column:
+// it formats "%*.*e" with width and precision abs(len), measures that
+// string, and if it is wider than the column lowers width (and precision)
+// by the excess, then prints "%*.*e" (or "%-*.*e" for a negative len) with
+// the lowered value. With the 10- to 13-wide sshare columns this yields
+// exactly the column width, e.g. 1234.5 in 10 columns is "1.2345e+03".
+func appendFixedE(b []byte, v float64, width int) []byte {
+	a := abs(width)
+	var tmp [64]byte
+	first := len(strconv.AppendFloat(tmp[:0], v, 'e', a, 64))
+	newLen := max(first, a) // "%*.*e" pads to at least the width
+	wd := a
+	if newLen > wd {
+		wd -= newLen - wd
+	}
+	// C: a negative precision is taken as if it were omitted (6); a
+	// negative field width is the '-' flag with its absolute value.
+	prec := wd
+	if prec < 0 {
+		prec = 6
+	}
+	s := strconv.AppendFloat(tmp[:0], v, 'e', prec, 64)
+	left := width < 0 || wd < 0
+	fill := abs(wd) - len(s)
+	if !left {
+		b = appendRepeat(b, ' ', fill)
+	}
+	b = append(b, s...)
+	if left {
+		b = appendRepeat(b, ' ', fill)
+	}
+	return b
 }
 
 // appendF appends v as C's printf("%f") would, blank for NaN and "inf" for
@@ -174,4 +477,19 @@ func rawUsage(v float64) uint64 {
 		return math.MaxUint64
 	}
 	return uint64(v)
+}
+
+// appendRepeat appends n copies of c (nothing for n <= 0).
+func appendRepeat(b []byte, c byte, n int) []byte {
+	for ; n > 0; n-- {
+		b = append(b, c)
+	}
+	return b
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -179,3 +179,272 @@ func TestSshareErrors(t *testing.T) {
 		t.Errorf("WriteSshare(short TRESRunMins) = nil, want error")
 	}
 }
+
+// TestSshareFixedWidthClassic is `sshare -a` without -p/-P on the classic
+// tree of SLURM-SEMANTICS.md §10.1. Field widths from the fields[] table of
+// src/sshare/process.c: Account -20 (left-justified), User 10, RawShares
+// 10, NormShares 11, RawUsage 11, EffectvUsage 13, FairShare 10 (all
+// right-justified); every field, the last included, is followed by one
+// space (print_fields.c). The values are the §10.1 table's: root RawShares
+// blank (10 spaces), NormShares 1.000000, RawUsage 100 (= 45 + 25 + 30),
+// EffectvUsage 1.000000; account FairShare blank (sshare ≥ 25.11); user
+// FairShare 0.408479, 0.022097, 0.125000, 0.500000, 0.749154, 0.000000.
+func TestSshareFixedWidthClassic(t *testing.T) {
+	b := buildSpec(t, test24_1)
+	var r Result
+	Classic(b.tree, b.usage, 1, &r)
+	want := "" +
+		//       Account (20)        User (10)  RawShares  NormShares    RawUsage  EffectvUsage  FairShare
+		"Account                    User  RawShares  NormShares    RawUsage  EffectvUsage  FairShare \n" +
+		"-------------------- ---------- ---------- ----------- ----------- ------------- ---------- \n" +
+		"root                                          1.000000         100      1.000000            \n" +
+		" AccountA                               40    0.400000          45      0.450000            \n" +
+		"  AccountB                              30    0.300000          20      0.387500            \n" +
+		"   AccountB               User1          1    0.300000          20      0.387500   0.408479 \n" +
+		"  AccountC                              10    0.100000          25      0.300000            \n" +
+		"   AccountC               User2          1    0.050000          25      0.275000   0.022097 \n" +
+		"   AccountC               User3          1    0.050000           0      0.150000   0.125000 \n" +
+		" AccountD                               60    0.600000          25      0.250000            \n" +
+		"  AccountE                              25    0.250000          25      0.250000            \n" +
+		"   AccountE               User4          1    0.250000          25      0.250000   0.500000 \n" +
+		"  AccountF                              35    0.350000           0      0.145833            \n" +
+		"   AccountF               User5          1    0.350000           0      0.145833   0.749154 \n" +
+		" AccountG                                0    0.000000          30      0.300000            \n" +
+		"  AccountG                User6          0    0.000000          30      0.300000   0.000000 \n"
+	var buf bytes.Buffer
+	if err := WriteSshare(&buf, b.tree, &r, SshareOptions{FixedWidth: true}); err != nil {
+		t.Fatal(err)
+	}
+	if g := buf.String(); g != want {
+		t.Errorf("WriteSshare(FixedWidth) =\n%s\nwant\n%s", g, want)
+	}
+	// TrailingSep has no meaning in the fixed-width layout.
+	buf.Reset()
+	if err := WriteSshare(&buf, b.tree, &r, SshareOptions{FixedWidth: true, TrailingSep: true}); err != nil {
+		t.Fatal(err)
+	}
+	if g := buf.String(); g != want {
+		t.Errorf("WriteSshare(FixedWidth, TrailingSep) =\n%s\nwant\n%s", g, want)
+	}
+}
+
+// TestSshareFixedWidthFairTreeLong is `sshare -a -l` on the Fair Tree tree of
+// §10.2: the header and five rows worked out from the §10.2 table. Widths
+// as in TestSshareFixedWidthClassic plus NormUsage 11, LevelFS 10,
+// GrpTRESMins 30 and TRESRunMins 30 ("cpu=0" right-justified).
+//   - root: RawShares blank, NormShares 0/NO_VAL = 0.000000, RawUsage 240,
+//     NormUsage blank, EffectvUsage 1.000000, FairShare and LevelFS blank.
+//   - root|u1: 10, 0.048077 (10/208), 0, 0.000000, 0.000000, F 21/21 =
+//     1.000000, LevelFS inf (no usage).
+//   - aD|uD1: "parent" right-justified, 0.240385, 20, 0.083333 (20/240),
+//     0.181818 (20/110), F 10/21 = 0.476190, LevelFS blank (§7).
+//   - aDA: "parent", 0.240385, 45, 0.187500, 0.409091 (45/110), blanks.
+//   - aGA|uGA2: 20, 0.500000, 6, 0.025000, 0.600000 (6/10), F 2/21 =
+//     0.095238, LevelFS 0.5/0.6 = 0.833333.
+func TestSshareFixedWidthFairTreeLong(t *testing.T) {
+	b := buildSpec(t, test24_4)
+	var r Result
+	FairTree(b.tree, b.usage, &r)
+	var buf bytes.Buffer
+	if err := WriteSshare(&buf, b.tree, &r, SshareOptions{FixedWidth: true, Long: true}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 2+35 {
+		t.Fatalf("%d lines, want 37 (header, dashes, 35 rows)", len(lines))
+	}
+	want := map[int]string{
+		0:      "Account                    User  RawShares  NormShares    RawUsage   NormUsage  EffectvUsage  FairShare    LevelFS                    GrpTRESMins                    TRESRunMins ",
+		1:      "-------------------- ---------- ---------- ----------- ----------- ----------- ------------- ---------- ---------- ------------------------------ ------------------------------ ",
+		2:      "root                                          0.000000         240                  1.000000                                                                               cpu=0 ",
+		3:      " root                        u1         10    0.048077           0    0.000000      0.000000   1.000000        inf                                                         cpu=0 ",
+		2 + 17: "  aD                        uD1     parent    0.240385          20    0.083333      0.181818   0.476190                                                                    cpu=0 ",
+		2 + 20: "  aDA                               parent    0.240385          45    0.187500      0.409091                                                                               cpu=0 ",
+		2 + 34: "   aGA                     uGA2         20    0.500000           6    0.025000      0.600000   0.095238   0.833333                                                         cpu=0 ",
+	}
+	for i, w := range want {
+		if lines[i] != w {
+			t.Errorf("line %d =\n%q\nwant\n%q", i+1, lines[i], w)
+		}
+	}
+	// -n drops both the header and the dashes.
+	buf.Reset()
+	if err := WriteSshare(&buf, b.tree, &r, SshareOptions{FixedWidth: true, Long: true, NoHeader: true}); err != nil {
+		t.Fatal(err)
+	}
+	if g, _, _ := strings.Cut(buf.String(), "\n"); g != want[2] {
+		t.Errorf("-n first line = %q, want %q", g, want[2])
+	}
+}
+
+// TestSshareFixedWidthCut: print_fields_str cuts a string longer than its
+// column to abs(len)-1 bytes and a '+', indentation included; integers are
+// never cut; a double whose %f is wider than the column switches to %e.
+func TestSshareFixedWidthCut(t *testing.T) {
+	specs := []spec{
+		{name: "root", kind: "root", shares: "1"},
+		// 20 characters: with the one-space indent, 21 > 20.
+		{name: "verylongaccountname1", kind: "account", parent: "root", shares: "1"},
+		{name: "abcdefghijk", kind: "user", parent: "verylongaccountname1", shares: "1", usage: 1, partition: "partitionname"},
+		{name: "abcdefghij", kind: "user", parent: "verylongaccountname1", shares: "1", usage: 12345678901234},
+		// B's usage makes the long account's share of usage tiny.
+		{name: "B", kind: "account", parent: "root", shares: "1"},
+		{name: "b", kind: "user", parent: "B", shares: "1", usage: 999999},
+	}
+	b := buildSpec(t, specs)
+	var r Result
+	FairTree(b.tree, b.usage, &r)
+	var buf bytes.Buffer
+	if err := WriteSshare(&buf, b.tree, &r, SshareOptions{FixedWidth: true, Partitions: true, NoHeader: true}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	// Row order by lineage: root, /B/, /B/0-b/, /verylong.../,
+	// /verylong.../0-abcdefghij/, /verylong.../0-abcdefghijk/partitionname/.
+	if len(lines) != 6 {
+		t.Fatalf("%d lines, want 6:\n%s", len(lines), buf.String())
+	}
+	for _, c := range []struct {
+		line   int
+		prefix string
+	}{
+		// " verylongaccountname1" (21) → 19 bytes + '+'.
+		{3, " verylongaccountnam+ "},
+		// User "abcdefghij" (10) fits; RawUsage 12345678901246 is 14
+		// digits in an 11 column: not cut.
+		{4, "  verylongaccountna+ abcdefghij                     "},
+		// User "abcdefghijk" (11) → "abcdefghi+"; Partition
+		// "partitionname" (13) → "partitionna+".
+		{5, "  verylongaccountna+ abcdefghi+ partitionna+ "},
+	} {
+		if !strings.HasPrefix(lines[c.line], c.prefix) {
+			t.Errorf("line %d = %q, want prefix %q", c.line+1, lines[c.line], c.prefix)
+		}
+	}
+	// abcdefghij's RawUsage: 12345678901234, printed whole (%11llu).
+	if !strings.Contains(lines[4], " 12345678901234 ") {
+		t.Errorf("line 5 = %q, want RawUsage 12345678901234 uncut", lines[4])
+	}
+
+	// Fair Tree LevelFS of B's sibling in the -l layout: S = 1/2, UE =
+	// U/U(root). Use a tree where that is 1e-6: LF = 0.5/1e-6 = 500000,
+	// "%10f" = "500000.000000" (13 > 10) → "%4.4e" = "5.0000e+05".
+	specs = []spec{
+		{name: "root", kind: "root", shares: "1"},
+		{name: "A", kind: "account", parent: "root", shares: "1"},
+		{name: "a", kind: "user", parent: "A", shares: "1", usage: 1},
+		{name: "B", kind: "account", parent: "root", shares: "1"},
+		{name: "b", kind: "user", parent: "B", shares: "1", usage: 999999},
+	}
+	b = buildSpec(t, specs)
+	FairTree(b.tree, b.usage, &r)
+	buf.Reset()
+	if err := WriteSshare(&buf, b.tree, &r, SshareOptions{FixedWidth: true, Long: true, NoHeader: true}); err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	// A: RawShares 1, NormShares 0.5, RawUsage 1, NormUsage 1e-6 →
+	// 0.000001, EffectvUsage 0.000001, FairShare blank, LevelFS 5.0000e+05.
+	wantA := " A                                       1    0.500000           1    0.000001      0.000001            5.0000e+05 "
+	if !strings.HasPrefix(lines[1], wantA) {
+		t.Errorf("line 2 = %q, want prefix %q", lines[1], wantA)
+	}
+}
+
+// TestAppendFixedE checks print_fields_double's %e fallback: "%*.*e" with
+// width and precision abs(len), lowered by the excess length. Expected
+// strings from C's printf semantics (checked with Python's %-formatting).
+func TestAppendFixedE(t *testing.T) {
+	for _, c := range []struct {
+		v     float64
+		width int
+		want  string
+	}{
+		// "%10.10e" = "1.2345000000e+03" (16): width 10-6 = 4.
+		{1234.5, 10, "1.2345e+03"},
+		// "-1.2345000000e+03" (17): width 3; 1234.5 is exact, so the
+		// tie rounds to even.
+		{-1234.5, 10, "-1.234e+03"},
+		// "1.0000000000e+100" (17): width 3.
+		{1e100, 10, "1.000e+100"},
+		// "%13.13e" = "1.2345678900000e+07" (19): width 7.
+		{12345678.9, 13, "1.2345679e+07"},
+		{500000, 10, "5.0000e+05"},
+		// A left-justified column pads on the right: "%-*.*e".
+		{1234.5, -10, "1.2345e+03"},
+	} {
+		if g := string(appendFixedE(nil, c.v, c.width)); g != c.want {
+			t.Errorf("appendFixedE(%v, %d) = %q, want %q", c.v, c.width, g, c.want)
+		}
+	}
+}
+
+// TestSshareRowSelection follows slurmctld's assoc_mgr_get_shares: a user
+// list keeps all account rows and the listed users' rows; an account list
+// keeps the rows whose account matches (not sub-accounts); both compare
+// case-insensitively; the indentation counts printed ancestors only
+// (slurmdb_tree_name_get). Values from the §10.2 table.
+func TestSshareRowSelection(t *testing.T) {
+	b := buildSpec(t, test24_4)
+	var r Result
+	FairTree(b.tree, b.usage, &r)
+	for _, c := range []struct {
+		name string
+		opt  SshareOptions
+		want string
+	}{
+		{
+			name: "accounts aD",
+			opt:  SshareOptions{Accounts: []string{"AD"}, NoHeader: true},
+			// aD's parent root is not printed: no indent; its users one
+			// space; aDA and its users have account aDA: not shown.
+			want: "aD||50|0.240385|110|0.458333|\n" +
+				" aD|uD1|parent|0.240385|20|0.181818|0.476190\n" +
+				" aD|uD2|40|0.235294|20|0.181818|0.238095\n" +
+				" aD|uD3|50|0.294118|25|0.227273|0.333333\n",
+		},
+		{
+			name: "account aDA, user uDA2",
+			opt:  SshareOptions{Accounts: []string{"aDA"}, Users: []string{"uDA2"}, NoHeader: true},
+			want: "aDA||parent|0.240385|45|0.409091|\n" +
+				" aDA|uDA2|30|0.176471|10|0.090909|0.380952\n",
+		},
+		{
+			name: "account and user that do not meet",
+			opt:  SshareOptions{Accounts: []string{"aG"}, Users: []string{"uD1"}, NoHeader: true},
+			want: "aG||8|0.038462|20|0.083333|\n",
+		},
+	} {
+		var buf bytes.Buffer
+		if err := WriteSshare(&buf, b.tree, &r, c.opt); err != nil {
+			t.Fatal(err)
+		}
+		if g := buf.String(); g != c.want {
+			t.Errorf("%s: WriteSshare =\n%s\nwant\n%s", c.name, g, c.want)
+		}
+	}
+
+	// Users only (sshare without -a, run by uD1): the 14 account rows
+	// (root and 13 accounts) with full indentation, plus aD|uD1.
+	var buf bytes.Buffer
+	if err := WriteSshare(&buf, b.tree, &r, SshareOptions{Users: []string{"UD1"}, NoHeader: true}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 15 {
+		t.Fatalf("%d lines, want 15:\n%s", len(lines), buf.String())
+	}
+	for i, w := range map[int]string{
+		0:  "root|||0.000000|240|1.000000|",
+		1:  " aA||40|",
+		2:  "  aAA||30|",
+		8:  " aD||50|",
+		9:  "  aD|uD1|parent|0.240385|20|0.181818|0.476190",
+		10: "  aDA||parent|",
+		14: "  aGA||10|",
+	} {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d = %q, want prefix %q", i+1, lines[i], w)
+		}
+	}
+}

@@ -49,6 +49,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			checkCommand(stdout, stderr),
 			genCommand(stdout, stderr),
 			sqlCommand(stdout, stderr),
+			reportCommand(stdout, stderr),
+			sshareCommand(stdout, stderr),
 			runCommand(stdout, stderr),
 		},
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Exit codes, documented in --help and the README.
@@ -40,10 +41,17 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, errRejected):
 		return exitRejected
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), isMissingFlag(err):
 		fmt.Fprintf(stderr, "fairledger: %v (see fairledger --help)\n", err)
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "fairledger: %v\n", err)
 	return exitError
+}
+
+// isMissingFlag recognises urfave/cli's error for a required flag that was
+// not given (it has no error type of its own): a usage error.
+func isMissingFlag(err error) bool {
+	m := err.Error()
+	return strings.HasPrefix(m, "Required flag ") || strings.HasPrefix(m, "Required flags ")
 }

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+func sshareCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "sshare",
+		Usage: "print a fair-share snapshot of the history exactly as sshare printed it then",
+		Description: "Shows the snapshot at or before --at (default: the latest) of one cluster. " +
+			"Rows as sshare selects them: without -a, all account rows and the user rows of $USER " +
+			"(or of --users); --accounts keeps the rows of the named accounts only (not their " +
+			"sub-accounts), as slurmctld does. GrpTRESMins is blank and TRESRunMins cpu=0 (not " +
+			"recorded); the FairShare of classic accounts is blank, as in sshare ≥ 25.11.",
+		UseShortOptionHandling: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
+			&cli.StringFlag{Name: "at", Usage: "show the snapshot at or before this time (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: the latest)"},
+			&cli.StringFlag{Name: "cluster", Aliases: []string{"M"}, Usage: "cluster (needed when the history holds several)"},
+			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "list all users (sshare -a)"},
+			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "add NormUsage, LevelFS (Fair Tree), GrpTRESMins and TRESRunMins (sshare -l)"},
+			&cli.BoolFlag{Name: "parsable2", Aliases: []string{"P"}, Usage: "'|'-separated output without a trailing '|' (sshare -P)"},
+			&cli.BoolFlag{Name: "parsable", Aliases: []string{"p"}, Usage: "'|'-separated output with a trailing '|' (sshare -p)"},
+			&cli.BoolFlag{Name: "noheader", Aliases: []string{"n"}, Usage: "omit the header (sshare -n)"},
+			&cli.BoolFlag{Name: "partition", Aliases: []string{"m"}, Usage: "add the Partition column (sshare -m)"},
+			&cli.StringFlag{Name: "accounts", Aliases: []string{"A"}, Usage: "comma-separated accounts: only their own rows (sshare -A)"},
+			&cli.StringFlag{Name: "users", Aliases: []string{"u"}, Usage: "comma-separated users whose rows are listed (sshare -u; default: $USER)"},
+			&cli.StringFlag{Name: "tz", Usage: "time zone of --at and of the times reported (default: $TZ, else UTC)"},
+		},
+		Action: func(c *cli.Context) error {
+			log := newLogger(c, stderr)
+			if c.Args().Len() > 0 {
+				return usagef("sshare takes no arguments (got %q)", c.Args().First())
+			}
+			if c.Bool("parsable") && c.Bool("parsable2") {
+				return usagef("-p and -P exclude each other")
+			}
+			loc, err := location(c.String("tz"))
+			if err != nil {
+				return err
+			}
+			at := time.Time{}
+			if s := c.String("at"); s != "" {
+				if at, err = parseTime("at", s, loc); err != nil {
+					return err
+				}
+				at = at.In(loc)
+			}
+			// export.Open creates a missing directory: a reader must not.
+			dir := c.String("history")
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return fmt.Errorf("history directory %s: not a directory", dir)
+			}
+			h, err := export.Open(dir)
+			if err != nil {
+				return err
+			}
+			snap, err := findSnapshot(h, c.String("cluster"), at)
+			if err != nil {
+				return err
+			}
+			tree, res, err := export.FairshareFromRows(snap.rows)
+			if err != nil {
+				return err
+			}
+			opt := fairshare.SshareOptions{
+				Long:        c.Bool("long"),
+				FixedWidth:  !c.Bool("parsable") && !c.Bool("parsable2"),
+				TrailingSep: c.Bool("parsable"),
+				NoHeader:    c.Bool("noheader"),
+				Partitions:  c.Bool("partition"),
+				Accounts:    splitList(c.String("accounts")),
+			}
+			// sshare.c: -a lists every user; otherwise the -u list, or
+			// the calling user when there is none (all users when the
+			// name is unknown).
+			if !c.Bool("all") {
+				opt.Users = splitList(c.String("users"))
+				if len(opt.Users) == 0 {
+					if u := os.Getenv("USER"); u != "" {
+						opt.Users = []string{u}
+					}
+				}
+			}
+			ev := log.Info().Str("cluster", snap.cluster).Str("snapshot", snap.time.In(loc).Format(time.RFC3339)).
+				Str("algorithm", snap.rows[0].Algorithm)
+			if !at.IsZero() {
+				ev = ev.Str("at", at.In(loc).Format(time.RFC3339))
+			}
+			ev.Msgf("snapshot %s (usage decayed to that time), cluster %s, %s",
+				snap.time.In(loc).Format(time.RFC3339), snap.cluster, snap.rows[0].Algorithm)
+			return fairshare.WriteSshare(stdout, tree, res, opt)
+		},
+	}
+}
+
+// snapshotRows is one fair-share snapshot read from the history.
+type snapshotRows struct {
+	cluster string
+	time    time.Time
+	rows    []export.FairshareRow
+}
+
+// findSnapshot picks the cluster (the only one when cluster is empty) and
+// returns the rows of its latest snapshot at or before at (zero: the latest
+// of all). It reads the partition of at's month first and goes back month
+// by month through the months that have a partition, stopping at the first
+// that holds a snapshot at or before at, so only the partitions needed are
+// read.
+func findSnapshot(h *export.History, cluster string, at time.Time) (snapshotRows, error) {
+	parts, err := h.Partitions(schemas.TableFairshare)
+	if err != nil {
+		return snapshotRows{}, err
+	}
+	var clusters []string
+	months := map[string][]string{}
+	for _, p := range parts {
+		if _, ok := months[p.Cluster]; !ok {
+			clusters = append(clusters, p.Cluster)
+		}
+		months[p.Cluster] = append(months[p.Cluster], p.Month)
+	}
+	slices.Sort(clusters)
+	switch {
+	case len(clusters) == 0:
+		return snapshotRows{}, fmt.Errorf("history %s has no fair-share snapshots yet (run fairledger run first)", h.Dir)
+	case cluster == "" && len(clusters) > 1:
+		return snapshotRows{}, usagef("history %s holds clusters %s: choose one with --cluster", h.Dir, strings.Join(clusters, ", "))
+	case cluster == "":
+		cluster = clusters[0]
+	case months[cluster] == nil:
+		return snapshotRows{}, fmt.Errorf("history %s has no fair-share snapshots of cluster %q (clusters: %s)", h.Dir, cluster, strings.Join(clusters, ", "))
+	}
+	ms := months[cluster]
+	slices.Sort(ms)
+	slices.Reverse(ms) // newest first
+	for _, m := range ms {
+		if !at.IsZero() && m > at.UTC().Format("2006-01") {
+			continue // a month after at
+		}
+		month, err := time.Parse("2006-01", m)
+		if err != nil {
+			return snapshotRows{}, fmt.Errorf("fairshare partition of cluster %s: bad month %q", cluster, m)
+		}
+		var rows []export.FairshareRow
+		if err := h.ReadPartition(schemas.TableFairshare, cluster, month, &rows); err != nil {
+			return snapshotRows{}, err
+		}
+		var best time.Time
+		for i := range rows {
+			s := rows[i].Snapshot
+			if (at.IsZero() || !s.After(at)) && s.After(best) {
+				best = s
+			}
+		}
+		if best.IsZero() {
+			continue
+		}
+		var out []export.FairshareRow
+		for i := range rows {
+			if rows[i].Snapshot.Equal(best) {
+				out = append(out, rows[i])
+			}
+		}
+		return snapshotRows{cluster: cluster, time: best, rows: out}, nil
+	}
+	if at.IsZero() {
+		return snapshotRows{}, fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", h.Dir, cluster)
+	}
+	return snapshotRows{}, fmt.Errorf("no fair-share snapshot of cluster %s at or before %s (its first partition is month %s)", cluster, at.Format(time.RFC3339), ms[len(ms)-1])
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	_ "time/tzdata" // Europe/Paris without depending on the host's zoneinfo
+
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// assoc is one association of a SLURM-SEMANTICS.md §10 tree: name, kind,
+// parent account, shares ("parent" for FairShare=parent) and a user's raw
+// usage.
+type assoc struct {
+	name, kind, parent, shares string
+	usage                      float64
+}
+
+// tree24_4 is the Fair Tree tree of §10.2 (Slurm's test24.4).
+var tree24_4 = []assoc{
+	{"root", "root", "", "0", 0},
+	{"aA", "account", "root", "40", 0}, {"aAA", "account", "aA", "30", 0}, {"uAA1", "user", "aAA", "1", 20},
+	{"aAB", "account", "aA", "10", 0}, {"uAB1", "user", "aAB", "1", 25}, {"uAB2", "user", "aAB", "1", 0},
+	{"aB", "account", "root", "60", 0}, {"aBA", "account", "aB", "25", 0}, {"uBA1", "user", "aBA", "1", 25},
+	{"aBB", "account", "aB", "35", 0}, {"uBB1", "user", "aBB", "1", 0},
+	{"aC", "account", "root", "0", 0}, {"uC1", "user", "aC", "0", 30},
+	{"aD", "account", "root", "50", 0}, {"aDA", "account", "aD", "parent", 0},
+	{"uDA1", "user", "aDA", "parent", 10}, {"uDA2", "user", "aDA", "30", 10}, {"uDA3", "user", "aDA", "50", 25},
+	{"uD1", "user", "aD", "parent", 20}, {"uD2", "user", "aD", "40", 20}, {"uD3", "user", "aD", "50", 25},
+	{"aE", "account", "root", "10", 0}, {"aE1", "user", "aE", "10", 0}, {"aE2", "user", "aE", "10", 0},
+	{"u1", "user", "root", "10", 0},
+	{"aF", "account", "root", "20", 0}, {"uF1", "user", "aF", "10", 0}, {"uF2", "user", "aF", "20", 0},
+	{"aG", "account", "root", "8", 0}, {"uG1", "user", "aG", "10", 10},
+	{"aGA", "account", "aG", "10", 0}, {"uGA1", "user", "aGA", "20", 4}, {"uGA2", "user", "aGA", "20", 6},
+	{"u2", "user", "root", "10", 10},
+}
+
+// want24_4 is the `sshare -a -l -p` output of §10.2 (unindented, as the
+// spec gives it) and depth24_4 the depth of each line in the tree: sshare
+// indents the Account field by that many spaces (§7).
+var (
+	want24_4 = []string{
+		"root|||0.000000|240||1.000000||||cpu=0|",
+		"root|u1|10|0.048077|0|0.000000|0.000000|1.000000|inf||cpu=0|",
+		"root|u2|10|0.048077|10|0.041667|0.041667|0.666667|1.153846||cpu=0|",
+		"aA||40|0.192308|45|0.187500|0.187500||1.025641||cpu=0|",
+		"aAA||30|0.750000|20|0.083333|0.444444||1.687500||cpu=0|",
+		"aAA|uAA1|1|1.000000|20|0.083333|1.000000|0.619048|1.000000||cpu=0|",
+		"aAB||10|0.250000|25|0.104167|0.555556||0.450000||cpu=0|",
+		"aAB|uAB1|1|0.500000|25|0.104167|1.000000|0.523810|0.500000||cpu=0|",
+		"aAB|uAB2|1|0.500000|0|0.000000|0.000000|0.571429|inf||cpu=0|",
+		"aB||60|0.288462|25|0.104167|0.104167||2.769231||cpu=0|",
+		"aBA||25|0.416667|25|0.104167|1.000000||0.416667||cpu=0|",
+		"aBA|uBA1|1|1.000000|25|0.104167|1.000000|0.714286|1.000000||cpu=0|",
+		"aBB||35|0.583333|0|0.000000|0.000000||inf||cpu=0|",
+		"aBB|uBB1|1|1.000000|0|0.000000|0.000000|0.761905|inf||cpu=0|",
+		"aC||0|0.000000|30|0.125000|0.125000||0.000000||cpu=0|",
+		"aC|uC1|0|0.000000|30|0.125000|1.000000|0.047619|0.000000||cpu=0|",
+		"aD||50|0.240385|110|0.458333|0.458333||0.524476||cpu=0|",
+		"aD|uD1|parent|0.240385|20|0.083333|0.181818|0.476190|||cpu=0|",
+		"aD|uD2|40|0.235294|20|0.083333|0.181818|0.238095|1.294118||cpu=0|",
+		"aD|uD3|50|0.294118|25|0.104167|0.227273|0.333333|1.294118||cpu=0|",
+		"aDA||parent|0.240385|45|0.187500|0.409091||||cpu=0|",
+		"aDA|uDA1|parent|0.240385|10|0.041667|0.090909|0.476190|||cpu=0|",
+		"aDA|uDA2|30|0.176471|10|0.041667|0.090909|0.380952|1.941176||cpu=0|",
+		"aDA|uDA3|50|0.294118|25|0.104167|0.227273|0.333333|1.294118||cpu=0|",
+		"aE||10|0.048077|0|0.000000|0.000000||inf||cpu=0|",
+		"aE|aE1|10|0.500000|0|0.000000|0.000000|1.000000|inf||cpu=0|",
+		"aE|aE2|10|0.500000|0|0.000000|0.000000|1.000000|inf||cpu=0|",
+		"aF||20|0.096154|0|0.000000|0.000000||inf||cpu=0|",
+		"aF|uF1|10|0.333333|0|0.000000|0.000000|1.000000|inf||cpu=0|",
+		"aF|uF2|20|0.666667|0|0.000000|0.000000|1.000000|inf||cpu=0|",
+		"aG||8|0.038462|20|0.083333|0.083333||0.461538||cpu=0|",
+		"aG|uG1|10|0.500000|10|0.041667|0.500000|0.190476|1.000000||cpu=0|",
+		"aGA||10|0.500000|10|0.041667|0.500000||1.000000||cpu=0|",
+		"aGA|uGA1|20|0.500000|4|0.016667|0.400000|0.190476|1.250000||cpu=0|",
+		"aGA|uGA2|20|0.500000|6|0.025000|0.600000|0.095238|0.833333||cpu=0|",
+	}
+	depth24_4 = []int{0, 1, 1, 1, 2, 3, 2, 3, 3, 1, 2, 3, 2, 3, 1, 2, 1, 2, 2, 2, 2, 3, 3, 3, 1, 2, 2, 1, 2, 2, 1, 2, 2, 3, 3}
+)
+
+// tree24_1 is the classic tree of §10.1 (test24.1).
+var tree24_1 = []assoc{
+	{"root", "root", "", "1", 0},
+	{"AccountA", "account", "root", "40", 0}, {"AccountB", "account", "AccountA", "30", 0}, {"User1", "user", "AccountB", "1", 20},
+	{"AccountC", "account", "AccountA", "10", 0}, {"User2", "user", "AccountC", "1", 25}, {"User3", "user", "AccountC", "1", 0},
+	{"AccountD", "account", "root", "60", 0}, {"AccountE", "account", "AccountD", "25", 0}, {"User4", "user", "AccountE", "1", 25},
+	{"AccountF", "account", "AccountD", "35", 0}, {"User5", "user", "AccountF", "1", 0},
+	{"AccountG", "account", "root", "0", 0}, {"User6", "user", "AccountG", "0", 30},
+}
+
+// want24_1P is `sshare -a -P` of §10.1: the full output table without
+// NormUsage, indented by depth.
+const want24_1P = "Account|User|RawShares|NormShares|RawUsage|EffectvUsage|FairShare\n" +
+	"root|||1.000000|100|1.000000|\n" +
+	" AccountA||40|0.400000|45|0.450000|\n" +
+	"  AccountB||30|0.300000|20|0.387500|\n" +
+	"   AccountB|User1|1|0.300000|20|0.387500|0.408479\n" +
+	"  AccountC||10|0.100000|25|0.300000|\n" +
+	"   AccountC|User2|1|0.050000|25|0.275000|0.022097\n" +
+	"   AccountC|User3|1|0.050000|0|0.150000|0.125000\n" +
+	" AccountD||60|0.600000|25|0.250000|\n" +
+	"  AccountE||25|0.250000|25|0.250000|\n" +
+	"   AccountE|User4|1|0.250000|25|0.250000|0.500000\n" +
+	"  AccountF||35|0.350000|0|0.145833|\n" +
+	"   AccountF|User5|1|0.350000|0|0.145833|0.749154\n" +
+	" AccountG||0|0.000000|30|0.300000|\n" +
+	"  AccountG|User6|0|0.000000|30|0.300000|0.000000\n"
+
+// snapshotOf computes a tree's fair share with algo and returns its rows.
+func snapshotOf(t *testing.T, specs []assoc, algo fairshare.Algorithm, snap time.Time) []export.FairshareRow {
+	t.Helper()
+	idx := map[string]int{}
+	for i, s := range specs {
+		if s.kind != "user" {
+			idx[s.name] = i
+		}
+	}
+	nodes := make([]fairshare.Node, len(specs))
+	for i, s := range specs {
+		nd := fairshare.Node{Account: s.name, Parent: -1}
+		if s.kind == "user" {
+			nd.Account, nd.User = s.parent, s.name
+		}
+		if s.kind != "root" {
+			nd.Parent = idx[s.parent]
+		}
+		if s.shares == "parent" {
+			nd.SharesParent = true
+		} else if v, err := strconv.ParseInt(s.shares, 10, 64); err == nil {
+			nd.Shares = v
+		} else {
+			t.Fatal(err)
+		}
+		nodes[i] = nd
+	}
+	tree, err := fairshare.NewTree(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := make([]float64, tree.Len())
+	for i, s := range specs {
+		own[tree.Pos[i]] = s.usage
+	}
+	usage := make([]float64, tree.Len())
+	fairshare.Accumulate(tree, own, usage)
+	var r fairshare.Result
+	if algo == fairshare.FairTreeAlgo {
+		fairshare.FairTree(tree, usage, &r)
+	} else {
+		fairshare.Classic(tree, usage, 1, &r)
+	}
+	return export.FairshareRows(snap, tree, &r)
+}
+
+// sshareHistory writes a history with two snapshots of cluster demo in two
+// UTC months: the §10.1 classic tree at 2025-02-01T00:00+01:00 (January
+// 31st 23:00 UTC) and the §10.2 Fair Tree tree at 2025-03-01T00:00+01:00
+// (February 28th 23:00 UTC). It returns the directory.
+func sshareHistory(t *testing.T, clusters ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	h, err := export.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1 := time.Date(2025, 1, 31, 23, 0, 0, 0, time.UTC)
+	s2 := time.Date(2025, 2, 28, 23, 0, 0, 0, time.UTC)
+	for _, c := range clusters {
+		if err := h.WritePartition(schemas.TableFairshare, c, s1, snapshotOf(t, tree24_1, fairshare.ClassicAlgo, s1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.WritePartition(schemas.TableFairshare, c, s2, snapshotOf(t, tree24_4, fairshare.FairTreeAlgo, s2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(append([]string{"fairledger", "--log-format", "console"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestSshareCommand runs `fairledger sshare` on a history of two snapshots
+// and checks the exact -P output of §10.2 and §10.1 and which snapshot --at
+// picks.
+func TestSshareCommand(t *testing.T) {
+	t.Setenv("USER", "uD1")
+	t.Setenv("TZ", "Europe/Paris")
+	dir := sshareHistory(t, "demo")
+
+	var ft strings.Builder
+	ft.WriteString("Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare|LevelFS|GrpTRESMins|TRESRunMins\n")
+	for i, l := range want24_4 {
+		// -P: no trailing '|'.
+		ft.WriteString(strings.Repeat(" ", depth24_4[i]) + strings.TrimSuffix(l, "|") + "\n")
+	}
+
+	for _, c := range []struct {
+		name     string
+		args     []string
+		want     string
+		snapshot string // in the stderr report
+	}{
+		{"latest", []string{"-a", "-l", "-P"}, ft.String(), "snapshot 2025-03-01T00:00:00+01:00"},
+		// Short options combine, as with sshare.
+		{"at the snapshot, combined flags", []string{"--at", "2025-03-01", "-alP"}, ft.String(), "snapshot 2025-03-01T00:00:00+01:00"},
+		// Paris midnight of February 28th is before the March snapshot
+		// (February 28th 23:00 UTC): the February partition has nothing
+		// at or before it, so the January one is read.
+		{"day before", []string{"--at", "2025-02-28", "-a", "-P"}, want24_1P, "snapshot 2025-02-01T00:00:00+01:00"},
+		{"RFC 3339", []string{"--at", "2025-02-28T22:59:59Z", "-a", "-P"}, want24_1P, "snapshot 2025-02-01T00:00:00+01:00"},
+		{"after the last", []string{"--at", "2026-01-01T12:00", "-a", "-l", "-P"}, ft.String(), "snapshot 2025-03-01T00:00:00+01:00"},
+	} {
+		code, out, errs := runCLI(t, append([]string{"sshare", "--history", dir}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d, stderr:\n%s", c.name, code, errs)
+		}
+		if out != c.want {
+			t.Errorf("%s: stdout =\n%s\nwant\n%s", c.name, out, c.want)
+		}
+		if !strings.Contains(errs, c.snapshot) || !strings.Contains(errs, "cluster demo") {
+			t.Errorf("%s: stderr = %q, want it to name %q and cluster demo", c.name, errs, c.snapshot)
+		}
+	}
+
+	// Without -a: all account rows and $USER's (uD1) user rows; -n.
+	code, out, errs := runCLI(t, "sshare", "--history", dir, "-P", "-n")
+	if code != 0 {
+		t.Fatalf("without -a: exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 15 || lines[9] != "  aD|uD1|parent|0.240385|20|0.181818|0.476190" {
+		t.Errorf("without -a: %d lines, line 10 %q; want 15 (14 accounts and uD1), \"  aD|uD1|parent|0.240385|20|0.181818|0.476190\"", len(lines), lines[min(9, len(lines)-1)])
+	}
+	// --users and --accounts (sshare -u, -A): aD's own rows only.
+	code, out, _ = runCLI(t, "sshare", "--history", dir, "-P", "-n", "-A", "aD", "-u", "uD2,uD3")
+	if want := "aD||50|0.240385|110|0.458333|\n" +
+		" aD|uD2|40|0.235294|20|0.181818|0.238095\n" +
+		" aD|uD3|50|0.294118|25|0.227273|0.333333\n"; code != 0 || out != want {
+		t.Errorf("-A aD -u uD2,uD3: exit %d, stdout =\n%s\nwant\n%s", code, out, want)
+	}
+	// The default layout is fixed-width: §10.2's root line, columns of
+	// 20 (left), 10, 10, 11, 11, 13 and 10, each followed by a space.
+	code, out, _ = runCLI(t, "sshare", "--history", dir, "-a")
+	wantRoot := "root                                          0.000000         240      1.000000            \n"
+	if _, rest, _ := strings.Cut(out, " \n"); code != 0 || !strings.HasPrefix(rest, "--------------------") || !strings.Contains(out, "\n"+wantRoot) {
+		t.Errorf("fixed width: exit %d, stdout =\n%s\nwant the dashes line and %q", code, out, wantRoot)
+	}
+}
+
+// TestSshareCommandErrors checks the exit codes: 2 for usage errors, 1 for
+// runtime ones, with a message naming the problem.
+func TestSshareCommandErrors(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	one := sshareHistory(t, "demo")
+	two := sshareHistory(t, "alpha", "beta")
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"before the first snapshot", []string{"--history", one, "--at", "2025-01-31T22:59:59Z"}, 1,
+			"no fair-share snapshot of cluster demo at or before 2025-01-31T22:59:59Z (its first partition is month 2025-01)"},
+		{"two clusters", []string{"--history", two}, 2, "holds clusters alpha, beta: choose one with --cluster"},
+		{"unknown cluster", []string{"--history", two, "--cluster", "gamma"}, 1, `no fair-share snapshots of cluster "gamma" (clusters: alpha, beta)`},
+		{"bad --at", []string{"--history", one, "--at", "March"}, 2, `--at "March": want YYYY-MM-DD`},
+		{"-p and -P", []string{"--history", one, "-p", "-P"}, 2, "-p and -P exclude each other"},
+		{"empty history", []string{"--history", t.TempDir()}, 1, "has no fair-share snapshots yet"},
+	} {
+		code, _, errs := runCLI(t, append([]string{"sshare"}, c.args...)...)
+		if code != c.code || !strings.Contains(errs, c.msg) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", c.name, code, errs, c.code, c.msg)
+		}
+	}
+	// --cluster picks one of two.
+	if code, out, errs := runCLI(t, "sshare", "--history", two, "-M", "beta", "-a", "-P", "--at", "2025-02-15"); code != 0 || out != want24_1P {
+		t.Errorf("--cluster beta: exit %d, stdout =\n%s\nstderr %s", code, out, errs)
+	}
+}
