@@ -29,10 +29,9 @@ fuzz:
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzTimeStrToMins$$' -fuzztime 10s
 	$(GO) test ./billing -run '^$$' -fuzz '^FuzzParseWeights$$' -fuzztime 20s
 
-## demo: generate the demo cluster and check it (the full pipeline arrives with `fairledger demo`)
+## demo: the whole pipeline on the embedded demo cluster into the history .demo
 demo: build
-	./bin/fairledger gen --dir .demo --jobs 20000 --labs 40
-	./bin/fairledger check --slurm-conf .demo/slurm.conf --assoc .demo/assoc.psv --qos .demo/qos.psv --sacct .demo/sacct.psv
+	./bin/fairledger demo --history .demo
 
 ## lint: formatting, vet and the import direction of the math packages
 lint:

@@ -52,6 +52,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			reportCommand(stdout, stderr),
 			sshareCommand(stdout, stderr),
 			runCommand(stdout, stderr),
+			demoCommand(stdout, stderr),
 		},
 	}
 	for _, c := range app.Commands {
