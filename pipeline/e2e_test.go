@@ -20,7 +20,7 @@ import (
 // siteInputs reads a site directory holding slurm.conf, assoc.psv (or an
 // assoc/ directory of dated dumps), an optional qos.psv and the given
 // sacct files.
-func siteInputs(t *testing.T, dir string, sacct ...string) pipeline.Inputs {
+func siteInputs(t testing.TB, dir string, sacct ...string) pipeline.Inputs {
 	t.Helper()
 	conf, err := ingest.ReadSlurmConf(filepath.Join(dir, "slurm.conf"))
 	if err != nil {

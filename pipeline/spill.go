@@ -2,31 +2,36 @@ package pipeline
 
 import (
 	"bufio"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/parquet-go/parquet-go"
+	"time"
 
 	"github.com/fairledger/fairledger/export"
 )
 
-// spill holds the jobs rows of a run on disk, one uncompressed Parquet file per
-// month of start (Parquet keeps NULLs apart from zeros), until they are merged into the jobs table month by month; so the
-// run's memory does not grow with the number of jobs in its input.
+// spill holds the jobs rows of a run on disk, one file per month of start,
+// until they are merged into the jobs table month by month; so the run's
+// memory does not grow with the number of jobs in its input. The files use
+// a compact private encoding (varints, NULLs kept apart from zeros) that is
+// written and read once, in the same process.
 type spill struct {
 	dir    string
 	months map[string]*spillFile
+	buf    []byte
 }
 
 type spillFile struct {
-	f  *os.File
-	bw *bufio.Writer
-	w  *parquet.GenericWriter[export.JobRow]
-	n  int
+	f *os.File
+	w *bufio.Writer
+	n int
 }
 
 const spillPrefix = ".spill-"
@@ -58,23 +63,25 @@ func removeStaleSpills(history string) error {
 	return nil
 }
 
-// add appends rows to the month's stream.
+// add appends rows to the month's file.
 func (s *spill) add(month string, rows []export.JobRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	sf := s.months[month]
 	if sf == nil {
-		f, err := os.Create(filepath.Join(s.dir, month+".parquet"))
+		f, err := os.Create(filepath.Join(s.dir, month+".bin"))
 		if err != nil {
 			return fmt.Errorf("spill: %w", err)
 		}
-		bw := bufio.NewWriterSize(f, 1<<20)
-		sf = &spillFile{f: f, bw: bw, w: parquet.NewGenericWriter[export.JobRow](bw)}
+		sf = &spillFile{f: f, w: bufio.NewWriterSize(f, 1<<20)}
 		s.months[month] = sf
 	}
-	if _, err := sf.w.Write(rows); err != nil {
-		return fmt.Errorf("spill %s: %w", month, err)
+	for i := range rows {
+		s.buf = appendJobRow(s.buf[:0], &rows[i])
+		if _, err := sf.w.Write(s.buf); err != nil {
+			return fmt.Errorf("spill %s: %w", month, err)
+		}
 	}
 	sf.n += len(rows)
 	return nil
@@ -85,8 +92,8 @@ func (s *spill) monthKeys() []string {
 	return slices.Sorted(maps.Keys(s.months))
 }
 
-// read returns every row spilled for month, in spill order, and frees the
-// month's file.
+// read returns every row spilled for month, in spill order, and removes
+// the month's file.
 func (s *spill) read(month string) ([]export.JobRow, error) {
 	sf := s.months[month]
 	if sf == nil {
@@ -94,19 +101,20 @@ func (s *spill) read(month string) ([]export.JobRow, error) {
 	}
 	delete(s.months, month)
 	defer os.Remove(sf.f.Name())
-	err := sf.w.Close()
-	if err == nil {
-		err = sf.bw.Flush()
-	}
-	if cerr := sf.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	defer sf.f.Close()
+	if err := sf.w.Flush(); err != nil {
 		return nil, fmt.Errorf("spill %s: %w", month, err)
 	}
-	out, err := parquet.ReadFile[export.JobRow](sf.f.Name())
-	if err != nil {
+	if _, err := sf.f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("spill %s: %w", month, err)
+	}
+	d := &rowDecoder{r: bufio.NewReaderSize(sf.f, 1<<20), strs: map[string]string{}}
+	out := make([]export.JobRow, sf.n)
+	for i := range out {
+		d.row(&out[i])
+		if d.err != nil {
+			return nil, fmt.Errorf("spill %s row %d: %w", month, i, d.err)
+		}
 	}
 	return out, nil
 }
@@ -117,4 +125,213 @@ func (s *spill) close() error {
 		sf.f.Close()
 	}
 	return os.RemoveAll(s.dir)
+}
+
+// appendJobRow encodes r. Nullable values are a presence byte followed by
+// the value; the TRES map is written in key order.
+func appendJobRow(b []byte, r *export.JobRow) []byte {
+	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+	i64 := func(v int64) { b = binary.AppendVarint(b, v) }
+	f64 := func(v float64) { b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v)) }
+	opt := func(p *int64) {
+		if p == nil {
+			b = append(b, 0)
+			return
+		}
+		b = append(b, 1)
+		i64(*p)
+	}
+	tm := func(p *time.Time) {
+		if p == nil {
+			b = append(b, 0)
+			return
+		}
+		b = append(b, 1)
+		i64(p.UnixMicro())
+	}
+	str(r.JobID)
+	i64(r.JobIDRaw)
+	opt(r.ArrayJobID)
+	opt(r.ArrayTaskID)
+	opt(r.HetJobID)
+	opt(r.HetJobOffset)
+	str(r.User)
+	str(r.Account)
+	str(r.Partition)
+	str(r.QOS)
+	str(r.State)
+	if r.CancelledBy == nil {
+		b = append(b, 0)
+	} else {
+		b = append(b, 1)
+		str(*r.CancelledBy)
+	}
+	tm(r.Submit)
+	tm(r.Eligible)
+	tm(&r.Start)
+	tm(r.End)
+	opt(r.ElapsedSec)
+	i64(r.ChargedSec)
+	opt(r.SuspendedSec)
+	opt(r.TimelimitMin)
+	i64(r.NNodes)
+	i64(r.AllocCPUs)
+	f64(r.MemMB)
+	f64(r.NodeCount)
+	f64(r.GPU)
+	b = binary.AppendUvarint(b, uint64(len(r.TRES)))
+	for _, k := range slices.Sorted(maps.Keys(r.TRES)) {
+		str(k)
+		f64(r.TRES[k])
+	}
+	f64(r.Billing)
+	i64(r.BillingSlurm)
+	f64(r.UsageFactor)
+	str(r.SourceFile)
+	i64(r.SourceLine)
+	return b
+}
+
+// rowDecoder reads what appendJobRow wrote; repeated strings (names,
+// states, TRES keys) are interned. The first error sticks.
+type rowDecoder struct {
+	r    *bufio.Reader
+	strs map[string]string
+	tmp  []byte
+	err  error
+}
+
+func (d *rowDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadUvarint(d.r)
+	if err != nil {
+		d.err = noEOF(err)
+	}
+	return v
+}
+
+func (d *rowDecoder) i64() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadVarint(d.r)
+	if err != nil {
+		d.err = noEOF(err)
+	}
+	return v
+}
+
+func (d *rowDecoder) f64() float64 {
+	if d.err != nil {
+		return 0
+	}
+	var b [8]byte
+	if _, err := io.ReadFull(d.r, b[:]); err != nil {
+		d.err = noEOF(err)
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(b[:]))
+}
+
+func (d *rowDecoder) flag() bool {
+	if d.err != nil {
+		return false
+	}
+	c, err := d.r.ReadByte()
+	if err != nil {
+		d.err = noEOF(err)
+	}
+	return c == 1
+}
+
+// str reads a string; intern keeps one copy of each distinct value.
+func (d *rowDecoder) str(intern bool) string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	d.tmp = slices.Grow(d.tmp[:0], int(n))[:n]
+	if _, err := io.ReadFull(d.r, d.tmp); err != nil {
+		d.err = noEOF(err)
+		return ""
+	}
+	if !intern {
+		return string(d.tmp)
+	}
+	if s, ok := d.strs[string(d.tmp)]; ok {
+		return s
+	}
+	s := string(d.tmp)
+	d.strs[s] = s
+	return s
+}
+
+func (d *rowDecoder) opt() *int64 {
+	if !d.flag() {
+		return nil
+	}
+	v := d.i64()
+	return &v
+}
+
+func (d *rowDecoder) tm() *time.Time {
+	if !d.flag() {
+		return nil
+	}
+	t := time.UnixMicro(d.i64()).UTC()
+	return &t
+}
+
+func (d *rowDecoder) row(r *export.JobRow) {
+	r.JobID = d.str(false)
+	r.JobIDRaw = d.i64()
+	r.ArrayJobID = d.opt()
+	r.ArrayTaskID = d.opt()
+	r.HetJobID = d.opt()
+	r.HetJobOffset = d.opt()
+	r.User = d.str(true)
+	r.Account = d.str(true)
+	r.Partition = d.str(true)
+	r.QOS = d.str(true)
+	r.State = d.str(true)
+	if d.flag() {
+		s := d.str(true)
+		r.CancelledBy = &s
+	}
+	r.Submit = d.tm()
+	r.Eligible = d.tm()
+	if t := d.tm(); t != nil {
+		r.Start = *t
+	}
+	r.End = d.tm()
+	r.ElapsedSec = d.opt()
+	r.ChargedSec = d.i64()
+	r.SuspendedSec = d.opt()
+	r.TimelimitMin = d.opt()
+	r.NNodes = d.i64()
+	r.AllocCPUs = d.i64()
+	r.MemMB = d.f64()
+	r.NodeCount = d.f64()
+	r.GPU = d.f64()
+	if n := d.uvarint(); n > 0 && d.err == nil {
+		r.TRES = make(map[string]float64, n)
+		for range n {
+			k := d.str(true)
+			r.TRES[k] = d.f64()
+		}
+	}
+	r.Billing = d.f64()
+	r.BillingSlurm = d.i64()
+	r.UsageFactor = d.f64()
+	r.SourceFile = d.str(true)
+	r.SourceLine = d.i64()
+}
+
+// noEOF turns an end of file inside a row into an error that says so.
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }

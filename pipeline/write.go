@@ -162,7 +162,8 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 		}
 		for i := range rows {
 			if effEnd(&rows[i], w.to) > first.Unix() {
-				carry = append(carry, &rows[i])
+				r := rows[i]
+				carry = append(carry, &r)
 			}
 		}
 	}
@@ -189,12 +190,18 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 				w.files++
 			}
 		}
-		slices.SortStableFunc(rows, func(a, b export.JobRow) int { return export.CompareJobRows(&a, &b) })
+		// The table's order, so that usage sums in the same order
+		// whichever run computes it.
+		order := make([]*export.JobRow, len(rows))
+		for i := range rows {
+			order[i] = &rows[i]
+		}
+		slices.SortFunc(order, export.CompareJobRows)
 		next := m.AddDate(0, 1, 0)
 		var ext int64
-		for i := range rows {
-			ext = max(ext, effEnd(&rows[i], w.to))
-			carry = append(carry, &rows[i])
+		for _, r := range order {
+			ext = max(ext, effEnd(r, w.to))
+			carry = append(carry, r)
 		}
 		if len(rows) > 0 {
 			w.extent[mk] = ext
@@ -206,10 +213,13 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 			}
 			w.files++
 		}
-		kept := carry[:0]
+		// Keep copies of the rows that run into the next month, so this
+		// month's rows can be freed.
+		var kept []*export.JobRow
 		for _, r := range carry {
 			if effEnd(r, w.to) > next.Unix() {
-				kept = append(kept, r)
+				c := *r
+				kept = append(kept, &c)
 			}
 		}
 		carry = kept

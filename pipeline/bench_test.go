@@ -1,0 +1,85 @@
+package pipeline_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/fairledger/fairledger/ingest/synth"
+	"github.com/fairledger/fairledger/pipeline"
+)
+
+// BenchmarkPipelineYear5M is the whole nightly job on a generated year of
+// 5,000,000 jobs (300 labs, synth.Year5M, cached in $FAIRLEDGER_BENCH_DIR):
+// ingest → billing → decay (105,408 ticks) → 366 daily fair-share snapshots →
+// the Parquet history, from scratch. It reports wall time, sacct rows/s,
+// the history's size and the peak RSS of the test process. The yardstick,
+// the same file through one DuckDB statement, is
+// BenchmarkDuckDBYardstickYear5M in package export (same `make bench`).
+//
+//	go test ./pipeline -run '^$' -bench PipelineYear5M -benchtime 1x
+func BenchmarkPipelineYear5M(b *testing.B) {
+	dir := os.Getenv("FAIRLEDGER_BENCH_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "fairledger-bench")
+	}
+	opt := synth.Year5M()
+	if n, err := strconv.Atoi(os.Getenv("FAIRLEDGER_BENCH_JOBS")); err == nil && n > 0 {
+		opt.Jobs = n // a smaller year, for profiling
+	}
+	files, err := synth.Cached(dir, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hist := filepath.Join(dir, "history-year5m")
+	var sum *pipeline.Summary
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if err := os.RemoveAll(hist); err != nil {
+			b.Fatal(err)
+		}
+		in := siteInputs(b, files.Dir, files.Sacct)
+		b.StartTimer()
+		sum, err = pipeline.Run(context.Background(), in, pipeline.Options{History: hist, To: opt.To,
+			SnapshotEvery: 24 * time.Hour, Location: time.UTC, Log: zerolog.Nop(), Version: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(sec, "s/run")
+	b.ReportMetric(float64(sum.Ingest.Read)/sec, "rows/s")
+	b.ReportMetric(float64(sum.Decay.JobsCharged), "jobs")
+	b.ReportMetric(float64(sum.Snapshots), "snapshots")
+	b.ReportMetric(float64(dirBytes(b, hist))/1e6, "history-MB")
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB")
+	}
+}
+
+func dirBytes(b *testing.B, dir string) int64 {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
