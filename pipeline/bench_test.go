@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"testing"
@@ -19,7 +20,8 @@ import (
 // BenchmarkPipelineYear5M is the whole nightly job on a generated year of
 // 5,000,000 jobs (300 labs, synth.Year5M, cached in $FAIRLEDGER_BENCH_DIR):
 // ingest → billing → decay (105,408 ticks) → 366 daily fair-share snapshots →
-// the Parquet history, from scratch. It reports wall time, sacct rows/s,
+// the Parquet history, from scratch, under the soft memory limit `fairledger
+// run` sets (pipeline.DefaultMemoryLimit). It reports wall time, sacct rows/s,
 // the history's size and the peak RSS of the test process. The yardstick,
 // the same file through one DuckDB statement, is
 // BenchmarkDuckDBYardstickYear5M in package export (same `make bench`).
@@ -39,6 +41,9 @@ func BenchmarkPipelineYear5M(b *testing.B) {
 		b.Fatal(err)
 	}
 	hist := filepath.Join(dir, "history-year5m")
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(pipeline.DefaultMemoryLimit) // as `fairledger run` does
+	}
 	var sum *pipeline.Summary
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -42,3 +42,9 @@
 // month of --to. Fair-share snapshots and their association trees in
 // (resume point, --to] replace those already there.
 package pipeline
+
+// DefaultMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
+// `fairledger run` sets when GOMEMLIMIT is not set: a run's live heap on a
+// 5 M-job year stays well below it, and the limit keeps the garbage
+// collector from letting the heap grow to twice that.
+const DefaultMemoryLimit = 768 << 20

@@ -233,6 +233,16 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if len(snaps) == 0 {
 		snaps = []int64{to}
 	}
+	// The jobs and usage tables do not depend on decay: write them while
+	// decay and the fair-share snapshots run.
+	extent := map[string]int64{}
+	if len(cps) > 0 {
+		maps.Copy(extent, cps[len(cps)-1].JobsExtent)
+	}
+	jw := &jobsWriter{h: h, cluster: m.cluster, to: to, spill: sp, extent: extent}
+	jobsDone := make(chan error, 1)
+	go func() { jobsDone <- jw.write(ctx, lo, carriedMonths, sum) }()
+
 	fw := &fairshareWriter{h: h, m: m, lo: lo, to: to}
 	parents := make([]int32, len(m.keys))
 	for i := range parents {
@@ -247,24 +257,19 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 			return fw.snapshot(at, usage)
 		},
 	})
+	if err == nil {
+		err = fw.flush()
+	} else {
+		err = fmt.Errorf("decay: %w", err)
+	}
+	st.jobs = decay.Jobs{}
+	if jerr := <-jobsDone; err == nil {
+		err = jerr
+	}
 	if err != nil {
-		return nil, fmt.Errorf("decay: %w", err)
-	}
-	if err := fw.flush(); err != nil {
 		return nil, err
 	}
-	sum.Snapshots, sum.Partitions = fw.snapshots, fw.files
-	st.jobs = decay.Jobs{} // free before the jobs merge
-
-	extent := map[string]int64{}
-	if len(cps) > 0 {
-		maps.Copy(extent, cps[len(cps)-1].JobsExtent)
-	}
-	jw := &jobsWriter{h: h, cluster: m.cluster, to: to, spill: sp, extent: extent}
-	if err := jw.write(ctx, lo, carriedMonths, sum); err != nil {
-		return nil, err
-	}
-	sum.Partitions += jw.files
+	sum.Snapshots, sum.Partitions = fw.snapshots, fw.files+jw.files
 
 	blob, err := state.MarshalBinary()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +28,7 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 		&cli.DurationFlag{Name: "snapshot-every", Value: 24 * time.Hour, Usage: "fair-share snapshot interval from local midnight (divides 24h or whole days; 0: only at --to); a snapshot is always taken at --to"},
 		&cli.DurationFlag{Name: "lock-wait", Value: 0, Usage: "wait this long for another run holding the history's lock (default: fail at once)"},
 		&cli.IntFlag{Name: "keep-checkpoints", Value: pipeline.DefaultKeepCheckpoints, Usage: "checkpoints kept per cluster (how many nights back a re-run can start)"},
+		&cli.Int64Flag{Name: "memory-limit", Value: pipeline.DefaultMemoryLimit >> 20, Usage: "soft memory limit in MiB for the Go runtime (ignored when GOMEMLIMIT is set; 0: none)"},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress line on stderr: auto (on a terminal), always or never"},
 	)
 	return &cli.Command{
@@ -63,6 +65,9 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		if to, err = parseTime("to", s, loc); err != nil {
 			return err
 		}
+	}
+	if lim := c.Int64("memory-limit"); lim > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(lim << 20)
 	}
 	in, err := readInputs(c, log)
 	if err != nil {
