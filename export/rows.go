@@ -194,7 +194,14 @@ func sortedOrder[T any](rows []T, cmp func(a, b *T) int) []int32 {
 	for i := range idx {
 		idx[i] = int32(i)
 	}
-	slices.SortStableFunc(idx, func(a, b int32) int { return cmp(&rows[a], &rows[b]) })
+	// Unstable sort with the position as the last key: the order of a
+	// stable sort, without its O(n log² n) moves.
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := cmp(&rows[a], &rows[b]); c != 0 {
+			return c
+		}
+		return int(a) - int(b)
+	})
 	return idx
 }
 

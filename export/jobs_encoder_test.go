@@ -1,0 +1,153 @@
+package export
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// variedJobs makes n jobs rows in shuffled order exercising every way a
+// value can look to the encoder: nil and set pointers in each nullable
+// column, nil, empty and larger TRES maps, empty and non-ASCII strings,
+// rows equal in every sort key (so the tie order shows), timestamps with
+// microseconds and before 1970, NaN and infinite floats; with mono, 1% of
+// the starts carry a monotonic clock reading (which time.Compare, and so
+// compareJobs, compares instead of the wall clock).
+func variedJobs(n int, seed uint64, mono bool) []JobRow {
+	r := rand.New(rand.NewPCG(seed, 1))
+	users := []string{"alice", "bob", "", "zoë", "user-with-a-rather-long-name", "Bob"}
+	accounts := []string{"physics", "chem", "", "Åström_lab", "bio"}
+	tresKeys := []string{"cpu", "mem", "node", "billing", "gres/gpu", "gres/gpu:a100", "license/matlab", "bb/datawarp"}
+	now := time.Now() // carries a monotonic reading
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	maybe := func(p float64) bool { return r.Float64() < p }
+	i64 := func(v int64) *int64 {
+		if maybe(0.3) {
+			return nil
+		}
+		return &v
+	}
+	tm := func(t time.Time) *time.Time {
+		if maybe(0.2) {
+			return nil
+		}
+		return &t
+	}
+	rows := make([]JobRow, n)
+	for i := range rows {
+		start := base.Add(time.Duration(r.Int64N(40*86400*1e6)) * time.Microsecond)
+		switch {
+		case maybe(0.01):
+			start = time.Date(1969, 12, 31, 23, 59, 59, 999_000, time.UTC)
+		case mono && maybe(0.01):
+			start = now.Add(time.Duration(r.IntN(1000)) * time.Second)
+		}
+		raw := int64(1000 + r.IntN(n))
+		var tres map[string]float64
+		switch k := r.IntN(10); {
+		case k == 0: // nil
+		case k == 1:
+			tres = map[string]float64{}
+		default:
+			tres = map[string]float64{}
+			for range k {
+				tres[tresKeys[r.IntN(len(tresKeys))]] = float64(r.IntN(1 << 20))
+			}
+		}
+		row := JobRow{JobID: strconv.FormatInt(raw, 10), JobIDRaw: raw,
+			ArrayJobID: i64(raw - 5), ArrayTaskID: i64(int64(r.IntN(100))), HetJobID: i64(raw), HetJobOffset: i64(0),
+			User: users[r.IntN(len(users))], Account: accounts[r.IntN(len(accounts))],
+			Partition: []string{"cpu", "gpu", ""}[r.IntN(3)], QOS: []string{"normal", ""}[r.IntN(2)],
+			State:  []string{"COMPLETED", "RUNNING", "CANCELLED"}[r.IntN(3)],
+			Submit: tm(start.Add(-time.Hour)), Eligible: tm(start), Start: start, End: tm(start.Add(time.Duration(r.IntN(86400)) * time.Second)),
+			ElapsedSec: i64(int64(r.IntN(86400))), ChargedSec: int64(r.IntN(86400)), SuspendedSec: i64(0), TimelimitMin: i64(int64(r.IntN(4320))),
+			NNodes: int64(1 + r.IntN(4)), AllocCPUs: int64(r.IntN(256)), MemMB: float64(r.IntN(1 << 20)), NodeCount: 1, GPU: float64(r.IntN(8)),
+			TRES: tres, Billing: r.Float64() * 100, BillingSlurm: int64(r.IntN(100)), UsageFactor: []float64{1, 0.5, 0}[r.IntN(3)],
+			SourceFile: "sacct-" + strconv.Itoa(r.IntN(30)) + ".txt", SourceLine: int64(i + 2)}
+		if maybe(0.05) {
+			s := strconv.Itoa(60000 + r.IntN(10))
+			row.CancelledBy = &s
+		}
+		if maybe(0.01) {
+			row.Billing, row.BillingSlurm = math.Inf(1), math.MaxInt64
+		}
+		if maybe(0.01) {
+			row.MemMB = math.NaN()
+		}
+		if maybe(0.02) && i > 0 { // equal sort keys, other columns differ
+			p := rows[r.IntN(i)]
+			row.Account, row.User, row.Start, row.JobIDRaw, row.JobID = p.Account, p.User, p.Start, p.JobIDRaw, p.JobID
+		}
+		rows[i] = row
+	}
+	return rows
+}
+
+// TestJobsEncoderBytes checks that the jobs encoder writes exactly the
+// bytes of parquet-go's GenericWriter[JobRow] fed in compareJobs order
+// (the generic encoder every other table uses), for row counts around the
+// batch and row-group sizes and for rows given sorted or not.
+func TestJobsEncoderBytes(t *testing.T) {
+	def, err := schemas.TableByName(schemas.TableJobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := 2*RowGroupRows + 100
+	if testing.Short() {
+		big = RowGroupRows + 1
+	}
+	shuffled := variedJobs(5000, 9, false)
+	var sorted []JobRow
+	for _, i := range sortedOrder(shuffled, compareJobs) {
+		sorted = append(sorted, shuffled[i])
+	}
+	cases := []struct {
+		name string
+		rows []JobRow
+	}{
+		{"none", nil},
+		{"sample", sampleJobs()},
+		{"one batch", variedJobs(writeBatch, 1, false)},
+		{"batch+1", variedJobs(writeBatch+1, 2, false)},
+		{"already sorted", sorted},
+		{"row groups", variedJobs(big, 3, false)},
+		{"monotonic starts", variedJobs(3*writeBatch, 5, true)},
+	}
+	for _, c := range cases {
+		var want, got bytes.Buffer
+		if err := encoder(c.rows, compareJobs, def.SortBy)(&want); err != nil {
+			t.Fatalf("%s: generic encoder: %v", c.name, err)
+		}
+		if err := jobsEncoder(c.rows, def.SortBy)(&got); err != nil {
+			t.Fatalf("%s: jobs encoder: %v", c.name, err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%s (%d rows): jobs encoder wrote %d bytes that differ from the generic encoder's %d",
+				c.name, len(c.rows), got.Len(), want.Len())
+		}
+	}
+}
+
+// TestJobsOrder checks jobsOrder against sortedOrder (a stable sort with
+// compareJobs) on rows with many ties, with and without monotonic clock
+// readings (the two ways jobsOrder sorts).
+func TestJobsOrder(t *testing.T) {
+	for _, mono := range []bool{false, true} {
+		rows := variedJobs(20000, 4, mono)
+		want := sortedOrder(rows, compareJobs)
+		got := jobsOrder(rows)
+		if len(got) != len(want) {
+			t.Fatalf("mono %v: jobsOrder gave %d positions, want %d", mono, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("mono %v: position %d: jobsOrder row %d, sortedOrder row %d", mono, i, got[i], want[i])
+			}
+		}
+	}
+}
