@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/report"
+)
+
+func reportCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "report",
+		Usage: "write a lab's fair-share report (HTML with charts, Markdown or CSV) from the history",
+		Description: `A report explains a lab's fair-share factor over a period: the factor over time for
+the lab and each user, usage against share, TRES-hours per month, top users, top
+partitions, biggest jobs, when the lab would recover at zero use, and the site's
+settings. --all-accounts writes one report per lab (every account with users
+directly under it) into --out-dir, named <account>.<format>.
+
+Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
+--from 2025-03 --to 2025-03 for March). Defaults: the whole history.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
+			&cli.StringFlag{Name: "account", Usage: "the lab (account) to report on"},
+			&cli.BoolFlag{Name: "all-accounts", Usage: "one report per lab, into --out-dir"},
+			&cli.StringFlag{Name: "cluster", Usage: "cluster (default: the only one in the history)"},
+			&cli.StringFlag{Name: "from", Usage: "first day, YYYY-MM-DD or YYYY-MM (default: start of the history)"},
+			&cli.StringFlag{Name: "to", Usage: "last day (inclusive), YYYY-MM-DD or YYYY-MM (default: last snapshot)"},
+			&cli.StringFlag{Name: "out", Value: "-", Usage: "output file (- for stdout)"},
+			&cli.StringFlag{Name: "out-dir", Usage: "directory of the --all-accounts reports"},
+			&cli.StringFlag{Name: "format", Value: report.FormatHTML, Usage: "html, md or csv"},
+			&cli.IntFlag{Name: "top", Value: 10, Usage: "rows of the top users, partitions and jobs tables"},
+		},
+		Action: func(c *cli.Context) error {
+			log := newLogger(c, stderr)
+			format := c.String("format")
+			switch format {
+			case report.FormatHTML, report.FormatMarkdown, report.FormatCSV:
+			default:
+				return usagef("--format %q: want html, md or csv", format)
+			}
+			account, all := c.String("account"), c.Bool("all-accounts")
+			switch {
+			case account == "" && !all:
+				return usagef("report needs --account LAB or --all-accounts")
+			case account != "" && all:
+				return usagef("--account and --all-accounts exclude each other")
+			case all && c.String("out-dir") == "":
+				return usagef("--all-accounts needs --out-dir DIR")
+			case all && c.IsSet("out"):
+				return usagef("--out is for one account; --all-accounts writes into --out-dir")
+			case !all && c.IsSet("out-dir"):
+				return usagef("--out-dir goes with --all-accounts (use --out for one account)")
+			case c.Int("top") < 1:
+				return usagef("--top %d: want at least 1", c.Int("top"))
+			}
+			opt := report.Options{Cluster: c.String("cluster"), TopN: c.Int("top")}
+			var err error
+			if opt.From, err = parseDay(c.String("from"), false); err != nil {
+				return usagef("--from: %v", err)
+			}
+			if opt.To, err = parseDay(c.String("to"), true); err != nil {
+				return usagef("--to: %v", err)
+			}
+			if !opt.From.IsZero() && !opt.To.IsZero() && !opt.From.Before(opt.To) {
+				return usagef("--from %s is after --to %s", c.String("from"), c.String("to"))
+			}
+
+			start := time.Now()
+			db, err := export.OpenDuckDB(c.Context, c.String("history"))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			var accounts []string
+			if !all {
+				accounts = []string{account}
+			}
+			d, err := report.Load(c.Context, db, accounts, opt)
+			if err != nil {
+				return err
+			}
+			if !all {
+				r, err := d.Report(account)
+				if err != nil {
+					return err
+				}
+				var b bytes.Buffer
+				if err := r.Write(&b, format); err != nil {
+					return err
+				}
+				if out := c.String("out"); out != "-" {
+					return writeFileAtomic(out, b.Bytes())
+				}
+				_, err = stdout.Write(b.Bytes())
+				return err
+			}
+			dir := c.String("out-dir")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
+			labs := d.Labs()
+			for _, lab := range labs {
+				r, err := d.Report(lab)
+				if err != nil {
+					return err
+				}
+				var b bytes.Buffer
+				if err := r.Write(&b, format); err != nil {
+					return err
+				}
+				if err := writeFileAtomic(filepath.Join(dir, fileName(lab)+"."+format), b.Bytes()); err != nil {
+					return err
+				}
+			}
+			log.Info().Int("reports", len(labs)).Str("dir", dir).Str("cluster", d.Cluster).
+				Time("from", d.From).Time("to", d.To).Dur("took", time.Since(start)).Msg("reports written")
+			return nil
+		},
+	}
+}
+
+// parseDay reads YYYY-MM-DD or YYYY-MM as a UTC time. For an end (--to,
+// inclusive) it returns the start of the next day or month.
+func parseDay(s string, end bool) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		if end {
+			t = t.AddDate(0, 0, 1)
+		}
+		return t, nil
+	}
+	t, err := time.Parse("2006-01", s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not a date (YYYY-MM-DD or YYYY-MM)", s)
+	}
+	if end {
+		t = t.AddDate(0, 1, 0)
+	}
+	return t, nil
+}
+
+// fileName makes an account name safe as a file name: letters, digits,
+// '-', '_' and '.' are kept, anything else becomes '_'.
+func fileName(account string) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, account)
+	if strings.TrimLeft(name, ".") == "" {
+		name = "_" + name
+	}
+	return name
+}
+
+// writeFileAtomic writes a file through a temp file renamed into place, so
+// a mail job never sends a half-written report.
+func writeFileAtomic(name string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write report %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+)
+
+// csvHeader is the header of the CSV form.
+var csvHeader = []string{"account", "section", "key", "column", "value"}
+
+// WriteCSV writes the report as one CSV file in long form, one line per
+// table cell: account, section (the table: summary, explanation,
+// level_fs_data, user_factor_data or factor_data, usage_share_data,
+// tres_month, users, top_users, top_partitions, biggest_jobs, settings,
+// billing_weights), key (the row: a snapshot, a month, a user, a rank...),
+// column and value. One file holds every table, the files of several labs
+// concatenate (minus their header lines), and a spreadsheet's pivot table
+// turns a section back into its table. The values are the strings the
+// HTML and Markdown forms print.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := r.writeCSV(cw, true); err != nil {
+		return fmt.Errorf("write csv report %s: %w", r.Account, err)
+	}
+	return nil
+}
+
+func (r *Report) writeCSV(cw *csv.Writer, header bool) error {
+	if header {
+		if err := cw.Write(csvHeader); err != nil {
+			return err
+		}
+	}
+	tables := []table{r.summaryTable(), r.textTable()}
+	for _, c := range r.factorCharts() {
+		tables = append(tables, seriesTable(c.ID+"_data", c.Title, c.X, c.Series))
+	}
+	c := r.usageChart()
+	tables = append(tables, seriesTable(c.ID+"_data", c.Title, c.X, c.Series),
+		r.monthsTable(), r.usersTable(), r.topUsersTable(), r.topPartitionsTable(), r.jobsTable(),
+		r.settingsTable(), r.weightsTable())
+	for _, t := range tables {
+		for _, row := range t.Rows {
+			for i := 1; i < len(row); i++ {
+				if err := cw.Write([]string{r.Account, t.ID, row[0], t.Head[i], row[i]}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,73 @@
+// Package report turns a fairledger history into the fair-share report a lab
+// head reads: why the lab's priority is what it is, how much the lab used
+// against its share, who in the lab used it, and when it will recover.
+//
+// Place in the pipeline: after export. report reads a history directory
+// through DuckDB (export.OpenDuckDB and the views of schemas/views.sql),
+// computes every figure of the reports of one or all labs in a few
+// aggregate queries (Load), and writes each report as one self-contained
+// HTML page, Markdown (for e-mail) or CSV (for spreadsheets). It reads the
+// history and writes only to the io.Writer it is given; the command
+// (cmd/fairledger report) opens files.
+//
+// # What a report holds
+//
+// For an account A ("the lab") and a period [From, To):
+//
+//   - the fair-share factor over time: under Fair Tree the lab's LevelFS and
+//     each user's FairShare; under the classic and depth-oblivious
+//     algorithms the FairShare factor of the lab and of each user;
+//   - usage against share over time: the lab's EffectvUsage (the usage the
+//     algorithm compares with the share) against its NormShares, and
+//     NormUsage (share of the whole cluster's usage) where it differs;
+//   - TRES-hours per UTC month (CPU, GPU, memory GB = GiB, billing) from the
+//     usage table, undecayed;
+//   - top users (usage table), top partitions and the biggest jobs (jobs
+//     table, each job counted for the seconds it ran inside the period);
+//   - a plain-language explanation of the current factor: the ratio of the
+//     lab's decayed usage to its share, and how long the lab would take to
+//     get back to its share at zero use, computed with package decay's
+//     arithmetic and package fairshare's algorithms (see Recovery);
+//   - the site settings of the run that produced the history (runs.config).
+//
+// The lab's usage includes its whole subtree (sub-accounts too), as Slurm's
+// does. With --all-accounts a report is written for every account that has
+// at least one user association directly under it: those are the accounts
+// a person leads; pure grouping accounts (a department above its labs) and
+// root are skipped.
+//
+// # Why hand-written SVG
+//
+// The charts are a few hundred lines of Go that emit SVG directly rather
+// than a plotting library:
+//
+//   - no dependency: the module stays as it is, and nothing can change the
+//     output under us when a library is upgraded;
+//   - deterministic bytes: every coordinate is printed with a fixed number of
+//     decimals from values in a fixed order, so the same history gives the
+//     same file (plotting libraries embed fonts, ids or timestamps);
+//   - small output: a chart is a few polylines and rects, a few KB, no
+//     embedded fonts or raster images, so a year of daily points for a lab
+//     and its users stays well under a megabyte;
+//   - full control of accessibility and print: every chart is an
+//     <svg role="img"> with a <title> and a <desc>, its numbers are also in
+//     a table, colours come from the Okabe–Ito palette (safe for colour
+//     blindness) with dash patterns for print in grey, and the page prints
+//     without backgrounds or JavaScript.
+//
+// # Numbers
+//
+// All three formats print each number with the same function: factors and
+// usage fractions with 6 decimals (as sshare), ratios with 2, hours with 1,
+// days with 1, percentages with 1. DuckDB sums the doubles of many rows in
+// integer thousandths, which is exact and so independent of the order its
+// threads add them in; Go sums in sorted key order. The same history gives
+// the same bytes.
+//
+// # Speed
+//
+// Load reads a whole history in five queries (snapshots, tree, series,
+// usage per month, jobs per partition and the biggest jobs), so all labs
+// cost about as much as one: 200 labs of a year-long history with 5 M jobs
+// take about 5 s on two cores (BenchmarkReportAllAccounts).
+package report

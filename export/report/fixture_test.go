@@ -1,0 +1,303 @@
+package report
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fairledger/fairledger/decay"
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// The fixture history: a hand-made cluster small enough that every figure
+// of its reports can be worked out by hand (report_test.go does).
+
+// fxAccount is an account of a fixture tree.
+type fxAccount struct {
+	name, parent string
+	shares       int64
+}
+
+// fxUser is a user association.
+type fxUser struct {
+	name, account string
+	shares        int64
+}
+
+// fxJob is a job run; a zero end means still running at the window end.
+type fxJob struct {
+	id, user, account, part, qos string
+	start, end                   time.Time
+	cpus                         int64
+	memMB, gpu, billing, q       float64
+}
+
+// fxHistory is what writeHistory writes.
+type fxHistory struct {
+	cluster  string
+	accounts []fxAccount // parents before children; root first
+	users    []fxUser
+	jobs     []fxJob
+	// snapshots are taken daily at 00:00 UTC from first to last.
+	first, last time.Time
+	// windowEnd is the end of the run's window (running jobs are charged
+	// up to it).
+	windowEnd time.Time
+	config    export.RunConfig
+}
+
+func day(s string) time.Time {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func at(s string) time.Time {
+	t, err := time.Parse("2006-01-02 15:04", s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// tinyHistory is the fixture: three months (2025-01-01 to 2025-03-31) of a
+// cluster with two labs at the top level (labA: alice, bob; labB: carol,
+// dave) and a department phys holding labC (erin, who never runs a job).
+//
+// Jobs (billing = TRESBillingWeights applied; cpu: CPU=1.0, gpu:
+// CPU=1.0,GRES/gpu=10.0):
+//
+//	J6 alice labA cpu  2024-12-31 12:00 → 2025-01-01 12:00   4 CPU  8 GiB        billing 4
+//	J1 alice labA cpu  2025-01-10 00:00 → 2025-01-11 00:00   8 CPU 16 GiB        billing 8
+//	J3 bob   labA cpu  2025-01-31 18:00 → 2025-02-01 06:00  16 CPU 64 GiB        billing 16, QOS low (UsageFactor 0.5)
+//	J2 alice labA gpu  2025-02-03 12:00 → 2025-02-04 12:00   4 CPU 32 GiB 2 GPU  billing 4+2·10 = 24
+//	J4 carol labB cpu  2025-03-01 00:00 → 2025-03-03 00:00   2 CPU  4 GiB        billing 2
+//	J5 dave  labB gpu  2025-03-30 00:00 → running            1 CPU  8 GiB 1 GPU  billing 1+10 = 11
+//
+// The run's window ends 2025-04-01 00:00, so J5 is charged 48 h.
+func tinyHistory() fxHistory {
+	return fxHistory{
+		cluster: "tiny",
+		accounts: []fxAccount{{"root", "", 1}, {"labA", "root", 30}, {"labB", "root", 20},
+			{"phys", "root", 50}, {"labC", "phys", 1}},
+		users: []fxUser{{"alice", "labA", 1}, {"bob", "labA", 1}, {"carol", "labB", 1}, {"dave", "labB", 3},
+			{"erin", "labC", 1}},
+		jobs: []fxJob{
+			{"1006", "alice", "labA", "cpu", "normal", at("2024-12-31 12:00"), at("2025-01-01 12:00"), 4, 8192, 0, 4, 1},
+			{"1001", "alice", "labA", "cpu", "normal", at("2025-01-10 00:00"), at("2025-01-11 00:00"), 8, 16384, 0, 8, 1},
+			{"1003", "bob", "labA", "cpu", "low", at("2025-01-31 18:00"), at("2025-02-01 06:00"), 16, 65536, 0, 16, 0.5},
+			{"1002", "alice", "labA", "gpu", "normal", at("2025-02-03 12:00"), at("2025-02-04 12:00"), 4, 32768, 2, 24, 1},
+			{"1004", "carol", "labB", "cpu", "normal", at("2025-03-01 00:00"), at("2025-03-03 00:00"), 2, 4096, 0, 2, 1},
+			{"1005", "dave", "labB", "gpu", "normal", at("2025-03-30 00:00"), time.Time{}, 1, 8192, 1, 11, 1},
+		},
+		first: day("2025-01-01"), last: day("2025-04-01"), windowEnd: day("2025-04-01"),
+		config: export.RunConfig{Cluster: "tiny", Algorithm: "fair_tree", HalfLifeSec: 7 * 86400, CalcPeriodSec: 300,
+			UsageResetPeriod: "NONE", PriorityFlags: []string{}, DampeningFactor: 1,
+			AccountingStorageEnforce: []string{"associations", "limits"}, LimitsEnforced: true, TimeZone: "UTC",
+			SnapshotEvery: "24h0m0s", Partitions: []export.RunPartition{{Name: "cpu", TRESBillingWeights: "CPU=1.0"},
+				{Name: "debug", TRESBillingWeights: ""}, {Name: "gpu", TRESBillingWeights: "CPU=1.0,GRES/gpu=10.0"}}},
+	}
+}
+
+// writeHistory writes h into a history directory: jobs rows per month
+// (a run spanning months gets a row per month with that month's
+// charged_sec), usage rows per user and UTC day, one fair-share snapshot per
+// day (raw usage decayed day by day, values from package fairshare), the
+// association tree at each snapshot and one run.
+func writeHistory(tb testing.TB, dir string, h fxHistory) {
+	tb.Helper()
+	hist, err := export.Open(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	write := func(table string, month time.Time, rows any) {
+		if err := hist.WritePartition(table, h.cluster, month, rows); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// Jobs by month, streamed in start order (a run spanning a month end
+	// also gets a row in the next month), and usage by user and day.
+	userIdx := map[[2]string]int{}
+	for i, u := range h.users {
+		userIdx[[2]string{u.account, u.name}] = i
+	}
+	type dayKey struct {
+		user int
+		day  time.Time
+	}
+	usage := map[dayKey]*export.UsageRow{}
+	jobs := slices.Clone(h.jobs)
+	slices.SortStableFunc(jobs, func(a, b fxJob) int { return a.start.Compare(b.start) })
+	var cur, next []export.JobRow
+	var curMonth time.Time
+	flush := func() {
+		if len(cur) > 0 {
+			write(schemas.TableJobs, curMonth, cur)
+		}
+		cur, next = next, nil
+		curMonth = curMonth.AddDate(0, 1, 0)
+	}
+	for i, j := range jobs {
+		if curMonth.IsZero() {
+			curMonth = monthStart(j.start)
+		}
+		for monthStart(j.start).After(curMonth) {
+			flush()
+		}
+		end := j.end
+		if end.IsZero() {
+			end = h.windowEnd
+		}
+		for m := monthStart(j.start); m.Before(end); m = m.AddDate(0, 1, 0) {
+			s, e := maxTime(j.start, m), minTime(end, m.AddDate(0, 1, 0))
+			row := export.JobRow{JobID: j.id, JobIDRaw: int64(i + 1000), User: j.user, Account: j.account,
+				Partition: j.part, QOS: j.qos, State: "COMPLETED", Start: j.start, ChargedSec: int64(e.Sub(s) / time.Second),
+				NNodes: 1, AllocCPUs: j.cpus, MemMB: j.memMB, NodeCount: 1, GPU: j.gpu,
+				TRES:    map[string]float64{"cpu": float64(j.cpus), "mem": j.memMB, "node": 1, "billing": math.Trunc(j.billing)},
+				Billing: j.billing, BillingSlurm: int64(j.billing), UsageFactor: j.q, SourceFile: "sacct.txt", SourceLine: int64(i + 2)}
+			if j.gpu > 0 {
+				row.TRES["gres/gpu"] = j.gpu
+			}
+			if j.end.IsZero() {
+				row.State = "RUNNING"
+			} else {
+				row.End = &j.end
+			}
+			switch {
+			case m.Equal(curMonth):
+				cur = append(cur, row)
+			case m.Equal(curMonth.AddDate(0, 1, 0)):
+				next = append(next, row)
+			default:
+				tb.Fatalf("job %s runs into %v, more than a month after it started", j.id, m)
+			}
+		}
+		u := userIdx[[2]string{j.account, j.user}]
+		for d := j.start.Truncate(24 * time.Hour); d.Before(end); d = d.Add(24 * time.Hour) {
+			sec := minTime(end, d.Add(24*time.Hour)).Sub(maxTime(j.start, d)).Seconds()
+			k := dayKey{u, d}
+			r := usage[k]
+			if r == nil {
+				r = &export.UsageRow{Account: j.account, User: j.user, PeriodStart: d}
+				usage[k] = r
+			}
+			r.BillingSec += j.billing * j.q * sec
+			r.CPUSec += float64(j.cpus) * sec
+			r.MemMBSec += j.memMB * sec
+			r.GPUSec += j.gpu * sec
+		}
+	}
+	for len(cur) > 0 || len(next) > 0 {
+		flush()
+	}
+	usageByMonth := map[time.Time][]export.UsageRow{}
+	for _, r := range usage {
+		m := monthStart(r.PeriodStart)
+		usageByMonth[m] = append(usageByMonth[m], *r)
+	}
+	for m, rows := range usageByMonth {
+		write(schemas.TableUsage, m, rows)
+	}
+
+	// The tree, and a snapshot per day.
+	var nodes []fairshare.Node
+	accIdx := map[string]int{}
+	for _, a := range h.accounts {
+		p := -1
+		if a.parent != "" {
+			p = accIdx[a.parent]
+		}
+		accIdx[a.name] = len(nodes)
+		nodes = append(nodes, fairshare.Node{Account: a.name, Parent: p, Shares: a.shares})
+	}
+	firstUser := len(nodes)
+	for _, u := range h.users {
+		nodes = append(nodes, fairshare.Node{Account: u.account, User: u.name, Parent: accIdx[u.account], Shares: u.shares})
+	}
+	tree, err := fairshare.NewTree(nodes)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// Daily billing seconds per user, dense.
+	days := int(h.last.Sub(h.first)/(24*time.Hour)) + 1
+	daily := make([][]float64, len(h.users))
+	for i := range daily {
+		daily[i] = make([]float64, days)
+	}
+	for k, r := range usage {
+		if i := int(k.day.Sub(h.first) / (24 * time.Hour)); i >= 0 && i < days {
+			daily[k.user][i] += r.BillingSec
+		}
+	}
+	f := decay.DecayOver(h.config.HalfLifeSec, 86400)
+	raw := make([]float64, len(h.users))
+	own := make([]float64, tree.Len())
+	in := make([]float64, len(nodes))
+	acc := make([]float64, tree.Len())
+	var res fairshare.Result
+	fsByMonth := map[time.Time][]export.FairshareRow{}
+	assocByMonth := map[time.Time][]export.AssociationRow{}
+	for i := 1; i < days; i++ {
+		snap := h.first.AddDate(0, 0, i)
+		for u := range raw {
+			raw[u] = raw[u]*f + daily[u][i-1]
+		}
+		clear(in)
+		copy(in[firstUser:], raw)
+		tree.Permute(own, in)
+		fairshare.Accumulate(tree, own, acc)
+		switch h.config.Algorithm {
+		case "classic":
+			fairshare.Classic(tree, acc, float64(h.config.DampeningFactor), &res)
+		default:
+			fairshare.FairTree(tree, acc, &res)
+		}
+		m := monthStart(snap)
+		fsByMonth[m] = append(fsByMonth[m], export.FairshareRows(snap, tree, &res)...)
+		if i == 1 || snap.Day() == 1 {
+			assocByMonth[m] = append(assocByMonth[m], export.AssociationRows(snap, tree, "assoc.psv")...)
+		}
+	}
+	for m, rows := range fsByMonth {
+		write(schemas.TableFairshare, m, rows)
+	}
+	for m, rows := range assocByMonth {
+		write(schemas.TableAssociations, m, rows)
+	}
+	cfg, err := export.MarshalConfig(h.config)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := hist.AppendRun(h.cluster, export.RunRow{RunID: "run-" + h.cluster, Started: h.windowEnd.Add(time.Hour),
+		Finished: h.windowEnd.Add(2 * time.Hour), Version: "test", Config: cfg, Read: int64(len(h.jobs)),
+		Ingested: int64(len(h.jobs)), Skipped: map[string]int64{}, JobsCharged: int64(len(h.jobs)), Snapshots: int64(days - 1)}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// fptr returns nil for NaN (a blank cell).
+func fptr(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,589 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fairledger/fairledger/export"
+)
+
+// Options select the cluster and period of the reports.
+type Options struct {
+	// Cluster is the Slurm cluster; empty means the only cluster of the
+	// history (an error if it holds several).
+	Cluster string
+	// From is the start of the period (inclusive); zero means the start of
+	// the history (first snapshot or first usage day).
+	From time.Time
+	// To is the end of the period (exclusive for usage and jobs, inclusive
+	// for snapshots, so the midnight snapshot that closes the last day is
+	// in); zero means the last snapshot of the history.
+	To time.Time
+	// TopN is the number of rows of the top users, top partitions and
+	// biggest jobs tables; 0 means 10.
+	TopN int
+	// MaxUsers is the number of users drawn in the factor chart (the ones
+	// with the most usage in the period; the table lists them all); 0
+	// means 8.
+	MaxUsers int
+}
+
+// maxPoints bounds the snapshots drawn per series: beyond it the last
+// snapshot of each k-day bucket is kept (see thin).
+const maxPoints = 400
+
+func (o Options) topN() int {
+	if o.TopN <= 0 {
+		return 10
+	}
+	return o.TopN
+}
+
+func (o Options) maxUsers() int {
+	if o.MaxUsers <= 0 {
+		return 8
+	}
+	return o.MaxUsers
+}
+
+// assocKey names an association: an account row has an empty User.
+type assocKey struct{ Account, User, Partition string }
+
+func (k assocKey) compare(o assocKey) int {
+	if c := strings.Compare(k.Account, o.Account); c != 0 {
+		return c
+	}
+	if c := strings.Compare(k.User, o.User); c != 0 {
+		return c
+	}
+	return strings.Compare(k.Partition, o.Partition)
+}
+
+// series are the fairshare columns of one association over the snapshots
+// of a Dataset; NaN marks a NULL (blank) cell or a missing row.
+type series struct {
+	NormShares, NormUsage, EffectvUsage, FairShare, LevelFS []float64
+}
+
+func newSeries(n int) *series {
+	mk := func() []float64 {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = math.NaN()
+		}
+		return s
+	}
+	return &series{mk(), mk(), mk(), mk(), mk()}
+}
+
+// usageMonth is the undecayed usage of one user association in one UTC
+// month of the period (seconds).
+type usageMonth struct {
+	Account, User, Month                 string
+	BillingSec, CPUSec, MemMBSec, GPUSec float64
+}
+
+// partUsage is one account's use of one partition in the period.
+type partUsage struct {
+	Account, Partition     string
+	BillingSec, CPUSec     float64
+	GPUSec, MemMBSec, Jobs float64
+}
+
+// Dataset is everything the reports of one cluster and period need, read
+// from a history in a few aggregate queries. Report builds one lab's
+// report from it without touching the history again, so reports for all
+// labs share one pass over the files.
+type Dataset struct {
+	// Cluster is the cluster reported on.
+	Cluster string
+	// From and To are the period (see Options).
+	From, To time.Time
+	// Last is the last snapshot in the period: the "now" of the reports.
+	Last time.Time
+	// Algorithm is the fairshare algorithm of the Last snapshot.
+	Algorithm string
+	// Config is the runs.config of the run that produced the Last snapshot
+	// (the first run started at or after it, else the latest run); nil
+	// when the history has no runs.
+	Config *export.RunConfig
+	// ConfigRun and ConfigStarted identify that run.
+	ConfigRun     string
+	ConfigStarted time.Time
+
+	opts      Options
+	filter    []string // the accounts loaded; nil: all
+	tree      *snapTree
+	snapshots []time.Time
+	series    map[assocKey]*series
+	months    []usageMonth // sorted by account, user, month
+	parts     []partUsage  // sorted by account, partition
+	jobs      []JobUsage   // top N per account, sorted by account, then rank
+}
+
+// Load reads what the reports of the given accounts need from the history
+// behind db (export.OpenDuckDB); accounts nil means every lab (Labs). It
+// fails when the history has no fair-share snapshot in the period.
+func Load(ctx context.Context, db *export.DB, accounts []string, opt Options) (*Dataset, error) {
+	if !slices.Contains(db.Tables, "fairshare") {
+		return nil, errors.New("report: the history has no fairshare table yet (run fairledger run first)")
+	}
+	d := &Dataset{opts: opt, series: map[assocKey]*series{}}
+	q := &querier{ctx: ctx, db: db}
+	if err := d.resolvePeriod(q, opt); err != nil {
+		return nil, err
+	}
+	if err := d.loadTree(q); err != nil {
+		return nil, err
+	}
+	var filter []string
+	if accounts != nil {
+		seen := map[string]bool{}
+		for _, a := range accounts {
+			lab, ok := d.tree.account(a)
+			if !ok {
+				return nil, d.notFound(a)
+			}
+			for _, s := range d.tree.subtreeAccounts(lab) {
+				if !seen[s] {
+					seen[s] = true
+					filter = append(filter, s)
+				}
+			}
+		}
+		slices.Sort(filter)
+		d.filter = filter
+	}
+	if err := d.loadConfig(q); err != nil {
+		return nil, err
+	}
+	if err := d.loadSeries(q, filter); err != nil {
+		return nil, err
+	}
+	if slices.Contains(db.Tables, "usage") {
+		if err := d.loadUsage(q, filter); err != nil {
+			return nil, err
+		}
+	}
+	if slices.Contains(db.Tables, "jobs") {
+		if err := d.loadJobs(q, filter); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func (d *Dataset) notFound(account string) error {
+	return fmt.Errorf("report: account %q is not in the association tree of cluster %s at %s",
+		account, d.Cluster, fmtTime(d.Last))
+}
+
+// Labs returns the accounts that get a report with --all-accounts: every
+// account but root with at least one user association directly under it
+// in the tree of the Last snapshot, sorted by name.
+func (d *Dataset) Labs() []string { return d.tree.labs() }
+
+// querier runs the report's queries.
+type querier struct {
+	ctx context.Context
+	db  *export.DB
+}
+
+func (q *querier) query(what, sql string) (*export.Result, error) {
+	r, err := q.db.Query(q.ctx, sql)
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", what, err)
+	}
+	return r, nil
+}
+
+// resolvePeriod picks the cluster, fills the period defaults and finds the
+// snapshots in it.
+func (d *Dataset) resolvePeriod(q *querier, opt Options) error {
+	r, err := q.query("list clusters", "SELECT DISTINCT cluster FROM fairshare ORDER BY 1")
+	if err != nil {
+		return err
+	}
+	var clusters []string
+	for _, row := range r.Rows {
+		clusters = append(clusters, asString(row[0]))
+	}
+	switch {
+	case opt.Cluster != "":
+		if !slices.Contains(clusters, opt.Cluster) {
+			return fmt.Errorf("report: cluster %q has no fair-share snapshots in the history (clusters: %s)",
+				opt.Cluster, strings.Join(clusters, ", "))
+		}
+		d.Cluster = opt.Cluster
+	case len(clusters) == 1:
+		d.Cluster = clusters[0]
+	case len(clusters) == 0:
+		return errors.New("report: the history has no fair-share snapshots")
+	default:
+		return fmt.Errorf("report: the history holds several clusters (%s): choose one with --cluster",
+			strings.Join(clusters, ", "))
+	}
+	c := lit(d.Cluster)
+	d.From, d.To = opt.From.UTC(), opt.To.UTC()
+	if d.To.IsZero() {
+		r, err := q.query("last snapshot", "SELECT max(snapshot) FROM fairshare WHERE cluster = "+c)
+		if err != nil {
+			return err
+		}
+		d.To = asTime(r.Rows[0][0])
+	}
+	if d.From.IsZero() {
+		sql := "SELECT min(snapshot) FROM fairshare WHERE cluster = " + c
+		if slices.Contains(q.db.Tables, "usage") {
+			sql = "SELECT least((" + sql + "), (SELECT min(period_start) FROM usage WHERE cluster = " + c + "))"
+		}
+		r, err := q.query("first snapshot", sql)
+		if err != nil {
+			return err
+		}
+		d.From = asTime(r.Rows[0][0]).Truncate(24 * time.Hour)
+	}
+	if !d.From.Before(d.To) {
+		return fmt.Errorf("report: empty period: from %s is not before to %s", fmtTime(d.From), fmtTime(d.To))
+	}
+	r, err = q.query("snapshots", "SELECT DISTINCT snapshot FROM fairshare WHERE cluster = "+c+
+		" AND "+d.monthRange()+" AND snapshot >= "+tsLit(d.From)+" AND snapshot <= "+tsLit(d.To)+" ORDER BY 1")
+	if err != nil {
+		return err
+	}
+	all := make([]time.Time, 0, len(r.Rows))
+	for _, row := range r.Rows {
+		all = append(all, asTime(row[0]))
+	}
+	if len(all) == 0 {
+		return fmt.Errorf("report: cluster %s has no fair-share snapshot between %s and %s",
+			d.Cluster, fmtTime(d.From), fmtTime(d.To))
+	}
+	d.snapshots = thin(all, maxPoints)
+	d.Last = all[len(all)-1]
+	return nil
+}
+
+// thin keeps at most about limit snapshots: all of them if they fit, else
+// the last snapshot of each k-day bucket counted from the first UTC day (k
+// as small as fits), always including the last one. The choice depends only on the times.
+func thin(ts []time.Time, limit int) []time.Time {
+	if len(ts) <= limit {
+		return ts
+	}
+	days := int(ts[len(ts)-1].Sub(ts[0])/(24*time.Hour)) + 1
+	k := max(1, (days+limit-1)/limit)
+	var out []time.Time
+	origin := ts[0].Truncate(24 * time.Hour)
+	bucket := func(t time.Time) int64 { return int64(t.Sub(origin) / (time.Duration(k) * 24 * time.Hour)) }
+	for i, t := range ts {
+		if i == len(ts)-1 || bucket(ts[i+1]) != bucket(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// monthRange restricts a query to the hive months of the period, so DuckDB
+// opens only those files.
+func (d *Dataset) monthRange() string {
+	return "month BETWEEN " + lit(d.From.Format("2006-01")) + " AND " + lit(d.To.Format("2006-01"))
+}
+
+// loadTree reads the whole association tree at the Last snapshot.
+func (d *Dataset) loadTree(q *querier) error {
+	r, err := q.query("tree", `SELECT snapshot, algorithm, account, "user", "partition", parent, depth, is_user,
+	raw_shares, shares_parent, norm_shares, raw_usage, norm_usage, effectv_usage, fair_share, level_fs, rank
+	FROM fairshare WHERE cluster = `+lit(d.Cluster)+" AND month = "+lit(d.Last.Format("2006-01"))+
+		" AND snapshot = "+tsLit(d.Last)+` ORDER BY account, "user", "partition"`)
+	if err != nil {
+		return err
+	}
+	rows := make([]export.FairshareRow, len(r.Rows))
+	for i, v := range r.Rows {
+		rows[i] = export.FairshareRow{Snapshot: asTime(v[0]), Algorithm: asString(v[1]), Account: asString(v[2]),
+			User: asString(v[3]), Partition: asString(v[4]), Parent: asString(v[5]), Depth: int32(asInt(v[6])),
+			IsUser: asBool(v[7]), SharesParent: asBool(v[9]), NormShares: floatPtr(v[10]), RawUsage: floatPtr(v[11]),
+			NormUsage: floatPtr(v[12]), EffectvUsage: floatPtr(v[13]), FairShare: floatPtr(v[14]), LevelFS: floatPtr(v[15])}
+		if v[8] != nil {
+			n := asInt(v[8])
+			rows[i].RawShares = &n
+		}
+		if v[16] != nil {
+			n := int32(asInt(v[16]))
+			rows[i].Rank = &n
+		}
+	}
+	if len(rows) > 0 {
+		d.Algorithm = rows[0].Algorithm
+	}
+	t, err := newSnapTree(rows)
+	if err != nil {
+		return fmt.Errorf("report: tree of cluster %s at %s: %w", d.Cluster, fmtTime(d.Last), err)
+	}
+	d.tree = t
+	return nil
+}
+
+// floatPtr is a nullable DOUBLE as the history rows hold it.
+func floatPtr(v any) *float64 {
+	if v == nil {
+		return nil
+	}
+	f := asFloat(v)
+	return &f
+}
+
+// loadConfig reads the runs.config of the run that produced the Last
+// snapshot.
+func (d *Dataset) loadConfig(q *querier) error {
+	if !slices.Contains(q.db.Tables, "runs") {
+		return nil
+	}
+	last := tsLit(d.Last)
+	r, err := q.query("run config", "SELECT run_id, started, config FROM runs WHERE cluster = "+lit(d.Cluster)+
+		" ORDER BY started < "+last+", CASE WHEN started >= "+last+" THEN epoch(started) ELSE -epoch(started) END, run_id LIMIT 1")
+	if err != nil {
+		return err
+	}
+	if len(r.Rows) == 0 {
+		return nil
+	}
+	cfg, err := export.ParseRunConfig(asString(r.Rows[0][2]))
+	if err != nil {
+		return fmt.Errorf("report: run %s: %w", asString(r.Rows[0][0]), err)
+	}
+	d.Config, d.ConfigRun, d.ConfigStarted = &cfg, asString(r.Rows[0][0]), asTime(r.Rows[0][1])
+	return nil
+}
+
+// accountFilter is " AND account IN (...)" for a non-nil filter.
+func accountFilter(filter []string) string {
+	if filter == nil {
+		return ""
+	}
+	if len(filter) == 0 {
+		return " AND false"
+	}
+	quoted := make([]string, len(filter))
+	for i, a := range filter {
+		quoted[i] = lit(a)
+	}
+	return " AND account IN (" + strings.Join(quoted, ", ") + ")"
+}
+
+// loadSeries reads the fairshare columns of the filtered accounts and
+// their users at the chosen snapshots.
+func (d *Dataset) loadSeries(q *querier, filter []string) error {
+	idx := make(map[int64]int, len(d.snapshots))
+	lits := make([]string, len(d.snapshots))
+	for i, t := range d.snapshots {
+		idx[t.UnixMicro()] = i
+		lits[i] = tsLit(t)
+	}
+	r, err := q.query("fair-share series", `SELECT snapshot, account, "user", "partition", norm_shares, norm_usage,
+	effectv_usage, fair_share, level_fs FROM fairshare WHERE cluster = `+lit(d.Cluster)+" AND "+d.monthRange()+
+		" AND snapshot IN ("+strings.Join(lits, ", ")+")"+accountFilter(filter))
+	if err != nil {
+		return err
+	}
+	n := len(d.snapshots)
+	for _, row := range r.Rows {
+		i, ok := idx[asTime(row[0]).UnixMicro()]
+		if !ok {
+			continue
+		}
+		k := assocKey{asString(row[1]), asString(row[2]), asString(row[3])}
+		s := d.series[k]
+		if s == nil {
+			s = newSeries(n)
+			d.series[k] = s
+		}
+		s.NormShares[i], s.NormUsage[i], s.EffectvUsage[i] = asFloat(row[4]), asFloat(row[5]), asFloat(row[6])
+		s.FairShare[i], s.LevelFS[i] = asFloat(row[7]), asFloat(row[8])
+	}
+	return nil
+}
+
+// exactSum sums a DOUBLE expression in integer thousandths (exact, so
+// the result does not depend on the order DuckDB's threads add the rows
+// in) and returns it as a DOUBLE. Rounding each row to 0.001 unit-seconds
+// is far below what a report prints; a BIGINT of thousandths holds a month
+// of a 4 TiB allocation (mem_mb × seconds) with room to spare.
+func exactSum(expr string) string { return "(sum(((" + expr + ") * 1000)::BIGINT)::DOUBLE / 1000)" }
+
+// loadUsage reads the undecayed usage per user association and UTC month.
+func (d *Dataset) loadUsage(q *querier, filter []string) error {
+	r, err := q.query("usage per month", `SELECT account, "user", strftime(period_start, '%Y-%m') AS m, `+
+		exactSum("billing_sec")+", "+exactSum("cpu_sec")+", "+exactSum("mem_mb_sec")+", "+exactSum("gpu_sec")+
+		" FROM usage WHERE cluster = "+lit(d.Cluster)+" AND "+d.monthRange()+
+		" AND period_start >= "+tsLit(d.From)+" AND period_start < "+tsLit(d.To)+accountFilter(filter)+
+		` GROUP BY ALL ORDER BY account, "user", m`)
+	if err != nil {
+		return err
+	}
+	d.months = make([]usageMonth, len(r.Rows))
+	for i, row := range r.Rows {
+		d.months[i] = usageMonth{Account: asString(row[0]), User: asString(row[1]), Month: asString(row[2]),
+			BillingSec: asFloat(row[3]), CPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), GPUSec: asFloat(row[6])}
+	}
+	return nil
+}
+
+// chargedJobs is the SQL of every jobs row's charge inside the period, as
+// CTE c: a jobs row of month M covers the run from s0 = max(start, M) for
+// charged_sec seconds (schemas/jobs.md) and is counted for the sec seconds
+// of that interval inside [From, To). first marks the row where the run's
+// part in the period begins (to count each run once); whole marks a run
+// that has no other row (it starts and ends in month M), whose totals need
+// no grouping. Times are epoch seconds: cheaper than timestamp arithmetic
+// on millions of rows.
+func (d *Dataset) chargedJobs(filter []string) string {
+	var months []string
+	for m := monthStart(d.From); !m.After(d.To); m = m.AddDate(0, 1, 0) {
+		months = append(months, fmt.Sprintf("(%s, %d)", lit(m.Format("2006-01")), m.Unix()))
+	}
+	from, to := epochLit(d.From), epochLit(d.To)
+	return `WITH m(month, ms) AS (VALUES ` + strings.Join(months, ", ") + `),
+o AS (
+	SELECT account, "user", "partition", job_id, job_id_raw, start, "end", state, alloc_cpus, gpu, mem_mb,
+		billing * usage_factor AS rate, charged_sec, greatest(epoch(start), ms) AS s0
+	FROM jobs JOIN m USING (month) WHERE cluster = ` + lit(d.Cluster) + accountFilter(filter) + `
+), c AS (
+	SELECT *, greatest(0, least(s0 + charged_sec, ` + to + `) - greatest(s0, ` + from + `)) AS sec,
+		greatest(s0, ` + from + `) = greatest(epoch(start), ` + from + `) AS first,
+		s0 = epoch(start) AND "end" IS NOT NULL AND s0 + charged_sec = epoch("end") AS whole
+	FROM o
+)`
+}
+
+// loadJobs reads each account's use of each partition and its N biggest
+// job runs in the period.
+func (d *Dataset) loadJobs(q *querier, filter []string) error {
+	base := d.chargedJobs(filter)
+	r, err := q.query("partitions", base+` SELECT account, "partition", `+exactSum("rate * sec")+", "+
+		exactSum("alloc_cpus * sec")+", "+exactSum("gpu * sec")+", "+exactSum("mem_mb * sec")+
+		`, count(*) FILTER (first) FROM c WHERE sec > 0 GROUP BY ALL ORDER BY account, "partition"`)
+	if err != nil {
+		return err
+	}
+	d.parts = make([]partUsage, len(r.Rows))
+	for i, row := range r.Rows {
+		d.parts[i] = partUsage{Account: asString(row[0]), Partition: asString(row[1]), BillingSec: asFloat(row[2]),
+			CPUSec: asFloat(row[3]), GPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), Jobs: asFloat(row[6])}
+	}
+	// The N biggest runs per account: the N biggest whole runs (one row
+	// each) and every run split over months, summed; the true top N is
+	// among them. Billing-seconds are compared in integer thousandths.
+	n := fmt.Sprint(d.opts.topN())
+	r, err = q.query("biggest jobs", base+`, r AS (
+	SELECT account, "user", "partition", job_id, job_id_raw, start, "end", state, alloc_cpus, gpu, mem_mb, whole,
+		(rate * sec * 1000)::BIGINT AS b
+	FROM c WHERE sec > 0
+), t AS (
+	SELECT account, unnest(max_by({'user': "user", 'partition': "partition", 'job_id': job_id, 'job_id_raw': job_id_raw,
+		'start': start, 'end': "end", 'state': state, 'alloc_cpus': alloc_cpus, 'gpu': gpu, 'mem_mb': mem_mb, 'b': b}, b, `+n+`),
+		recursive := true)
+	FROM r WHERE whole GROUP BY account
+	UNION ALL BY NAME
+	SELECT account, any_value("user") AS "user", any_value("partition") AS "partition", any_value(job_id) AS job_id,
+		job_id_raw, start, any_value("end") AS "end", any_value(state) AS state, any_value(alloc_cpus) AS alloc_cpus,
+		any_value(gpu) AS gpu, any_value(mem_mb) AS mem_mb, sum(b) AS b
+	FROM r WHERE NOT whole GROUP BY account, job_id_raw, start
+)
+SELECT account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb, b::DOUBLE / 1000 FROM t
+QUALIFY row_number() OVER (PARTITION BY account ORDER BY b DESC, start, job_id) <= `+n+`
+ORDER BY account, b DESC, start, job_id`)
+	if err != nil {
+		return err
+	}
+	d.jobs = make([]JobUsage, len(r.Rows))
+	for i, row := range r.Rows {
+		j := JobUsage{Account: asString(row[0]), User: asString(row[1]), Partition: asString(row[2]),
+			JobID: asString(row[3]), Start: asTime(row[4]), State: asString(row[6]), CPUs: asInt(row[7]),
+			GPUs: asFloat(row[8]), MemGB: asFloat(row[9]) / 1024, BillingHours: asFloat(row[10]) / 3600}
+		if row[5] != nil {
+			e := asTime(row[5])
+			j.End = &e
+		}
+		d.jobs[i] = j
+	}
+	return nil
+}
+
+// SQL literals and result values.
+
+func lit(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// epochLit is an instant as epoch seconds, the way epoch() returns them.
+func epochLit(t time.Time) string {
+	return strconv.FormatFloat(float64(t.UnixMicro())/1e6, 'f', -1, 64)
+}
+
+func monthStart(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+func tsLit(t time.Time) string {
+	return "TIMESTAMPTZ '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00'"
+}
+
+func asString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func asFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case float32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case int:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	}
+	return math.NaN()
+}
+
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int32:
+		return int64(x)
+	case int:
+		return int64(x)
+	case uint64:
+		return int64(x)
+	case float64:
+		return int64(x)
+	}
+	return -1
+}
+
+func asBool(v any) bool { b, _ := v.(bool); return b }
+
+func asTime(v any) time.Time {
+	t, _ := v.(time.Time)
+	return t.UTC()
+}

@@ -1,0 +1,85 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown writes the report as Markdown for e-mail: the same text
+// and tables as the HTML page, with each chart's data as a table.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Fair-share report: %s\n\nCluster %s · %s · %s · last snapshot %s\n",
+		mdText(r.Account), mdText(r.Cluster), r.periodLabel(), algorithmName(r.Algorithm), fmtTime(r.Last))
+	b.WriteString("\n## Why the factor is what it is\n\n")
+	for _, p := range r.explanation() {
+		b.WriteString(mdText(p) + "\n\n")
+	}
+	writeMDTable(&b, r.summaryTable())
+
+	b.WriteString("\n## Factor over time\n\n(Charts in the HTML version of this report.)\n\n")
+	for _, c := range r.factorCharts() {
+		writeMDTable(&b, seriesTable(c.ID+"_data", c.Title, c.X, c.Series))
+	}
+	b.WriteString("\n## Usage against share\n\n")
+	c := r.usageChart()
+	writeMDTable(&b, seriesTable(c.ID+"_data", c.Title, c.X, c.Series))
+
+	if r.fairTree() {
+		b.WriteString("\n## What LevelFS means\n\n")
+	} else {
+		b.WriteString("\n## What the factor means\n\n")
+	}
+	for _, p := range r.levelFSText() {
+		b.WriteString(mdText(p) + "\n\n")
+	}
+	b.WriteString("\n## TRES-hours per month\n\n")
+	writeMDTable(&b, r.monthsTable())
+	b.WriteString("\n## Who used it\n\n")
+	writeMDTable(&b, r.topUsersTable())
+	writeMDTable(&b, r.usersTable())
+	b.WriteString("\n## Where and how\n\n")
+	writeMDTable(&b, r.topPartitionsTable())
+	writeMDTable(&b, r.jobsTable())
+	b.WriteString("Jobs and partitions count each job for the hours it ran inside the period, billing × QOS UsageFactor, undecayed.\n")
+	b.WriteString("\n## Site settings\n\n")
+	writeMDTable(&b, r.settingsTable())
+	writeMDTable(&b, r.weightsTable())
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write markdown report %s: %w", r.Account, err)
+	}
+	return nil
+}
+
+// mdText escapes the characters Markdown would read as markup.
+func mdText(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "|", `\|`, "<", "&lt;").Replace(s)
+}
+
+func writeMDTable(b *strings.Builder, t table) {
+	fmt.Fprintf(b, "**%s**\n\n|", mdText(t.Title))
+	for _, h := range t.Head {
+		b.WriteString(" " + mdText(h) + " |")
+	}
+	b.WriteString("\n|")
+	for i := range t.Head {
+		if i < len(t.Num) && t.Num[i] {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	if len(t.Rows) == 0 {
+		b.WriteString("| none in the period |" + strings.Repeat(" |", len(t.Head)-1) + "\n")
+	}
+	for _, row := range t.Rows {
+		b.WriteString("|")
+		for _, c := range row {
+			b.WriteString(" " + mdText(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}

@@ -1,0 +1,398 @@
+package report
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fairledger/fairledger/decay"
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/fairshare"
+)
+
+// Report is the fair-share report of one lab over one period: every
+// number the HTML, Markdown and CSV forms print.
+type Report struct {
+	// Cluster and Account name the lab; Parent is its parent account.
+	Cluster, Account, Parent string
+	// From and To are the period; Last is the last snapshot in it.
+	From, To, Last time.Time
+	// Algorithm is fair_tree, classic or depth_oblivious.
+	Algorithm string
+	// Settings are the site settings that produced the history.
+	Settings Settings
+	// Snapshots are the times of the series (all snapshots in the period,
+	// or the last of each k-day bucket beyond 400).
+	Snapshots []time.Time
+	// Lab is the lab's account row over the snapshots.
+	Lab Series
+	// Users are the lab's user associations (its subtree's), sorted by
+	// billing-hours in the period, most first, then by name.
+	Users []UserSeries
+	// Charted is how many of Users the factor chart draws.
+	Charted int
+	// Months is the lab's undecayed usage per UTC month of the period.
+	Months []MonthUsage
+	// Total is the sum of Months.
+	Total MonthUsage
+	// TopUsers, TopPartitions and BiggestJobs are the top-N tables.
+	TopUsers      []UserUsage
+	TopPartitions []PartitionUsage
+	BiggestJobs   []JobUsage
+	// Recovery explains the current factor.
+	Recovery Recovery
+	// ClusterUsers is the number of user associations of the cluster
+	// (Fair Tree's N: a user's factor is rank/N).
+	ClusterUsers int
+}
+
+// Series are the lab's (or a user's) sshare columns over Report.Snapshots;
+// NaN is a blank cell (or no row at that snapshot).
+type Series struct {
+	NormShares, NormUsage, EffectvUsage, FairShare, LevelFS []float64
+}
+
+// last returns the value at the last snapshot.
+func last(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	return v[len(v)-1]
+}
+
+// UserSeries is one user association of the lab.
+type UserSeries struct {
+	// User, Account and Partition name the association.
+	User, Account, Partition string
+	Series
+	// BillingHours is the user's undecayed billing-hours in the period.
+	BillingHours float64
+}
+
+// Label is the name shown for the association: the user, with its
+// account when it is a sub-account's and its partition when it has one.
+func (u UserSeries) label(lab string) string {
+	s := u.User
+	var q []string
+	if u.Account != lab {
+		q = append(q, u.Account)
+	}
+	if u.Partition != "" {
+		q = append(q, u.Partition)
+	}
+	if len(q) > 0 {
+		s += " (" + strings.Join(q, ", ") + ")"
+	}
+	return s
+}
+
+// MonthUsage is undecayed usage in one UTC month (or a total).
+type MonthUsage struct {
+	// Month is YYYY-MM.
+	Month string
+	// BillingHours is Σ billing × UsageFactor × hours; CPUHours, GPUHours
+	// and MemGBHours (GiB × hours) are the allocated TRES × hours.
+	BillingHours, CPUHours, GPUHours, MemGBHours float64
+}
+
+// UserUsage is one row of the top users table.
+type UserUsage struct {
+	User                                         string
+	BillingHours, CPUHours, GPUHours, MemGBHours float64
+	// Share is the user's fraction of the lab's billing-hours.
+	Share float64
+}
+
+// PartitionUsage is one row of the top partitions table.
+type PartitionUsage struct {
+	Partition                   string
+	Jobs                        int64
+	BillingHours, CPUHours      float64
+	GPUHours, MemGBHours, Share float64
+}
+
+// JobUsage is one row of the biggest jobs table: a job run, counted for
+// the part of it inside the period.
+type JobUsage struct {
+	JobID, User, Account, Partition, State string
+	Start                                  time.Time
+	// End is nil while the job runs.
+	End          *time.Time
+	CPUs         int64
+	GPUs, MemGB  float64
+	BillingHours float64
+}
+
+// Settings are the site settings shown in a report.
+type Settings struct {
+	// Known is false when the history has no run record.
+	Known bool
+	// Run and RunStarted identify the run whose config is shown.
+	Run        string
+	RunStarted time.Time
+	// HalfLifeSec is PriorityDecayHalfLife; CalcPeriodSec PriorityCalcPeriod.
+	HalfLifeSec, CalcPeriodSec int64
+	// ResetPeriod is PriorityUsageResetPeriod.
+	ResetPeriod string
+	// Flags are PriorityFlags; Damp is FairShareDampeningFactor.
+	Flags []string
+	Damp  int64
+	// LimitsEnforced: job-end tails charged (AccountingStorageEnforce).
+	LimitsEnforced bool
+	// TimeZone is the site's zone.
+	TimeZone string
+	// Partitions are the partitions the lab used in the period, with
+	// their TRESBillingWeights (empty: billed by CPU count).
+	Partitions []Partition
+}
+
+// Partition is a partition and its TRESBillingWeights.
+type Partition struct{ Name, Weights string }
+
+// Build opens the history in dir and returns the report of one account.
+func Build(ctx context.Context, dir, account string, opt Options) (*Report, error) {
+	db, err := export.OpenDuckDB(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	d, err := Load(ctx, db, []string{account}, opt)
+	if err != nil {
+		return nil, err
+	}
+	return d.Report(account)
+}
+
+// Report builds the report of one account from the dataset (which must
+// have been loaded for it, or for all labs).
+func (d *Dataset) Report(account string) (*Report, error) {
+	lab, ok := d.tree.account(account)
+	if !ok || account == "" {
+		return nil, d.notFound(account)
+	}
+	if _, loaded := slices.BinarySearch(d.filter, account); d.filter != nil && !loaded {
+		return nil, fmt.Errorf("report: account %q was not loaded (Load was given other accounts)", account)
+	}
+	t := d.tree
+	r := &Report{Cluster: d.Cluster, Account: account, From: d.From, To: d.To, Last: d.Last,
+		Algorithm: d.Algorithm, Snapshots: d.snapshots}
+	if pp := t.t.Parent[lab]; pp >= 0 {
+		r.Parent = t.keys[pp].Account
+	}
+	r.Lab = d.seriesOf(assocKey{Account: account})
+	r.ClusterUsers = t.t.Users
+	accounts := t.subtreeAccounts(lab)
+	inLab := func(a string) bool { _, ok := slices.BinarySearch(accounts, a); return ok }
+
+	// Undecayed usage: per month, per user association, per user; rows
+	// are sorted by (account, user, month), so each sum runs in a fixed
+	// order.
+	months := map[string]*MonthUsage{}
+	users := map[string]*UserUsage{}
+	assocBilling := map[assocKey]float64{}
+	var userNames []string
+	for _, m := range d.months {
+		if !inLab(m.Account) {
+			continue
+		}
+		mu := months[m.Month]
+		if mu == nil {
+			mu = &MonthUsage{Month: m.Month}
+			months[m.Month] = mu
+		}
+		uu := users[m.User]
+		if uu == nil {
+			uu = &UserUsage{User: m.User}
+			users[m.User] = uu
+			userNames = append(userNames, m.User)
+		}
+		mu.BillingHours += m.BillingSec / 3600
+		mu.CPUHours += m.CPUSec / 3600
+		mu.GPUHours += m.GPUSec / 3600
+		mu.MemGBHours += m.MemMBSec / 1024 / 3600
+		uu.BillingHours += m.BillingSec / 3600
+		uu.CPUHours += m.CPUSec / 3600
+		uu.GPUHours += m.GPUSec / 3600
+		uu.MemGBHours += m.MemMBSec / 1024 / 3600
+		assocBilling[assocKey{Account: m.Account, User: m.User}] += m.BillingSec / 3600
+	}
+	// Every UTC month of the period gets a row, used or not.
+	r.Total.Month = "total"
+	for m := time.Date(d.From.Year(), d.From.Month(), 1, 0, 0, 0, 0, time.UTC); m.Before(d.To); m = m.AddDate(0, 1, 0) {
+		mu := MonthUsage{Month: m.Format("2006-01")}
+		if p := months[mu.Month]; p != nil {
+			mu = *p
+		}
+		r.Months = append(r.Months, mu)
+		r.Total.BillingHours += mu.BillingHours
+		r.Total.CPUHours += mu.CPUHours
+		r.Total.GPUHours += mu.GPUHours
+		r.Total.MemGBHours += mu.MemGBHours
+	}
+	slices.Sort(userNames)
+	for _, u := range userNames {
+		uu := *users[u]
+		uu.Share = ratioOf(uu.BillingHours, r.Total.BillingHours)
+		r.TopUsers = append(r.TopUsers, uu)
+	}
+	slices.SortStableFunc(r.TopUsers, func(a, b UserUsage) int { return cmp.Compare(b.BillingHours, a.BillingHours) })
+	r.TopUsers = r.TopUsers[:min(len(r.TopUsers), d.opts.topN())]
+
+	// User associations: those in the tree now, and any with a series row
+	// in the period under one of the lab's accounts.
+	seen := map[assocKey]bool{}
+	var keys []assocKey
+	for _, k := range t.subtreeUsers(lab) {
+		seen[k] = true
+		keys = append(keys, k)
+	}
+	var extra []assocKey
+	for k := range d.series {
+		if k.User != "" && !seen[k] && inLab(k.Account) {
+			extra = append(extra, k)
+		}
+	}
+	slices.SortFunc(extra, assocKey.compare)
+	keys = append(keys, extra...)
+	for _, k := range keys {
+		u := UserSeries{User: k.User, Account: k.Account, Partition: k.Partition, Series: d.seriesOf(k)}
+		if k.Partition == "" {
+			u.BillingHours = assocBilling[assocKey{Account: k.Account, User: k.User}]
+		}
+		r.Users = append(r.Users, u)
+	}
+	slices.SortStableFunc(r.Users, func(a, b UserSeries) int {
+		if c := cmp.Compare(b.BillingHours, a.BillingHours); c != 0 {
+			return c
+		}
+		return assocKey{a.Account, a.User, a.Partition}.compare(assocKey{b.Account, b.User, b.Partition})
+	})
+	r.Charted = min(len(r.Users), d.opts.maxUsers())
+
+	// Partitions and jobs, from the jobs table.
+	parts := map[string]*PartitionUsage{}
+	var partNames []string
+	for _, p := range d.parts {
+		if !inLab(p.Account) {
+			continue
+		}
+		pu := parts[p.Partition]
+		if pu == nil {
+			pu = &PartitionUsage{Partition: p.Partition}
+			parts[p.Partition] = pu
+			partNames = append(partNames, p.Partition)
+		}
+		pu.Jobs += int64(p.Jobs)
+		pu.BillingHours += p.BillingSec / 3600
+		pu.CPUHours += p.CPUSec / 3600
+		pu.GPUHours += p.GPUSec / 3600
+		pu.MemGBHours += p.MemMBSec / 1024 / 3600
+	}
+	slices.Sort(partNames)
+	var partTotal float64
+	for _, p := range partNames {
+		partTotal += parts[p].BillingHours
+	}
+	for _, p := range partNames {
+		pu := *parts[p]
+		pu.Share = ratioOf(pu.BillingHours, partTotal)
+		r.TopPartitions = append(r.TopPartitions, pu)
+	}
+	slices.SortStableFunc(r.TopPartitions, func(a, b PartitionUsage) int { return cmp.Compare(b.BillingHours, a.BillingHours) })
+	r.TopPartitions = r.TopPartitions[:min(len(r.TopPartitions), d.opts.topN())]
+	for _, j := range d.jobs {
+		if inLab(j.Account) {
+			r.BiggestJobs = append(r.BiggestJobs, j)
+		}
+	}
+	slices.SortStableFunc(r.BiggestJobs, func(a, b JobUsage) int {
+		if c := cmp.Compare(b.BillingHours, a.BillingHours); c != 0 {
+			return c
+		}
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(a.JobID, b.JobID)
+	})
+	r.BiggestJobs = r.BiggestJobs[:min(len(r.BiggestJobs), d.opts.topN())]
+
+	// Settings and the explanation.
+	damp := 1.0
+	var half int64
+	if c := d.Config; c != nil {
+		s := Settings{Known: true, Run: d.ConfigRun, RunStarted: d.ConfigStarted, HalfLifeSec: c.HalfLifeSec,
+			CalcPeriodSec: c.CalcPeriodSec, ResetPeriod: c.UsageResetPeriod, Flags: c.PriorityFlags,
+			Damp: c.DampeningFactor, LimitsEnforced: c.LimitsEnforced, TimeZone: c.TimeZone}
+		weights := map[string]string{}
+		for _, p := range c.Partitions {
+			weights[p.Name] = p.TRESBillingWeights
+		}
+		for _, p := range partNames {
+			s.Partitions = append(s.Partitions, Partition{Name: p, Weights: weights[p]})
+		}
+		r.Settings = s
+		half = c.HalfLifeSec
+		if c.DampeningFactor > 1 {
+			damp = float64(c.DampeningFactor)
+		}
+	}
+	if !r.fairTree() {
+		// The history keeps no FairShare on account rows (sshare ≥ 25.11
+		// prints it on users only): the lab's factor is Slurm's
+		// 2^(−(UE/S)/damp) of its stored EffectvUsage and NormShares.
+		r.Lab.FairShare = slices.Clone(r.Lab.FairShare)
+		for i, f := range r.Lab.FairShare {
+			if math.IsNaN(f) && !math.IsNaN(r.Lab.EffectvUsage[i]) && !math.IsNaN(r.Lab.NormShares[i]) {
+				r.Lab.FairShare[i] = fairshare.Factor(r.Lab.EffectvUsage[i], r.Lab.NormShares[i], damp)
+			}
+		}
+	}
+	r.Recovery = t.recover(lab, d.Algorithm, half, damp)
+	if !r.Settings.Known && r.Recovery.State != RecoveryWithin && r.Recovery.State != RecoveryNoShares {
+		r.Recovery.State = RecoveryUnknown
+	}
+	return r, nil
+}
+
+// seriesOf returns the series of an association (all NaN when it has no
+// row in the period).
+func (d *Dataset) seriesOf(k assocKey) Series {
+	s := d.series[k]
+	if s == nil {
+		s = newSeries(len(d.snapshots))
+	}
+	return Series(*s)
+}
+
+func ratioOf(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// fairTree reports whether the report's algorithm is Fair Tree.
+func (r *Report) fairTree() bool { return r.Algorithm != "classic" && r.Algorithm != "depth_oblivious" }
+
+// effectiveHalfLifeDays is the time usage really takes to halve (d =
+// 1 − 0.693/H is not exactly 2^(−1/H)).
+func (r *Report) effectiveHalfLifeDays() float64 {
+	return decay.EffectiveHalfLife(r.Settings.HalfLifeSec) / 86400
+}
+
+// PeriodLabel is the period as inclusive UTC dates, "2025-01-01 to
+// 2025-03-31".
+func (r *Report) periodLabel() string {
+	end := r.To
+	if end.Equal(end.Truncate(24 * time.Hour)) {
+		end = end.Add(-24 * time.Hour)
+	}
+	if !end.After(r.From) {
+		end = r.From
+	}
+	return fmt.Sprintf("%s to %s", r.From.Format(time.DateOnly), end.Format(time.DateOnly))
+}

@@ -1,0 +1,219 @@
+package report
+
+import (
+	"math"
+	"slices"
+
+	"github.com/fairledger/fairledger/decay"
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/fairshare"
+)
+
+// snapTree is the association tree of the Last snapshot, rebuilt from its
+// fairshare rows by export.FairshareFromRows: the tree, the stored values
+// of every position and the raw usage the projection starts from.
+type snapTree struct {
+	t     *fairshare.Tree
+	res   *fairshare.Result // the stored values, by position
+	keys  []assocKey        // by position
+	usage []float64         // raw usage by position (NULL as 0)
+	pos   map[assocKey]int32
+}
+
+// newSnapTree rebuilds the tree of one snapshot from its fairshare rows.
+func newSnapTree(rows []export.FairshareRow) (*snapTree, error) {
+	t, res, err := export.FairshareFromRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	s := &snapTree{t: t, res: res, keys: make([]assocKey, t.Len()), usage: make([]float64, t.Len()),
+		pos: make(map[assocKey]int32, t.Len())}
+	for p := range t.Len() {
+		k := assocKey{t.Account[p], t.User[p], t.Partition[p]}
+		s.keys[p], s.pos[k] = k, int32(p)
+		if u := res.RawUsage[p]; u > 0 && !math.IsInf(u, 0) {
+			s.usage[p] = u
+		}
+	}
+	return s, nil
+}
+
+// account returns the position of an account.
+func (s *snapTree) account(name string) (int32, bool) {
+	p, ok := s.pos[assocKey{Account: name}]
+	return p, ok
+}
+
+// end returns one past the last position of p's subtree (positions are a
+// depth-first pre-order).
+func (s *snapTree) end(p int32) int32 {
+	e := p + 1
+	for int(e) < s.t.Len() && s.t.Depth[e] > s.t.Depth[p] {
+		e++
+	}
+	return e
+}
+
+// subtreeAccounts returns the accounts of p's subtree, p included, sorted.
+func (s *snapTree) subtreeAccounts(p int32) []string {
+	var out []string
+	for q := p; q < s.end(p); q++ {
+		if !s.t.IsUser[q] {
+			out = append(out, s.keys[q].Account)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// subtreeUsers returns the user associations of p's subtree in position
+// order.
+func (s *snapTree) subtreeUsers(p int32) []assocKey {
+	var out []assocKey
+	for q := p; q < s.end(p); q++ {
+		if s.t.IsUser[q] {
+			out = append(out, s.keys[q])
+		}
+	}
+	return out
+}
+
+// labs returns every account but root that has a user association as a
+// direct child, sorted by name.
+func (s *snapTree) labs() []string {
+	var out []string
+	for q := 1; q < s.t.Len(); q++ {
+		if s.t.IsUser[q] && s.t.Parent[q] > 0 {
+			out = append(out, s.keys[s.t.Parent[q]].Account)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// RecoveryState says what the recovery figure means.
+type RecoveryState int
+
+const (
+	// RecoveryUnknown: no run config (half-life) or no share to compare with.
+	RecoveryUnknown RecoveryState = iota
+	// RecoveryWithin: the lab is at or below its share already.
+	RecoveryWithin
+	// RecoveryAfter: at zero use the lab is back at its share after Seconds.
+	RecoveryAfter
+	// RecoveryNever: decay alone never brings the lab back to its share
+	// (Floor is the ratio it tends to).
+	RecoveryNever
+	// RecoveryNoDecay: PriorityDecayHalfLife=0; usage only falls at a reset.
+	RecoveryNoDecay
+	// RecoveryNoShares: the lab has no shares; its factor stays at the bottom.
+	RecoveryNoShares
+)
+
+// Recovery is the explanation of a lab's current factor.
+type Recovery struct {
+	// Ratio is the lab's EffectvUsage/NormShares at the Last snapshot: the
+	// decayed usage against the share (1 = exactly its share). Under Fair
+	// Tree it is 1/LevelFS; under the classic algorithms the factor is
+	// 2^(−Ratio/damp).
+	Ratio float64
+	// State tells which of the fields below apply.
+	State RecoveryState
+	// Seconds is the time at zero use until Ratio ≤ 1 (RecoveryAfter).
+	Seconds int64
+	// Floor is the limit of Ratio at zero use (RecoveryNever).
+	Floor float64
+}
+
+// projector recomputes the lab's ratio after its subtree's usage decayed.
+type projector struct {
+	s        *snapTree
+	algo     string
+	damp     float64
+	lab, end int32
+	buf      []float64
+	res      fairshare.Result
+}
+
+// ratio returns the lab's EffectvUsage/NormShares after the lab's subtree
+// usage decayed by the factor f while every other association's usage stays
+// as it is: the lab's descendants are scaled by f, its ancestors lose what
+// the lab lost, the rest of the tree is unchanged. The values come from the
+// same fairshare algorithm as the history's.
+func (p *projector) ratio(f float64) float64 {
+	u, s := p.buf, p.s
+	copy(u, s.usage)
+	lab := s.usage[p.lab]
+	for q := p.lab; q < p.end; q++ {
+		u[q] *= f
+	}
+	// An ancestor keeps the others' usage and gets the lab's decayed one:
+	// (u − lab) + lab·f, not u − lab·(1−f), which cancels to 0 when the
+	// lab is all of it. Others' usage below 1e-9 of the total is rounding
+	// noise of the stored sums and counts as none.
+	for a := s.t.Parent[p.lab]; a >= 0; a = s.t.Parent[a] {
+		rest := s.usage[a] - lab
+		if rest < 1e-9*s.usage[a] {
+			rest = 0
+		}
+		u[a] = rest + lab*f
+	}
+	switch p.algo {
+	case "classic":
+		fairshare.Classic(s.t, u, p.damp, &p.res)
+	case "depth_oblivious":
+		fairshare.DepthOblivious(s.t, u, p.damp, &p.res)
+	default:
+		fairshare.FairTree(s.t, u, &p.res)
+	}
+	return p.res.EffectvUsage[p.lab] / p.res.NormShares[p.lab]
+}
+
+// recover works out when the lab would be back at its share at zero use.
+//
+// Assumption: the lab runs nothing from the Last snapshot on, so its usage
+// (and its users' and sub-accounts') decays by d^t (decay.DecayOver), while
+// the decayed usage of every other association stays where it is, i.e. the
+// rest of the cluster keeps using it at the rate that balances its own
+// decay. (Letting everybody's usage decay with nobody running anything
+// would change no ratio at all: usage fractions are scale-free, so the lab
+// would never recover; holding the others constant is the steady state a
+// busy cluster is in.) The answer is the first whole second t at which the
+// lab's EffectvUsage/NormShares, recomputed by the history's algorithm, is
+// ≤ 1: LevelFS back at 1 under Fair Tree, FairShare back at 2^(−1/damp)
+// (0.5 with the default dampening) under the classic algorithms.
+func (s *snapTree) recover(lab int32, algo string, halfLifeSec int64, damp float64) Recovery {
+	ns := s.res.NormShares[lab]
+	rec := Recovery{Ratio: s.res.EffectvUsage[lab] / ns}
+	switch {
+	case !(ns > 0):
+		rec.Ratio = math.NaN()
+		rec.State = RecoveryNoShares
+		return rec
+	case math.IsNaN(rec.Ratio):
+		return rec
+	case rec.Ratio <= 1:
+		rec.State = RecoveryWithin
+		return rec
+	case halfLifeSec <= 0:
+		rec.State = RecoveryNoDecay
+		return rec
+	}
+	p := &projector{s: s, algo: algo, damp: damp, lab: lab, end: s.end(lab), buf: make([]float64, s.t.Len())}
+	hi := 200 * halfLifeSec // d^hi < 1e-40: the lab's usage is gone
+	if fl := p.ratio(decay.DecayOver(halfLifeSec, hi)); fl > 1 {
+		rec.State, rec.Floor = RecoveryNever, fl
+		return rec
+	}
+	lo := int64(0) // ratio(lo) > 1 ≥ ratio(hi); the ratio falls as t grows
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if p.ratio(decay.DecayOver(halfLifeSec, mid)) <= 1 {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	rec.State, rec.Seconds = RecoveryAfter, hi
+	return rec
+}
