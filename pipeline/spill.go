@@ -3,7 +3,6 @@ package pipeline
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -105,10 +104,11 @@ func (s *spill) read(month string) ([]export.JobRow, error) {
 	if err := sf.w.Flush(); err != nil {
 		return nil, fmt.Errorf("spill %s: %w", month, err)
 	}
-	if _, err := sf.f.Seek(0, io.SeekStart); err != nil {
+	data, err := os.ReadFile(sf.f.Name())
+	if err != nil {
 		return nil, fmt.Errorf("spill %s: %w", month, err)
 	}
-	d := &rowDecoder{r: bufio.NewReaderSize(sf.f, 1<<20), strs: map[string]string{}}
+	d := &rowDecoder{b: data, strs: map[string]string{}}
 	out := make([]export.JobRow, sf.n)
 	for i := range out {
 		d.row(&out[i])
@@ -128,7 +128,7 @@ func (s *spill) close() error {
 }
 
 // appendJobRow encodes r. Nullable values are a presence byte followed by
-// the value; the TRES map is written in key order.
+// the value.
 func appendJobRow(b []byte, r *export.JobRow) []byte {
 	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
 	i64 := func(v int64) { b = binary.AppendVarint(b, v) }
@@ -180,9 +180,9 @@ func appendJobRow(b []byte, r *export.JobRow) []byte {
 	f64(r.NodeCount)
 	f64(r.GPU)
 	b = binary.AppendUvarint(b, uint64(len(r.TRES)))
-	for _, k := range slices.Sorted(maps.Keys(r.TRES)) {
+	for k, v := range r.TRES { // any order: the decoder rebuilds the map
 		str(k)
-		f64(r.TRES[k])
+		f64(v)
 	}
 	f64(r.Billing)
 	i64(r.BillingSlurm)
@@ -192,77 +192,78 @@ func appendJobRow(b []byte, r *export.JobRow) []byte {
 	return b
 }
 
-// rowDecoder reads what appendJobRow wrote; repeated strings (names,
-// states, TRES keys) are interned. The first error sticks.
+// rowDecoder reads what appendJobRow wrote, from a month's whole file in
+// memory; repeated strings (names, states, TRES keys) are interned. The
+// first error sticks.
 type rowDecoder struct {
-	r    *bufio.Reader
+	b    []byte
 	strs map[string]string
-	tmp  []byte
 	err  error
 }
 
+func (d *rowDecoder) fail() {
+	if d.err == nil {
+		d.err = io.ErrUnexpectedEOF
+	}
+	d.b = nil
+}
+
 func (d *rowDecoder) uvarint() uint64 {
-	if d.err != nil {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
 		return 0
 	}
-	v, err := binary.ReadUvarint(d.r)
-	if err != nil {
-		d.err = noEOF(err)
-	}
+	d.b = d.b[n:]
 	return v
 }
 
 func (d *rowDecoder) i64() int64 {
-	if d.err != nil {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
 		return 0
 	}
-	v, err := binary.ReadVarint(d.r)
-	if err != nil {
-		d.err = noEOF(err)
-	}
+	d.b = d.b[n:]
 	return v
 }
 
 func (d *rowDecoder) f64() float64 {
-	if d.err != nil {
+	if len(d.b) < 8 {
+		d.fail()
 		return 0
 	}
-	var b [8]byte
-	if _, err := io.ReadFull(d.r, b[:]); err != nil {
-		d.err = noEOF(err)
-	}
-	return math.Float64frombits(binary.LittleEndian.Uint64(b[:]))
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	return v
 }
 
 func (d *rowDecoder) flag() bool {
-	if d.err != nil {
+	if len(d.b) < 1 {
+		d.fail()
 		return false
 	}
-	c, err := d.r.ReadByte()
-	if err != nil {
-		d.err = noEOF(err)
-	}
+	c := d.b[0]
+	d.b = d.b[1:]
 	return c == 1
 }
 
 // str reads a string; intern keeps one copy of each distinct value.
 func (d *rowDecoder) str(intern bool) string {
 	n := d.uvarint()
-	if d.err != nil {
+	if uint64(len(d.b)) < n {
+		d.fail()
 		return ""
 	}
-	d.tmp = slices.Grow(d.tmp[:0], int(n))[:n]
-	if _, err := io.ReadFull(d.r, d.tmp); err != nil {
-		d.err = noEOF(err)
-		return ""
-	}
+	raw := d.b[:n]
+	d.b = d.b[n:]
 	if !intern {
-		return string(d.tmp)
+		return string(raw)
 	}
-	if s, ok := d.strs[string(d.tmp)]; ok {
+	if s, ok := d.strs[string(raw)]; ok {
 		return s
 	}
-	s := string(d.tmp)
+	s := string(raw)
 	d.strs[s] = s
 	return s
 }
@@ -326,12 +327,4 @@ func (d *rowDecoder) row(r *export.JobRow) {
 	r.UsageFactor = d.f64()
 	r.SourceFile = d.str(true)
 	r.SourceLine = d.i64()
-}
-
-// noEOF turns an end of file inside a row into an error that says so.
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }
