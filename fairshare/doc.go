@@ -1,8 +1,8 @@
 // Package fairshare computes Slurm's fair-share values for every association
 // of one cluster: the Fair Tree factor (Slurm's default), the classic factor
 // (PriorityFlags=NO_FAIR_TREE) and the depth-oblivious factor
-// (PriorityFlags=DEPTH_OBLIVIOUS), and formats them the way `sshare -a -l -P`
-// prints them.
+// (PriorityFlags=DEPTH_OBLIVIOUS), and formats them the way sshare prints
+// them (-a -l, -P/-p or its fixed-width columns).
 //
 // Place in the pipeline: ingest parses `sacctmgr show assoc` into plain rows
 // (Associations.Nodes gives the []Node) and a Tree is built once per

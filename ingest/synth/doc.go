@@ -9,8 +9,9 @@
 // always produce byte-identical files. WriteSacct streams: memory does not
 // grow with the number of jobs.
 //
-// The Write* methods only write to the io.Writer they are given; WriteDir is
-// the one function that creates files.
+// The Write* methods only write to the io.Writer they are given; WriteDir and
+// Cached (which writes a cluster once and reuses it) are the functions that
+// create files.
 //
 // The Slurm behaviour reproduced (billing= truncation, AllocTRES order and
 // memory units, JobID forms, Unknown/None times, `CANCELLED by <uid>`,
