@@ -3,6 +3,8 @@ package export
 import (
 	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,46 +63,6 @@ var tree24_4 = []fsSpec{
 	{"u2", "user", "root", "10", 10, ""},
 }
 
-// want24_4 is the `sshare -a -l -p` output of §10.2, all 35 lines (sshare's
-// test greps them without the Account indentation).
-var want24_4 = []string{
-	"root|||0.000000|240||1.000000||||cpu=0|",
-	"root|u1|10|0.048077|0|0.000000|0.000000|1.000000|inf||cpu=0|",
-	"root|u2|10|0.048077|10|0.041667|0.041667|0.666667|1.153846||cpu=0|",
-	"aA||40|0.192308|45|0.187500|0.187500||1.025641||cpu=0|",
-	"aAA||30|0.750000|20|0.083333|0.444444||1.687500||cpu=0|",
-	"aAA|uAA1|1|1.000000|20|0.083333|1.000000|0.619048|1.000000||cpu=0|",
-	"aAB||10|0.250000|25|0.104167|0.555556||0.450000||cpu=0|",
-	"aAB|uAB1|1|0.500000|25|0.104167|1.000000|0.523810|0.500000||cpu=0|",
-	"aAB|uAB2|1|0.500000|0|0.000000|0.000000|0.571429|inf||cpu=0|",
-	"aB||60|0.288462|25|0.104167|0.104167||2.769231||cpu=0|",
-	"aBA||25|0.416667|25|0.104167|1.000000||0.416667||cpu=0|",
-	"aBA|uBA1|1|1.000000|25|0.104167|1.000000|0.714286|1.000000||cpu=0|",
-	"aBB||35|0.583333|0|0.000000|0.000000||inf||cpu=0|",
-	"aBB|uBB1|1|1.000000|0|0.000000|0.000000|0.761905|inf||cpu=0|",
-	"aC||0|0.000000|30|0.125000|0.125000||0.000000||cpu=0|",
-	"aC|uC1|0|0.000000|30|0.125000|1.000000|0.047619|0.000000||cpu=0|",
-	"aD||50|0.240385|110|0.458333|0.458333||0.524476||cpu=0|",
-	"aD|uD1|parent|0.240385|20|0.083333|0.181818|0.476190|||cpu=0|",
-	"aD|uD2|40|0.235294|20|0.083333|0.181818|0.238095|1.294118||cpu=0|",
-	"aD|uD3|50|0.294118|25|0.104167|0.227273|0.333333|1.294118||cpu=0|",
-	"aDA||parent|0.240385|45|0.187500|0.409091||||cpu=0|",
-	"aDA|uDA1|parent|0.240385|10|0.041667|0.090909|0.476190|||cpu=0|",
-	"aDA|uDA2|30|0.176471|10|0.041667|0.090909|0.380952|1.941176||cpu=0|",
-	"aDA|uDA3|50|0.294118|25|0.104167|0.227273|0.333333|1.294118||cpu=0|",
-	"aE||10|0.048077|0|0.000000|0.000000||inf||cpu=0|",
-	"aE|aE1|10|0.500000|0|0.000000|0.000000|1.000000|inf||cpu=0|",
-	"aE|aE2|10|0.500000|0|0.000000|0.000000|1.000000|inf||cpu=0|",
-	"aF||20|0.096154|0|0.000000|0.000000||inf||cpu=0|",
-	"aF|uF1|10|0.333333|0|0.000000|0.000000|1.000000|inf||cpu=0|",
-	"aF|uF2|20|0.666667|0|0.000000|0.000000|1.000000|inf||cpu=0|",
-	"aG||8|0.038462|20|0.083333|0.083333||0.461538||cpu=0|",
-	"aG|uG1|10|0.500000|10|0.041667|0.500000|0.190476|1.000000||cpu=0|",
-	"aGA||10|0.500000|10|0.041667|0.500000||1.000000||cpu=0|",
-	"aGA|uGA1|20|0.500000|4|0.016667|0.400000|0.190476|1.250000||cpu=0|",
-	"aGA|uGA2|20|0.500000|6|0.025000|0.600000|0.095238|0.833333||cpu=0|",
-}
-
 // tree24_1 is the classic tree of SLURM-SEMANTICS.md §10.1 (test24.1).
 var tree24_1 = []fsSpec{
 	{"root", "root", "", "1", 0, ""},
@@ -119,23 +81,16 @@ var tree24_1 = []fsSpec{
 	{"User6", "user", "AccountG", "0", 30, ""},
 }
 
-// want24_1 is the full -l -p output table of §10.1 (current code: FairShare
-// on user rows only), without the indentation.
-var want24_1 = []string{
-	"root|||1.000000|100||1.000000|||cpu=0|",
-	"AccountA||40|0.400000|45|0.450000|0.450000|||cpu=0|",
-	"AccountB||30|0.300000|20|0.200000|0.387500|||cpu=0|",
-	"AccountB|User1|1|0.300000|20|0.200000|0.387500|0.408479||cpu=0|",
-	"AccountC||10|0.100000|25|0.250000|0.300000|||cpu=0|",
-	"AccountC|User2|1|0.050000|25|0.250000|0.275000|0.022097||cpu=0|",
-	"AccountC|User3|1|0.050000|0|0.000000|0.150000|0.125000||cpu=0|",
-	"AccountD||60|0.600000|25|0.250000|0.250000|||cpu=0|",
-	"AccountE||25|0.250000|25|0.250000|0.250000|||cpu=0|",
-	"AccountE|User4|1|0.250000|25|0.250000|0.250000|0.500000||cpu=0|",
-	"AccountF||35|0.350000|0|0.000000|0.145833|||cpu=0|",
-	"AccountF|User5|1|0.350000|0|0.000000|0.145833|0.749154||cpu=0|",
-	"AccountG||0|0.000000|30|0.300000|0.300000|||cpu=0|",
-	"AccountG|User6|0|0.000000|30|0.300000|0.300000|0.000000||cpu=0|",
+// specLines returns the `sshare -a -l -p` lines of a §10 tree, header
+// excluded, from testdata/e2e/<name>/expected.txt: the spec's lines (§10.1
+// full output table, §10.2 all 35 lines) with sshare's indentation.
+func specLines(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", name, "expected.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")[1:]
 }
 
 // treePartitions has per-partition user associations: bob in account a on
@@ -215,10 +170,10 @@ func TestFairshareRowsRoundTrip(t *testing.T) {
 		name  string
 		specs []fsSpec
 		algo  fairshare.Algorithm
-		want  []string // lines of §10 (-l -p, unindented); nil: not in the spec
+		want  []string // lines of §10 (-l -p, indented); nil: not in the spec
 	}{
-		{"fair_tree_24_4", tree24_4, fairshare.FairTreeAlgo, want24_4},
-		{"classic_24_1", tree24_1, fairshare.ClassicAlgo, want24_1},
+		{"fair_tree_24_4", tree24_4, fairshare.FairTreeAlgo, specLines(t, "test24_4")},
+		{"classic_24_1", tree24_1, fairshare.ClassicAlgo, specLines(t, "test24_1")},
 		{"depth_oblivious_24_1", tree24_1, fairshare.DepthObliviousAlgo, nil},
 		{"partitions", treePartitions, fairshare.FairTreeAlgo, nil},
 	} {
@@ -279,7 +234,7 @@ func TestFairshareRowsRoundTrip(t *testing.T) {
 					t.Fatalf("%s: %d lines, want %d", in.name, len(got), len(tc.want))
 				}
 				for i, w := range tc.want {
-					if g := strings.TrimLeft(got[i], " "); g != w {
+					if g := got[i]; g != w {
 						t.Errorf("%s: line %d = %q, want %q", in.name, i+1, g, w)
 					}
 				}
