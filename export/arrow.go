@@ -1,7 +1,9 @@
 package export
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -14,7 +16,8 @@ import (
 // schemas.BillingFields) into jobs table rows, in batch order. chargedSec[i]
 // is the charged_sec of row i, which the caller computes for the month the
 // rows are written to. The rows own their strings: rec may be released
-// afterwards. The cluster, exit_code, job_name and billing_sacct columns are
+// afterwards. Rows with the same TRES entries share one TRES map: treat
+// it as read-only. The cluster, exit_code, job_name and billing_sacct columns are
 // not part of the jobs table and are ignored.
 func JobRowsFromBatch(rec arrow.Record, chargedSec []int64) ([]JobRow, error) {
 	n := int(rec.NumRows())
@@ -235,9 +238,14 @@ type mapCol struct {
 	m     *array.Map
 	keys  *array.String
 	items *array.Float64
+	seen  map[string]map[string]float64 // entries, as key, → the map built for them
+	key   []byte
 }
 
-func (m mapCol) at(i int) map[string]float64 {
+// at is row i's map. Rows with the same entries in the same order share one
+// map: a batch has few distinct TRES sets, and a map per row was most of
+// the conversion's cost.
+func (m *mapCol) at(i int) map[string]float64 {
 	if m.m.IsNull(i) {
 		return nil
 	}
@@ -245,10 +253,24 @@ func (m mapCol) at(i int) map[string]float64 {
 	if lo == hi {
 		return nil
 	}
+	m.key = m.key[:0]
+	for j := int(lo); j < int(hi); j++ {
+		k := m.keys.Value(j)
+		m.key = binary.AppendUvarint(m.key, uint64(len(k)))
+		m.key = append(m.key, k...)
+		m.key = binary.LittleEndian.AppendUint64(m.key, math.Float64bits(m.items.Value(j)))
+	}
+	if out, ok := m.seen[string(m.key)]; ok {
+		return out
+	}
 	out := make(map[string]float64, hi-lo)
 	for j := int(lo); j < int(hi); j++ {
 		out[strings.Clone(m.keys.Value(j))] = m.items.Value(j)
 	}
+	if m.seen == nil {
+		m.seen = map[string]map[string]float64{}
+	}
+	m.seen[string(m.key)] = out
 	return out
 }
 

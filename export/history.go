@@ -317,7 +317,8 @@ func jobsEncoder(rows []JobRow, sortBy []string) func(io.Writer) error {
 // its Unix nanoseconds, so the sort compares integers where compareJobs
 // compares strings and times. Rows whose Start carries a monotonic clock
 // reading (time.Compare then compares those) or lies outside the years
-// 1678..2262 are sorted with sortedOrder instead.
+// 1678..2262 are sorted with sortedOrder instead. Rows already in order
+// are found so in one pass.
 func jobsOrder(rows []JobRow) []int32 {
 	type key struct {
 		names uint64 // account rank << 32 | user rank
@@ -335,6 +336,13 @@ func jobsOrder(rows []JobRow) []int32 {
 			}
 			return order
 		}
+	}
+	sorted := true
+	for i := 1; i < len(rows) && sorted; i++ {
+		sorted = compareJobs(&rows[i-1], &rows[i]) <= 0
+	}
+	if sorted { // as SortJobRows leaves them
+		return identity(len(rows))
 	}
 	accounts, users := nameRanks(rows, func(r *JobRow) string { return r.Account }),
 		nameRanks(rows, func(r *JobRow) string { return r.User })

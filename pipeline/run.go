@@ -553,7 +553,7 @@ func (s *stream) batch(rec arrow.Record, sum *Summary) error {
 	if err != nil {
 		return err
 	}
-	byMonth := map[string][]export.JobRow{}
+	byMonth := map[string][]int32{}
 	for i := range rows {
 		r := &rows[i]
 		if clusters.Value(int(codes[i])) != s.m.cluster {
@@ -583,10 +583,10 @@ func (s *stream) batch(rec arrow.Record, sum *Summary) error {
 			s.late = append(s.late, lateJob{key: k, end: end})
 		}
 		mk := monthKey(monthStart(start))
-		byMonth[mk] = append(byMonth[mk], *r)
+		byMonth[mk] = append(byMonth[mk], int32(i))
 	}
 	for _, mk := range slices.Sorted(maps.Keys(byMonth)) {
-		if err := s.spill.add(mk, byMonth[mk]); err != nil {
+		if err := s.spill.add(mk, rows, byMonth[mk]); err != nil {
 			return err
 		}
 	}

@@ -9,8 +9,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fairledger/fairledger/export"
@@ -22,9 +24,12 @@ import (
 // a compact private encoding (varints, NULLs kept apart from zeros) that is
 // written and read once, in the same process.
 type spill struct {
-	dir    string
+	dir  string
+	buf  []byte
+	dict spillDict
+
+	mu     sync.Mutex // guards months: read is called for several months at once
 	months map[string]*spillFile
-	buf    []byte
 }
 
 type spillFile struct {
@@ -42,7 +47,7 @@ func newSpill(history string) (*spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spill directory: %w", err)
 	}
-	return &spill{dir: dir, months: map[string]*spillFile{}}, nil
+	return &spill{dir: dir, months: map[string]*spillFile{}, dict: newSpillDict()}, nil
 }
 
 // removeStaleSpills deletes the spill directories of killed runs. Call it
@@ -62,9 +67,9 @@ func removeStaleSpills(history string) error {
 	return nil
 }
 
-// add appends rows to the month's file.
-func (s *spill) add(month string, rows []export.JobRow) error {
-	if len(rows) == 0 {
+// add appends the rows at the positions idx to the month's file.
+func (s *spill) add(month string, rows []export.JobRow, idx []int32) error {
+	if len(idx) == 0 {
 		return nil
 	}
 	sf := s.months[month]
@@ -76,29 +81,35 @@ func (s *spill) add(month string, rows []export.JobRow) error {
 		sf = &spillFile{f: f, w: bufio.NewWriterSize(f, 1<<20)}
 		s.months[month] = sf
 	}
-	for i := range rows {
-		s.buf = appendJobRow(s.buf[:0], &rows[i])
+	clear(s.dict.byMap) // map identities are only stable while rows lives
+	for _, i := range idx {
+		s.buf = s.dict.appendRow(s.buf[:0], &rows[i])
 		if _, err := sf.w.Write(s.buf); err != nil {
 			return fmt.Errorf("spill %s: %w", month, err)
 		}
 	}
-	sf.n += len(rows)
+	sf.n += len(idx)
 	return nil
 }
 
 // monthKeys lists the spilled months in order.
 func (s *spill) monthKeys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return slices.Sorted(maps.Keys(s.months))
 }
 
 // read returns every row spilled for month, in spill order, and removes
-// the month's file.
+// the month's file. It may be called for different months at once, once
+// add is done.
 func (s *spill) read(month string) ([]export.JobRow, error) {
+	s.mu.Lock()
 	sf := s.months[month]
+	delete(s.months, month)
+	s.mu.Unlock()
 	if sf == nil {
 		return nil, nil
 	}
-	delete(s.months, month)
 	defer os.Remove(sf.f.Name())
 	defer sf.f.Close()
 	if err := sf.w.Flush(); err != nil {
@@ -108,31 +119,110 @@ func (s *spill) read(month string) ([]export.JobRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spill %s: %w", month, err)
 	}
-	d := &rowDecoder{b: data, strs: map[string]string{}}
+	d := &rowDecoder{b: data, d: &s.dict}
 	out := make([]export.JobRow, sf.n)
+	ids := make([]byte, 0, 16*sf.n)
+	ends := make([]int, sf.n)
 	for i := range out {
-		d.row(&out[i])
+		ids = append(ids, d.row(&out[i])...)
 		if d.err != nil {
 			return nil, fmt.Errorf("spill %s row %d: %w", month, i, d.err)
 		}
+		ends[i] = len(ids)
+	}
+	all, from := string(ids), 0 // one allocation for the month's job ids
+	for i, end := range ends {
+		out[i].JobID, from = all[from:end], end
 	}
 	return out, nil
 }
 
 // close removes the spill directory.
 func (s *spill) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, sf := range s.months {
 		sf.f.Close()
 	}
 	return os.RemoveAll(s.dir)
 }
 
-// appendJobRow encodes r. Nullable values are a presence byte followed by
-// the value.
-func appendJobRow(b []byte, r *export.JobRow) []byte {
-	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+// spillDict holds what the rows of a spill share: their names and TRES
+// maps are written as indexes into it, once each. add fills it (one
+// goroutine); read decodes with it, for several months at once, after the
+// last add.
+type spillDict struct {
+	ids     map[string]uint32 // name → index in strs
+	strs    []string
+	tresIDs map[string]uint32 // canonical encoding of a TRES map → index in tres
+	tres    []map[string]float64
+
+	byMap   map[uintptr]uint32 // TRES map identity → index, within one add call
+	entries []tresEntry
+	key     []byte
+}
+
+type tresEntry struct {
+	key string
+	val float64
+}
+
+func newSpillDict() spillDict {
+	return spillDict{ids: map[string]uint32{}, tresIDs: map[string]uint32{}, byMap: map[uintptr]uint32{}}
+}
+
+func (d *spillDict) strID(s string) uint64 {
+	id, ok := d.ids[s]
+	if !ok {
+		id = uint32(len(d.strs))
+		d.ids[s] = id
+		d.strs = append(d.strs, s)
+	}
+	return uint64(id)
+}
+
+// tresID is the index of m's contents. Rows of one batch share their TRES
+// maps (export.JobRowsFromBatch), so a map seen before in the same add call
+// is found by identity without reading it.
+func (d *spillDict) tresID(m map[string]float64) uint64 {
+	if len(m) == 0 {
+		return 0
+	}
+	ptr := reflect.ValueOf(m).Pointer()
+	if id, ok := d.byMap[ptr]; ok {
+		return uint64(id)
+	}
+	d.entries = d.entries[:0]
+	for k, v := range m {
+		d.entries = append(d.entries, tresEntry{k, v})
+	}
+	slices.SortFunc(d.entries, func(a, b tresEntry) int { return strings.Compare(a.key, b.key) })
+	d.key = d.key[:0]
+	for _, e := range d.entries {
+		d.key = binary.AppendUvarint(d.key, uint64(len(e.key)))
+		d.key = append(d.key, e.key...)
+		d.key = binary.LittleEndian.AppendUint64(d.key, math.Float64bits(e.val))
+	}
+	id, ok := d.tresIDs[string(d.key)]
+	if !ok {
+		if len(d.tres) == 0 {
+			d.tres = append(d.tres, nil) // index 0: no TRES
+		}
+		id = uint32(len(d.tres))
+		d.tresIDs[string(d.key)] = id
+		d.tres = append(d.tres, maps.Clone(m))
+	}
+	d.byMap[ptr] = id
+	return uint64(id)
+}
+
+// appendRow encodes r. Names and TRES maps are dictionary indexes; the
+// other timestamps are microseconds from the start; integral floats are
+// varints. Nullable values are a presence byte followed by the value.
+func (d *spillDict) appendRow(b []byte, r *export.JobRow) []byte {
+	uv := func(v uint64) { b = binary.AppendUvarint(b, v) }
 	i64 := func(v int64) { b = binary.AppendVarint(b, v) }
-	f64 := func(v float64) { b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v)) }
+	f64 := func(v float64) { b = appendFloat(b, v) }
 	opt := func(p *int64) {
 		if p == nil {
 			b = append(b, 0)
@@ -141,34 +231,35 @@ func appendJobRow(b []byte, r *export.JobRow) []byte {
 		b = append(b, 1)
 		i64(*p)
 	}
+	start := r.Start.UnixMicro()
 	tm := func(p *time.Time) {
 		if p == nil {
 			b = append(b, 0)
 			return
 		}
 		b = append(b, 1)
-		i64(p.UnixMicro())
+		i64(p.UnixMicro() - start)
 	}
-	str(r.JobID)
+	uv(uint64(len(r.JobID)))
+	b = append(b, r.JobID...)
 	i64(r.JobIDRaw)
 	opt(r.ArrayJobID)
 	opt(r.ArrayTaskID)
 	opt(r.HetJobID)
 	opt(r.HetJobOffset)
-	str(r.User)
-	str(r.Account)
-	str(r.Partition)
-	str(r.QOS)
-	str(r.State)
+	uv(d.strID(r.User))
+	uv(d.strID(r.Account))
+	uv(d.strID(r.Partition))
+	uv(d.strID(r.QOS))
+	uv(d.strID(r.State))
 	if r.CancelledBy == nil {
-		b = append(b, 0)
+		uv(0)
 	} else {
-		b = append(b, 1)
-		str(*r.CancelledBy)
+		uv(d.strID(*r.CancelledBy) + 1)
 	}
+	i64(start)
 	tm(r.Submit)
 	tm(r.Eligible)
-	tm(&r.Start)
 	tm(r.End)
 	opt(r.ElapsedSec)
 	i64(r.ChargedSec)
@@ -179,26 +270,48 @@ func appendJobRow(b []byte, r *export.JobRow) []byte {
 	f64(r.MemMB)
 	f64(r.NodeCount)
 	f64(r.GPU)
-	b = binary.AppendUvarint(b, uint64(len(r.TRES)))
-	for k, v := range r.TRES { // any order: the decoder rebuilds the map
-		str(k)
-		f64(v)
-	}
+	uv(d.tresID(r.TRES))
 	f64(r.Billing)
 	i64(r.BillingSlurm)
 	f64(r.UsageFactor)
-	str(r.SourceFile)
+	uv(d.strID(r.SourceFile))
 	i64(r.SourceLine)
 	return b
 }
 
-// rowDecoder reads what appendJobRow wrote, from a month's whole file in
-// memory; repeated strings (names, states, TRES keys) are interned. The
-// first error sticks.
+// appendFloat writes an integral v (|v| ≤ 2^53, not -0) as the varint
+// zigzag(v)<<1, any other value as the byte 1 and its 8 bytes.
+func appendFloat(b []byte, v float64) []byte {
+	if v >= -(1<<53) && v <= 1<<53 && v == float64(int64(v)) && !(v == 0 && math.Signbit(v)) {
+		i := int64(v)
+		return binary.AppendUvarint(b, (uint64(i<<1)^uint64(i>>63))<<1)
+	}
+	b = append(b, 1)
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+}
+
+// arena hands out pointers to values stored in shared chunks, so that a
+// month's optional fields cost a few allocations instead of one each.
+type arena[T any] struct{ chunk []T }
+
+func (a *arena[T]) new(v T) *T {
+	if len(a.chunk) == cap(a.chunk) {
+		a.chunk = make([]T, 0, 4096)
+	}
+	a.chunk = append(a.chunk, v)
+	return &a.chunk[len(a.chunk)-1]
+}
+
+// rowDecoder reads what appendRow wrote, from a month's whole file in
+// memory. Rows with equal TRES share the dictionary's map. The first error
+// sticks.
 type rowDecoder struct {
-	b    []byte
-	strs map[string]string
-	err  error
+	b     []byte
+	d     *spillDict
+	ints  arena[int64]
+	times arena[time.Time]
+	strs  arena[string]
+	err   error
 }
 
 func (d *rowDecoder) fail() {
@@ -229,13 +342,18 @@ func (d *rowDecoder) i64() int64 {
 }
 
 func (d *rowDecoder) f64() float64 {
-	if len(d.b) < 8 {
-		d.fail()
-		return 0
+	u := d.uvarint()
+	switch {
+	case u&1 == 0:
+		u >>= 1
+		return float64(int64(u>>1) ^ -int64(u&1))
+	case u == 1 && len(d.b) >= 8:
+		v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+		d.b = d.b[8:]
+		return v
 	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
-	d.b = d.b[8:]
-	return v
+	d.fail()
+	return 0
 }
 
 func (d *rowDecoder) flag() bool {
@@ -248,64 +366,67 @@ func (d *rowDecoder) flag() bool {
 	return c == 1
 }
 
-// str reads a string; intern keeps one copy of each distinct value.
-func (d *rowDecoder) str(intern bool) string {
+// bytes reads a length-prefixed byte string, without copying it.
+func (d *rowDecoder) bytes() []byte {
 	n := d.uvarint()
 	if uint64(len(d.b)) < n {
 		d.fail()
-		return ""
+		return nil
 	}
 	raw := d.b[:n]
 	d.b = d.b[n:]
-	if !intern {
-		return string(raw)
+	return raw
+}
+
+// str reads a dictionary index.
+func (d *rowDecoder) str() string {
+	id := d.uvarint()
+	if id >= uint64(len(d.d.strs)) {
+		d.fail()
+		return ""
 	}
-	if s, ok := d.strs[string(raw)]; ok {
-		return s
-	}
-	s := string(raw)
-	d.strs[s] = s
-	return s
+	return d.d.strs[id]
 }
 
 func (d *rowDecoder) opt() *int64 {
 	if !d.flag() {
 		return nil
 	}
-	v := d.i64()
-	return &v
+	return d.ints.new(d.i64())
 }
 
-func (d *rowDecoder) tm() *time.Time {
+func (d *rowDecoder) tm(start int64) *time.Time {
 	if !d.flag() {
 		return nil
 	}
-	t := time.UnixMicro(d.i64()).UTC()
-	return &t
+	return d.times.new(time.UnixMicro(start + d.i64()).UTC())
 }
 
-func (d *rowDecoder) row(r *export.JobRow) {
-	r.JobID = d.str(false)
+// row decodes one row into r, except its JobID, whose bytes it returns.
+func (d *rowDecoder) row(r *export.JobRow) (jobID []byte) {
+	jobID = d.bytes()
 	r.JobIDRaw = d.i64()
 	r.ArrayJobID = d.opt()
 	r.ArrayTaskID = d.opt()
 	r.HetJobID = d.opt()
 	r.HetJobOffset = d.opt()
-	r.User = d.str(true)
-	r.Account = d.str(true)
-	r.Partition = d.str(true)
-	r.QOS = d.str(true)
-	r.State = d.str(true)
-	if d.flag() {
-		s := d.str(true)
-		r.CancelledBy = &s
+	r.User = d.str()
+	r.Account = d.str()
+	r.Partition = d.str()
+	r.QOS = d.str()
+	r.State = d.str()
+	if id := d.uvarint(); id > 0 {
+		if id > uint64(len(d.d.strs)) {
+			d.fail()
+		} else {
+			r.CancelledBy = d.strs.new(d.d.strs[id-1])
+		}
 	}
-	r.Submit = d.tm()
-	r.Eligible = d.tm()
-	if t := d.tm(); t != nil {
-		r.Start = *t
-	}
-	r.End = d.tm()
+	start := d.i64()
+	r.Start = time.UnixMicro(start).UTC()
+	r.Submit = d.tm(start)
+	r.Eligible = d.tm(start)
+	r.End = d.tm(start)
 	r.ElapsedSec = d.opt()
 	r.ChargedSec = d.i64()
 	r.SuspendedSec = d.opt()
@@ -315,16 +436,17 @@ func (d *rowDecoder) row(r *export.JobRow) {
 	r.MemMB = d.f64()
 	r.NodeCount = d.f64()
 	r.GPU = d.f64()
-	if n := d.uvarint(); n > 0 && d.err == nil {
-		r.TRES = make(map[string]float64, n)
-		for range n {
-			k := d.str(true)
-			r.TRES[k] = d.f64()
+	if id := d.uvarint(); id > 0 {
+		if id >= uint64(len(d.d.tres)) {
+			d.fail()
+		} else {
+			r.TRES = d.d.tres[id]
 		}
 	}
 	r.Billing = d.f64()
 	r.BillingSlurm = d.i64()
 	r.UsageFactor = d.f64()
-	r.SourceFile = d.str(true)
+	r.SourceFile = d.str()
 	r.SourceLine = d.i64()
+	return jobID
 }

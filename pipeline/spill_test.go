@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -29,13 +30,13 @@ func TestSpillRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.close()
-	if err := s.add("2025-01", rows[:1]); err != nil {
+	if err := s.add("2025-01", rows, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.add("2025-02", rows[1:]); err != nil {
+	if err := s.add("2025-02", rows, []int32{1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.add("2025-01", rows[1:]); err != nil {
+	if err := s.add("2025-01", rows, []int32{1}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.read("2025-01")
@@ -50,5 +51,58 @@ func TestSpillRoundTrip(t *testing.T) {
 	}
 	if got, err := s.read("2025-03"); got != nil || err != nil {
 		t.Errorf("unknown month: %v, %v", got, err)
+	}
+}
+
+// TestSpillValues: floats keep every bit (integral ones take the short
+// form, -0, fractions, huge values, infinities and NaN the long one);
+// timestamps before the start survive the delta encoding; rows sharing a
+// TRES map, or holding equal maps, read back equal maps.
+func TestSpillValues(t *testing.T) {
+	start := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+	before := start.Add(-36 * time.Hour)
+	shared := map[string]float64{"cpu": 2, "mem": 0.5}
+	vals := []float64{0, math.Copysign(0, -1), 0.1, -5, 1 << 53, 1<<53 + 2, -(1 << 53), 1e300, math.Inf(1), math.Inf(-1), math.NaN()}
+	var rows []export.JobRow
+	for i, v := range vals {
+		rows = append(rows, export.JobRow{JobID: "j", JobIDRaw: int64(i), Start: start, Submit: &before,
+			MemMB: v, NodeCount: -v, GPU: v, Billing: v, UsageFactor: v, TRES: shared})
+	}
+	rows[1].TRES = map[string]float64{"mem": 0.5, "cpu": 2} // equal contents, another map
+	rows[2].TRES = map[string]float64{"cpu": 2, "mem": -0.5}
+	rows[3].TRES = map[string]float64{}
+	s, err := newSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	idx := make([]int32, len(rows))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	if err := s.add("2025-05", rows, idx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.read("2025-05")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	for i, r := range got {
+		w := rows[i]
+		if !same(r.MemMB, w.MemMB) || !same(r.NodeCount, w.NodeCount) || !same(r.GPU, w.GPU) ||
+			!same(r.Billing, w.Billing) || !same(r.UsageFactor, w.UsageFactor) {
+			t.Errorf("row %d: floats %v %v %v %v %v, want %v", i, r.MemMB, r.NodeCount, r.GPU, r.Billing, r.UsageFactor, w.MemMB)
+		}
+		if r.Submit == nil || !r.Submit.Equal(before) || !r.Start.Equal(start) {
+			t.Errorf("row %d: submit %v start %v", i, r.Submit, r.Start)
+		}
+		if len(w.TRES) == 0 {
+			if r.TRES != nil {
+				t.Errorf("row %d: TRES %v, want none", i, r.TRES)
+			}
+		} else if !reflect.DeepEqual(r.TRES, w.TRES) {
+			t.Errorf("row %d: TRES %v, want %v", i, r.TRES, w.TRES)
+		}
 	}
 }

@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/fairledger/fairledger/export"
@@ -69,94 +72,209 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 		}
 	}
 
+	var months []time.Time
 	for m := first; !m.After(last); m = m.AddDate(0, 1, 0) {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		mk := monthKey(m)
-		var rows []export.JobRow
-		if err := readIfExists(w.h, schemas.TableJobs, w.cluster, m, &rows); err != nil {
-			return err
-		}
-		if jobMonths[mk] {
-			fresh, err := w.spill.read(mk)
-			if err != nil {
-				return err
-			}
-			rows = w.merge(rows, fresh, sum)
-			if len(rows) > 0 || w.h.HasPartition(schemas.TableJobs, w.cluster, m) {
-				if err := w.h.WritePartition(schemas.TableJobs, w.cluster, m, rows); err != nil {
-					return err
+		months = append(months, m)
+	}
+	return w.months(ctx, months, jobMonths, carry, sum)
+}
+
+// monthJobs is a month's jobs table, in the table's order, as prepare
+// leaves it for the month's usage.
+type monthJobs struct {
+	rows             []export.JobRow
+	wrote            bool
+	afterTo, written int64
+	err              error
+}
+
+// months writes the jobs and usage partitions of months (ascending). The
+// jobs partitions are independent, so up to GOMAXPROCS months are merged
+// and written at once; the usage partitions depend on the jobs of earlier
+// months running into later ones, so they are computed in month order as
+// the jobs months complete. A month's rows are dropped once its usage is
+// written, so at most that many months are in memory.
+func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths map[string]bool, carry []*export.JobRow, sum *Summary) error {
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel: an early return stops the rest
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(months)))
+	slots := make(chan struct{}, workers)
+	results := make([]chan monthJobs, len(months))
+	for i := range results {
+		results[i] = make(chan monthJobs, 1)
+	}
+	wg.Go(func() {
+		for i, m := range months {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				for _, r := range results[i:] {
+					r <- monthJobs{err: ctx.Err()}
 				}
-				w.files++
+				return
 			}
+			wg.Go(func() { results[i] <- w.prepare(ctx, m, jobMonths[monthKey(m)]) })
 		}
-		// The table's order, so that usage sums in the same order
-		// whichever run computes it.
-		order := make([]*export.JobRow, len(rows))
-		for i := range rows {
-			order[i] = &rows[i]
+	})
+	for i, m := range months {
+		mj := <-results[i]
+		if mj.err != nil {
+			return mj.err
 		}
-		slices.SortFunc(order, export.CompareJobRows)
-		next := m.AddDate(0, 1, 0)
-		var ext int64
-		for _, r := range order {
-			ext = max(ext, effEnd(r, w.to))
-			carry = append(carry, r)
-		}
-		if len(rows) > 0 {
-			w.extent[mk] = ext
-		}
-		usage := usageRows(carry, m.Unix(), next.Unix(), w.to)
-		if len(usage) > 0 || w.h.HasPartition(schemas.TableUsage, w.cluster, m) {
-			if err := w.h.WritePartition(schemas.TableUsage, w.cluster, m, usage); err != nil {
-				return err
-			}
+		sum.AfterTo += mj.afterTo
+		sum.JobsWritten += mj.written
+		if mj.wrote {
 			w.files++
 		}
-		// Keep copies of the rows that run into the next month, so this
-		// month's rows can be freed.
-		var kept []*export.JobRow
-		for _, r := range carry {
-			if effEnd(r, w.to) > next.Unix() {
-				c := *r
-				kept = append(kept, &c)
-			}
+		var err error
+		if carry, err = w.usage(m, mj.rows, carry); err != nil {
+			return err
 		}
-		carry = kept
+		<-slots
 	}
 	return nil
 }
 
-// merge replaces the rows of old whose (job_id_raw, start) fresh has, except
-// that a finished row is never replaced by a running one, drops fresh rows
-// starting at or after to, and sets every row's charged time up to to.
-func (w *jobsWriter) merge(old, fresh []export.JobRow, sum *Summary) []export.JobRow {
-	idx := make(map[jobKey]int, len(fresh))
-	out := make([]export.JobRow, 0, len(old)+len(fresh))
-	for _, r := range fresh {
-		if r.Start.Unix() >= w.to {
-			sum.AfterTo++
-			continue
-		}
-		k := jobKey{r.JobIDRaw, r.Start.Unix()}
-		if i, ok := idx[k]; ok { // the same run twice in the input: the later row wins
-			out[i] = r
-			continue
-		}
-		idx[k] = len(out)
-		out = append(out, r)
-		sum.JobsWritten++
+// prepare reads month m's jobs partition and, when the run has jobs of
+// that month (fresh), merges the spilled rows into it and rewrites it.
+func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool) monthJobs {
+	var mj monthJobs
+	if mj.err = ctx.Err(); mj.err != nil {
+		return mj
 	}
-	for _, r := range old {
-		k := jobKey{r.JobIDRaw, r.Start.Unix()}
-		i, ok := idx[k]
-		if !ok {
-			out = append(out, r)
+	var rows []export.JobRow
+	if mj.err = readIfExists(w.h, schemas.TableJobs, w.cluster, m, &rows); mj.err != nil {
+		return mj
+	}
+	if fresh {
+		spilled, err := w.spill.read(monthKey(m))
+		if err != nil {
+			mj.err = err
+			return mj
+		}
+		rows = w.merge(rows, spilled, &mj)
+	}
+	export.SortJobRows(rows)
+	mj.rows = rows
+	if fresh && (len(rows) > 0 || w.h.HasPartition(schemas.TableJobs, w.cluster, m)) {
+		if mj.err = w.h.WritePartition(schemas.TableJobs, w.cluster, m, mj.rows); mj.err != nil {
+			return mj
+		}
+		mj.wrote = true
+	}
+	return mj
+}
+
+// usage records how far month m's jobs reach and writes the month's usage
+// partition from the jobs carried in from earlier months and rows (in the
+// table's order, so that usage sums in the same order whichever run
+// computes it). It returns the jobs that run into the next month.
+func (w *jobsWriter) usage(m time.Time, rows []export.JobRow, carry []*export.JobRow) ([]*export.JobRow, error) {
+	next := m.AddDate(0, 1, 0)
+	var ext int64
+	for i := range rows {
+		ext = max(ext, effEnd(&rows[i], w.to))
+		carry = append(carry, &rows[i])
+	}
+	if len(rows) > 0 {
+		w.extent[monthKey(m)] = ext
+	}
+	usage := usageRows(carry, m.Unix(), next.Unix(), w.to)
+	if len(usage) > 0 || w.h.HasPartition(schemas.TableUsage, w.cluster, m) {
+		if err := w.h.WritePartition(schemas.TableUsage, w.cluster, m, usage); err != nil {
+			return nil, err
+		}
+		w.files++
+	}
+	// Keep copies of the rows that run into the next month, so this
+	// month's rows can be freed.
+	var kept []*export.JobRow
+	for _, r := range carry {
+		if effEnd(r, w.to) > next.Unix() {
+			c := *r
+			kept = append(kept, &c)
+		}
+	}
+	return kept, nil
+}
+
+// merge replaces the rows of old whose (job_id_raw, start) fresh has, except
+// that a finished row is never replaced by a running one; of fresh rows
+// with the same key the later wins. It drops fresh rows starting at or
+// after to, and sets every row's charged time up to to. It reuses fresh's
+// memory; the order of the rows it returns is not significant (the caller
+// sorts them).
+func (w *jobsWriter) merge(old, fresh []export.JobRow, mj *monthJobs) []export.JobRow {
+	type ref struct {
+		id, start int64
+		pos       int // fresh rows first, then old rows
+	}
+	nf := len(fresh)
+	refs := make([]ref, 0, nf+len(old))
+	for i := range fresh {
+		if start := fresh[i].Start.Unix(); start < w.to {
+			refs = append(refs, ref{fresh[i].JobIDRaw, start, i})
+		} else {
+			mj.afterTo++
+		}
+	}
+	for i := range old {
+		refs = append(refs, ref{old[i].JobIDRaw, old[i].Start.Unix(), nf + i})
+	}
+	slices.SortFunc(refs, func(a, b ref) int {
+		if a.id != b.id {
+			return cmp.Compare(a.id, b.id)
+		}
+		if a.start != b.start {
+			return cmp.Compare(a.start, b.start)
+		}
+		return cmp.Compare(a.pos, b.pos)
+	})
+	keep := make([]bool, nf+len(old))
+	row := func(pos int) *export.JobRow {
+		if pos < nf {
+			return &fresh[pos]
+		}
+		return &old[pos-nf]
+	}
+	for lo := 0; lo < len(refs); {
+		hi := lo + 1
+		for hi < len(refs) && refs[hi].id == refs[lo].id && refs[hi].start == refs[lo].start {
+			hi++
+		}
+		group := refs[lo:hi]
+		lo = hi
+		win := -1
+		for _, r := range group {
+			if r.pos < nf {
+				win = r.pos // the same run twice in the input: the later row wins
+			}
+		}
+		if win < 0 { // not in the input: the table's rows stay
+			for _, r := range group {
+				keep[r.pos] = true
+			}
 			continue
 		}
-		if r.End != nil && out[i].End == nil {
-			out[i] = r // a finished record outlives a running one
+		mj.written++
+		for _, r := range group {
+			if r.pos >= nf && row(r.pos).End != nil && row(win).End == nil {
+				win = r.pos // a finished record outlives a running one
+			}
+		}
+		keep[win] = true
+	}
+	out := fresh[:0]
+	for i := range fresh {
+		if keep[i] {
+			out = append(out, fresh[i])
+		}
+	}
+	for i := range old {
+		if keep[nf+i] {
+			out = append(out, old[i])
 		}
 	}
 	for i := range out {

@@ -1,0 +1,26 @@
+package export
+
+// SortJobRows sorts rows in place into the jobs table's order
+// (CompareJobRows, ties in input order), the order WritePartition writes
+// them in. It sorts integer keys rather than comparing strings, and moves
+// each row once. Callers that need the table's order as well as the file
+// sort once and hand the sorted rows to WritePartition, which then finds
+// them in order.
+func SortJobRows(rows []JobRow) {
+	order := jobsOrder(rows) // order[k]: the row that belongs at k
+	for k := range order {
+		if order[k] < 0 {
+			continue // placed as part of an earlier cycle
+		}
+		held, j := rows[k], k
+		for {
+			src := int(order[j])
+			order[j] = -1
+			if src == k {
+				rows[j] = held
+				break
+			}
+			rows[j], j = rows[src], src
+		}
+	}
+}

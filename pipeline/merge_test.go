@@ -1,0 +1,61 @@
+package pipeline
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fairledger/fairledger/export"
+)
+
+// TestMerge: fresh rows replace the table's rows of the same (job_id_raw,
+// start) unless the table's row is finished and the fresh one running; the
+// later of two fresh rows wins; rows starting at or after to are dropped;
+// charged_sec runs to the end or to.
+func TestMerge(t *testing.T) {
+	t0 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	to := t0.Add(10 * time.Hour)
+	at := func(h int) *time.Time { x := t0.Add(time.Duration(h) * time.Hour); return &x }
+	row := func(id int64, start int, end *time.Time, line int64) export.JobRow {
+		return export.JobRow{JobIDRaw: id, Start: *at(start), End: end, SourceLine: line}
+	}
+	old := []export.JobRow{
+		row(1, 0, at(2), 100),  // finished: outlives fresh 11 (running)
+		row(2, 1, nil, 101),    // running: replaced by fresh 12 (finished)
+		row(3, 2, at(3), 102),  // not in the input: stays
+		row(4, 3, at(4), 103),  // replaced by fresh 14
+		row(5, 4, at(12), 104), // not in the input, ends after to
+	}
+	fresh := []export.JobRow{
+		row(1, 0, nil, 11),
+		row(2, 1, at(5), 12),
+		row(4, 3, at(5), 13), // superseded by 14, later in the input
+		row(4, 3, at(6), 14),
+		row(6, 5, nil, 15),   // new, running
+		row(7, 10, nil, 16),  // starts at to: dropped
+		row(4, 4, at(6), 17), // same id, another start: another run
+	}
+	w := &jobsWriter{to: to.Unix()}
+	var mj monthJobs
+	got := w.merge(old, fresh, &mj)
+	charged := map[int64]int64{} // source line → charged hours
+	var lines []int64
+	for _, r := range got {
+		lines = append(lines, r.SourceLine)
+		charged[r.SourceLine] = r.ChargedSec / 3600
+	}
+	slices.Sort(lines)
+	if want := []int64{12, 14, 15, 17, 100, 102, 104}; !slices.Equal(lines, want) {
+		t.Fatalf("rows %v, want %v", lines, want)
+	}
+	wantCharged := map[int64]int64{12: 4, 14: 3, 15: 5, 17: 2, 100: 2, 102: 1, 104: 6}
+	for line, h := range wantCharged {
+		if charged[line] != h {
+			t.Errorf("row %d charged %d h, want %d", line, charged[line], h)
+		}
+	}
+	// Written counts the distinct runs of the input before to: 1, 2, 4@3, 6, 4@4.
+	if mj.written != 5 || mj.afterTo != 1 {
+		t.Errorf("written %d, after to %d; want 5, 1", mj.written, mj.afterTo)
+	}
+}
