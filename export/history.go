@@ -24,7 +24,6 @@ import (
 
 	"github.com/fairledger/fairledger/schemas"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
 // RowGroupRows is the number of rows per Parquet row group.
@@ -202,11 +201,12 @@ func (h *History) writeFile(p Partition, encode func(io.Writer) error) error {
 	return nil
 }
 
-// writerOptions are the Parquet settings of every history file. CreatedBy
-// is fixed so that the bytes do not depend on the binary's build info.
+// writerOptions are the Parquet settings of every history file: zstd at
+// the default level (zstdCodec) and sorting metadata. CreatedBy is fixed so
+// that the bytes do not depend on the binary's build info.
 func writerOptions(sortBy []string) []parquet.WriterOption {
 	opts := []parquet.WriterOption{
-		parquet.Compression(&zstd.Codec{Level: zstd.DefaultLevel}),
+		parquet.Compression(historyZstd),
 		parquet.MaxRowsPerRowGroup(RowGroupRows),
 		parquet.CreatedBy("fairledger", "1", "parquet-go"),
 	}
