@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/fairledger/fairledger/fairshare"
@@ -56,13 +57,23 @@ func ParseAlgorithm(s string) (fairshare.Algorithm, error) {
 // algorithms other than Fair Tree; rank is NULL except on Fair Tree user
 // rows. r must have been computed on t.
 func FairshareRows(snapshot time.Time, t *fairshare.Tree, r *fairshare.Result) []FairshareRow {
+	return AppendFairshareRows(nil, snapshot, t, r)
+}
+
+// AppendFairshareRows appends the rows FairshareRows returns to dst and
+// returns the extended slice, so that a caller collecting many snapshots
+// fills one buffer instead of copying each snapshot's rows into it. The
+// rows already in dst are left as they are; whatever lies in dst's
+// capacity beyond its length is overwritten.
+func AppendFairshareRows(dst []FairshareRow, snapshot time.Time, t *fairshare.Tree, r *fairshare.Result) []FairshareRow {
 	n := t.Len()
 	if len(r.NormShares) != n {
 		panic(fmt.Sprintf("export: FairshareRows: result holds %d associations, tree %d", len(r.NormShares), n))
 	}
 	algo := AlgorithmName(r.Algorithm)
 	fairTree := r.Algorithm == fairshare.FairTreeAlgo
-	rows := make([]FairshareRow, n)
+	dst = slices.Grow(dst, n)
+	rows := dst[len(dst) : len(dst)+n]
 	// One backing array per column type keeps the allocations per call
 	// constant instead of one per cell. floats holds at most six values a
 	// row, so append never reallocates and the pointers stay valid.
@@ -78,15 +89,12 @@ func FairshareRows(snapshot time.Time, t *fairshare.Tree, r *fairshare.Result) [
 	ranks := make([]int32, n)
 	for p := range n {
 		row := &rows[p]
-		row.Snapshot = snapshot
-		row.Algorithm = algo
-		row.Account, row.User, row.Partition = t.Account[p], t.User[p], t.Partition[p]
+		*row = FairshareRow{Snapshot: snapshot, Algorithm: algo,
+			Account: t.Account[p], User: t.User[p], Partition: t.Partition[p],
+			Depth: t.Depth[p], IsUser: t.IsUser[p], SharesParent: t.SharesParent[p]}
 		if par := t.Parent[p]; par >= 0 {
 			row.Parent = t.Account[par]
 		}
-		row.Depth = t.Depth[p]
-		row.IsUser = t.IsUser[p]
-		row.SharesParent = t.SharesParent[p]
 		if p != 0 && !t.SharesParent[p] {
 			shares[p] = t.Shares[p]
 			row.RawShares = &shares[p]
@@ -106,7 +114,7 @@ func FairshareRows(snapshot time.Time, t *fairshare.Tree, r *fairshare.Result) [
 			}
 		}
 	}
-	return rows
+	return dst[:len(dst)+n]
 }
 
 // AssociationRows converts the tree in force from snapshot on into rows of

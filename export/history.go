@@ -126,9 +126,9 @@ func (h *History) WritePartition(table, cluster string, month time.Time, rows an
 	case []UsageRow:
 		n, encode = len(r), encoder(r, compareUsage, def.SortBy)
 	case []FairshareRow:
-		n, encode = len(r), encoder(r, compareFairshare, def.SortBy)
+		n, encode = len(r), fairshareEncoder(r, def.SortBy)
 	case []AssociationRow:
-		n, encode = len(r), encoder(r, compareAssociations, def.SortBy)
+		n, encode = len(r), associationsEncoder(r, def.SortBy)
 	default:
 		return fmt.Errorf("write partition %s: rows of type %T", table, rows)
 	}

@@ -19,12 +19,13 @@ type fairshareWriter struct {
 	m      *model
 	lo, to int64
 
-	proj  []*fairshare.Projection // per tree, built on first use
-	raw   []float64
-	res   fairshare.Result
-	month time.Time
-	fs    []export.FairshareRow
-	assoc []export.AssociationRow
+	proj      []*fairshare.Projection   // per tree, built on first use
+	assocRows [][]export.AssociationRow // per tree, its associations rows, built on first use
+	raw       []float64
+	res       fairshare.Result
+	month     time.Time
+	fs        []export.FairshareRow // the month's rows, reused from month to month
+	assoc     []export.AssociationRow
 
 	snapshots, files int
 }
@@ -41,9 +42,11 @@ func (w *fairshareWriter) snapshot(at int64, own []float64) error {
 	i := w.m.treeAt(t)
 	if w.proj == nil {
 		w.proj = make([]*fairshare.Projection, len(w.m.trees))
+		w.assocRows = make([][]export.AssociationRow, len(w.m.trees))
 	}
 	if w.proj[i] == nil {
 		w.proj[i] = w.m.uni.Project(w.m.trees[i])
+		w.assocRows[i] = export.AssociationRows(t, w.m.trees[i], w.m.sources[i])
 	}
 	tree := w.m.trees[i]
 	w.raw = slices.Grow(w.raw[:0], tree.Len())[:tree.Len()]
@@ -56,8 +59,14 @@ func (w *fairshareWriter) snapshot(at int64, own []float64) error {
 	default:
 		fairshare.FairTree(tree, w.raw, &w.res)
 	}
-	w.fs = append(w.fs, export.FairshareRows(t, tree, &w.res)...)
-	w.assoc = append(w.assoc, export.AssociationRows(t, tree, w.m.sources[i])...)
+	w.fs = export.AppendFairshareRows(w.fs, t, tree, &w.res)
+	// A tree's associations rows differ from snapshot to snapshot only in
+	// the snapshot time; the copies share the share counts they point to.
+	start := len(w.assoc)
+	w.assoc = append(w.assoc, w.assocRows[i]...)
+	for k := range w.assoc[start:] {
+		w.assoc[start+k].Snapshot = t
+	}
 	w.snapshots++
 	return nil
 }

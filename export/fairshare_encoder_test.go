@@ -1,0 +1,406 @@
+package export
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// snapshotCase describes the snapshots of the varied rows: mono gives 3% of
+// the rows a snapshot with a monotonic clock reading (time.Compare then
+// compares those, so the encoders fall back to sortedOrder); with repeat,
+// most rows take the names of the row at the same offset in the snapshot
+// before, as the snapshots of one association tree do.
+type snapshotCase struct {
+	days   int
+	mono   bool
+	repeat bool
+}
+
+// repeatNames gives row i, with probability 0.95, the names of row
+// i-run, when both are in runs of one snapshot (variedSnapshots makes
+// runs of n/days rows).
+func repeatNames(r *rand.Rand, c snapshotCase, n, i int, account, user, partition *string, prev func(int) (string, string, string)) {
+	run := max(1, n/c.days)
+	if !c.repeat || i < run || i/run >= c.days || r.Float64() >= 0.95 {
+		return
+	}
+	*account, *user, *partition = prev(i - run)
+}
+
+// variedSnapshots returns the snapshot of each of n rows: runs of one
+// snapshot (as a month's snapshots are appended), the runs in shuffled
+// order, among them a snapshot before 1970, one with nanoseconds the file
+// does not keep, and one equal to another but in another time zone (equal
+// for time.Compare).
+func variedSnapshots(r *rand.Rand, n int, c snapshotCase) []time.Time {
+	base := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	days := make([]time.Time, c.days)
+	for d := range days {
+		days[d] = base.AddDate(0, 0, d)
+	}
+	days[0] = time.Date(1969, 12, 31, 23, 59, 59, 999_000, time.UTC)
+	if c.days > 2 {
+		days[1] = base.Add(36*time.Hour + 1234567*time.Nanosecond)
+	}
+	if c.days > 3 {
+		days[3] = days[2].In(time.FixedZone("CET", 3600))
+	}
+	r.Shuffle(len(days), func(i, j int) { days[i], days[j] = days[j], days[i] })
+	now := time.Now() // carries a monotonic reading
+	out := make([]time.Time, n)
+	run := max(1, n/c.days)
+	for i := range out {
+		out[i] = days[min(i/run, c.days-1)]
+		if c.mono && r.Float64() < 0.03 {
+			out[i] = now.Add(time.Duration(r.IntN(3)) * time.Hour)
+		}
+	}
+	return out
+}
+
+// names of the varied rows: empty, non-ASCII and case-differing ones.
+var (
+	variedAccounts = []string{"root", "physics", "chem", "", "Åström_lab", "bio", "Bio", "lab-with-a-rather-long-name"}
+	variedUsers    = []string{"", "", "alice", "bob", "zoë", "Bob", "u60001"}
+	variedParts    = []string{"", "", "", "gpu", "cpu"}
+)
+
+// variedFairshare makes n fairshare rows exercising every way a value can
+// look to the encoder: nil and set pointers in each nullable column, +Inf,
+// -Inf, -0 and a NaN behind a pointer, rows equal in every sort key (so the
+// tie order shows), several snapshots given out of order.
+func variedFairshare(n int, seed uint64, c snapshotCase) []FairshareRow {
+	r := rand.New(rand.NewPCG(seed, 2))
+	snaps := variedSnapshots(r, n, c)
+	num := func() *float64 {
+		var v float64
+		switch x := r.Float64(); {
+		case x < 0.2:
+			return nil
+		case x < 0.25:
+			v = math.Inf(1)
+		case x < 0.26:
+			v = math.Inf(-1)
+		case x < 0.27:
+			v = math.Copysign(0, -1)
+		case x < 0.28:
+			v = math.NaN()
+		case x < 0.4:
+			v = 0
+		default:
+			v = r.ExpFloat64() * math.Pow(10, float64(r.IntN(20)-10))
+		}
+		return &v
+	}
+	rows := make([]FairshareRow, n)
+	for i := range rows {
+		row := FairshareRow{Snapshot: snaps[i], Algorithm: []string{AlgoFairTree, AlgoClassic, ""}[r.IntN(3)],
+			Account: variedAccounts[r.IntN(len(variedAccounts))], User: variedUsers[r.IntN(len(variedUsers))],
+			Partition: variedParts[r.IntN(len(variedParts))], Parent: variedAccounts[r.IntN(len(variedAccounts))],
+			Depth: int32(r.IntN(6)), IsUser: r.IntN(2) == 0, SharesParent: r.IntN(5) == 0,
+			NormShares: num(), RawUsage: num(), NormUsage: num(), EffectvUsage: num(), FairShare: num(), LevelFS: num()}
+		if r.IntN(4) > 0 {
+			s := []int64{0, 1, math.MaxInt64, -1, int64(r.IntN(1000))}[r.IntN(5)]
+			row.RawShares = &s
+		}
+		if r.IntN(3) == 0 {
+			k := []int32{0, 1, math.MaxInt32, int32(r.IntN(10000))}[r.IntN(4)]
+			row.Rank = &k
+		}
+		if r.Float64() < 0.05 && i > 0 { // equal sort keys, other columns differ
+			p := rows[r.IntN(i)]
+			row.Snapshot, row.Account, row.User, row.Partition = p.Snapshot, p.Account, p.User, p.Partition
+		}
+		repeatNames(r, c, n, i, &row.Account, &row.User, &row.Partition, func(j int) (string, string, string) {
+			return rows[j].Account, rows[j].User, rows[j].Partition
+		})
+		rows[i] = row
+	}
+	return rows
+}
+
+// variedAssociations is variedFairshare for the associations table.
+func variedAssociations(n int, seed uint64, c snapshotCase) []AssociationRow {
+	r := rand.New(rand.NewPCG(seed, 3))
+	snaps := variedSnapshots(r, n, c)
+	rows := make([]AssociationRow, n)
+	for i := range rows {
+		row := AssociationRow{Snapshot: snaps[i], Account: variedAccounts[r.IntN(len(variedAccounts))],
+			User: variedUsers[r.IntN(len(variedUsers))], Partition: variedParts[r.IntN(len(variedParts))],
+			Parent: variedAccounts[r.IntN(len(variedAccounts))], SharesParent: r.IntN(5) == 0,
+			Lineage: "/" + strconv.Itoa(r.IntN(n+1)) + "/", SourceFile: []string{"assoc.psv", "", "assoc-2025-03-01.psv"}[r.IntN(3)]}
+		if r.IntN(4) > 0 {
+			s := []int64{0, 1, math.MaxInt64, -1, int64(r.IntN(1000))}[r.IntN(5)]
+			row.Shares = &s
+		}
+		if r.Float64() < 0.05 && i > 0 {
+			p := rows[r.IntN(i)]
+			row.Snapshot, row.Account, row.User, row.Partition = p.Snapshot, p.Account, p.User, p.Partition
+		}
+		repeatNames(r, c, n, i, &row.Account, &row.User, &row.Partition, func(j int) (string, string, string) {
+			return rows[j].Account, rows[j].User, rows[j].Partition
+		})
+		rows[i] = row
+	}
+	return rows
+}
+
+// encoderCase is one input of the byte-equality tests.
+type encoderCase struct {
+	name  string
+	n     int
+	seed  uint64
+	snaps snapshotCase
+}
+
+// encoderCases are row counts around the batch and row-group sizes, one
+// snapshot or several, with and without monotonic clock readings.
+func encoderCases(t *testing.T) []encoderCase {
+	big := 300_000 // three row groups
+	if testing.Short() {
+		big = RowGroupRows + 1
+	}
+	return []encoderCase{
+		{"none", 0, 1, snapshotCase{days: 1}},
+		{"one row", 1, 1, snapshotCase{days: 1}},
+		{"one batch", writeBatch, 2, snapshotCase{days: 1}},
+		{"batch+1", writeBatch + 1, 3, snapshotCase{days: 2}},
+		{"one snapshot", 5000, 4, snapshotCase{days: 1}},
+		{"several snapshots", 20000, 5, snapshotCase{days: 31}},
+		{"one tree's snapshots", 20000, 9, snapshotCase{days: 31, repeat: true}},
+		{"monotonic snapshots", 3 * writeBatch, 6, snapshotCase{days: 4, mono: true}},
+		{"row groups", big, 7, snapshotCase{days: 31, repeat: true}},
+	}
+}
+
+// TestFairshareEncoderBytes checks that fairshareEncoder writes exactly the
+// bytes of parquet-go's GenericWriter[FairshareRow] fed in compareFairshare
+// order, for rows given shuffled or already sorted.
+func TestFairshareEncoderBytes(t *testing.T) {
+	def, err := schemas.TableByName(schemas.TableFairshare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range encoderCases(t) {
+		rows := variedFairshare(c.n, c.seed, c.snaps)
+		sorted := sortedCopy(rows, compareFairshare)
+		for _, in := range []struct {
+			order string
+			rows  []FairshareRow
+		}{{"shuffled", rows}, {"sorted", sorted}} {
+			var want, got bytes.Buffer
+			if err := encoder(in.rows, compareFairshare, def.SortBy)(&want); err != nil {
+				t.Fatalf("%s, %s: generic encoder: %v", c.name, in.order, err)
+			}
+			if err := fairshareEncoder(in.rows, def.SortBy)(&got); err != nil {
+				t.Fatalf("%s, %s: fairshare encoder: %v", c.name, in.order, err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%s, %s (%d rows): fairshare encoder wrote %d bytes that differ from the generic encoder's %d",
+					c.name, in.order, len(in.rows), got.Len(), want.Len())
+			}
+		}
+	}
+	var want, got bytes.Buffer
+	if err := encoder(sampleFairshare(), compareFairshare, def.SortBy)(&want); err != nil {
+		t.Fatal(err)
+	}
+	if err := fairshareEncoder(sampleFairshare(), def.SortBy)(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("sampleFairshare: the fairshare encoder's bytes differ from the generic encoder's")
+	}
+}
+
+// TestAssociationsEncoderBytes is TestFairshareEncoderBytes for the
+// associations table.
+func TestAssociationsEncoderBytes(t *testing.T) {
+	def, err := schemas.TableByName(schemas.TableAssociations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range encoderCases(t) {
+		rows := variedAssociations(c.n, c.seed, c.snaps)
+		sorted := sortedCopy(rows, compareAssociations)
+		for _, in := range []struct {
+			order string
+			rows  []AssociationRow
+		}{{"shuffled", rows}, {"sorted", sorted}} {
+			var want, got bytes.Buffer
+			if err := encoder(in.rows, compareAssociations, def.SortBy)(&want); err != nil {
+				t.Fatalf("%s, %s: generic encoder: %v", c.name, in.order, err)
+			}
+			if err := associationsEncoder(in.rows, def.SortBy)(&got); err != nil {
+				t.Fatalf("%s, %s: associations encoder: %v", c.name, in.order, err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%s, %s (%d rows): associations encoder wrote %d bytes that differ from the generic encoder's %d",
+					c.name, in.order, len(in.rows), got.Len(), want.Len())
+			}
+		}
+	}
+	var want, got bytes.Buffer
+	if err := encoder(sampleAssociations(), compareAssociations, def.SortBy)(&want); err != nil {
+		t.Fatal(err)
+	}
+	if err := associationsEncoder(sampleAssociations(), def.SortBy)(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("sampleAssociations: the associations encoder's bytes differ from the generic encoder's")
+	}
+}
+
+// TestSnapshotOrder checks snapshotOrder on a hand-sorted example and
+// against sortedOrder (a stable sort with the comparison functions) on
+// rows with many ties, with and without monotonic clock readings (the two
+// ways snapshotOrder sorts).
+func TestSnapshotOrder(t *testing.T) {
+	d1, d2 := jan, jan.AddDate(0, 0, 1)
+	d1Berlin := d1.In(time.FixedZone("CET", 3600))
+	hand := []AssociationRow{
+		{Snapshot: d2, Account: "a"},                             // 0
+		{Snapshot: d1, Account: "b"},                             // 1
+		{Snapshot: d1, Account: "a", User: "x"},                  // 2
+		{Snapshot: d1Berlin, Account: "a"},                       // 3: same instant as d1
+		{Snapshot: d1, Account: "a", User: "x", Partition: ""},   // 4: tie with 2
+		{Snapshot: d1, Account: "a", User: "", Partition: "gpu"}, // 5
+		{Snapshot: d2, Account: "B"},                             // 6
+		{Snapshot: d1.Add(time.Nanosecond), Account: "a"},        // 7
+	}
+	want := []int32{3, 5, 2, 4, 1, 7, 6, 0}
+	if got := snapshotOrder(hand, compareAssociations, associationKey); !slices.Equal(got, want) {
+		t.Errorf("snapshotOrder(hand-made rows) = %v, want %v", got, want)
+	}
+
+	for _, c := range []snapshotCase{{days: 31}, {days: 31, repeat: true}, {days: 31, mono: true}} {
+		rows := variedFairshare(20000, 8, c)
+		want := sortedOrder(rows, compareFairshare)
+		if want == nil {
+			want = identity(len(rows))
+		}
+		got := snapshotOrder(rows, compareFairshare, fairshareKey)
+		if !slices.Equal(got, want) {
+			t.Errorf("%+v: snapshotOrder differs from sortedOrder", c)
+		}
+	}
+}
+
+// TestAppendFairshareRows appends a snapshot to a buffer that holds one
+// row and, beyond its length, rows of an older month with every pointer
+// set (as the writer's buffer does after a flush), and checks each new row
+// against the tree and the Result it was made from: nothing of the old
+// rows shows through, the row already there is kept, and the new rows
+// point into no old row's values.
+func TestAppendFairshareRows(t *testing.T) {
+	tree, err := fairshare.NewTree([]fairshare.Node{
+		{Account: "root", Parent: -1, Shares: 1},
+		{Account: "a", Parent: 0, Shares: 5},
+		{Account: "a", User: "u", Parent: 1, Shares: 2},
+		{Account: "a", User: "u", Partition: "gpu", Parent: 1, Shares: 0},
+		{Account: "a", User: "v", Parent: 1, SharesParent: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := tree.Len()
+	nan, inf := math.NaN(), math.Inf(1)
+	// Values by tree position (root, a, a|u, a|u|gpu, a|v); the rows must
+	// carry them through, NaN as NULL.
+	res := &fairshare.Result{Algorithm: fairshare.FairTreeAlgo,
+		NormShares:   []float64{0, 1, 0.4, 0.6, nan},
+		RawUsage:     []float64{300, 300, 100, 200, 0},
+		NormUsage:    []float64{nan, 1, 1.0 / 3, 2.0 / 3, 0},
+		EffectvUsage: []float64{1, 1, 1.0 / 3, 2.0 / 3, 0},
+		FairShare:    []float64{nan, nan, 1.0 / 3, 2.0 / 3, 1},
+		LevelFS:      []float64{nan, 1, 1.2, 0.9, inf},
+		Rank:         []int32{0, 0, 3, 2, 1},
+	}
+	old := ts("2025-02-28T00:00:00Z", 0)
+	dst := make([]FairshareRow, 1+n, 1+2*n)
+	for i := range dst[:cap(dst)] {
+		dst[:cap(dst)][i] = FairshareRow{Snapshot: old, Algorithm: "stale", Account: "stale", User: "stale",
+			Partition: "stale", Parent: "stale", Depth: 9, IsUser: true, RawShares: ptr[int64](-7), SharesParent: true,
+			NormShares: ptr(-1.0), RawUsage: ptr(-1.0), NormUsage: ptr(-1.0), EffectvUsage: ptr(-1.0),
+			FairShare: ptr(-1.0), LevelFS: ptr(-1.0), Rank: ptr[int32](-7)}
+	}
+	dst = dst[:1]
+	first := dst[0]
+	snap := ts("2025-03-01T00:00:00Z", 0)
+	got := AppendFairshareRows(dst, snap, tree, res)
+	if len(got) != 1+n {
+		t.Fatalf("AppendFairshareRows gave %d rows, want %d", len(got), 1+n)
+	}
+	if got[0] != first {
+		t.Errorf("row 0 changed from %+v to %+v", first, got[0])
+	}
+	num := func(v float64) *float64 {
+		if math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	for p := range n {
+		row := got[1+p]
+		want := FairshareRow{Snapshot: snap, Algorithm: AlgoFairTree, Account: tree.Account[p], User: tree.User[p],
+			Partition: tree.Partition[p], Depth: tree.Depth[p], IsUser: tree.IsUser[p], SharesParent: tree.SharesParent[p],
+			NormShares: num(res.NormShares[p]), RawUsage: num(res.RawUsage[p]), NormUsage: num(res.NormUsage[p]),
+			EffectvUsage: num(res.EffectvUsage[p]), LevelFS: num(res.LevelFS[p])}
+		if par := tree.Parent[p]; par >= 0 {
+			want.Parent = tree.Account[par]
+		}
+		if p > 0 && !tree.SharesParent[p] {
+			want.RawShares = &tree.Shares[p]
+		}
+		if tree.IsUser[p] {
+			want.FairShare = num(res.FairShare[p])
+			want.Rank = &res.Rank[p]
+		}
+		if !reflect.DeepEqual(normalize([]FairshareRow{row}), []FairshareRow{want}) {
+			t.Errorf("position %d (%s|%s|%s):\n got %s\nwant %s", p, tree.Account[p], tree.User[p], tree.Partition[p],
+				fmtRow(row), fmtRow(want))
+		}
+	}
+	for _, row := range got[1:] {
+		for _, v := range []*float64{row.NormShares, row.RawUsage, row.NormUsage, row.EffectvUsage, row.FairShare, row.LevelFS} {
+			if v != nil && *v == -1 {
+				t.Errorf("%s|%s: a value of the old rows shows through", row.Account, row.User)
+			}
+		}
+	}
+}
+
+// fmtRow prints a fairshare row with its pointers followed.
+func fmtRow(r FairshareRow) string {
+	f := func(p *float64) string {
+		if p == nil {
+			return "NULL"
+		}
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	}
+	i := func(p *int64) string {
+		if p == nil {
+			return "NULL"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	k := "NULL"
+	if r.Rank != nil {
+		k = strconv.Itoa(int(*r.Rank))
+	}
+	return r.Snapshot.Format(time.RFC3339) + " " + r.Algorithm + " " + r.Account + "|" + r.User + "|" + r.Partition +
+		" parent=" + r.Parent + " depth=" + strconv.Itoa(int(r.Depth)) + " user=" + strconv.FormatBool(r.IsUser) +
+		" raw_shares=" + i(r.RawShares) + " shares_parent=" + strconv.FormatBool(r.SharesParent) +
+		" norm_shares=" + f(r.NormShares) + " raw_usage=" + f(r.RawUsage) + " norm_usage=" + f(r.NormUsage) +
+		" effectv_usage=" + f(r.EffectvUsage) + " fair_share=" + f(r.FairShare) + " level_fs=" + f(r.LevelFS) + " rank=" + k
+}
