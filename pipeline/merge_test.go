@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -57,5 +59,31 @@ func TestMerge(t *testing.T) {
 	// Written counts the distinct runs of the input before to: 1, 2, 4@3, 6, 4@4.
 	if mj.written != 5 || mj.afterTo != 1 {
 		t.Errorf("written %d, after to %d; want 5, 1", mj.written, mj.afterTo)
+	}
+}
+
+// TestMonthsStopsOnCancel: a cancelled run stops the month pipeline with
+// the context's error instead of writing on (or hanging).
+func TestMonthsStopsOnCancel(t *testing.T) {
+	dir := t.TempDir()
+	h, err := export.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := newSpill(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
+	jan := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	months := []time.Time{jan, jan.AddDate(0, 1, 0), jan.AddDate(0, 2, 0)}
+	w := &jobsWriter{h: h, cluster: "c", to: months[2].Unix(), spill: sp, extent: map[string]int64{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := w.months(ctx, months, map[string]bool{}, nil, &Summary{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if w.files != 0 {
+		t.Errorf("%d files written after the cancel", w.files)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"maps"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -88,38 +87,38 @@ type monthJobs struct {
 	err              error
 }
 
-// months writes the jobs and usage partitions of months (ascending). The
-// jobs partitions are independent, so up to GOMAXPROCS months are merged
-// and written at once; the usage partitions depend on the jobs of earlier
-// months running into later ones, so they are computed in month order as
-// the jobs months complete. A month's rows are dropped once its usage is
-// written, so at most that many months are in memory.
+// months writes the jobs and usage partitions of months (ascending). A
+// month's usage depends on the jobs of earlier months running into it, so
+// the usage partitions are computed in month order; each overlaps with the
+// merge and write of the next month's jobs partition. At most two months
+// of jobs rows are in memory. (Merging several months at once used more
+// CPU and memory for the same wall time: the jobs encoder already writes
+// row groups in parallel.)
 func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths map[string]bool, carry []*export.JobRow, sum *Summary) error {
 	var wg sync.WaitGroup
-	defer wg.Wait() // after cancel: an early return stops the rest
+	defer wg.Wait() // after cancel: an early return stops the preparing goroutine
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(months)))
-	slots := make(chan struct{}, workers)
-	results := make([]chan monthJobs, len(months))
-	for i := range results {
-		results[i] = make(chan monthJobs, 1)
-	}
+	prepared := make(chan monthJobs)
 	wg.Go(func() {
-		for i, m := range months {
+		defer close(prepared)
+		for _, m := range months {
+			mj := w.prepare(ctx, m, jobMonths[monthKey(m)])
 			select {
-			case slots <- struct{}{}:
+			case prepared <- mj:
 			case <-ctx.Done():
-				for _, r := range results[i:] {
-					r <- monthJobs{err: ctx.Err()}
-				}
 				return
 			}
-			wg.Go(func() { results[i] <- w.prepare(ctx, m, jobMonths[monthKey(m)]) })
+			if mj.err != nil {
+				return
+			}
 		}
 	})
-	for i, m := range months {
-		mj := <-results[i]
+	for _, m := range months {
+		mj, ok := <-prepared
+		if !ok {
+			return ctx.Err()
+		}
 		if mj.err != nil {
 			return mj.err
 		}
@@ -132,7 +131,6 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 		if carry, err = w.usage(m, mj.rows, carry); err != nil {
 			return err
 		}
-		<-slots
 	}
 	return nil
 }
