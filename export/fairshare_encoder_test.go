@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -186,79 +187,44 @@ func encoderCases(t *testing.T) []encoderCase {
 // bytes of parquet-go's GenericWriter[FairshareRow] fed in compareFairshare
 // order, for rows given shuffled or already sorted.
 func TestFairshareEncoderBytes(t *testing.T) {
-	def, err := schemas.TableByName(schemas.TableFairshare)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range encoderCases(t) {
-		rows := variedFairshare(c.n, c.seed, c.snaps)
-		sorted := sortedCopy(rows, compareFairshare)
-		for _, in := range []struct {
-			order string
-			rows  []FairshareRow
-		}{{"shuffled", rows}, {"sorted", sorted}} {
-			var want, got bytes.Buffer
-			if err := encoder(in.rows, compareFairshare, def.SortBy)(&want); err != nil {
-				t.Fatalf("%s, %s: generic encoder: %v", c.name, in.order, err)
-			}
-			if err := fairshareEncoder(in.rows, def.SortBy)(&got); err != nil {
-				t.Fatalf("%s, %s: fairshare encoder: %v", c.name, in.order, err)
-			}
-			if !bytes.Equal(got.Bytes(), want.Bytes()) {
-				t.Errorf("%s, %s (%d rows): fairshare encoder wrote %d bytes that differ from the generic encoder's %d",
-					c.name, in.order, len(in.rows), got.Len(), want.Len())
-			}
-		}
-	}
-	var want, got bytes.Buffer
-	if err := encoder(sampleFairshare(), compareFairshare, def.SortBy)(&want); err != nil {
-		t.Fatal(err)
-	}
-	if err := fairshareEncoder(sampleFairshare(), def.SortBy)(&got); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Errorf("sampleFairshare: the fairshare encoder's bytes differ from the generic encoder's")
-	}
+	checkEncoderBytes(t, schemas.TableFairshare, variedFairshare, sampleFairshare(), compareFairshare, fairshareEncoder)
 }
 
 // TestAssociationsEncoderBytes is TestFairshareEncoderBytes for the
 // associations table.
 func TestAssociationsEncoderBytes(t *testing.T) {
-	def, err := schemas.TableByName(schemas.TableAssociations)
+	checkEncoderBytes(t, schemas.TableAssociations, variedAssociations, sampleAssociations(), compareAssociations, associationsEncoder)
+}
+
+// checkEncoderBytes compares a column encoder with the generic encoder on
+// the varied rows of every encoderCase, shuffled and sorted, and on the
+// sample rows.
+func checkEncoderBytes[T any](t *testing.T, table string, varied func(n int, seed uint64, s snapshotCase) []T, sample []T,
+	compare func(a, b *T) int, columnar func(rows []T, sortBy []string) func(io.Writer) error) {
+	t.Helper()
+	def, err := schemas.TableByName(table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range encoderCases(t) {
-		rows := variedAssociations(c.n, c.seed, c.snaps)
-		sorted := sortedCopy(rows, compareAssociations)
-		for _, in := range []struct {
-			order string
-			rows  []AssociationRow
-		}{{"shuffled", rows}, {"sorted", sorted}} {
-			var want, got bytes.Buffer
-			if err := encoder(in.rows, compareAssociations, def.SortBy)(&want); err != nil {
-				t.Fatalf("%s, %s: generic encoder: %v", c.name, in.order, err)
-			}
-			if err := associationsEncoder(in.rows, def.SortBy)(&got); err != nil {
-				t.Fatalf("%s, %s: associations encoder: %v", c.name, in.order, err)
-			}
-			if !bytes.Equal(got.Bytes(), want.Bytes()) {
-				t.Errorf("%s, %s (%d rows): associations encoder wrote %d bytes that differ from the generic encoder's %d",
-					c.name, in.order, len(in.rows), got.Len(), want.Len())
-			}
+	check := func(name string, rows []T) {
+		var want, got bytes.Buffer
+		if err := encoder(rows, compare, def.SortBy)(&want); err != nil {
+			t.Fatalf("%s: generic encoder: %v", name, err)
+		}
+		if err := columnar(rows, def.SortBy)(&got); err != nil {
+			t.Fatalf("%s: %s encoder: %v", name, table, err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%s (%d rows): the %s encoder wrote %d bytes that differ from the generic encoder's %d",
+				name, len(rows), table, got.Len(), want.Len())
 		}
 	}
-	var want, got bytes.Buffer
-	if err := encoder(sampleAssociations(), compareAssociations, def.SortBy)(&want); err != nil {
-		t.Fatal(err)
+	for _, c := range encoderCases(t) {
+		rows := varied(c.n, c.seed, c.snaps)
+		check(c.name+", shuffled", rows)
+		check(c.name+", sorted", sortedCopy(rows, compare))
 	}
-	if err := associationsEncoder(sampleAssociations(), def.SortBy)(&got); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Errorf("sampleAssociations: the associations encoder's bytes differ from the generic encoder's")
-	}
+	check("sample", sample)
 }
 
 // TestSnapshotOrder checks snapshotOrder on a hand-sorted example and
