@@ -1,9 +1,7 @@
 package export
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -255,10 +253,7 @@ func (m *mapCol) at(i int) map[string]float64 {
 	}
 	m.key = m.key[:0]
 	for j := int(lo); j < int(hi); j++ {
-		k := m.keys.Value(j)
-		m.key = binary.AppendUvarint(m.key, uint64(len(k)))
-		m.key = append(m.key, k...)
-		m.key = binary.LittleEndian.AppendUint64(m.key, math.Float64bits(m.items.Value(j)))
+		m.key = AppendTRESEntry(m.key, m.keys.Value(j), m.items.Value(j))
 	}
 	if out, ok := m.seen[string(m.key)]; ok {
 		return out

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -453,9 +452,7 @@ func internTRES(rows []JobRow) tresTable {
 		}
 		id = id[:0]
 		for _, e := range scratch {
-			id = binary.AppendUvarint(id, uint64(len(e.key)))
-			id = append(id, e.key...)
-			id = binary.LittleEndian.AppendUint64(id, math.Float64bits(e.val))
+			id = AppendTRESEntry(id, e.key, e.val)
 		}
 		n, ok := index[string(id)]
 		if !ok {

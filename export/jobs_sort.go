@@ -1,5 +1,10 @@
 package export
 
+import (
+	"encoding/binary"
+	"math"
+)
+
 // SortJobRows sorts rows in place into the jobs table's order
 // (CompareJobRows, ties in input order), the order WritePartition writes
 // them in. It sorts integer keys rather than comparing strings, and moves
@@ -23,4 +28,13 @@ func SortJobRows(rows []JobRow) {
 			rows[j], j = rows[src], src
 		}
 	}
+}
+
+// AppendTRESEntry appends one TRES map entry in the encoding that tells TRES
+// sets apart: the key's length, its bytes and the value's bits. A set's
+// entries appended in one order form its identity; interning uses it.
+func AppendTRESEntry(b []byte, key string, val float64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(val))
 }

@@ -199,9 +199,7 @@ func (d *spillDict) tresID(m map[string]float64) uint64 {
 	slices.SortFunc(d.entries, func(a, b tresEntry) int { return strings.Compare(a.key, b.key) })
 	d.key = d.key[:0]
 	for _, e := range d.entries {
-		d.key = binary.AppendUvarint(d.key, uint64(len(e.key)))
-		d.key = append(d.key, e.key...)
-		d.key = binary.LittleEndian.AppendUint64(d.key, math.Float64bits(e.val))
+		d.key = export.AppendTRESEntry(d.key, e.key, e.val)
 	}
 	id, ok := d.tresIDs[string(d.key)]
 	if !ok {
