@@ -2,27 +2,23 @@ package export
 
 import (
 	"fmt"
-	"strings"
-	"time"
+	"slices"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/fairledger/fairledger/schemas"
 )
 
-// JobRowsFromBatch converts a billed jobs batch (schemas.Jobs plus
-// schemas.BillingFields) into jobs table rows, in batch order. chargedSec[i]
-// is the charged_sec of row i, which the caller computes for the month the
-// rows are written to. The rows own their strings: rec may be released
-// afterwards. Rows with the same TRES entries share one TRES map: treat
-// it as read-only. The cluster, exit_code, job_name and billing_sacct columns are
-// not part of the jobs table and are ignored.
-func JobRowsFromBatch(rec arrow.Record, chargedSec []int64) ([]JobRow, error) {
+// AppendBatch adds the rows of a billed jobs batch (schemas.Jobs plus
+// schemas.BillingFields) in batch order, with charged_sec 0 (the caller
+// sets it for the month the rows are written to). A null name reads "".
+// The cluster, exit_code, job_name and billing_sacct columns are not part
+// of the jobs table and are ignored. The table keeps no reference to rec.
+// On error nothing is added.
+func (t *JobTable) AppendBatch(rec arrow.Record) error {
 	n := int(rec.NumRows())
-	if len(chargedSec) != n {
-		return nil, fmt.Errorf("jobs rows: %d charged_sec values for %d rows", len(chargedSec), n)
-	}
-	c := batchCols{rec: rec}
+	c := batchCols{rec: rec, dict: t.Dict}
 	jobID := c.str(schemas.ColJobID)
 	jobIDRaw := c.int64s(schemas.ColJobIDRaw)
 	arrJob := c.int64s(schemas.ColArrayJobID)
@@ -54,65 +50,51 @@ func JobRowsFromBatch(rec arrow.Record, chargedSec []int64) ([]JobRow, error) {
 	sourceFile := c.str(schemas.ColSourceFile)
 	sourceLine := c.int64s(schemas.ColSourceLine)
 	if c.err != nil {
-		return nil, c.err
+		return c.err
 	}
 	for _, col := range []struct {
 		name string
 		a    arrow.Array
-	}{{schemas.ColJobIDRaw, jobIDRaw}, {schemas.ColStart, start}, {schemas.ColNNodes, nnodes},
+	}{{schemas.ColJobIDRaw, jobIDRaw}, {schemas.ColStart, start.Timestamp}, {schemas.ColNNodes, nnodes},
 		{schemas.ColAllocCPUs, cpus}, {schemas.ColBilling, billing}, {schemas.ColBillingSlurm, billingSlurm},
 		{schemas.ColUsageFactor, usageFactor}, {schemas.ColSourceLine, sourceLine}} {
 		if col.a.NullN() > 0 {
-			return nil, fmt.Errorf("jobs rows: column %q: %d nulls in a non-null column", col.name, col.a.NullN())
+			return fmt.Errorf("jobs rows: column %q: %d nulls in a non-null column", col.name, col.a.NullN())
 		}
 	}
 
-	rows := make([]JobRow, n)
-	for i := range rows {
-		r := &rows[i]
-		r.JobID = jobID.at(i)
-		r.JobIDRaw = jobIDRaw.Value(i)
-		r.ArrayJobID = optInt64(arrJob, i)
-		r.ArrayTaskID = optInt64(arrTask, i)
-		r.HetJobID = optInt64(hetJob, i)
-		r.HetJobOffset = optInt64(hetOff, i)
-		r.User = user.at(i)
-		r.Account = account.at(i)
-		r.Partition = partition.at(i)
-		r.QOS = qos.at(i)
-		r.State = state.at(i)
-		if !cancelledBy.null(i) {
-			s := cancelledBy.at(i)
-			r.CancelledBy = &s
+	t.Recs = slices.Grow(t.Recs, n)
+	for i := range n {
+		r := JobRec{JobIDRaw: jobIDRaw.Value(i), Start: start.at(i),
+			NNodes: nnodes.Value(i), AllocCPUs: cpus.Value(i), MemMB: mem.Value(i), NodeCount: node.Value(i),
+			GPU: gpu.Value(i), TRES: tres.at(i), Billing: billing.Value(i), BillingSlurm: billingSlurm.Value(i),
+			UsageFactor: usageFactor.Value(i), SourceLine: sourceLine.Value(i),
+			User: user.at(i), Account: account.at(i), Partition: partition.at(i), QOS: qos.at(i),
+			State: state.at(i), SourceFile: sourceFile.at(i)}
+		optInt64(arrJob, i, &r, &r.ArrayJobID, ValidArrayJobID)
+		optInt64(arrTask, i, &r, &r.ArrayTaskID, ValidArrayTaskID)
+		optInt64(hetJob, i, &r, &r.HetJobID, ValidHetJobID)
+		optInt64(hetOff, i, &r, &r.HetJobOffset, ValidHetJobOffset)
+		submit.opt(i, &r, &r.Submit, ValidSubmit)
+		eligible.opt(i, &r, &r.Eligible, ValidEligible)
+		end.opt(i, &r, &r.End, ValidEnd)
+		optInt64(elapsed, i, &r, &r.ElapsedSec, ValidElapsedSec)
+		optInt64(suspended, i, &r, &r.SuspendedSec, ValidSuspendedSec)
+		optInt64(timelimit, i, &r, &r.TimelimitMin, ValidTimelimitMin)
+		if !cancelledBy.a.IsNull(i) {
+			r.CancelledBy = cancelledBy.at(i) + 1
 		}
-		r.Submit = submit.opt(i)
-		r.Eligible = eligible.opt(i)
-		r.Start = start.at(i)
-		r.End = end.opt(i)
-		r.ElapsedSec = optInt64(elapsed, i)
-		r.ChargedSec = chargedSec[i]
-		r.SuspendedSec = optInt64(suspended, i)
-		r.TimelimitMin = optInt64(timelimit, i)
-		r.NNodes = nnodes.Value(i)
-		r.AllocCPUs = cpus.Value(i)
-		r.MemMB = mem.Value(i)
-		r.NodeCount = node.Value(i)
-		r.GPU = gpu.Value(i)
-		r.TRES = tres.at(i)
-		r.Billing = billing.Value(i)
-		r.BillingSlurm = billingSlurm.Value(i)
-		r.UsageFactor = usageFactor.Value(i)
-		r.SourceFile = sourceFile.at(i)
-		r.SourceLine = sourceLine.Value(i)
+		t.Append(r, jobID.bytes(i))
 	}
-	return rows, nil
+	return nil
 }
 
 // batchCols looks columns up by name, remembering the first error so that
-// JobRowsFromBatch checks once.
+// AppendBatch checks once.
 type batchCols struct {
-	rec arrow.Record
-	err error
+	rec  arrow.Record
+	dict *JobDict
+	err  error
 }
 
 func (c *batchCols) col(name string) arrow.Array {
@@ -157,25 +139,32 @@ func (c *batchCols) float64s(name string) *array.Float64 {
 	return v
 }
 
-// strCol reads a utf8 or dictionary<int, utf8> column; a null reads "".
-// Strings are copied out of the Arrow buffers (once per dictionary entry).
+// strCol reads a utf8 or dictionary<int, utf8> column as JobDict indexes
+// (looked up once per dictionary entry); a null reads "".
 type strCol struct {
 	a     arrow.Array
 	plain *array.String
 	dict  *array.Dictionary
-	names []string
+	ids   []uint32 // dictionary entry → JobDict index
+	jd    *JobDict
 }
 
-func (s strCol) null(i int) bool { return s.a.IsNull(i) }
+func (s strCol) at(i int) uint32 {
+	switch {
+	case s.a.IsNull(i):
+		return s.jd.Name("")
+	case s.dict != nil:
+		return s.ids[s.dict.GetValueIndex(i)]
+	}
+	return s.jd.nameBytes(s.bytes(i))
+}
 
-func (s strCol) at(i int) string {
+// bytes is a plain column's value i (nil for a null), viewing rec's buffer.
+func (s strCol) bytes(i int) []byte {
 	if s.a.IsNull(i) {
-		return ""
+		return nil
 	}
-	if s.dict != nil {
-		return s.names[s.dict.GetValueIndex(i)]
-	}
-	return strings.Clone(s.plain.Value(i))
+	return unsafe.Slice(unsafe.StringData(s.plain.Value(i)), len(s.plain.Value(i)))
 }
 
 func (c *batchCols) str(name string) strCol {
@@ -185,37 +174,36 @@ func (c *batchCols) str(name string) strCol {
 	}
 	switch v := a.(type) {
 	case *array.String:
-		return strCol{a: a, plain: v}
+		return strCol{a: a, plain: v, jd: c.dict}
 	case *array.Dictionary:
 		d, ok := v.Dictionary().(*array.String)
 		if !ok {
 			c.typeErr(name, a)
 			return strCol{}
 		}
-		names := make([]string, d.Len())
-		for k := range names {
-			names[k] = strings.Clone(d.Value(k))
+		ids := make([]uint32, d.Len())
+		for k := range ids {
+			ids[k] = c.dict.Name(d.Value(k))
 		}
-		return strCol{a: a, dict: v, names: names}
+		return strCol{a: a, dict: v, ids: ids, jd: c.dict}
 	}
 	c.typeErr(name, a)
 	return strCol{}
 }
 
-// timeCol reads a timestamp column of any unit as UTC times.
+// timeCol reads a timestamp column of any unit as Unix microseconds.
 type timeCol struct {
 	*array.Timestamp
-	unit arrow.TimeUnit
+	perSec int64
 }
 
-func (t timeCol) at(i int) time.Time { return t.Value(i).ToTime(t.unit).UTC() }
+func (t timeCol) at(i int) int64 { return microsOf(int64(t.Value(i)), t.perSec) }
 
-func (t timeCol) opt(i int) *time.Time {
-	if t.IsNull(i) {
-		return nil
+// opt sets *dst and r's valid bit unless value i is null.
+func (t timeCol) opt(i int, r *JobRec, dst *int64, bit uint16) {
+	if !t.IsNull(i) {
+		*dst, r.Valid = t.at(i), r.Valid|bit
 	}
-	v := t.at(i)
-	return &v
 }
 
 func (c *batchCols) times(name string) timeCol {
@@ -228,45 +216,61 @@ func (c *batchCols) times(name string) timeCol {
 		c.typeErr(name, a)
 		return timeCol{}
 	}
-	return timeCol{Timestamp: v, unit: v.DataType().(*arrow.TimestampType).Unit}
+	var perSec int64
+	switch v.DataType().(*arrow.TimestampType).Unit {
+	case arrow.Second:
+		perSec = 1
+	case arrow.Millisecond:
+		perSec = 1e3
+	case arrow.Microsecond:
+		perSec = 1e6
+	default:
+		perSec = 1e9
+	}
+	return timeCol{Timestamp: v, perSec: perSec}
 }
 
-// mapCol reads a map<utf8, float64> column; a null or empty map reads nil.
+// mapCol reads a map<utf8, float64> column as JobDict TRES sets; a null or
+// empty map is the empty set. A batch has few distinct TRES sets (about
+// 1,400 in 200k rows), so each row's entries are looked up as they come,
+// and sorted and interned only the first time.
 type mapCol struct {
 	m     *array.Map
 	keys  *array.String
 	items *array.Float64
-	seen  map[string]map[string]float64 // entries, as key, → the map built for them
+	jd    *JobDict
+	seen  map[string]uint32 // entries in the batch's order, as key → set
 	key   []byte
 }
 
-// at is row i's map. Rows with the same entries in the same order share one
-// map: a batch has few distinct TRES sets, and a map per row was most of
-// the conversion's cost.
-func (m *mapCol) at(i int) map[string]float64 {
+func (m *mapCol) at(i int) uint32 {
 	if m.m.IsNull(i) {
-		return nil
+		return 0
 	}
 	lo, hi := m.m.ValueOffsets(i)
 	if lo == hi {
-		return nil
+		return 0
 	}
 	m.key = m.key[:0]
 	for j := int(lo); j < int(hi); j++ {
 		m.key = AppendTRESEntry(m.key, m.keys.Value(j), m.items.Value(j))
 	}
-	if out, ok := m.seen[string(m.key)]; ok {
-		return out
+	if id, ok := m.seen[string(m.key)]; ok {
+		return id
 	}
-	out := make(map[string]float64, hi-lo)
+	d := m.jd
+	d.scratch = d.scratch[:0]
 	for j := int(lo); j < int(hi); j++ {
-		out[strings.Clone(m.keys.Value(j))] = m.items.Value(j)
+		e := tresEntry{m.keys.Value(j), m.items.Value(j)}
+		if k := slices.IndexFunc(d.scratch, func(x tresEntry) bool { return x.key == e.key }); k >= 0 {
+			d.scratch[k] = e // a repeated key: the last value wins
+		} else {
+			d.scratch = append(d.scratch, e)
+		}
 	}
-	if m.seen == nil {
-		m.seen = map[string]map[string]float64{}
-	}
-	m.seen[string(m.key)] = out
-	return out
+	id := d.internScratch()
+	m.seen[string(m.key)] = id
+	return id
 }
 
 func (c *batchCols) tresMap(name string) mapCol {
@@ -285,13 +289,12 @@ func (c *batchCols) tresMap(name string) mapCol {
 		c.typeErr(name, a)
 		return mapCol{}
 	}
-	return mapCol{m: m, keys: keys, items: items}
+	return mapCol{m: m, keys: keys, items: items, jd: c.dict, seen: map[string]uint32{}}
 }
 
-func optInt64(a *array.Int64, i int) *int64 {
-	if a.IsNull(i) {
-		return nil
+// optInt64 sets *dst and r's valid bit unless a's value i is null.
+func optInt64(a *array.Int64, i int, r *JobRec, dst *int64, bit uint16) {
+	if !a.IsNull(i) {
+		*dst, r.Valid = a.Value(i), r.Valid|bit
 	}
-	v := a.Value(i)
-	return &v
 }

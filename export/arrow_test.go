@@ -28,6 +28,7 @@ type jobSpec struct {
 	elapsed                  *int64
 	nnodes, cpus             int64
 	tres                     map[string]float64 // also fills the dense columns
+	entries                  []tresEntry        // when set: the TRES map's entries, in this order
 	billing                  float64
 	billingSlurm             int64
 	usageFactor              float64
@@ -92,6 +93,13 @@ func buildBatch(t testing.TB, mem memory.Allocator, specs []jobSpec) arrow.Recor
 			case schemas.ColAllocTRES:
 				mb := fb.(*array.MapBuilder)
 				mb.Append(true)
+				if s.entries != nil {
+					for _, e := range s.entries {
+						mb.KeyBuilder().(*array.StringBuilder).Append(e.key)
+						mb.ItemBuilder().(*array.Float64Builder).Append(e.val)
+					}
+					continue
+				}
 				for _, k := range sortedKeys(s.tres) {
 					mb.KeyBuilder().(*array.StringBuilder).Append(k)
 					mb.ItemBuilder().(*array.Float64Builder).Append(s.tres[k])
@@ -149,7 +157,11 @@ func appendTS(b *array.TimestampBuilder, v *int64) {
 	b.Append(arrow.Timestamp(*v))
 }
 
-func TestJobRowsFromBatch(t *testing.T) {
+// TestAppendBatch checks the records of a billed batch against values read
+// off the specs: nulls stay nulls, timestamps become microseconds, equal
+// TRES sets given in any order share one set, a repeated key keeps its
+// last value.
+func TestAppendBatch(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	// 1735776000 = 2025-01-02T00:00:00Z; 1735779600 = one hour later.
@@ -164,43 +176,64 @@ func TestJobRowsFromBatch(t *testing.T) {
 			cancelledBy: ptr("1000"), start: &start, nnodes: 2, cpus: 64,
 			tres:    map[string]float64{"cpu": 64, "node": 2},
 			billing: 64, billingSlurm: 64, usageFactor: 0.5, sourceLine: 9},
+		{jobID: "100", raw: 100, user: "alice", account: "chem", part: "cpu", state: "RUNNING", start: &start,
+			nnodes: 2, cpus: 64, tres: map[string]float64{"cpu": 64, "node": 2},
+			entries: []tresEntry{{"node", 2}, {"cpu", 1}, {"cpu", 64}}, billing: 64, billingSlurm: 64,
+			usageFactor: 0.5, sourceLine: 10},
 	})
-	got, err := JobRowsFromBatch(rec, []int64{3600, 7200})
+	tb := NewJobTable(NewJobDict(), 0)
+	err := tb.AppendBatch(rec)
 	rec.Release()
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(tb.Recs) != 3 {
+		t.Fatalf("AppendBatch added %d records, want 3", len(tb.Recs))
+	}
+	if tb.Recs[1].TRES != tb.Recs[2].TRES {
+		t.Errorf("TRES sets of equal maps = %d and %d, want one set", tb.Recs[1].TRES, tb.Recs[2].TRES)
+	}
+	if r := tb.Recs[0]; r.Start != 1735776000_000000 || r.Submit != 1735775940_000000 || r.End != 1735779600_000000 ||
+		r.Valid != ValidArrayJobID|ValidArrayTaskID|ValidSubmit|ValidEligible|ValidEnd|ValidElapsedSec {
+		t.Errorf("record 0: start %d submit %d end %d valid %b", r.Start, r.Submit, r.End, r.Valid)
+	}
+	got := []JobRow{tb.Row(0), tb.Row(1), tb.Row(2)}
 	st, en, sub := ts("2025-01-02T00:00:00Z", 0), ts("2025-01-02T01:00:00Z", 0), ts("2025-01-01T23:59:00Z", 0)
 	want := []JobRow{
 		{JobID: "101_3", JobIDRaw: 104, ArrayJobID: ptr[int64](101), ArrayTaskID: ptr[int64](3), User: "bob",
 			Account: "physics", Partition: "gpu", QOS: "normal", State: "COMPLETED", Submit: &sub, Eligible: &sub,
-			Start: st, End: &en, ElapsedSec: ptr[int64](3600), ChargedSec: 3600, NNodes: 1, AllocCPUs: 8,
+			Start: st, End: &en, ElapsedSec: ptr[int64](3600), NNodes: 1, AllocCPUs: 8,
 			MemMB: 32768, NodeCount: 1, GPU: 2,
 			TRES:    map[string]float64{"cpu": 8, "mem": 32768, "node": 1, "gres/gpu": 2, "gres/gpu:a100": 2},
 			Billing: 24.5, BillingSlurm: 24, UsageFactor: 1, SourceFile: "sacct.txt", SourceLine: 2},
 		{JobID: "99", JobIDRaw: 99, User: "alice", Account: "chem", Partition: "cpu", QOS: "", State: "CANCELLED",
-			CancelledBy: ptr("1000"), Start: st, ChargedSec: 7200, NNodes: 2, AllocCPUs: 64, NodeCount: 2,
+			CancelledBy: ptr("1000"), Start: st, NNodes: 2, AllocCPUs: 64, NodeCount: 2,
 			TRES: map[string]float64{"cpu": 64, "node": 2}, Billing: 64, BillingSlurm: 64, UsageFactor: 0.5,
 			SourceFile: "sacct.txt", SourceLine: 9},
+		{JobID: "100", JobIDRaw: 100, User: "alice", Account: "chem", Partition: "cpu", QOS: "", State: "RUNNING",
+			Start: st, NNodes: 2, AllocCPUs: 64, NodeCount: 2,
+			TRES: map[string]float64{"cpu": 64, "node": 2}, Billing: 64, BillingSlurm: 64, UsageFactor: 0.5,
+			SourceFile: "sacct.txt", SourceLine: 10},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("JobRowsFromBatch =\n%+v\nwant\n%+v", got, want)
+		t.Errorf("AppendBatch rows =\n%+v\nwant\n%+v", got, want)
 	}
 }
 
-func TestJobRowsFromBatchErrors(t *testing.T) {
+func TestAppendBatchErrors(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	start := int64(0)
 	rec := buildBatch(t, mem, []jobSpec{{jobID: "1", raw: 1, user: "u", account: "a", state: "RUNNING", start: &start}})
 	defer rec.Release()
-	if _, err := JobRowsFromBatch(rec, nil); err == nil {
-		t.Errorf("JobRowsFromBatch with no charged_sec succeeded, want an error")
-	}
 	// An unbilled batch lacks the billing column.
 	unbilled := array.NewRecord(schemas.Jobs(nil), rec.Columns()[:len(schemas.Jobs(nil).Fields())], rec.NumRows())
 	defer unbilled.Release()
-	if _, err := JobRowsFromBatch(unbilled, []int64{0}); err == nil {
-		t.Errorf("JobRowsFromBatch of an unbilled batch succeeded, want an error")
+	tb := NewJobTable(NewJobDict(), 0)
+	if err := tb.AppendBatch(unbilled); err == nil {
+		t.Errorf("AppendBatch of an unbilled batch succeeded, want an error")
+	}
+	if len(tb.Recs) != 0 {
+		t.Errorf("a failed AppendBatch added %d records", len(tb.Recs))
 	}
 }

@@ -103,10 +103,11 @@ func partitionDir(table, cluster, month string) string {
 }
 
 // WritePartition replaces the (table, cluster, month) partition with rows,
-// which must be a []JobRow, []UsageRow, []FairshareRow or
+// which must be a []JobRow or *JobTable, []UsageRow, []FairshareRow or
 // []AssociationRow matching table. month is truncated to its UTC month.
 // Rows are written in the table's sort order (schemas.Table.SortBy) without
-// modifying the caller's slice. The write is atomic and idempotent: equal
+// modifying the caller's slice; a *JobTable is sorted in place
+// (JobTable.Sort) instead. The write is atomic and idempotent: equal
 // rows give a byte-identical file, and readers see either the previous file
 // or the new one. The manifest is rewritten afterwards.
 func (h *History) WritePartition(table, cluster string, month time.Time, rows any) error {
@@ -121,7 +122,10 @@ func (h *History) WritePartition(table, cluster string, month time.Time, rows an
 	var encode func(io.Writer) error
 	switch r := rows.(type) {
 	case []JobRow:
-		n, encode = len(r), jobsEncoder(r, def.SortBy)
+		n, encode = len(r), jobsEncoder(jobTableOf(r), def.SortBy)
+	case *JobTable:
+		r.Sort()
+		n, encode = len(r.Recs), jobsEncoder(r, def.SortBy)
 	case []UsageRow:
 		n, encode = len(r), encoder(r, compareUsage, def.SortBy)
 	case []FairshareRow:
@@ -143,7 +147,7 @@ func (h *History) WritePartition(table, cluster string, month time.Time, rows an
 // tableOf names the table of a rows slice.
 func tableOf(rows any) string {
 	switch rows.(type) {
-	case []JobRow:
+	case []JobRow, *JobTable:
 		return schemas.TableJobs
 	case []UsageRow:
 		return schemas.TableUsage
@@ -259,49 +263,53 @@ func encoder[T any](rows []T, cmp func(a, b *T) int, sortBy []string) func(io.Wr
 // ones GenericWriter would write.
 const writeBatch = 64
 
-// jobsEncoder returns a function writing jobs rows as Parquet in
-// compareJobs order. It writes exactly the bytes encoder(rows, compareJobs,
-// sortBy) writes (TestJobsEncoderBytes checks it) in a fraction of the
-// time:
+// jobTableOf returns rows as a JobTable, in compareJobs order (jobsOrder).
+func jobTableOf(rows []JobRow) *JobTable {
+	t := NewJobTable(NewJobDict(), len(rows))
+	for _, i := range jobsOrder(rows) {
+		t.AppendRow(&rows[i])
+	}
+	return t
+}
+
+// jobsEncoder returns a function writing the records of t, in their order,
+// as Parquet. For rows in compareJobs order it writes exactly the bytes
+// encoder(rows, compareJobs, sortBy) writes (TestJobsEncoderBytes checks
+// it) in a fraction of the time:
 //
-//   - it sorts integer keys (ranks of the account and user names) instead
-//     of comparing strings, with an unstable sort whose last key is the
-//     input position, instead of a stable merge sort;
-//   - it reads every TRES map once, in input order, and interns it: maps
-//     read in sorted order miss the CPU cache on nearly every access, and
-//     parquet-go sorted each one through reflect;
-//   - it fills the column writers with parquet.Values built by plain code
-//     instead of parquet-go's reflection;
+//   - the records have no pointers and their TRES sets are interned, so
+//     the values are built by plain loops over a column at a time instead
+//     of parquet-go's reflection (which also sorted every map);
 //   - it encodes up to GOMAXPROCS row groups at once (ConcurrentRowGroupWriter)
 //     and commits them in order. A row group's bytes depend only on its
 //     rows, so the file is the same as when written one group at a time.
-func jobsEncoder(rows []JobRow, sortBy []string) func(io.Writer) error {
+func jobsEncoder(t *JobTable, sortBy []string) func(io.Writer) error {
 	return func(w io.Writer) error {
 		pw := parquet.NewGenericWriter[JobRow](w, writerOptions(sortBy)...)
-		order := jobsOrder(rows)
-		tres := internTRES(rows)
-		groups := (len(order) + RowGroupRows - 1) / RowGroupRows
+		n := len(t.Recs)
+		groups := (n + RowGroupRows - 1) / RowGroupRows
 		workers := max(1, min(runtime.GOMAXPROCS(0), groups))
 		rgs := make([]*parquet.ConcurrentRowGroupWriter, workers)
 		encs := make([]jobColumns, workers)
 		errs := make([]error, workers)
 		for first := 0; first < groups; first += workers {
-			n := min(workers, groups-first)
+			k := min(workers, groups-first)
 			var wg sync.WaitGroup
-			for k := range n {
-				if rgs[k] == nil {
-					rgs[k] = pw.BeginRowGroup()
+			for g := range k {
+				if rgs[g] == nil {
+					rgs[g] = pw.BeginRowGroup()
 				}
-				group := order[(first+k)*RowGroupRows : min((first+k+1)*RowGroupRows, len(order))]
-				encs[k].tres = &tres
-				wg.Go(func() { errs[k] = encs[k].writeGroup(rgs[k].ColumnWriters(), rows, group) })
+				lo := (first + g) * RowGroupRows
+				recs := t.Recs[lo:min(lo+RowGroupRows, n)]
+				encs[g].t = t
+				wg.Go(func() { errs[g] = encs[g].writeGroup(rgs[g].ColumnWriters(), recs) })
 			}
 			wg.Wait()
-			for k := range n {
-				if errs[k] != nil {
-					return errs[k]
+			for g := range k {
+				if errs[g] != nil {
+					return errs[g]
 				}
-				if _, err := rgs[k].Commit(); err != nil { // empties rgs[k] for reuse
+				if _, err := rgs[g].Commit(); err != nil { // empties rgs[g] for reuse
 					return err
 				}
 			}
@@ -340,7 +348,7 @@ func jobsOrder(rows []JobRow) []int32 {
 	for i := 1; i < len(rows) && sorted; i++ {
 		sorted = compareJobs(&rows[i-1], &rows[i]) <= 0
 	}
-	if sorted { // as SortJobRows leaves them
+	if sorted {
 		return identity(len(rows))
 	}
 	accounts, users := nameRanks(rows, func(r *JobRow) string { return r.Account }),
@@ -412,59 +420,13 @@ func nameRanks(rows []JobRow, name func(*JobRow) string) []int32 {
 	return byRow
 }
 
-// jobColumns builds the values of one batch of jobs rows, column by column
-// in schema order (the leaf columns of parquet.SchemaOf(JobRow{})), and
-// writes them to the column writers. Its buffer is reused between
+// jobColumns builds the values of one batch of jobs records, column by
+// column in schema order (the leaf columns of parquet.SchemaOf(JobRow{})),
+// and writes them to the column writers. Its buffer is reused between
 // batches.
 type jobColumns struct {
-	tres *tresTable
+	t    *JobTable
 	vals []parquet.Value
-}
-
-// tresTable holds the distinct TRES maps of a set of rows, each as its
-// entries in key byte order (the order parquet-go writes a map in).
-type tresTable struct {
-	ids     []int32     // per row: its map's index in spans
-	spans   [][2]int32  // per distinct map: its entries[start:end]
-	entries []tresEntry // the distinct maps' entries
-}
-
-type tresEntry struct {
-	key string
-	val float64
-}
-
-// internTRES reads the TRES map of every row, in input order, into a
-// tresTable. Maps are equal when they have the same keys and bit-identical
-// values (nil and empty maps are equal: both are written as an empty map).
-func internTRES(rows []JobRow) tresTable {
-	t := tresTable{ids: make([]int32, len(rows))}
-	index := map[string]int32{}
-	var scratch []tresEntry
-	var id []byte
-	for i := range rows {
-		scratch = scratch[:0]
-		for k, v := range rows[i].TRES {
-			scratch = append(scratch, tresEntry{k, v})
-		}
-		if len(scratch) > 1 {
-			slices.SortFunc(scratch, func(a, b tresEntry) int { return strings.Compare(a.key, b.key) })
-		}
-		id = id[:0]
-		for _, e := range scratch {
-			id = AppendTRESEntry(id, e.key, e.val)
-		}
-		n, ok := index[string(id)]
-		if !ok {
-			n = int32(len(t.spans))
-			index[string(id)] = n
-			start := int32(len(t.entries))
-			t.entries = append(t.entries, scratch...)
-			t.spans = append(t.spans, [2]int32{start, int32(len(t.entries))})
-		}
-		t.ids[i] = n
-	}
-	return t
 }
 
 // Leaf column indexes of the jobs table's TRES map, and the number of leaf
@@ -475,28 +437,27 @@ const (
 	jobLeaves    = 32
 )
 
-// writeGroup writes the rows at the positions group (one row group) in
-// batches of writeBatch rows.
-func (e *jobColumns) writeGroup(cols []*parquet.ColumnWriter, rows []JobRow, group []int32) error {
-	for lo := 0; lo < len(group); lo += writeBatch {
-		if err := e.write(cols, rows, group[lo:min(lo+writeBatch, len(group))]); err != nil {
+// writeGroup writes recs (one row group) in batches of writeBatch rows.
+func (e *jobColumns) writeGroup(cols []*parquet.ColumnWriter, recs []JobRec) error {
+	for lo := 0; lo < len(recs); lo += writeBatch {
+		if err := e.write(cols, recs[lo:min(lo+writeBatch, len(recs))]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (e *jobColumns) write(cols []*parquet.ColumnWriter, rows []JobRow, batch []int32) error {
+func (e *jobColumns) write(cols []*parquet.ColumnWriter, recs []JobRec) error {
 	if len(cols) != jobLeaves {
 		return fmt.Errorf("jobs schema has %d leaf columns, the encoder writes %d", len(cols), jobLeaves)
 	}
 	for c := range jobLeaves {
 		var v []parquet.Value
 		if c == colTRESKey || c == colTRESValue {
-			v = e.appendTRES(e.vals[:0], batch, c == colTRESKey)
+			v = e.appendTRES(e.vals[:0], recs, c == colTRESKey)
 		} else {
-			v = slices.Grow(e.vals[:0], len(batch))[:len(batch)]
-			jobColumn(v, rows, batch, c)
+			v = slices.Grow(e.vals[:0], len(recs))[:len(recs)]
+			jobColumn(v, e.t, recs, c)
 		}
 		e.vals = v
 		if _, err := cols[c].WriteRowValues(v); err != nil {
@@ -507,157 +468,167 @@ func (e *jobColumns) write(cols []*parquet.ColumnWriter, rows []JobRow, batch []
 }
 
 // jobColumn sets v[k] to the value of leaf column c (other than the TRES
-// map's) of row batch[k], as parquet-go's GenericWriter[JobRow] writes it:
-// timestamps in microseconds, a nil pointer as a null (definition level
-// 0), a set one at definition level 1; required columns need no levels.
+// map's) of recs[k], as parquet-go's GenericWriter[JobRow] writes it:
+// timestamps in microseconds, a null at definition level 0, a set
+// optional value at definition level 1; required columns need no levels.
 // (One loop per column: building values through a function per column
 // took most of the encoder's own time.)
-func jobColumn(v []parquet.Value, rows []JobRow, batch []int32, c int) {
+func jobColumn(v []parquet.Value, t *JobTable, recs []JobRec, c int) {
+	names := t.Dict.names
+	str := func(k int, id uint32) { v[k] = stringValue(names[id]) }
+	opt := func(k int, r *JobRec, x int64, bit uint16) {
+		v[k] = parquet.Value{}
+		if r.Valid&bit != 0 {
+			v[k] = parquet.Int64Value(x)
+			v[k].SetDefinitionLevel(1)
+		}
+	}
 	switch c {
 	case 0:
-		for k, i := range batch {
-			v[k] = stringValue(rows[i].JobID)
+		for k := range recs {
+			v[k] = parquet.ByteArrayValue(t.JobID(&recs[k]))
 		}
 	case 1:
-		for k, i := range batch {
-			v[k] = parquet.Int64Value(rows[i].JobIDRaw)
+		for k := range recs {
+			v[k] = parquet.Int64Value(recs[k].JobIDRaw)
 		}
 	case 2:
-		for k, i := range batch {
-			v[k] = int64Value(rows[i].ArrayJobID)
+		for k := range recs {
+			opt(k, &recs[k], recs[k].ArrayJobID, ValidArrayJobID)
 		}
 	case 3:
-		for k, i := range batch {
-			v[k] = int64Value(rows[i].ArrayTaskID)
+		for k := range recs {
+			opt(k, &recs[k], recs[k].ArrayTaskID, ValidArrayTaskID)
 		}
 	case 4:
-		for k, i := range batch {
-			v[k] = int64Value(rows[i].HetJobID)
+		for k := range recs {
+			opt(k, &recs[k], recs[k].HetJobID, ValidHetJobID)
 		}
 	case 5:
-		for k, i := range batch {
-			v[k] = int64Value(rows[i].HetJobOffset)
+		for k := range recs {
+			opt(k, &recs[k], recs[k].HetJobOffset, ValidHetJobOffset)
 		}
 	case 6:
-		for k, i := range batch {
-			v[k] = stringValue(rows[i].User)
+		for k := range recs {
+			str(k, recs[k].User)
 		}
 	case 7:
-		for k, i := range batch {
-			v[k] = stringValue(rows[i].Account)
+		for k := range recs {
+			str(k, recs[k].Account)
 		}
 	case 8:
-		for k, i := range batch {
-			v[k] = stringValue(rows[i].Partition)
+		for k := range recs {
+			str(k, recs[k].Partition)
 		}
 	case 9:
-		for k, i := range batch {
-			v[k] = stringValue(rows[i].QOS)
+		for k := range recs {
+			str(k, recs[k].QOS)
 		}
 	case 10:
-		for k, i := range batch {
-			v[k] = stringValue(rows[i].State)
+		for k := range recs {
+			str(k, recs[k].State)
 		}
 	case 11:
-		for k, i := range batch {
+		for k := range recs {
 			v[k] = parquet.Value{}
-			if p := rows[i].CancelledBy; p != nil {
-				v[k] = stringValue(*p)
+			if id := recs[k].CancelledBy; id > 0 {
+				str(k, id-1)
 				v[k].SetDefinitionLevel(1)
 			}
 		}
 	case 12:
-		for k, i := range batch {
-			v[k] = timeValue(rows[i].Submit)
+		for k := range recs {
+			opt(k, &recs[k], recs[k].Submit, ValidSubmit)
 		}
 	case 13:
-		for k, i := range batch {
-			v[k] = timeValue(rows[i].Eligible)
+		for k := range recs {
+			opt(k, &recs[k], recs[k].Eligible, ValidEligible)
 		}
 	case 14:
-		for k, i := range batch {
-			v[k] = parquet.Int64Value(rows[i].Start.UnixMicro())
+		for k := range recs {
+			v[k] = parquet.Int64Value(recs[k].Start)
 		}
 	case 15:
-		for k, i := range batch {
-			v[k] = timeValue(rows[i].End)
+		for k := range recs {
+			opt(k, &recs[k], recs[k].End, ValidEnd)
 		}
 	case 16:
-		for k, i := range batch {
-			v[k] = int64Value(rows[i].ElapsedSec)
+		for k := range recs {
+			opt(k, &recs[k], recs[k].ElapsedSec, ValidElapsedSec)
 		}
 	case 17:
-		for k, i := range batch {
-			v[k] = parquet.Int64Value(rows[i].ChargedSec)
+		for k := range recs {
+			v[k] = parquet.Int64Value(recs[k].ChargedSec)
 		}
 	case 18:
-		for k, i := range batch {
-			v[k] = int64Value(rows[i].SuspendedSec)
+		for k := range recs {
+			opt(k, &recs[k], recs[k].SuspendedSec, ValidSuspendedSec)
 		}
 	case 19:
-		for k, i := range batch {
-			v[k] = int64Value(rows[i].TimelimitMin)
+		for k := range recs {
+			opt(k, &recs[k], recs[k].TimelimitMin, ValidTimelimitMin)
 		}
 	case 20:
-		for k, i := range batch {
-			v[k] = parquet.Int64Value(rows[i].NNodes)
+		for k := range recs {
+			v[k] = parquet.Int64Value(recs[k].NNodes)
 		}
 	case 21:
-		for k, i := range batch {
-			v[k] = parquet.Int64Value(rows[i].AllocCPUs)
+		for k := range recs {
+			v[k] = parquet.Int64Value(recs[k].AllocCPUs)
 		}
 	case 22:
-		for k, i := range batch {
-			v[k] = parquet.DoubleValue(rows[i].MemMB)
+		for k := range recs {
+			v[k] = parquet.DoubleValue(recs[k].MemMB)
 		}
 	case 23:
-		for k, i := range batch {
-			v[k] = parquet.DoubleValue(rows[i].NodeCount)
+		for k := range recs {
+			v[k] = parquet.DoubleValue(recs[k].NodeCount)
 		}
 	case 24:
-		for k, i := range batch {
-			v[k] = parquet.DoubleValue(rows[i].GPU)
+		for k := range recs {
+			v[k] = parquet.DoubleValue(recs[k].GPU)
 		}
 	case 27:
-		for k, i := range batch {
-			v[k] = parquet.DoubleValue(rows[i].Billing)
+		for k := range recs {
+			v[k] = parquet.DoubleValue(recs[k].Billing)
 		}
 	case 28:
-		for k, i := range batch {
-			v[k] = parquet.Int64Value(rows[i].BillingSlurm)
+		for k := range recs {
+			v[k] = parquet.Int64Value(recs[k].BillingSlurm)
 		}
 	case 29:
-		for k, i := range batch {
-			v[k] = parquet.DoubleValue(rows[i].UsageFactor)
+		for k := range recs {
+			v[k] = parquet.DoubleValue(recs[k].UsageFactor)
 		}
 	case 30:
-		for k, i := range batch {
-			v[k] = stringValue(rows[i].SourceFile)
+		for k := range recs {
+			str(k, recs[k].SourceFile)
 		}
 	case 31:
-		for k, i := range batch {
-			v[k] = parquet.Int64Value(rows[i].SourceLine)
+		for k := range recs {
+			v[k] = parquet.Int64Value(recs[k].SourceLine)
 		}
 	default:
 		panic(fmt.Sprintf("jobs column %d", c))
 	}
 }
 
-// appendTRES appends the key (or value) column of the batch's TRES maps:
-// one value per entry (repetition level 0 for a row's first, 1 for the
-// next; definition level 1), or a null at levels 0 for an empty map.
-func (e *jobColumns) appendTRES(v []parquet.Value, batch []int32, keys bool) []parquet.Value {
-	for _, i := range batch {
-		span := e.tres.spans[e.tres.ids[i]]
+// appendTRES appends the key (or value) column of recs' TRES sets: one
+// value per entry (repetition level 0 for a row's first, 1 for the next;
+// definition level 1), or a null at levels 0 for an empty set.
+func (e *jobColumns) appendTRES(v []parquet.Value, recs []JobRec, keys bool) []parquet.Value {
+	d := e.t.Dict
+	for k := range recs {
+		span := d.sets[recs[k].TRES]
 		if span[0] == span[1] {
 			v = append(v, parquet.Value{})
 		}
 		for j := span[0]; j < span[1]; j++ {
 			var x parquet.Value
 			if keys {
-				x = stringValue(e.tres.entries[j].key)
+				x = stringValue(d.entries[j].key)
 			} else {
-				x = parquet.DoubleValue(e.tres.entries[j].val)
+				x = parquet.DoubleValue(d.entries[j].val)
 			}
 			if j > span[0] {
 				x.SetRepetitionLevel(1)
@@ -666,26 +637,6 @@ func (e *jobColumns) appendTRES(v []parquet.Value, batch []int32, keys bool) []p
 			v = append(v, x)
 		}
 	}
-	return v
-}
-
-// int64Value is an optional INT64 value: null for nil.
-func int64Value(p *int64) parquet.Value {
-	if p == nil {
-		return parquet.Value{}
-	}
-	v := parquet.Int64Value(*p)
-	v.SetDefinitionLevel(1)
-	return v
-}
-
-// timeValue is an optional timestamp in microseconds: null for nil.
-func timeValue(p *time.Time) parquet.Value {
-	if p == nil {
-		return parquet.Value{}
-	}
-	v := parquet.Int64Value(p.UnixMicro())
-	v.SetDefinitionLevel(1)
 	return v
 }
 

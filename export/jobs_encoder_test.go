@@ -91,7 +91,8 @@ func variedJobs(n int, seed uint64, mono bool) []JobRow {
 // TestJobsEncoderBytes checks that the jobs encoder writes exactly the
 // bytes of parquet-go's GenericWriter[JobRow] fed in compareJobs order
 // (the generic encoder every other table uses), for row counts around the
-// batch and row-group sizes and for rows given sorted or not.
+// batch and row-group sizes and for rows given sorted or not; and that a
+// JobTable of the same rows, sorted by JobTable.Sort, writes them too.
 func TestJobsEncoderBytes(t *testing.T) {
 	def, err := schemas.TableByName(schemas.TableJobs)
 	if err != nil {
@@ -109,25 +110,43 @@ func TestJobsEncoderBytes(t *testing.T) {
 	cases := []struct {
 		name string
 		rows []JobRow
+		mono bool
 	}{
-		{"none", nil},
-		{"sample", sampleJobs()},
-		{"one batch", variedJobs(writeBatch, 1, false)},
-		{"batch+1", variedJobs(writeBatch+1, 2, false)},
-		{"already sorted", sorted},
-		{"row groups", variedJobs(big, 3, false)},
-		{"monotonic starts", variedJobs(3*writeBatch, 5, true)},
+		{"none", nil, false},
+		{"sample", sampleJobs(), false},
+		{"one batch", variedJobs(writeBatch, 1, false), false},
+		{"batch+1", variedJobs(writeBatch+1, 2, false), false},
+		{"already sorted", sorted, false},
+		{"row groups", variedJobs(big, 3, false), false},
+		{"monotonic starts", variedJobs(3*writeBatch, 5, true), true},
 	}
 	for _, c := range cases {
 		var want, got bytes.Buffer
 		if err := encoder(c.rows, compareJobs, def.SortBy)(&want); err != nil {
 			t.Fatalf("%s: generic encoder: %v", c.name, err)
 		}
-		if err := jobsEncoder(c.rows, def.SortBy)(&got); err != nil {
+		if err := jobsEncoder(jobTableOf(c.rows), def.SortBy)(&got); err != nil {
 			t.Fatalf("%s: jobs encoder: %v", c.name, err)
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Errorf("%s (%d rows): jobs encoder wrote %d bytes that differ from the generic encoder's %d",
+				c.name, len(c.rows), got.Len(), want.Len())
+		}
+		if c.mono {
+			continue // a table keeps wall-clock microseconds, not monotonic readings
+		}
+		// A table filled in input order and sorted by JobTable.Sort.
+		tb := NewJobTable(NewJobDict(), 0)
+		for i := range c.rows {
+			tb.AppendRow(&c.rows[i])
+		}
+		tb.Sort()
+		got.Reset()
+		if err := jobsEncoder(tb, def.SortBy)(&got); err != nil {
+			t.Fatalf("%s: jobs encoder of a sorted table: %v", c.name, err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%s (%d rows): the sorted table's %d bytes differ from the generic encoder's %d",
 				c.name, len(c.rows), got.Len(), want.Len())
 		}
 	}

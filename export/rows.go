@@ -204,8 +204,3 @@ func sortedOrder[T any](rows []T, cmp func(a, b *T) int) []int32 {
 	})
 	return idx
 }
-
-// CompareJobRows orders jobs rows as the jobs table stores them (account,
-// user, start, job_id_raw, job_id), for callers that need the table's
-// order before writing.
-func CompareJobRows(a, b *JobRow) int { return compareJobs(a, b) }

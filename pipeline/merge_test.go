@@ -39,10 +39,16 @@ func TestMerge(t *testing.T) {
 	}
 	w := &jobsWriter{to: to.Unix()}
 	var mj monthJobs
-	got := w.merge(old, fresh, &mj)
+	tb := export.NewJobTable(export.NewJobDict(), 0)
+	for _, rows := range [][]export.JobRow{old, fresh} {
+		for i := range rows {
+			tb.AppendRow(&rows[i])
+		}
+	}
+	w.merge(tb, len(old), &mj)
 	charged := map[int64]int64{} // source line → charged hours
 	var lines []int64
-	for _, r := range got {
+	for _, r := range tb.Recs {
 		lines = append(lines, r.SourceLine)
 		charged[r.SourceLine] = r.ChargedSec / 3600
 	}

@@ -174,7 +174,8 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	}
 	defer sp.close()
 
-	st := newStream(m, cps, opt, sp)
+	dict := export.NewJobDict() // the names and TRES sets of every jobs record of the run
+	st := newStream(m, cps, opt, sp, dict)
 	if err := st.readAll(ctx, in, opt, sum); err != nil {
 		return nil, err
 	}
@@ -239,7 +240,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if len(cps) > 0 {
 		maps.Copy(extent, cps[len(cps)-1].JobsExtent)
 	}
-	jw := &jobsWriter{h: h, cluster: m.cluster, to: to, spill: sp, extent: extent}
+	jw := &jobsWriter{h: h, cluster: m.cluster, to: to, spill: sp, dict: dict, extent: extent}
 	jobsDone := make(chan error, 1)
 	go func() { jobsDone <- jw.write(ctx, lo, carriedMonths, sum) }()
 
@@ -419,6 +420,7 @@ type stream struct {
 	m       *model
 	opt     Options
 	spill   *spill
+	table   *export.JobTable // the current batch's records
 	jobs    decay.Jobs
 	mem     memory.Allocator
 	toKnown bool
@@ -439,8 +441,8 @@ type lateJob struct {
 	end int64 // decay.Running when running
 }
 
-func newStream(m *model, cps []*checkpoint, opt Options, sp *spill) *stream {
-	s := &stream{m: m, opt: opt, spill: sp, mem: memory.NewGoAllocator(),
+func newStream(m *model, cps []*checkpoint, opt Options, sp *spill, dict *export.JobDict) *stream {
+	s := &stream{m: m, opt: opt, spill: sp, table: export.NewJobTable(dict, 0), mem: memory.NewGoAllocator(),
 		minStart: math.MaxInt64, maxEnd: math.MinInt64,
 		carriedKeys: map[jobKey]bool{}, seen: map[jobKey]bool{}, newestCk: math.MinInt64}
 	if !opt.To.IsZero() {
@@ -544,37 +546,42 @@ func (s *stream) batch(rec arrow.Record, sum *Summary) error {
 	if err := s.m.res.AppendJobs(billed, &s.jobs, &sum.Resolve); err != nil {
 		return err
 	}
-	n := int(billed.NumRows())
-	rows, err := export.JobRowsFromBatch(billed, make([]int64, n))
-	if err != nil {
+	t := s.table
+	t.Reset()
+	if err := t.AppendBatch(billed); err != nil {
 		return err
 	}
 	_, codes, clusters, err := schemas.DictStringColumn(billed, schemas.ColCluster)
 	if err != nil {
 		return err
 	}
+	names := t.Dict.Names()
+	ours := make([]bool, clusters.Len())
+	for k := range ours {
+		ours[k] = clusters.Value(k) == s.m.cluster
+	}
 	byMonth := map[string][]int32{}
-	for i := range rows {
-		r := &rows[i]
-		if clusters.Value(int(codes[i])) != s.m.cluster {
+	for i := range t.Recs {
+		r := &t.Recs[i]
+		if !ours[codes[i]] {
 			sum.OtherCluster++
 			continue
 		}
-		start := r.Start.Unix()
+		start := r.Start / 1e6 // the sacct times are whole seconds
 		k := jobKey{r.JobIDRaw, start}
 		if s.carriedKeys[k] {
 			s.seen[k] = true
 		}
 		end := int64(decay.Running)
-		if r.End != nil {
-			end = r.End.Unix()
+		if !r.Running() {
+			end = r.End / 1e6
 			s.maxEnd = max(s.maxEnd, end)
 		} else {
 			s.anyRunning = true
 		}
 		s.minStart = min(s.minStart, start)
 		if end == decay.Running || (s.toKnown && end > s.to) {
-			if a, _ := s.m.res.Lookup(r.Account, r.User, r.Partition); a >= 0 {
+			if a, _ := s.m.res.Lookup(names[r.Account], names[r.User], names[r.Partition]); a >= 0 {
 				s.running = append(s.running, carriedJob{JobIDRaw: r.JobIDRaw, Start: start, End: end,
 					Rate: r.Billing * r.UsageFactor, Key: keyArray(s.m.keys[a])})
 			}
@@ -586,7 +593,7 @@ func (s *stream) batch(rec arrow.Record, sum *Summary) error {
 		byMonth[mk] = append(byMonth[mk], int32(i))
 	}
 	for _, mk := range slices.Sorted(maps.Keys(byMonth)) {
-		if err := s.spill.add(mk, rows, byMonth[mk]); err != nil {
+		if err := s.spill.add(mk, t, byMonth[mk]); err != nil {
 			return err
 		}
 	}

@@ -30,28 +30,49 @@ func TestSpillRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.close()
-	if err := s.add("2025-01", rows, []int32{0}); err != nil {
+	dict := export.NewJobDict()
+	in := tableOf(dict, rows)
+	if err := s.add("2025-01", in, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.add("2025-02", rows, []int32{1}); err != nil {
+	if err := s.add("2025-02", in, []int32{1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.add("2025-01", rows, []int32{1}); err != nil {
+	if err := s.add("2025-01", in, []int32{1}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.read("2025-01")
-	if err != nil {
-		t.Fatal(err)
+	if got := readSpill(t, s, dict, "2025-01"); !reflect.DeepEqual(got, rows) {
+		t.Errorf("January:\n got %+v\nwant %+v", got, rows)
 	}
-	if want := []export.JobRow{rows[0], rows[1]}; !reflect.DeepEqual(got, want) {
-		t.Errorf("January:\n got %+v\nwant %+v", got, want)
-	}
-	if got, _ := s.read("2025-02"); !reflect.DeepEqual(got, rows[1:]) {
+	if got := readSpill(t, s, dict, "2025-02"); !reflect.DeepEqual(got, rows[1:]) {
 		t.Errorf("February: %+v", got)
 	}
-	if got, err := s.read("2025-03"); got != nil || err != nil {
-		t.Errorf("unknown month: %v, %v", got, err)
+	if got := readSpill(t, s, dict, "2025-03"); got != nil {
+		t.Errorf("unknown month: %v", got)
 	}
+}
+
+// tableOf returns rows as a table using dict.
+func tableOf(dict *export.JobDict, rows []export.JobRow) *export.JobTable {
+	tb := export.NewJobTable(dict, len(rows))
+	for i := range rows {
+		tb.AppendRow(&rows[i])
+	}
+	return tb
+}
+
+// readSpill reads month's records back as rows.
+func readSpill(t *testing.T, s *spill, dict *export.JobDict, month string) []export.JobRow {
+	t.Helper()
+	tb := export.NewJobTable(dict, 0)
+	if err := s.read(month, tb); err != nil {
+		t.Fatalf("read %s: %v", month, err)
+	}
+	var rows []export.JobRow
+	for i := range tb.Recs {
+		rows = append(rows, tb.Row(i))
+	}
+	return rows
 }
 
 // TestSpillValues: floats keep every bit (integral ones take the short
@@ -80,13 +101,11 @@ func TestSpillValues(t *testing.T) {
 	for i := range idx {
 		idx[i] = int32(i)
 	}
-	if err := s.add("2025-05", rows, idx); err != nil {
+	dict := export.NewJobDict()
+	if err := s.add("2025-05", tableOf(dict, rows), idx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.read("2025-05")
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readSpill(t, s, dict, "2025-05")
 	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 	for i, r := range got {
 		w := rows[i]

@@ -19,17 +19,28 @@ type jobsWriter struct {
 	cluster string
 	to      int64
 	spill   *spill
+	dict    *export.JobDict // the run's: the spill's records refer to it
 	extent  map[string]int64
 	files   int
 }
 
-// effEnd is the time up to which a jobs row is charged: its end, or to for a
-// running job, never after to.
-func effEnd(r *export.JobRow, to int64) int64 {
-	if r.End == nil {
+// unixSec converts Unix microseconds to seconds, rounding down (as
+// time.Time.Unix does).
+func unixSec(us int64) int64 {
+	s := us / 1e6
+	if us%1e6 < 0 {
+		s--
+	}
+	return s
+}
+
+// effEnd is the time up to which a jobs record is charged: its end, or to
+// for a running job, never after to.
+func effEnd(r *export.JobRec, to int64) int64 {
+	if r.Running() {
 		return to
 	}
-	return min(r.End.Unix(), to)
+	return min(unixSec(r.End), to)
 }
 
 func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string, sum *Summary) error {
@@ -53,20 +64,19 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 	last := monthStart(w.to)
 
 	// Jobs of earlier months that run into the first month.
-	var carry []*export.JobRow
+	var carry []export.JobRec
 	for _, mk := range slices.Sorted(maps.Keys(w.extent)) {
 		m, err := time.Parse("2006-01", mk)
 		if err != nil || !m.Before(first) || w.extent[mk] <= first.Unix() {
 			continue
 		}
-		var rows []export.JobRow
-		if err := readIfExists(w.h, schemas.TableJobs, w.cluster, m, &rows); err != nil {
+		t, err := w.readTable(m, 0)
+		if err != nil {
 			return err
 		}
-		for i := range rows {
-			if effEnd(&rows[i], w.to) > first.Unix() {
-				r := rows[i]
-				carry = append(carry, &r)
+		for _, r := range t.Recs {
+			if effEnd(&r, w.to) > first.Unix() {
+				carry = append(carry, r)
 			}
 		}
 	}
@@ -78,10 +88,25 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 	return w.months(ctx, months, jobMonths, carry, sum)
 }
 
+// readTable reads month m's jobs partition, if any, into a new table with
+// room for extra more records.
+func (w *jobsWriter) readTable(m time.Time, extra int) (*export.JobTable, error) {
+	var rows []export.JobRow
+	if err := readIfExists(w.h, schemas.TableJobs, w.cluster, m, &rows); err != nil {
+		return nil, err
+	}
+	t := export.NewJobTable(w.dict, len(rows)+extra)
+	for i := range rows {
+		t.AppendRow(&rows[i])
+	}
+	return t, nil
+}
+
 // monthJobs is a month's jobs table, in the table's order, as prepare
 // leaves it for the month's usage.
 type monthJobs struct {
-	rows             []export.JobRow
+	table            *export.JobTable
+	names            []string // the dictionary's names when the month was prepared
 	wrote            bool
 	afterTo, written int64
 	err              error
@@ -91,10 +116,10 @@ type monthJobs struct {
 // month's usage depends on the jobs of earlier months running into it, so
 // the usage partitions are computed in month order; each overlaps with the
 // merge and write of the next month's jobs partition. At most two months
-// of jobs rows are in memory. (Merging several months at once used more
+// of jobs records are in memory. (Merging several months at once used more
 // CPU and memory for the same wall time: the jobs encoder already writes
 // row groups in parallel.)
-func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths map[string]bool, carry []*export.JobRow, sum *Summary) error {
+func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths map[string]bool, carry []export.JobRec, sum *Summary) error {
 	var wg sync.WaitGroup
 	defer wg.Wait() // after cancel: an early return stops the preparing goroutine
 	ctx, cancel := context.WithCancel(ctx)
@@ -128,7 +153,7 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 			w.files++
 		}
 		var err error
-		if carry, err = w.usage(m, mj.rows, carry); err != nil {
+		if carry, err = w.usage(m, mj.table.Recs, mj.names, carry); err != nil {
 			return err
 		}
 	}
@@ -136,28 +161,29 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 }
 
 // prepare reads month m's jobs partition and, when the run has jobs of
-// that month (fresh), merges the spilled rows into it and rewrites it.
+// that month (fresh), merges the spilled records into it and rewrites it.
+// The goroutine that runs prepare is the only one adding to w.dict.
 func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool) monthJobs {
 	var mj monthJobs
 	if mj.err = ctx.Err(); mj.err != nil {
 		return mj
 	}
-	var rows []export.JobRow
-	if mj.err = readIfExists(w.h, schemas.TableJobs, w.cluster, m, &rows); mj.err != nil {
+	t, err := w.readTable(m, 0)
+	if err != nil {
+		mj.err = err
 		return mj
 	}
 	if fresh {
-		spilled, err := w.spill.read(monthKey(m))
-		if err != nil {
-			mj.err = err
+		old := len(t.Recs)
+		if mj.err = w.spill.read(monthKey(m), t); mj.err != nil {
 			return mj
 		}
-		rows = w.merge(rows, spilled, &mj)
+		w.merge(t, old, &mj)
 	}
-	export.SortJobRows(rows)
-	mj.rows = rows
-	if fresh && (len(rows) > 0 || w.h.HasPartition(schemas.TableJobs, w.cluster, m)) {
-		if mj.err = w.h.WritePartition(schemas.TableJobs, w.cluster, m, mj.rows); mj.err != nil {
+	t.Sort()
+	mj.table, mj.names = t, w.dict.Names()
+	if fresh && (len(t.Recs) > 0 || w.h.HasPartition(schemas.TableJobs, w.cluster, m)) {
+		if mj.err = w.h.WritePartition(schemas.TableJobs, w.cluster, m, t); mj.err != nil {
 			return mj
 		}
 		mj.wrote = true
@@ -166,60 +192,62 @@ func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool) month
 }
 
 // usage records how far month m's jobs reach and writes the month's usage
-// partition from the jobs carried in from earlier months and rows (in the
+// partition from the jobs carried in from earlier months and recs (in the
 // table's order, so that usage sums in the same order whichever run
-// computes it). It returns the jobs that run into the next month.
-func (w *jobsWriter) usage(m time.Time, rows []export.JobRow, carry []*export.JobRow) ([]*export.JobRow, error) {
+// computes it); names are the dictionary's. It returns the jobs that run
+// into the next month.
+func (w *jobsWriter) usage(m time.Time, recs []export.JobRec, names []string, carry []export.JobRec) ([]export.JobRec, error) {
 	next := m.AddDate(0, 1, 0)
 	var ext int64
-	for i := range rows {
-		ext = max(ext, effEnd(&rows[i], w.to))
-		carry = append(carry, &rows[i])
+	for i := range recs {
+		ext = max(ext, effEnd(&recs[i], w.to))
 	}
-	if len(rows) > 0 {
+	if len(recs) > 0 {
 		w.extent[monthKey(m)] = ext
 	}
-	usage := usageRows(carry, m.Unix(), next.Unix(), w.to)
-	if len(usage) > 0 || w.h.HasPartition(schemas.TableUsage, w.cluster, m) {
-		if err := w.h.WritePartition(schemas.TableUsage, w.cluster, m, usage); err != nil {
+	u := usageSums{acc: map[usageKey]int{}, names: names}
+	u.add(carry, m.Unix(), next.Unix(), w.to)
+	u.add(recs, m.Unix(), next.Unix(), w.to)
+	if len(u.rows) > 0 || w.h.HasPartition(schemas.TableUsage, w.cluster, m) {
+		if err := w.h.WritePartition(schemas.TableUsage, w.cluster, m, u.rows); err != nil {
 			return nil, err
 		}
 		w.files++
 	}
-	// Keep copies of the rows that run into the next month, so this
-	// month's rows can be freed.
-	var kept []*export.JobRow
-	for _, r := range carry {
-		if effEnd(r, w.to) > next.Unix() {
-			c := *r
-			kept = append(kept, &c)
+	// Keep copies of the records that run into the next month, so this
+	// month's table can be freed.
+	var kept []export.JobRec
+	for _, part := range [][]export.JobRec{carry, recs} {
+		for i := range part {
+			if effEnd(&part[i], w.to) > next.Unix() {
+				kept = append(kept, part[i])
+			}
 		}
 	}
 	return kept, nil
 }
 
-// merge replaces the rows of old whose (job_id_raw, start) fresh has, except
-// that a finished row is never replaced by a running one; of fresh rows
-// with the same key the later wins. It drops fresh rows starting at or
-// after to, and sets every row's charged time up to to. It reuses fresh's
-// memory; the order of the rows it returns is not significant (the caller
-// sorts them).
-func (w *jobsWriter) merge(old, fresh []export.JobRow, mj *monthJobs) []export.JobRow {
+// merge merges the records t holds from the spill (from position old on)
+// into the table's records before them: a spilled record replaces the
+// table's records of the same (job_id_raw, start), except that a finished
+// record is never replaced by a running one; of spilled records with the
+// same key the later wins. It drops spilled records starting at or after
+// to, and sets every kept record's charged time up to to. The records
+// keep their relative order (not significant: the full sort key is
+// unique once the keys are merged, and the caller sorts).
+func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
 	type ref struct {
 		id, start int64
-		pos       int // fresh rows first, then old rows
+		pos       int32
 	}
-	nf := len(fresh)
-	refs := make([]ref, 0, nf+len(old))
-	for i := range fresh {
-		if start := fresh[i].Start.Unix(); start < w.to {
-			refs = append(refs, ref{fresh[i].JobIDRaw, start, i})
+	recs := t.Recs
+	refs := make([]ref, 0, len(recs))
+	for i := range recs {
+		if start := unixSec(recs[i].Start); i < old || start < w.to {
+			refs = append(refs, ref{recs[i].JobIDRaw, start, int32(i)})
 		} else {
 			mj.afterTo++
 		}
-	}
-	for i := range old {
-		refs = append(refs, ref{old[i].JobIDRaw, old[i].Start.Unix(), nf + i})
 	}
 	slices.SortFunc(refs, func(a, b ref) int {
 		if a.id != b.id {
@@ -230,13 +258,7 @@ func (w *jobsWriter) merge(old, fresh []export.JobRow, mj *monthJobs) []export.J
 		}
 		return cmp.Compare(a.pos, b.pos)
 	})
-	keep := make([]bool, nf+len(old))
-	row := func(pos int) *export.JobRow {
-		if pos < nf {
-			return &fresh[pos]
-		}
-		return &old[pos-nf]
-	}
+	keep := make([]bool, len(recs))
 	for lo := 0; lo < len(refs); {
 		hi := lo + 1
 		for hi < len(refs) && refs[hi].id == refs[lo].id && refs[hi].start == refs[lo].start {
@@ -244,74 +266,76 @@ func (w *jobsWriter) merge(old, fresh []export.JobRow, mj *monthJobs) []export.J
 		}
 		group := refs[lo:hi]
 		lo = hi
-		win := -1
+		win := int32(-1)
 		for _, r := range group {
-			if r.pos < nf {
-				win = r.pos // the same run twice in the input: the later row wins
+			if int(r.pos) >= old {
+				win = r.pos // the same run twice in the input: the later record wins
 			}
 		}
-		if win < 0 { // not in the input: the table's rows stay
+		if win < 0 { // not in the input: the table's records stay
 			for _, r := range group {
 				keep[r.pos] = true
 			}
 			continue
 		}
 		mj.written++
-		for _, r := range group {
-			if r.pos >= nf && row(r.pos).End != nil && row(win).End == nil {
-				win = r.pos // a finished record outlives a running one
+		if recs[win].Running() {
+			for _, r := range group {
+				if int(r.pos) < old && !recs[r.pos].Running() {
+					win = r.pos // a finished record outlives a running one
+					break
+				}
 			}
 		}
 		keep[win] = true
 	}
-	out := fresh[:0]
-	for i := range fresh {
+	out := recs[:0]
+	for i := range recs {
 		if keep[i] {
-			out = append(out, fresh[i])
+			r := recs[i]
+			r.ChargedSec = max(0, effEnd(&r, w.to)-unixSec(r.Start))
+			out = append(out, r)
 		}
 	}
-	for i := range old {
-		if keep[nf+i] {
-			out = append(out, old[i])
-		}
-	}
-	for i := range out {
-		out[i].ChargedSec = max(0, effEnd(&out[i], w.to)-out[i].Start.Unix())
-	}
-	return out
+	t.Recs = out
 }
 
 type usageKey struct {
-	account, user, partition string
+	account, user, partition uint32
 	day                      int64
 }
 
-// usageRows splits the charged time of rows over the UTC days of the month
-// [from, next), summing in rows' order.
-func usageRows(rows []*export.JobRow, from, next, to int64) []export.UsageRow {
-	acc := map[usageKey]int{}
-	var out []export.UsageRow
-	for _, r := range rows {
-		s, e := max(r.Start.Unix(), from), min(effEnd(r, to), next)
+// usageSums splits the charged time of jobs records over the UTC days of a
+// month, summing in the order the records are added.
+type usageSums struct {
+	acc   map[usageKey]int
+	names []string
+	rows  []export.UsageRow
+}
+
+// add adds the part of recs' charged time that falls in [from, next).
+func (u *usageSums) add(recs []export.JobRec, from, next, to int64) {
+	for i := range recs {
+		r := &recs[i]
+		s, e := max(unixSec(r.Start), from), min(effEnd(r, to), next)
 		for s < e {
 			day := s - s%86400
 			end := min(e, day+86400)
 			sec := float64(end - s)
 			k := usageKey{r.Account, r.User, r.Partition, day}
-			i, ok := acc[k]
+			i, ok := u.acc[k]
 			if !ok {
-				i = len(out)
-				acc[k] = i
-				out = append(out, export.UsageRow{Account: r.Account, User: r.User, Partition: r.Partition,
-					PeriodStart: time.Unix(day, 0).UTC()})
+				i = len(u.rows)
+				u.acc[k] = i
+				u.rows = append(u.rows, export.UsageRow{Account: u.names[r.Account], User: u.names[r.User],
+					Partition: u.names[r.Partition], PeriodStart: time.Unix(day, 0).UTC()})
 			}
-			u := &out[i]
-			u.BillingSec += r.Billing * r.UsageFactor * sec
-			u.CPUSec += float64(r.AllocCPUs) * sec
-			u.MemMBSec += r.MemMB * sec
-			u.GPUSec += r.GPU * sec
+			x := &u.rows[i]
+			x.BillingSec += r.Billing * r.UsageFactor * sec
+			x.CPUSec += float64(r.AllocCPUs) * sec
+			x.MemMBSec += r.MemMB * sec
+			x.GPUSec += r.GPU * sec
 			s = end
 		}
 	}
-	return out
 }

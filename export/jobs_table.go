@@ -1,0 +1,384 @@
+package export
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// JobDict holds the names and TRES sets that the JobRecs of a run refer to
+// by index. One goroutine adds to it; it only grows, so a slice returned by
+// Names keeps its contents and may be read by other goroutines while the
+// writer adds more.
+type JobDict struct {
+	names   []string
+	nameIDs map[string]uint32
+
+	sets    [][2]int32  // per TRES set: its entries[start:end]; set 0 is empty
+	entries []tresEntry // the sets' entries, each set's in key byte order
+	setIDs  map[string]uint32
+
+	scratch []tresEntry
+	key     []byte
+}
+
+// tresEntry is one entry of a TRES set.
+type tresEntry struct {
+	key string
+	val float64
+}
+
+// NewJobDict returns an empty dictionary.
+func NewJobDict() *JobDict {
+	return &JobDict{nameIDs: map[string]uint32{}, sets: [][2]int32{{0, 0}}, setIDs: map[string]uint32{"": 0}}
+}
+
+// Name returns the index of s, adding it when new.
+func (d *JobDict) Name(s string) uint32 {
+	id, ok := d.nameIDs[s]
+	if !ok {
+		id = uint32(len(d.names))
+		s = strings.Clone(s)
+		d.nameIDs[s] = id
+		d.names = append(d.names, s)
+	}
+	return id
+}
+
+// nameBytes is Name for a name given as bytes; it allocates only for a new
+// name.
+func (d *JobDict) nameBytes(b []byte) uint32 {
+	if id, ok := d.nameIDs[string(b)]; ok {
+		return id
+	}
+	return d.Name(string(b))
+}
+
+// Names returns the names by index. Treat it as read-only.
+func (d *JobDict) Names() []string { return d.names }
+
+// TRESSet returns the index of m's entries (0 for a nil or empty map),
+// adding them when new. Two maps are the same set when they have the same
+// keys and bit-identical values.
+func (d *JobDict) TRESSet(m map[string]float64) uint32 {
+	d.scratch = d.scratch[:0]
+	for k, v := range m {
+		d.scratch = append(d.scratch, tresEntry{k, v})
+	}
+	return d.internScratch()
+}
+
+// internScratch interns the entries in d.scratch (any order, distinct
+// keys).
+func (d *JobDict) internScratch() uint32 {
+	if len(d.scratch) == 0 {
+		return 0
+	}
+	slices.SortFunc(d.scratch, func(a, b tresEntry) int { return strings.Compare(a.key, b.key) })
+	d.key = d.key[:0]
+	for _, e := range d.scratch {
+		d.key = AppendTRESEntry(d.key, e.key, e.val)
+	}
+	if id, ok := d.setIDs[string(d.key)]; ok {
+		return id
+	}
+	id := uint32(len(d.sets))
+	start := int32(len(d.entries))
+	for _, e := range d.scratch {
+		d.entries = append(d.entries, tresEntry{strings.Clone(e.key), e.val})
+	}
+	d.sets = append(d.sets, [2]int32{start, int32(len(d.entries))})
+	d.setIDs[string(d.key)] = id
+	return id
+}
+
+// TRESMap returns TRES set id as a new map (nil for the empty set).
+func (d *JobDict) TRESMap(id uint32) map[string]float64 {
+	span := d.sets[id]
+	if span[0] == span[1] {
+		return nil
+	}
+	m := make(map[string]float64, span[1]-span[0])
+	for _, e := range d.entries[span[0]:span[1]] {
+		m[e.key] = e.val
+	}
+	return m
+}
+
+// Bits of JobRec.Valid: the nullable columns that have a value.
+const (
+	ValidArrayJobID uint16 = 1 << iota
+	ValidArrayTaskID
+	ValidHetJobID
+	ValidHetJobOffset
+	ValidSubmit
+	ValidEligible
+	ValidEnd
+	ValidElapsedSec
+	ValidSuspendedSec
+	ValidTimelimitMin
+)
+
+// JobRec is one jobs table row without pointers, so that a large table of
+// them costs the garbage collector nothing to scan: names and the TRES set
+// are JobDict indexes, timestamps Unix microseconds, and a nullable column
+// is null unless its bit is set in Valid. Its job id is stored in the
+// JobTable that holds it.
+type JobRec struct {
+	JobIDRaw                                        int64
+	ArrayJobID, ArrayTaskID, HetJobID, HetJobOffset int64
+	Start, Submit, Eligible, End                    int64
+	ElapsedSec, ChargedSec, SuspendedSec            int64
+	TimelimitMin                                    int64
+	NNodes, AllocCPUs, BillingSlurm, SourceLine     int64
+	MemMB, NodeCount, GPU, Billing, UsageFactor     float64
+	User, Account, Partition, QOS, State            uint32
+	SourceFile                                      uint32
+	// CancelledBy is the name's index plus one; 0 is null.
+	CancelledBy uint32
+	// TRES is the TRES set's index; 0 is the empty set.
+	TRES  uint32
+	Valid uint16
+
+	idOff, idLen uint32 // the job id's bytes in JobTable.ids
+}
+
+// Running reports whether r has no end.
+func (r *JobRec) Running() bool { return r.Valid&ValidEnd == 0 }
+
+// JobTable is a set of jobs table rows as JobRecs. Its job ids are kept
+// in one buffer (at most 4 GiB of them).
+type JobTable struct {
+	// Dict holds the names and TRES sets the records refer to.
+	Dict *JobDict
+	// Recs are the rows.
+	Recs []JobRec
+	ids  []byte
+}
+
+// NewJobTable returns an empty table using d with room for n rows.
+func NewJobTable(d *JobDict, n int) *JobTable {
+	return &JobTable{Dict: d, Recs: make([]JobRec, 0, n), ids: make([]byte, 0, 12*n)}
+}
+
+// Reset empties t, keeping its memory.
+func (t *JobTable) Reset() {
+	t.Recs, t.ids = t.Recs[:0], t.ids[:0]
+}
+
+// JobID returns the job id of r, a record of t, as bytes of t (read-only).
+func (t *JobTable) JobID(r *JobRec) []byte { return t.ids[r.idOff : r.idOff+r.idLen] }
+
+// Append adds r with the job id jobID.
+func (t *JobTable) Append(r JobRec, jobID []byte) {
+	r.idOff, r.idLen = uint32(len(t.ids)), uint32(len(jobID))
+	t.ids = append(t.ids, jobID...)
+	t.Recs = append(t.Recs, r)
+}
+
+// AppendRow adds row. Times keep their microseconds (the table's
+// resolution).
+func (t *JobTable) AppendRow(row *JobRow) {
+	d := t.Dict
+	r := JobRec{JobIDRaw: row.JobIDRaw, Start: row.Start.UnixMicro(), ChargedSec: row.ChargedSec,
+		NNodes: row.NNodes, AllocCPUs: row.AllocCPUs, BillingSlurm: row.BillingSlurm, SourceLine: row.SourceLine,
+		MemMB: row.MemMB, NodeCount: row.NodeCount, GPU: row.GPU, Billing: row.Billing, UsageFactor: row.UsageFactor,
+		User: d.Name(row.User), Account: d.Name(row.Account), Partition: d.Name(row.Partition),
+		QOS: d.Name(row.QOS), State: d.Name(row.State), SourceFile: d.Name(row.SourceFile),
+		TRES: d.TRESSet(row.TRES)}
+	opt := func(p *int64, dst *int64, bit uint16) {
+		if p != nil {
+			*dst, r.Valid = *p, r.Valid|bit
+		}
+	}
+	tm := func(p *time.Time, dst *int64, bit uint16) {
+		if p != nil {
+			*dst, r.Valid = p.UnixMicro(), r.Valid|bit
+		}
+	}
+	opt(row.ArrayJobID, &r.ArrayJobID, ValidArrayJobID)
+	opt(row.ArrayTaskID, &r.ArrayTaskID, ValidArrayTaskID)
+	opt(row.HetJobID, &r.HetJobID, ValidHetJobID)
+	opt(row.HetJobOffset, &r.HetJobOffset, ValidHetJobOffset)
+	tm(row.Submit, &r.Submit, ValidSubmit)
+	tm(row.Eligible, &r.Eligible, ValidEligible)
+	tm(row.End, &r.End, ValidEnd)
+	opt(row.ElapsedSec, &r.ElapsedSec, ValidElapsedSec)
+	opt(row.SuspendedSec, &r.SuspendedSec, ValidSuspendedSec)
+	opt(row.TimelimitMin, &r.TimelimitMin, ValidTimelimitMin)
+	if row.CancelledBy != nil {
+		r.CancelledBy = d.Name(*row.CancelledBy) + 1
+	}
+	t.Append(r, []byte(row.JobID))
+}
+
+// Row returns record i as a JobRow (with times in UTC).
+func (t *JobTable) Row(i int) JobRow {
+	r, d := &t.Recs[i], t.Dict
+	row := JobRow{JobID: string(t.JobID(r)), JobIDRaw: r.JobIDRaw, Start: time.UnixMicro(r.Start).UTC(),
+		ChargedSec: r.ChargedSec, NNodes: r.NNodes, AllocCPUs: r.AllocCPUs, BillingSlurm: r.BillingSlurm,
+		SourceLine: r.SourceLine, MemMB: r.MemMB, NodeCount: r.NodeCount, GPU: r.GPU, Billing: r.Billing,
+		UsageFactor: r.UsageFactor, User: d.names[r.User], Account: d.names[r.Account],
+		Partition: d.names[r.Partition], QOS: d.names[r.QOS], State: d.names[r.State],
+		SourceFile: d.names[r.SourceFile], TRES: d.TRESMap(r.TRES)}
+	opt := func(v int64, bit uint16) *int64 {
+		if r.Valid&bit == 0 {
+			return nil
+		}
+		return &v
+	}
+	tm := func(v int64, bit uint16) *time.Time {
+		if r.Valid&bit == 0 {
+			return nil
+		}
+		u := time.UnixMicro(v).UTC()
+		return &u
+	}
+	row.ArrayJobID = opt(r.ArrayJobID, ValidArrayJobID)
+	row.ArrayTaskID = opt(r.ArrayTaskID, ValidArrayTaskID)
+	row.HetJobID = opt(r.HetJobID, ValidHetJobID)
+	row.HetJobOffset = opt(r.HetJobOffset, ValidHetJobOffset)
+	row.Submit = tm(r.Submit, ValidSubmit)
+	row.Eligible = tm(r.Eligible, ValidEligible)
+	row.End = tm(r.End, ValidEnd)
+	row.ElapsedSec = opt(r.ElapsedSec, ValidElapsedSec)
+	row.SuspendedSec = opt(r.SuspendedSec, ValidSuspendedSec)
+	row.TimelimitMin = opt(r.TimelimitMin, ValidTimelimitMin)
+	if r.CancelledBy > 0 {
+		s := d.names[r.CancelledBy-1]
+		row.CancelledBy = &s
+	}
+	return row
+}
+
+// Sort puts the records into the jobs table's order (account, user, start,
+// job_id_raw, job_id; ties keep their order), the order WritePartition
+// writes them in. It sorts integer keys (ranks of the names) rather than
+// comparing strings, and moves each record once.
+func (t *JobTable) Sort() {
+	if t.sorted() {
+		return
+	}
+	ranks := t.nameRanks()
+	type key struct {
+		names uint64 // account rank << 32 | user rank
+		start int64
+		raw   int64
+		pos   int32
+	}
+	keys := make([]key, len(t.Recs))
+	for i := range t.Recs {
+		r := &t.Recs[i]
+		keys[i] = key{uint64(ranks[r.Account])<<32 | uint64(ranks[r.User]), r.Start, r.JobIDRaw, int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.names != b.names {
+			return cmp.Compare(a.names, b.names)
+		}
+		if a.start != b.start {
+			return cmp.Compare(a.start, b.start)
+		}
+		if a.raw != b.raw {
+			return cmp.Compare(a.raw, b.raw)
+		}
+		if c := bytes.Compare(t.JobID(&t.Recs[a.pos]), t.JobID(&t.Recs[b.pos])); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.pos, b.pos)
+	})
+	order := make([]int32, len(keys))
+	for k, key := range keys {
+		order[k] = key.pos
+	}
+	permute(t.Recs, order)
+}
+
+// sorted reports whether the records are in the table's order.
+func (t *JobTable) sorted() bool {
+	names := t.Dict.names
+	for i := 1; i < len(t.Recs); i++ {
+		a, b := &t.Recs[i-1], &t.Recs[i]
+		c := strings.Compare(names[a.Account], names[b.Account])
+		if c == 0 {
+			c = strings.Compare(names[a.User], names[b.User])
+		}
+		if c == 0 {
+			c = cmp.Compare(a.Start, b.Start)
+		}
+		if c == 0 {
+			c = cmp.Compare(a.JobIDRaw, b.JobIDRaw)
+		}
+		if c == 0 {
+			c = bytes.Compare(t.JobID(a), t.JobID(b))
+		}
+		if c > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// nameRanks returns the rank of every dictionary name in byte order.
+func (t *JobTable) nameRanks() []uint32 {
+	names := t.Dict.names
+	byName := make([]uint32, len(names))
+	for i := range byName {
+		byName[i] = uint32(i)
+	}
+	slices.SortFunc(byName, func(a, b uint32) int { return strings.Compare(names[a], names[b]) })
+	ranks := make([]uint32, len(names))
+	for rank, id := range byName {
+		ranks[id] = uint32(rank)
+	}
+	return ranks
+}
+
+// permute reorders s in place so that s[k] becomes the old s[order[k]],
+// moving each element once. It consumes order.
+func permute[T any](s []T, order []int32) {
+	for k := range order {
+		if order[k] < 0 {
+			continue // placed as part of an earlier cycle
+		}
+		held, j := s[k], k
+		for {
+			src := int(order[j])
+			order[j] = -1
+			if src == k {
+				s[j] = held
+				break
+			}
+			s[j], j = s[src], src
+		}
+	}
+}
+
+// microsOf converts a timestamp of unit ticks per second to microseconds,
+// rounding down (as time.Time.UnixMicro does).
+func microsOf(v int64, perSec int64) int64 {
+	switch {
+	case perSec == 1e6:
+		return v
+	case perSec < 1e6:
+		return v * (1e6 / perSec)
+	}
+	div := perSec / 1e6
+	q := v / div
+	if v%div < 0 {
+		q--
+	}
+	return q
+}
+
+// AppendTRESEntry appends one TRES map entry in the encoding that tells TRES
+// sets apart: the key's length, its bytes and the value's bits. A set's
+// entries appended in one order form its identity; interning uses it.
+func AppendTRESEntry(b []byte, key string, val float64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(val))
+}
