@@ -48,7 +48,7 @@ type SacctOptions struct {
 	// ChunkBytes is the size of the blocks handed to workers (default 4 MiB);
 	// each block becomes one record batch.
 	ChunkBytes int
-	// Allocator for the Arrow builders (default memory.DefaultAllocator).
+	// Allocator for the batches' Arrow buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
 	// OnReject, if set, is called in input order for every rejected record
 	// with its error and raw text.
@@ -288,7 +288,6 @@ func (s *SacctReader) start(br *bufio.Reader, firstLine int) {
 		go func() {
 			defer wg.Done()
 			p := newSacctParser(s.name, s.layout, s.opt, s.schema)
-			defer p.release()
 			for c := range work {
 				res := p.parseChunk(c)
 				*c.buf = (*c.buf)[:0]

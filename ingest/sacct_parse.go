@@ -9,18 +9,22 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/fairledger/fairledger/schemas"
 )
 
 // sacctParser turns blocks of sacct lines into record batches. Each worker
-// goroutine owns one; its scratch buffers are reused from row to row.
+// goroutine owns one; its scratch buffers, the per-column slices included,
+// are reused from row to row and from block to block.
 type sacctParser struct {
 	name   string
 	lay    *sacctLayout
 	clock  *localClock
-	defCl  string
-	rb     *array.RecordBuilder
+	defCl  []byte // never nil, so that an empty default is "" and not null
+	mem    memory.Allocator
+	schema *arrow.Schema
 	denseI map[string]int
 	gpuIdx int
 
@@ -29,21 +33,8 @@ type sacctParser struct {
 	joined  []byte
 	lower   []byte
 	row     sacctRow
-	bld     jobBuilders
+	cols    jobColumns
 	missErr *ParseError
-}
-
-type jobBuilders struct {
-	cluster, user, account, partition, qos, state, srcFile *array.BinaryDictionaryBuilder
-	jobID, cancelledBy, exitCode, jobName                  *array.StringBuilder
-	raw, arrJob, arrTask, hetJob, hetOff                   *array.Int64Builder
-	elapsed, suspended, timelimit, nnodes, cpus, srcLine   *array.Int64Builder
-	submit, eligible, start, end                           *array.TimestampBuilder
-	tres                                                   *array.MapBuilder
-	tresKey                                                *array.StringBuilder
-	tresVal                                                *array.Float64Builder
-	billing                                                *array.Float64Builder
-	dense                                                  []*array.Float64Builder
 }
 
 type tresEntry struct {
@@ -76,8 +67,9 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 		name:   name,
 		lay:    lay,
 		clock:  newLocalClock(opt.Location),
-		defCl:  opt.Cluster,
-		rb:     array.NewRecordBuilder(opt.Allocator, schema),
+		defCl:  []byte(opt.Cluster),
+		mem:    opt.Allocator,
+		schema: schema,
 		denseI: make(map[string]int, len(lay.dense)),
 		fields: make([][]byte, 0, lay.nf+8),
 	}
@@ -91,80 +83,8 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 	if len(lay.missing) > 0 {
 		p.missErr = &ParseError{File: name, Err: fmt.Errorf("required column(s) %s not in file", strings.Join(lay.missing, ", "))}
 	}
-	f := func(col string) array.Builder {
-		i, err := schemas.Index(schema, col)
-		if err != nil {
-			panic(err) // the schema comes from schemas.Jobs: a missing column is a programming error
-		}
-		return p.rb.Field(i)
-	}
-	b := &p.bld
-	b.cluster = f(schemas.ColCluster).(*array.BinaryDictionaryBuilder)
-	b.user = f(schemas.ColUser).(*array.BinaryDictionaryBuilder)
-	b.account = f(schemas.ColAccount).(*array.BinaryDictionaryBuilder)
-	b.partition = f(schemas.ColPartition).(*array.BinaryDictionaryBuilder)
-	b.qos = f(schemas.ColQOS).(*array.BinaryDictionaryBuilder)
-	b.state = f(schemas.ColState).(*array.BinaryDictionaryBuilder)
-	b.srcFile = f(schemas.ColSourceFile).(*array.BinaryDictionaryBuilder)
-	b.jobID = f(schemas.ColJobID).(*array.StringBuilder)
-	b.cancelledBy = f(schemas.ColCancelledBy).(*array.StringBuilder)
-	b.exitCode = f(schemas.ColExitCode).(*array.StringBuilder)
-	b.jobName = f(schemas.ColJobName).(*array.StringBuilder)
-	b.raw = f(schemas.ColJobIDRaw).(*array.Int64Builder)
-	b.arrJob = f(schemas.ColArrayJobID).(*array.Int64Builder)
-	b.arrTask = f(schemas.ColArrayTaskID).(*array.Int64Builder)
-	b.hetJob = f(schemas.ColHetJobID).(*array.Int64Builder)
-	b.hetOff = f(schemas.ColHetJobOffset).(*array.Int64Builder)
-	b.elapsed = f(schemas.ColElapsedSec).(*array.Int64Builder)
-	b.suspended = f(schemas.ColSuspendedSec).(*array.Int64Builder)
-	b.timelimit = f(schemas.ColTimelimitMin).(*array.Int64Builder)
-	b.nnodes = f(schemas.ColNNodes).(*array.Int64Builder)
-	b.cpus = f(schemas.ColAllocCPUs).(*array.Int64Builder)
-	b.srcLine = f(schemas.ColSourceLine).(*array.Int64Builder)
-	b.submit = f(schemas.ColSubmit).(*array.TimestampBuilder)
-	b.eligible = f(schemas.ColEligible).(*array.TimestampBuilder)
-	b.start = f(schemas.ColStart).(*array.TimestampBuilder)
-	b.end = f(schemas.ColEnd).(*array.TimestampBuilder)
-	b.tres = f(schemas.ColAllocTRES).(*array.MapBuilder)
-	b.tresKey = b.tres.KeyBuilder().(*array.StringBuilder)
-	b.tresVal = b.tres.ItemBuilder().(*array.Float64Builder)
-	b.billing = f(schemas.ColBillingSacct).(*array.Float64Builder)
-	for _, t := range lay.dense {
-		b.dense = append(b.dense, f(schemas.DenseTRESColumn(t)).(*array.Float64Builder))
-	}
+	p.cols.init(len(lay.dense))
 	return p
-}
-
-func (p *sacctParser) release() { p.rb.Release() }
-
-// reserve sizes the builders for a block of about n records, so that they
-// are allocated once per block instead of doubling their way up (which
-// made the garbage collector the largest cost of ingest).
-func (p *sacctParser) reserve(n int) {
-	b := &p.bld
-	for _, d := range []*array.BinaryDictionaryBuilder{b.cluster, b.user, b.account, b.partition, b.qos, b.state, b.srcFile} {
-		d.Reserve(n)
-	}
-	for _, sb := range []*array.StringBuilder{b.jobID, b.cancelledBy, b.exitCode, b.jobName} {
-		sb.Reserve(n)
-	}
-	b.jobID.ReserveData(n * 10)
-	b.exitCode.ReserveData(n * 4)
-	b.jobName.ReserveData(n * 16)
-	for _, ib := range []*array.Int64Builder{b.raw, b.arrJob, b.arrTask, b.hetJob, b.hetOff, b.elapsed, b.suspended, b.timelimit, b.nnodes, b.cpus, b.srcLine} {
-		ib.Reserve(n)
-	}
-	for _, tb := range []*array.TimestampBuilder{b.submit, b.eligible, b.start, b.end} {
-		tb.Reserve(n)
-	}
-	b.tres.Reserve(n)
-	b.tresKey.Reserve(5 * n)
-	b.tresKey.ReserveData(5 * 6 * n)
-	b.tresVal.Reserve(5 * n)
-	b.billing.Reserve(n)
-	for _, d := range b.dense {
-		d.Reserve(n)
-	}
 }
 
 // parseChunk parses every record of a block. Blocks start on a record
@@ -172,7 +92,7 @@ func (p *sacctParser) reserve(n int) {
 // input is malformed, in which case the pieces are rejected, not lost.
 func (p *sacctParser) parseChunk(c chunk) chunkResult {
 	res := chunkResult{seq: c.seq, stats: Stats{File: p.name}}
-	p.reserve(c.lines + 1)
+	p.cols.reset()
 	data := c.data
 	line := c.line
 	nf := p.lay.nf
@@ -252,11 +172,7 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 		}
 	}
 	if res.stats.Ingested > 0 {
-		res.rec = p.rb.NewRecord()
-	} else {
-		// Nothing appended: keep the builders empty for the next block.
-		r := p.rb.NewRecord()
-		r.Release()
+		res.rec = p.newRecord()
 	}
 	return res
 }
@@ -433,7 +349,7 @@ func (p *sacctParser) fieldErr(c sacctCol, v []byte, err error) *ParseError {
 	return &ParseError{File: p.name, Field: title, Value: string(v), Err: err}
 }
 
-// parseRow classifies and parses one record; it appends it to the builders
+// parseRow classifies and parses one record; it appends it to the columns
 // or counts it as skipped, or returns why it is rejected.
 func (p *sacctParser) parseRow(f [][]byte, line int, st *Stats) *ParseError {
 	r := &p.row
@@ -707,84 +623,421 @@ func (p *sacctParser) parseTRES(f [][]byte, r *sacctRow) *ParseError {
 	return nil
 }
 
-func appendOpt(b *array.Int64Builder, v int64, ok bool) {
-	if ok {
-		b.Append(v)
-	} else {
-		b.AppendNull()
-	}
-}
-
-func appendOptTime(b *array.TimestampBuilder, v int64, ok bool) {
-	if ok {
-		b.Append(arrow.Timestamp(v))
-	} else {
-		b.AppendNull()
-	}
-}
-
+// appendRow appends a parsed, accepted row to the columns of the block.
 func (p *sacctParser) appendRow(r *sacctRow) {
-	b := &p.bld
+	c := &p.cols
 	cl := r.cluster
 	if len(cl) == 0 {
-		cl = []byte(p.defCl)
+		cl = p.defCl
 	}
-	_ = b.cluster.Append(cl)
-	b.jobID.BinaryBuilder.Append(r.jobID)
-	appendOpt(b.raw, r.raw, r.rawOK)
+	c.cluster.append(cl)
+	c.jobID.append(r.jobID)
+	c.raw.appendOpt(r.raw, r.rawOK)
 	switch r.id.kind {
 	case jobArrayTask:
-		b.arrJob.Append(r.id.id)
-		b.arrTask.Append(r.id.task)
-		b.hetJob.AppendNull()
-		b.hetOff.AppendNull()
+		c.arrJob.append(r.id.id)
+		c.arrTask.append(r.id.task)
+		c.hetJob.appendNull()
+		c.hetOff.appendNull()
 	case jobHetComponent:
-		b.arrJob.AppendNull()
-		b.arrTask.AppendNull()
-		b.hetJob.Append(r.id.id)
-		b.hetOff.Append(r.id.task)
+		c.arrJob.appendNull()
+		c.arrTask.appendNull()
+		c.hetJob.append(r.id.id)
+		c.hetOff.append(r.id.task)
 	default:
-		b.arrJob.AppendNull()
-		b.arrTask.AppendNull()
-		b.hetJob.AppendNull()
-		b.hetOff.AppendNull()
+		c.arrJob.appendNull()
+		c.arrTask.appendNull()
+		c.hetJob.appendNull()
+		c.hetOff.appendNull()
 	}
-	_ = b.user.Append(r.user)
-	_ = b.account.Append(r.account)
-	_ = b.partition.Append(r.partition)
-	_ = b.qos.Append(r.qos)
-	_ = b.state.Append(r.state)
+	c.user.append(r.user)
+	c.account.append(r.account)
+	c.partition.append(r.partition)
+	c.qos.append(r.qos) // nil (no QOS column) is null
+	c.state.append(r.state)
 	if r.cancelledBy != nil {
-		b.cancelledBy.BinaryBuilder.Append(r.cancelledBy)
+		c.cancelledBy.append(r.cancelledBy)
 	} else {
-		b.cancelledBy.AppendNull()
+		c.cancelledBy.appendNull()
 	}
-	appendOptTime(b.submit, r.submit, r.submitOK)
-	appendOptTime(b.eligible, r.eligible, r.eligibleOK)
-	b.start.Append(arrow.Timestamp(r.start))
-	appendOptTime(b.end, r.end, r.endOK)
-	appendOpt(b.elapsed, r.elapsed, r.elapsedOK)
-	appendOpt(b.suspended, r.suspended, r.suspendedOK)
-	appendOpt(b.timelimit, r.timelimit, r.timelimitOK)
-	b.nnodes.Append(r.nnodes)
-	b.cpus.Append(r.cpus)
-	b.exitCode.BinaryBuilder.Append(r.exitCode)
-	b.jobName.BinaryBuilder.Append(r.jobName)
-	b.tres.Append(true)
-	for _, e := range r.tres {
-		b.tresKey.BinaryBuilder.Append(e.name)
-		b.tresVal.Append(e.v)
+	c.submit.appendOpt(r.submit, r.submitOK)
+	c.eligible.appendOpt(r.eligible, r.eligibleOK)
+	c.start.append(r.start)
+	c.end.appendOpt(r.end, r.endOK)
+	c.elapsed.appendOpt(r.elapsed, r.elapsedOK)
+	c.suspended.appendOpt(r.suspended, r.suspendedOK)
+	c.timelimit.appendOpt(r.timelimit, r.timelimitOK)
+	c.nnodes.append(r.nnodes)
+	c.cpus.append(r.cpus)
+	c.exitCode.append(r.exitCode) // nil (no column) is ""
+	c.jobName.append(r.jobName)
+	c.tres.append(r.tres)
+	c.billing.appendOpt(r.billing, r.billingOK)
+	for i := range c.dense {
+		c.dense[i].append(r.dense[i])
 	}
-	if r.billingOK {
-		b.billing.Append(r.billing)
+	c.srcLine.append(int64(r.line))
+	c.rows++
+}
+
+// newRecord copies the block's columns into Arrow buffers from the
+// parser's allocator and returns them as a batch of p.schema. The batch
+// shares no memory with the parser, which reuses its columns for the next
+// block.
+func (p *sacctParser) newRecord() arrow.Record {
+	c := &p.cols
+	cols := make([]arrow.Array, p.schema.NumFields())
+	put := func(name string, col arrowColumn) {
+		i, err := schemas.Index(p.schema, name)
+		if err != nil {
+			panic(err) // the schema comes from schemas.Jobs: a missing column is a programming error
+		}
+		d := col.arrowData(p.mem, p.schema.Field(i).Type)
+		cols[i] = array.MakeFromData(d)
+		d.Release()
+	}
+	put(schemas.ColCluster, &c.cluster)
+	put(schemas.ColJobID, &c.jobID)
+	put(schemas.ColJobIDRaw, &c.raw)
+	put(schemas.ColArrayJobID, &c.arrJob)
+	put(schemas.ColArrayTaskID, &c.arrTask)
+	put(schemas.ColHetJobID, &c.hetJob)
+	put(schemas.ColHetJobOffset, &c.hetOff)
+	put(schemas.ColUser, &c.user)
+	put(schemas.ColAccount, &c.account)
+	put(schemas.ColPartition, &c.partition)
+	put(schemas.ColQOS, &c.qos)
+	put(schemas.ColState, &c.state)
+	put(schemas.ColCancelledBy, &c.cancelledBy)
+	put(schemas.ColSubmit, &c.submit)
+	put(schemas.ColEligible, &c.eligible)
+	put(schemas.ColStart, &c.start)
+	put(schemas.ColEnd, &c.end)
+	put(schemas.ColElapsedSec, &c.elapsed)
+	put(schemas.ColSuspendedSec, &c.suspended)
+	put(schemas.ColTimelimitMin, &c.timelimit)
+	put(schemas.ColNNodes, &c.nnodes)
+	put(schemas.ColAllocCPUs, &c.cpus)
+	put(schemas.ColExitCode, &c.exitCode)
+	put(schemas.ColJobName, &c.jobName)
+	put(schemas.ColAllocTRES, &c.tres)
+	put(schemas.ColBillingSacct, &c.billing)
+	for i, t := range p.lay.dense {
+		put(schemas.DenseTRESColumn(t), &c.dense[i])
+	}
+	put(schemas.ColSourceFile, constDict{value: p.name, rows: c.rows})
+	put(schemas.ColSourceLine, &c.srcLine)
+	for i, a := range cols {
+		if a == nil {
+			panic(fmt.Sprintf("ingest: jobs schema column %q is not filled", p.schema.Field(i).Name))
+		}
+	}
+	rec := array.NewRecord(p.schema, cols, int64(c.rows))
+	for _, a := range cols {
+		a.Release()
+	}
+	return rec
+}
+
+// jobColumns holds the rows of the block being parsed, one plain Go slice
+// (or a few) per column of the jobs schema: appending a row costs a slice
+// append per column and a map lookup per dictionary column whose value
+// changed since the previous row. newRecord turns them into Arrow arrays
+// once per block.
+type jobColumns struct {
+	rows                                  int
+	cluster, user, account, partition     dictColumn
+	qos, state                            dictColumn
+	jobID, cancelledBy, exitCode, jobName stringColumn
+	raw, arrJob, arrTask, hetJob, hetOff  fixedColumn[int64]
+	elapsed, suspended, timelimit         fixedColumn[int64]
+	nnodes, cpus, srcLine                 fixedColumn[int64]
+	submit, eligible, start, end          fixedColumn[int64] // Unix seconds
+	tres                                  tresColumn
+	billing                               fixedColumn[float64]
+	dense                                 []fixedColumn[float64] // in sacctLayout.dense order
+}
+
+func (c *jobColumns) init(dense int) {
+	for _, d := range c.dicts() {
+		d.index = make(map[string]int32)
+	}
+	c.dense = make([]fixedColumn[float64], dense)
+	c.reset()
+}
+
+func (c *jobColumns) dicts() []*dictColumn {
+	return []*dictColumn{&c.cluster, &c.user, &c.account, &c.partition, &c.qos, &c.state}
+}
+
+// reset empties every column for a new block, keeping the memory.
+func (c *jobColumns) reset() {
+	c.rows = 0
+	for _, d := range c.dicts() {
+		d.reset()
+	}
+	for _, s := range []*stringColumn{&c.jobID, &c.cancelledBy, &c.exitCode, &c.jobName} {
+		s.reset()
+	}
+	for _, f := range []*fixedColumn[int64]{&c.raw, &c.arrJob, &c.arrTask, &c.hetJob, &c.hetOff,
+		&c.elapsed, &c.suspended, &c.timelimit, &c.nnodes, &c.cpus, &c.srcLine,
+		&c.submit, &c.eligible, &c.start, &c.end} {
+		f.reset()
+	}
+	c.tres.reset()
+	c.billing.reset()
+	for i := range c.dense {
+		c.dense[i].reset()
+	}
+}
+
+// arrowColumn is a column that can be copied into an Arrow array of type dt.
+type arrowColumn interface {
+	arrowData(mem memory.Allocator, dt arrow.DataType) *array.Data
+}
+
+// validity is a column's Arrow validity bitmap (bit i set: row i holds a
+// value). It is only filled once the block's first null arrives: until
+// then every row is valid and the column needs no bitmap at all.
+type validity struct {
+	bits  []byte
+	nulls int
+}
+
+// markValid records row i, the column's next row, as valid.
+func (v *validity) markValid(i int) {
+	if v.nulls == 0 {
+		return
+	}
+	if i>>3 == len(v.bits) {
+		v.bits = append(v.bits, 0)
+	}
+	v.bits[i>>3] |= 1 << (i & 7)
+}
+
+// markNull records row i, the column's next row, as null.
+func (v *validity) markNull(i int) {
+	if v.nulls == 0 {
+		// The first null: rows 0 to i-1 were all valid.
+		v.bits = v.bits[:0]
+		for j := 0; j < i>>3; j++ {
+			v.bits = append(v.bits, 0xff)
+		}
+		if i&7 != 0 {
+			v.bits = append(v.bits, 1<<(i&7)-1)
+		}
+	}
+	if i>>3 == len(v.bits) {
+		v.bits = append(v.bits, 0)
+	}
+	v.bits[i>>3] &^= 1 << (i & 7)
+	v.nulls++
+}
+
+func (v *validity) reset() { v.nulls = 0 }
+
+// buffer returns the bitmap of a column of n rows, or nil if it has no nulls.
+func (v *validity) buffer(mem memory.Allocator, n int) *memory.Buffer {
+	if v.nulls == 0 {
+		return nil
+	}
+	return newBuffer(mem, v.bits[:bitutil.BytesForBits(int64(n))])
+}
+
+// fixedColumn is a column of fixed-width values (int64 for integers and
+// timestamps, float64, int32 for dictionary codes).
+type fixedColumn[T int32 | int64 | float64] struct {
+	vals []T
+	validity
+}
+
+func (c *fixedColumn[T]) append(v T) {
+	c.markValid(len(c.vals))
+	c.vals = append(c.vals, v)
+}
+
+func (c *fixedColumn[T]) appendNull() {
+	c.markNull(len(c.vals))
+	c.vals = append(c.vals, 0)
+}
+
+func (c *fixedColumn[T]) appendOpt(v T, ok bool) {
+	if ok {
+		c.append(v)
 	} else {
-		b.billing.AppendNull()
+		c.appendNull()
 	}
-	for i, d := range b.dense {
-		d.Append(r.dense[i])
+}
+
+func (c *fixedColumn[T]) reset() {
+	c.vals = c.vals[:0]
+	c.validity.reset()
+}
+
+func (c *fixedColumn[T]) arrowData(mem memory.Allocator, dt arrow.DataType) *array.Data {
+	n := len(c.vals)
+	return newData(dt, n, []*memory.Buffer{c.buffer(mem, n), newBuffer(mem, arrow.GetBytes(c.vals))}, nil, c.nulls)
+}
+
+// stringColumn is a utf8 column: the values back to back in data, row i
+// in data[offsets[i]:offsets[i+1]]. A column never holds more bytes than
+// its block (the values are pieces of the block's lines, or their
+// lower-case copies), so the int32 offsets of Arrow's utf8 type only
+// overflow for blocks of 2 GiB.
+type stringColumn struct {
+	offsets []int32 // one more than the rows
+	data    []byte
+	validity
+}
+
+// append appends v; nil, like an empty v, is the empty string.
+func (c *stringColumn) append(v []byte) {
+	c.markValid(len(c.offsets) - 1)
+	c.data = append(c.data, v...)
+	c.offsets = append(c.offsets, int32(len(c.data)))
+}
+
+func (c *stringColumn) appendNull() {
+	c.markNull(len(c.offsets) - 1)
+	c.offsets = append(c.offsets, int32(len(c.data)))
+}
+
+// value returns row i.
+func (c *stringColumn) value(i int32) []byte { return c.data[c.offsets[i]:c.offsets[i+1]] }
+
+func (c *stringColumn) reset() {
+	c.offsets = append(c.offsets[:0], 0)
+	c.data = c.data[:0]
+	c.validity.reset()
+}
+
+func (c *stringColumn) arrowData(mem memory.Allocator, dt arrow.DataType) *array.Data {
+	n := len(c.offsets) - 1
+	return newData(dt, n, []*memory.Buffer{c.buffer(mem, n), newBuffer(mem, arrow.GetBytes(c.offsets)), newBuffer(mem, c.data)}, nil, c.nulls)
+}
+
+// dictColumn is a dictionary<int32, utf8> column: per row a code into the
+// block's dictionary, which lists the block's distinct values in order of
+// first appearance. Each block starts a new dictionary, so a batch does not
+// depend on which worker parsed the blocks before it.
+type dictColumn struct {
+	codes  fixedColumn[int32]
+	index  map[string]int32 // value → code
+	values stringColumn     // the dictionary
+	last   int32            // code of the last non-null row, -1 if none
+}
+
+// append appends v; nil is null (an empty v is the empty string).
+func (c *dictColumn) append(v []byte) {
+	if v == nil {
+		c.codes.appendNull()
+		return
 	}
-	_ = b.srcFile.AppendString(p.name)
-	b.srcLine.Append(int64(r.line))
+	// Neighbouring rows often share a value (cluster, state, QOS):
+	// comparing with the last one is cheaper than hashing.
+	k := c.last
+	if k < 0 || !bytes.Equal(v, c.values.value(k)) {
+		var ok bool
+		if k, ok = c.index[string(v)]; !ok {
+			k = int32(len(c.index))
+			c.index[string(v)] = k
+			c.values.append(v)
+		}
+		c.last = k
+	}
+	c.codes.append(k)
+}
+
+func (c *dictColumn) reset() {
+	c.codes.reset()
+	clear(c.index)
+	c.values.reset()
+	c.last = -1
+}
+
+func (c *dictColumn) arrowData(mem memory.Allocator, dt arrow.DataType) *array.Data {
+	return dictData(mem, dt, &c.codes, &c.values)
+}
+
+// dictData builds a dictionary array's data from its codes and dictionary.
+func dictData(mem memory.Allocator, dt arrow.DataType, codes *fixedColumn[int32], values *stringColumn) *array.Data {
+	dict := values.arrowData(mem, dt.(*arrow.DictionaryType).ValueType)
+	defer dict.Release()
+	n := len(codes.vals)
+	bufs := []*memory.Buffer{codes.buffer(mem, n), newBuffer(mem, arrow.GetBytes(codes.vals))}
+	d := array.NewDataWithDictionary(dt, n, bufs, codes.nulls, 0, dict)
+	releaseBuffers(bufs)
+	return d
+}
+
+// constDict is a dictionary column holding the same value in every row
+// (source_file).
+type constDict struct {
+	value string
+	rows  int
+}
+
+func (c constDict) arrowData(mem memory.Allocator, dt arrow.DataType) *array.Data {
+	values := stringColumn{offsets: []int32{0, int32(len(c.value))}, data: []byte(c.value)}
+	codes := fixedColumn[int32]{vals: make([]int32, c.rows)} // code 0 in every row
+	return dictData(mem, dt, &codes, &values)
+}
+
+// tresColumn is the alloc_tres map<utf8, float64> column: row i holds the
+// entries offsets[i] to offsets[i+1] of keys and vals, in input order.
+type tresColumn struct {
+	offsets []int32 // one more than the rows
+	keys    stringColumn
+	vals    fixedColumn[float64]
+}
+
+func (c *tresColumn) append(entries []tresEntry) {
+	for _, e := range entries {
+		c.keys.append(e.name)
+		c.vals.append(e.v)
+	}
+	c.offsets = append(c.offsets, int32(len(c.vals.vals)))
+}
+
+func (c *tresColumn) reset() {
+	c.offsets = append(c.offsets[:0], 0)
+	c.keys.reset()
+	c.vals.reset()
+}
+
+func (c *tresColumn) arrowData(mem memory.Allocator, dt arrow.DataType) *array.Data {
+	mt := dt.(*arrow.MapType)
+	keys := c.keys.arrowData(mem, mt.KeyType())
+	vals := c.vals.arrowData(mem, mt.ItemType())
+	entries := newData(mt.Elem(), len(c.vals.vals), []*memory.Buffer{nil}, []arrow.ArrayData{keys, vals}, 0)
+	return newData(mt, len(c.offsets)-1, []*memory.Buffer{nil, newBuffer(mem, arrow.GetBytes(c.offsets))}, []arrow.ArrayData{entries}, 0)
+}
+
+// newBuffer copies b into a buffer from mem.
+func newBuffer(mem memory.Allocator, b []byte) *memory.Buffer {
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(len(b))
+	copy(buf.Bytes(), b)
+	return buf
+}
+
+// newData is array.NewData that takes over the caller's references to
+// buffers and children.
+func newData(dt arrow.DataType, n int, buffers []*memory.Buffer, children []arrow.ArrayData, nulls int) *array.Data {
+	d := array.NewData(dt, n, buffers, children, nulls, 0)
+	releaseBuffers(buffers)
+	for _, c := range children {
+		c.Release()
+	}
+	return d
+}
+
+func releaseBuffers(bufs []*memory.Buffer) {
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
 }
 
 // FormatReject renders a rejected record for a rejects file: position,
