@@ -223,11 +223,22 @@ func writerOptions(sortBy []string) []parquet.WriterOption {
 	return opts
 }
 
+// tableWriterOptions are writerOptions plus, for the jobs table, its
+// schema (jobsSchema).
+func tableWriterOptions[T any](sortBy []string) []parquet.WriterOption {
+	opts := writerOptions(sortBy)
+	var zero T
+	if _, ok := any(zero).(JobRow); ok {
+		opts = append(opts, jobsSchema())
+	}
+	return opts
+}
+
 // encoder returns a function writing rows as Parquet in cmp order (as
 // given when cmp is nil).
 func encoder[T any](rows []T, cmp func(a, b *T) int, sortBy []string) func(io.Writer) error {
 	return func(w io.Writer) error {
-		pw := parquet.NewGenericWriter[T](w, writerOptions(sortBy)...)
+		pw := parquet.NewGenericWriter[T](w, tableWriterOptions[T](sortBy)...)
 		var order []int32
 		if cmp != nil {
 			order = sortedOrder(rows, cmp)
@@ -285,7 +296,7 @@ func jobTableOf(rows []JobRow) *JobTable {
 //     rows, so the file is the same as when written one group at a time.
 func jobsEncoder(t *JobTable, sortBy []string) func(io.Writer) error {
 	return func(w io.Writer) error {
-		pw := parquet.NewGenericWriter[JobRow](w, writerOptions(sortBy)...)
+		pw := parquet.NewGenericWriter[JobRow](w, tableWriterOptions[JobRow](sortBy)...)
 		n := len(t.Recs)
 		groups := (n + RowGroupRows - 1) / RowGroupRows
 		workers := max(1, min(runtime.GOMAXPROCS(0), groups))

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,6 +170,47 @@ func TestJobsOrder(t *testing.T) {
 			if got[i] != want[i] {
 				t.Fatalf("mono %v: position %d: jobsOrder row %d, sortedOrder row %d", mono, i, got[i], want[i])
 			}
+		}
+	}
+}
+
+// TestJobsEncodings checks the encodings of a written jobs file, column by
+// column, against jobsSchema's rule: every INT64 column (ids, counts,
+// timestamps) DELTA_BINARY_PACKED, the TRES map and the resource amounts
+// dictionary encoded, the other columns as their struct tags say.
+func TestJobsEncodings(t *testing.T) {
+	h := openHistory(t)
+	if err := h.WritePartition(schemas.TableJobs, "c1", jan, variedJobs(500, 8, false)); err != nil {
+		t.Fatal(err)
+	}
+	f := openParquet(t, filepath.Join(h.Dir, "jobs", "cluster=c1", "month=2025-01", "data.parquet"))
+	const (
+		delta = "DELTA_BINARY_PACKED"
+		dict  = "RLE_DICTIONARY"
+		plain = "PLAIN"
+		dlba  = "DELTA_LENGTH_BYTE_ARRAY"
+	)
+	want := map[string]string{
+		"job_id": dlba, "job_id_raw": delta, "array_job_id": delta, "array_task_id": delta, "het_job_id": delta,
+		"het_job_offset": delta, "user": dict, "account": dict, "partition": dict, "qos": dict, "state": dict,
+		"cancelled_by": dlba, "submit": delta, "eligible": delta, "start": delta, "end": delta,
+		"elapsed_sec": delta, "charged_sec": delta, "suspended_sec": delta, "timelimit_min": delta,
+		"nnodes": delta, "alloc_cpus": delta, "mem_mb": dict, "node_count": dict, "gpu": dict,
+		"tres.key_value.key": dict, "tres.key_value.value": dict, "billing": plain, "billing_slurm": delta,
+		"usage_factor": dict, "source_file": dict, "source_line": delta,
+	}
+	cols := f.Metadata().RowGroups[0].Columns
+	if len(cols) != len(want) {
+		t.Fatalf("%d leaf columns, want %d", len(cols), len(want))
+	}
+	for _, c := range cols {
+		name := strings.Join(c.MetaData.PathInSchema, ".")
+		var encs []string
+		for _, e := range c.MetaData.Encoding {
+			encs = append(encs, e.String())
+		}
+		if w, ok := want[name]; !ok || !slices.Contains(encs, w) {
+			t.Errorf("column %s: encodings %v, want %s", name, encs, w)
 		}
 	}
 }
