@@ -2,7 +2,6 @@ package export
 
 import (
 	"bufio"
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -274,12 +272,15 @@ func encoder[T any](rows []T, cmp func(a, b *T) int, sortBy []string) func(io.Wr
 // ones GenericWriter would write.
 const writeBatch = 64
 
-// jobTableOf returns rows as a JobTable, in compareJobs order (jobsOrder).
+// jobTableOf returns rows as a JobTable in the table's order
+// (JobTable.Sort, which compares the stored microseconds, so a start's
+// nanoseconds and monotonic clock reading play no part).
 func jobTableOf(rows []JobRow) *JobTable {
 	t := NewJobTable(NewJobDict(), len(rows))
-	for _, i := range jobsOrder(rows) {
+	for i := range rows {
 		t.AppendRow(&rows[i])
 	}
+	t.Sort()
 	return t
 }
 
@@ -329,68 +330,6 @@ func jobsEncoder(t *JobTable, sortBy []string) func(io.Writer) error {
 	}
 }
 
-// jobsOrder returns the positions of rows in compareJobs order, ties in
-// input order (as sortedOrder, which it replaces for jobs). Accounts and
-// users are replaced by their rank among the distinct names and Start by
-// its Unix nanoseconds, so the sort compares integers where compareJobs
-// compares strings and times. Rows whose Start carries a monotonic clock
-// reading (time.Compare then compares those) or lies outside the years
-// 1678..2262 are sorted with sortedOrder instead. Rows already in order
-// are found so in one pass.
-func jobsOrder(rows []JobRow) []int32 {
-	type key struct {
-		names uint64 // account rank << 32 | user rank
-		start int64  // Unix nanoseconds
-		raw   int64
-		pos   int32
-	}
-	minT, maxT := time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
-	for i := range rows {
-		t := rows[i].Start
-		if t != t.Round(0) || t.Before(minT) || t.After(maxT) {
-			order := sortedOrder(rows, compareJobs)
-			if order == nil {
-				order = identity(len(rows))
-			}
-			return order
-		}
-	}
-	sorted := true
-	for i := 1; i < len(rows) && sorted; i++ {
-		sorted = compareJobs(&rows[i-1], &rows[i]) <= 0
-	}
-	if sorted {
-		return identity(len(rows))
-	}
-	accounts, users := nameRanks(rows, func(r *JobRow) string { return r.Account }),
-		nameRanks(rows, func(r *JobRow) string { return r.User })
-	keys := make([]key, len(rows))
-	for i := range rows {
-		keys[i] = key{names: uint64(accounts[i])<<32 | uint64(users[i]), start: rows[i].Start.UnixNano(),
-			raw: rows[i].JobIDRaw, pos: int32(i)}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if a.names != b.names {
-			return cmp.Compare(a.names, b.names)
-		}
-		if a.start != b.start {
-			return cmp.Compare(a.start, b.start)
-		}
-		if a.raw != b.raw {
-			return cmp.Compare(a.raw, b.raw)
-		}
-		if c := strings.Compare(rows[a.pos].JobID, rows[b.pos].JobID); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.pos, b.pos)
-	})
-	order := make([]int32, len(rows))
-	for i, k := range keys {
-		order[i] = k.pos
-	}
-	return order
-}
-
 // identity returns the positions 0..n-1.
 func identity(n int) []int32 {
 	order := make([]int32, n)
@@ -398,37 +337,6 @@ func identity(n int) []int32 {
 		order[i] = int32(i)
 	}
 	return order
-}
-
-// nameRanks returns, for each row, the rank of name(row) among the
-// distinct names in byte order.
-func nameRanks(rows []JobRow, name func(*JobRow) string) []int32 {
-	ids := map[string]int32{}
-	byRow := make([]int32, len(rows))
-	var names []string
-	for i := range rows {
-		n := name(&rows[i])
-		id, ok := ids[n]
-		if !ok {
-			id = int32(len(names))
-			ids[n] = id
-			names = append(names, n)
-		}
-		byRow[i] = id
-	}
-	byName := make([]int32, len(names)) // id → position in sorted names
-	sorted := make([]int32, len(names))
-	for i := range sorted {
-		sorted[i] = int32(i)
-	}
-	slices.SortFunc(sorted, func(a, b int32) int { return strings.Compare(names[a], names[b]) })
-	for rank, id := range sorted {
-		byName[id] = int32(rank)
-	}
-	for i, id := range byRow {
-		byRow[i] = byName[id]
-	}
-	return byRow
 }
 
 // jobColumns builds the values of one batch of jobs records, column by

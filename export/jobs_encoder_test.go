@@ -91,11 +91,12 @@ func variedJobs(n int, seed uint64, mono bool) []JobRow {
 	return rows
 }
 
-// TestJobsEncoderBytes checks that the jobs encoder writes exactly the
-// bytes of parquet-go's GenericWriter[JobRow] fed in compareJobs order
-// (the generic encoder every other table uses), for row counts around the
-// batch and row-group sizes and for rows given sorted or not; and that a
-// JobTable of the same rows, sorted by JobTable.Sort, writes them too.
+// TestJobsEncoderBytes checks that the jobs encoder, given the rows as a
+// JobTable sorted by JobTable.Sort, writes exactly the bytes of
+// parquet-go's GenericWriter[JobRow] fed in compareJobs order (the generic
+// encoder every other table uses), for row counts around the batch and
+// row-group sizes, for rows given sorted or not, and for starts with
+// nanoseconds and monotonic clock readings.
 func TestJobsEncoderBytes(t *testing.T) {
 	def, err := schemas.TableByName(schemas.TableJobs)
 	if err != nil {
@@ -113,15 +114,14 @@ func TestJobsEncoderBytes(t *testing.T) {
 	cases := []struct {
 		name string
 		rows []JobRow
-		mono bool
 	}{
-		{"none", nil, false},
-		{"sample", sampleJobs(), false},
-		{"one batch", variedJobs(writeBatch, 1, false), false},
-		{"batch+1", variedJobs(writeBatch+1, 2, false), false},
-		{"already sorted", sorted, false},
-		{"row groups", variedJobs(big, 3, false), false},
-		{"monotonic starts", variedJobs(3*writeBatch, 5, true), true},
+		{"none", nil},
+		{"sample", sampleJobs()},
+		{"one batch", variedJobs(writeBatch, 1, false)},
+		{"batch+1", variedJobs(writeBatch+1, 2, false)},
+		{"already sorted", sorted},
+		{"row groups", variedJobs(big, 3, false)},
+		{"monotonic starts", variedJobs(3*writeBatch, 5, true)},
 	}
 	for _, c := range cases {
 		var want, got bytes.Buffer
@@ -134,42 +134,6 @@ func TestJobsEncoderBytes(t *testing.T) {
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Errorf("%s (%d rows): jobs encoder wrote %d bytes that differ from the generic encoder's %d",
 				c.name, len(c.rows), got.Len(), want.Len())
-		}
-		if c.mono {
-			continue // a table keeps wall-clock microseconds, not monotonic readings
-		}
-		// A table filled in input order and sorted by JobTable.Sort.
-		tb := NewJobTable(NewJobDict(), 0)
-		for i := range c.rows {
-			tb.AppendRow(&c.rows[i])
-		}
-		tb.Sort()
-		got.Reset()
-		if err := jobsEncoder(tb, def.SortBy)(&got); err != nil {
-			t.Fatalf("%s: jobs encoder of a sorted table: %v", c.name, err)
-		}
-		if !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Errorf("%s (%d rows): the sorted table's %d bytes differ from the generic encoder's %d",
-				c.name, len(c.rows), got.Len(), want.Len())
-		}
-	}
-}
-
-// TestJobsOrder checks jobsOrder against sortedOrder (a stable sort with
-// compareJobs) on rows with many ties, with and without monotonic clock
-// readings (the two ways jobsOrder sorts).
-func TestJobsOrder(t *testing.T) {
-	for _, mono := range []bool{false, true} {
-		rows := variedJobs(20000, 4, mono)
-		want := sortedOrder(rows, compareJobs)
-		got := jobsOrder(rows)
-		if len(got) != len(want) {
-			t.Fatalf("mono %v: jobsOrder gave %d positions, want %d", mono, len(got), len(want))
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("mono %v: position %d: jobsOrder row %d, sortedOrder row %d", mono, i, got[i], want[i])
-			}
 		}
 	}
 }
