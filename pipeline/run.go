@@ -567,14 +567,14 @@ func (s *stream) batch(rec arrow.Record, sum *Summary) error {
 			sum.OtherCluster++
 			continue
 		}
-		start := r.Start / 1e6 // the sacct times are whole seconds
+		start := unixSec(r.Start)
 		k := jobKey{r.JobIDRaw, start}
 		if s.carriedKeys[k] {
 			s.seen[k] = true
 		}
 		end := int64(decay.Running)
 		if !r.Running() {
-			end = r.End / 1e6
+			end = unixSec(r.End)
 			s.maxEnd = max(s.maxEnd, end)
 		} else {
 			s.anyRunning = true

@@ -70,7 +70,7 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 		if err != nil || !m.Before(first) || w.extent[mk] <= first.Unix() {
 			continue
 		}
-		t, err := w.readTable(m, 0)
+		t, err := w.readTable(m)
 		if err != nil {
 			return err
 		}
@@ -88,14 +88,13 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 	return w.months(ctx, months, jobMonths, carry, sum)
 }
 
-// readTable reads month m's jobs partition, if any, into a new table with
-// room for extra more records.
-func (w *jobsWriter) readTable(m time.Time, extra int) (*export.JobTable, error) {
+// readTable reads month m's jobs partition, if any, into a new table.
+func (w *jobsWriter) readTable(m time.Time) (*export.JobTable, error) {
 	var rows []export.JobRow
 	if err := readIfExists(w.h, schemas.TableJobs, w.cluster, m, &rows); err != nil {
 		return nil, err
 	}
-	t := export.NewJobTable(w.dict, len(rows)+extra)
+	t := export.NewJobTable(w.dict, len(rows))
 	for i := range rows {
 		t.AppendRow(&rows[i])
 	}
@@ -168,7 +167,7 @@ func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool) month
 	if mj.err = ctx.Err(); mj.err != nil {
 		return mj
 	}
-	t, err := w.readTable(m, 0)
+	t, err := w.readTable(m)
 	if err != nil {
 		mj.err = err
 		return mj
