@@ -158,6 +158,9 @@ type JobTable struct {
 	// Recs are the rows.
 	Recs []JobRec
 	ids  []byte
+
+	keys  []sortKey // Sort's scratch, kept for the table's next use
+	order []int32
 }
 
 // NewJobTable returns an empty table using d with room for n rows.
@@ -257,44 +260,94 @@ func (t *JobTable) Row(i int) JobRow {
 
 // Sort puts the records into the jobs table's order (account, user, start,
 // job_id_raw, job_id; ties keep their order), the order WritePartition
-// writes them in. It sorts integer keys (ranks of the names) rather than
-// comparing strings, and moves each record once.
+// writes them in. It sorts integer keys rather than comparing strings, and
+// moves each record once: a stable radix sort on the (account, user) pair's
+// rank, then a comparison sort of each pair's run, which is short. (A
+// comparison sort of the whole table cost twice as much.)
 func (t *JobTable) Sort() {
 	if t.sorted() {
 		return
 	}
 	ranks := t.nameRanks()
-	type key struct {
-		names uint64 // account rank << 32 | user rank
-		start int64
-		raw   int64
-		pos   int32
-	}
-	keys := make([]key, len(t.Recs))
+	nn := uint64(len(ranks))
+	n := len(t.Recs)
+	keys := slices.Grow(t.keys[:0], 2*n)[:2*n]
+	t.keys = keys
+	keys, tmp := keys[:n], keys[n:]
+	var maxPair uint64
 	for i := range t.Recs {
 		r := &t.Recs[i]
-		keys[i] = key{uint64(ranks[r.Account])<<32 | uint64(ranks[r.User]), r.Start, r.JobIDRaw, int32(i)}
+		pair := uint64(ranks[r.Account])*nn + uint64(ranks[r.User]) // < nn², which fits: nn ≤ 2³²
+		keys[i] = sortKey{pair, r.Start, r.JobIDRaw, int32(i)}
+		maxPair = max(maxPair, pair)
 	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if a.names != b.names {
-			return cmp.Compare(a.names, b.names)
+	keys = radixSortPairs(keys, tmp, maxPair)
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && keys[hi].pair == keys[lo].pair {
+			hi++
 		}
-		if a.start != b.start {
-			return cmp.Compare(a.start, b.start)
+		if hi-lo > 1 {
+			slices.SortFunc(keys[lo:hi], func(a, b sortKey) int {
+				if a.start != b.start {
+					return cmp.Compare(a.start, b.start)
+				}
+				if a.raw != b.raw {
+					return cmp.Compare(a.raw, b.raw)
+				}
+				if c := bytes.Compare(t.JobID(&t.Recs[a.pos]), t.JobID(&t.Recs[b.pos])); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.pos, b.pos)
+			})
 		}
-		if a.raw != b.raw {
-			return cmp.Compare(a.raw, b.raw)
-		}
-		if c := bytes.Compare(t.JobID(&t.Recs[a.pos]), t.JobID(&t.Recs[b.pos])); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.pos, b.pos)
-	})
-	order := make([]int32, len(keys))
+		lo = hi
+	}
+	order := slices.Grow(t.order[:0], n)[:n]
+	t.order = order
 	for k, key := range keys {
 		order[k] = key.pos
 	}
 	permute(t.Recs, order)
+}
+
+// sortKey is a record's sort key for JobTable.Sort: the rank of its
+// (account, user) pair, its start, its job_id_raw and its position.
+type sortKey struct {
+	pair       uint64
+	start, raw int64
+	pos        int32
+}
+
+// radixSortPairs sorts keys by pair (all ≤ maxPair), stably, 16 bits a pass,
+// using tmp (as long as keys) as the other buffer, and returns whichever of
+// the two holds the result.
+func radixSortPairs(keys, tmp []sortKey, maxPair uint64) []sortKey {
+	if len(keys) == 0 {
+		return keys
+	}
+	var count [1 << 16]int32
+	for shift := 0; shift < 64 && maxPair>>shift != 0; shift += 16 {
+		clear(count[:])
+		for i := range keys {
+			count[uint16(keys[i].pair>>shift)]++
+		}
+		if int(count[uint16(keys[0].pair>>shift)]) == len(keys) {
+			continue // one digit for all: the pass would not move anything
+		}
+		var sum int32
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for i := range keys {
+			d := uint16(keys[i].pair >> shift)
+			tmp[count[d]] = keys[i]
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	return keys
 }
 
 // sorted reports whether the records are in the table's order.

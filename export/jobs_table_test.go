@@ -1,6 +1,7 @@
 package export
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -12,9 +13,24 @@ import (
 // compareJobs, on rows with repeated names, equal starts and equal ids
 // (ties must keep their input order), and that every record is moved whole.
 func TestJobTableSort(t *testing.T) {
+	tb := NewJobTable(NewJobDict(), 0)
+	checkSort(t, tb, []string{"", "a", "b", "ab", "B", "lab-1", "lab-10", "lab-2"}, 5000)
+	// The same table again (Sort reuses its scratch), with a dictionary of
+	// over 2¹⁶ names, so that the ranks of the (account, user) pairs take
+	// three radix passes.
+	many := make([]string, 70_000)
+	for i := range many {
+		many[i] = fmt.Sprintf("u%05d", (i*7919)%len(many)) // not in rank order
+	}
+	tb.Reset()
+	checkSort(t, tb, many, 200_000)
+}
+
+// checkSort fills tb with n random rows using names and checks Sort.
+func checkSort(t *testing.T, tb *JobTable, names []string, n int) {
+	t.Helper()
 	rnd := rand.New(rand.NewPCG(7, 11))
-	names := []string{"", "a", "b", "ab", "B", "lab-1", "lab-10", "lab-2"}
-	rows := make([]JobRow, 5000)
+	rows := make([]JobRow, n)
 	for i := range rows {
 		rows[i] = JobRow{
 			Account:    names[rnd.IntN(len(names))],
@@ -27,7 +43,6 @@ func TestJobTableSort(t *testing.T) {
 	}
 	want := slices.Clone(rows)
 	slices.SortStableFunc(want, func(a, b JobRow) int { return compareJobs(&a, &b) })
-	tb := NewJobTable(NewJobDict(), 0)
 	for i := range rows {
 		tb.AppendRow(&rows[i])
 	}
