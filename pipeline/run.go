@@ -561,6 +561,7 @@ func (s *stream) batch(rec arrow.Record, sum *Summary) error {
 		ours[k] = clusters.Value(k) == s.m.cluster
 	}
 	byMonth := map[string][]int32{}
+	var month monthOf // most rows of a batch start in the same month
 	for i := range t.Recs {
 		r := &t.Recs[i]
 		if !ours[codes[i]] {
@@ -589,7 +590,7 @@ func (s *stream) batch(rec arrow.Record, sum *Summary) error {
 		if start < s.newestCk {
 			s.late = append(s.late, lateJob{key: k, end: end})
 		}
-		mk := monthKey(monthStart(start))
+		mk := month.key(start)
 		byMonth[mk] = append(byMonth[mk], int32(i))
 	}
 	for _, mk := range slices.Sorted(maps.Keys(byMonth)) {

@@ -97,6 +97,17 @@ func (s *spill) monthKeys() []string {
 	return slices.Sorted(maps.Keys(s.months))
 }
 
+// maxMonth is the largest number of records spilled for one month.
+func (s *spill) maxMonth() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, sf := range s.months {
+		n = max(n, sf.n)
+	}
+	return n
+}
+
 // read appends every record spilled for month to t, in spill order, and
 // removes the month's file. It may be called for different months at once,
 // once add is done.

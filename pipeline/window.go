@@ -73,3 +73,19 @@ func monthStart(t int64) time.Time {
 
 // monthKey is the YYYY-MM of a month start.
 func monthKey(m time.Time) string { return m.Format("2006-01") }
+
+// monthOf remembers the last month monthOf.key computed. The zero value
+// remembers none (its range [0, 0) is empty).
+type monthOf struct {
+	lo, hi int64 // [lo, hi) is the month of k
+	k      string
+}
+
+// key returns monthKey(monthStart(t)).
+func (m *monthOf) key(t int64) string {
+	if t < m.lo || t >= m.hi {
+		start := monthStart(t)
+		m.lo, m.hi, m.k = start.Unix(), start.AddDate(0, 1, 0).Unix(), monthKey(start)
+	}
+	return m.k
+}

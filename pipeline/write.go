@@ -70,7 +70,7 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 		if err != nil || !m.Before(first) || w.extent[mk] <= first.Unix() {
 			continue
 		}
-		t, err := w.readTable(m)
+		t, err := w.readTable(m, nil)
 		if err != nil {
 			return err
 		}
@@ -88,13 +88,17 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 	return w.months(ctx, months, jobMonths, carry, sum)
 }
 
-// readTable reads month m's jobs partition, if any, into a new table.
-func (w *jobsWriter) readTable(m time.Time) (*export.JobTable, error) {
+// readTable reads month m's jobs partition, if any, into t (emptied
+// first) and returns t; a nil t is a new table.
+func (w *jobsWriter) readTable(m time.Time, t *export.JobTable) (*export.JobTable, error) {
 	var rows []export.JobRow
 	if err := readIfExists(w.h, schemas.TableJobs, w.cluster, m, &rows); err != nil {
 		return nil, err
 	}
-	t := export.NewJobTable(w.dict, len(rows))
+	if t == nil {
+		t = export.NewJobTable(w.dict, len(rows))
+	}
+	t.Reset()
 	for i := range rows {
 		t.AppendRow(&rows[i])
 	}
@@ -115,19 +119,29 @@ type monthJobs struct {
 // month's usage depends on the jobs of earlier months running into it, so
 // the usage partitions are computed in month order; each overlaps with the
 // merge and write of the next month's jobs partition. At most two months
-// of jobs records are in memory. (Merging several months at once used more
-// CPU and memory for the same wall time: the jobs encoder already writes
-// row groups in parallel.)
+// of jobs records are in memory, in two tables that are reused from month
+// to month (a new table for every month spent 0.7 CPU-s of a 5 M-job year
+// zeroing memory). (Merging several months at once used more CPU and
+// memory for the same wall time: the jobs encoder already writes row
+// groups in parallel.)
 func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths map[string]bool, carry []export.JobRec, sum *Summary) error {
 	var wg sync.WaitGroup
 	defer wg.Wait() // after cancel: an early return stops the preparing goroutine
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	prepared := make(chan monthJobs)
+	free := make(chan *export.JobTable, 2) // tables whose month's usage is done
+	room := w.spill.maxMonth()             // so that a table is not outgrown by a later month
 	wg.Go(func() {
 		defer close(prepared)
 		for _, m := range months {
-			mj := w.prepare(ctx, m, jobMonths[monthKey(m)])
+			var t *export.JobTable
+			select {
+			case t = <-free:
+			default:
+				t = export.NewJobTable(w.dict, room)
+			}
+			mj := w.prepare(ctx, m, jobMonths[monthKey(m)], t)
 			select {
 			case prepared <- mj:
 			case <-ctx.Done():
@@ -155,19 +169,24 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 		if carry, err = w.usage(m, mj.table.Recs, mj.names, carry); err != nil {
 			return err
 		}
+		select {
+		case free <- mj.table: // usage copied what it keeps
+		default:
+		}
 	}
 	return nil
 }
 
-// prepare reads month m's jobs partition and, when the run has jobs of
-// that month (fresh), merges the spilled records into it and rewrites it.
-// The goroutine that runs prepare is the only one adding to w.dict.
-func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool) monthJobs {
+// prepare reads month m's jobs partition into t (nil: a new table) and,
+// when the run has jobs of that month (fresh), merges the spilled records
+// into it and rewrites it. The goroutine that runs prepare is the only one
+// adding to w.dict.
+func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, t *export.JobTable) monthJobs {
 	var mj monthJobs
 	if mj.err = ctx.Err(); mj.err != nil {
 		return mj
 	}
-	t, err := w.readTable(m)
+	t, err := w.readTable(m, t)
 	if err != nil {
 		mj.err = err
 		return mj
