@@ -329,6 +329,11 @@ type usageSums struct {
 	acc   map[usageKey]int
 	names []string
 	rows  []export.UsageRow
+
+	// The last key and its row: records in the table's order mostly fall
+	// on the row of the record before (same user, partition and day).
+	last    usageKey
+	lastRow int
 }
 
 // add adds the part of recs' charged time that falls in [from, next).
@@ -341,12 +346,16 @@ func (u *usageSums) add(recs []export.JobRec, from, next, to int64) {
 			end := min(e, day+86400)
 			sec := float64(end - s)
 			k := usageKey{r.Account, r.User, r.Partition, day}
-			i, ok := u.acc[k]
-			if !ok {
-				i = len(u.rows)
-				u.acc[k] = i
-				u.rows = append(u.rows, export.UsageRow{Account: u.names[r.Account], User: u.names[r.User],
-					Partition: u.names[r.Partition], PeriodStart: time.Unix(day, 0).UTC()})
+			i := u.lastRow
+			if k != u.last || len(u.rows) == 0 {
+				var ok bool
+				if i, ok = u.acc[k]; !ok {
+					i = len(u.rows)
+					u.acc[k] = i
+					u.rows = append(u.rows, export.UsageRow{Account: u.names[r.Account], User: u.names[r.User],
+						Partition: u.names[r.Partition], PeriodStart: time.Unix(day, 0).UTC()})
+				}
+				u.last, u.lastRow = k, i
 			}
 			x := &u.rows[i]
 			x.BillingSec += r.Billing * r.UsageFactor * sec

@@ -1,0 +1,65 @@
+package pipeline
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fairledger/fairledger/export"
+)
+
+// TestUsageSums splits jobs over UTC days by hand: a job across midnight,
+// one on the same row after it, one on another partition between them,
+// and two cut off at the month's end, one of them running.
+func TestUsageSums(t *testing.T) {
+	us := func(s string) int64 { return mustTime(t, s).UnixMicro() }
+	names := []string{"lab", "ann", "cpu", "gpu"}
+	rec := func(part uint32, start, end string, billing, factor float64, cpus int64, mem, gpu float64) export.JobRec {
+		r := export.JobRec{Account: 0, User: 1, Partition: part, Start: us(start), Billing: billing,
+			UsageFactor: factor, AllocCPUs: cpus, MemMB: mem, GPU: gpu}
+		if end != "" {
+			r.End, r.Valid = us(end), export.ValidEnd
+		}
+		return r
+	}
+	recs := []export.JobRec{
+		rec(2, "2025-01-01T23:00:00Z", "2025-01-02T01:00:00Z", 2, 0.5, 4, 1000, 0), // 3600 s each day
+		rec(3, "2025-01-02T00:30:00Z", "2025-01-02T00:40:00Z", 10, 1, 1, 0, 2),     // 600 s, gpu partition
+		rec(2, "2025-01-02T02:00:00Z", "2025-01-02T02:30:00Z", 2, 1, 1, 500, 0),    // 1800 s, the first job's day-2 row
+		rec(2, "2025-01-31T23:00:00Z", "2025-02-01T05:00:00Z", 1, 1, 1, 0, 0),      // 3600 s in January
+		rec(3, "2025-01-31T20:00:00Z", "", 1, 1, 1, 0, 1),                          // running: cut at the month's end
+	}
+	from, next := mustTime(t, "2025-01-01T00:00:00Z").Unix(), mustTime(t, "2025-02-01T00:00:00Z").Unix()
+	to := mustTime(t, "2025-02-01T06:00:00Z").Unix()
+	u := usageSums{acc: map[usageKey]int{}, names: names}
+	u.add(recs, from, next, to)
+	day := func(s string) time.Time { return mustTime(t, s+"T00:00:00Z") }
+	want := []export.UsageRow{
+		{Account: "lab", User: "ann", Partition: "cpu", PeriodStart: day("2025-01-01"),
+			BillingSec: 3600, CPUSec: 14400, MemMBSec: 3.6e6},
+		{Account: "lab", User: "ann", Partition: "cpu", PeriodStart: day("2025-01-02"),
+			BillingSec: 3600 + 3600, CPUSec: 14400 + 1800, MemMBSec: 3.6e6 + 9e5},
+		{Account: "lab", User: "ann", Partition: "gpu", PeriodStart: day("2025-01-02"),
+			BillingSec: 6000, CPUSec: 600, GPUSec: 1200},
+		{Account: "lab", User: "ann", Partition: "cpu", PeriodStart: day("2025-01-31"),
+			BillingSec: 3600, CPUSec: 3600},
+		{Account: "lab", User: "ann", Partition: "gpu", PeriodStart: day("2025-01-31"),
+			BillingSec: 14400, CPUSec: 14400, GPUSec: 14400},
+	}
+	if len(u.rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(u.rows), len(want), u.rows)
+	}
+	for i := range want {
+		if u.rows[i] != want[i] {
+			t.Errorf("row %d = %+v, want %+v", i, u.rows[i], want[i])
+		}
+	}
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
