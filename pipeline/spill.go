@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -31,9 +32,17 @@ type spill struct {
 }
 
 type spillFile struct {
-	f *os.File
-	w *bufio.Writer
-	n int
+	f    *os.File
+	w    *bufio.Writer
+	n    int
+	prev recPrev // the last record written
+}
+
+// recPrev holds the fields of the record before that the spill encoding
+// stores as differences: a month's records come in input order, in which
+// neighbours have close starts, job ids and lines.
+type recPrev struct {
+	start, raw, line int64
 }
 
 const spillPrefix = ".spill-"
@@ -81,7 +90,7 @@ func (s *spill) add(month string, t *export.JobTable, idx []int32) error {
 	}
 	for _, i := range idx {
 		r := &t.Recs[i]
-		s.buf = appendRec(s.buf[:0], r, t.JobID(r))
+		s.buf = appendRec(s.buf[:0], r, t.JobID(r), &sf.prev)
 		if _, err := sf.w.Write(s.buf); err != nil {
 			return fmt.Errorf("spill %s: %w", month, err)
 		}
@@ -132,7 +141,7 @@ func (s *spill) read(month string, t *export.JobTable) error {
 	d := &recDecoder{b: data}
 	for i := range sf.n {
 		var r export.JobRec
-		id := d.rec(&r)
+		id := d.rec(&r, &d.prev)
 		if d.err != nil {
 			return fmt.Errorf("spill %s record %d: %w", month, i, d.err)
 		}
@@ -151,10 +160,15 @@ func (s *spill) close() error {
 	return os.RemoveAll(s.dir)
 }
 
-// appendRec encodes r and its job id. Timestamps other than the start are
-// microseconds from the start; integral floats are varints; the nullable
-// columns that have a value follow the Valid bits.
-func appendRec(b []byte, r *export.JobRec, jobID []byte) []byte {
+// appendRec encodes r and its job id, given the record before it in the
+// same file (prev, which it updates). Timestamps are times (appendTime):
+// the start as the difference from the previous record's start, the
+// others from the start. The job_id_raw and the source line are
+// differences from the previous record's; the job id is its length plus
+// one and its bytes, or 0 when it is job_id_raw in decimal (most jobs);
+// integral floats are varints; the nullable columns that have a value
+// follow the Valid bits. A 5 M-job year spills some 50 bytes a record.
+func appendRec(b []byte, r *export.JobRec, jobID []byte, prev *recPrev) []byte {
 	uv := func(v uint64) { b = binary.AppendUvarint(b, v) }
 	i64 := func(v int64) { b = binary.AppendVarint(b, v) }
 	f64 := func(v float64) { b = appendFloat(b, v) }
@@ -163,18 +177,27 @@ func appendRec(b []byte, r *export.JobRec, jobID []byte) []byte {
 			i64(v)
 		}
 	}
-	uv(uint64(len(jobID)))
-	b = append(b, jobID...)
+	optTime := func(v int64, bit uint16) {
+		if r.Valid&bit != 0 {
+			b = appendTime(b, v-r.Start)
+		}
+	}
+	if isDecimal(jobID, r.JobIDRaw) {
+		uv(0)
+	} else {
+		uv(uint64(len(jobID)) + 1)
+		b = append(b, jobID...)
+	}
 	uv(uint64(r.Valid))
-	i64(r.JobIDRaw)
+	i64(r.JobIDRaw - prev.raw)
 	opt(r.ArrayJobID, export.ValidArrayJobID)
 	opt(r.ArrayTaskID, export.ValidArrayTaskID)
 	opt(r.HetJobID, export.ValidHetJobID)
 	opt(r.HetJobOffset, export.ValidHetJobOffset)
-	i64(r.Start)
-	opt(r.Submit-r.Start, export.ValidSubmit)
-	opt(r.Eligible-r.Start, export.ValidEligible)
-	opt(r.End-r.Start, export.ValidEnd)
+	b = appendTime(b, r.Start-prev.start)
+	optTime(r.Submit, export.ValidSubmit)
+	optTime(r.Eligible, export.ValidEligible)
+	optTime(r.End, export.ValidEnd)
 	opt(r.ElapsedSec, export.ValidElapsedSec)
 	opt(r.SuspendedSec, export.ValidSuspendedSec)
 	opt(r.TimelimitMin, export.ValidTimelimitMin)
@@ -182,7 +205,7 @@ func appendRec(b []byte, r *export.JobRec, jobID []byte) []byte {
 	i64(r.NNodes)
 	i64(r.AllocCPUs)
 	i64(r.BillingSlurm)
-	i64(r.SourceLine)
+	i64(r.SourceLine - prev.line)
 	f64(r.MemMB)
 	f64(r.NodeCount)
 	f64(r.GPU)
@@ -191,15 +214,38 @@ func appendRec(b []byte, r *export.JobRec, jobID []byte) []byte {
 	for _, id := range [...]uint32{r.User, r.Account, r.Partition, r.QOS, r.State, r.SourceFile, r.CancelledBy, r.TRES} {
 		uv(uint64(id))
 	}
+	*prev = recPrev{r.Start, r.JobIDRaw, r.SourceLine}
 	return b
+}
+
+// appendTime writes a difference of times in microseconds: whole seconds
+// (sacct's) as the varint zigzag(seconds)<<1, others as zigzag(µs)<<1 | 1.
+func appendTime(b []byte, us int64) []byte {
+	if us%1e6 == 0 {
+		return binary.AppendUvarint(b, zigzag(us/1e6)<<1)
+	}
+	return binary.AppendUvarint(b, zigzag(us)<<1|1)
+}
+
+func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// isDecimal reports whether id is v printed in decimal (no sign or leading
+// zeros unless v is 0; a negative v never matches).
+func isDecimal(id []byte, v int64) bool {
+	if v < 0 || len(id) == 0 || len(id) > 19 {
+		return false
+	}
+	var buf [20]byte
+	return string(strconv.AppendInt(buf[:0], v, 10)) == string(id)
 }
 
 // appendFloat writes an integral v (|v| ≤ 2^53, not -0) as the varint
 // zigzag(v)<<1, any other value as the byte 1 and its 8 bytes.
 func appendFloat(b []byte, v float64) []byte {
 	if v >= -(1<<53) && v <= 1<<53 && v == float64(int64(v)) && !(v == 0 && math.Signbit(v)) {
-		i := int64(v)
-		return binary.AppendUvarint(b, (uint64(i<<1)^uint64(i>>63))<<1)
+		return binary.AppendUvarint(b, zigzag(int64(v))<<1)
 	}
 	b = append(b, 1)
 	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
@@ -208,8 +254,10 @@ func appendFloat(b []byte, v float64) []byte {
 // recDecoder reads what appendRec wrote, from a month's whole file in
 // memory. The first error sticks.
 type recDecoder struct {
-	b   []byte
-	err error
+	b    []byte
+	err  error
+	prev recPrev
+	id   [20]byte // a job id that is job_id_raw in decimal
 }
 
 func (d *recDecoder) fail() {
@@ -243,8 +291,7 @@ func (d *recDecoder) f64() float64 {
 	u := d.uvarint()
 	switch {
 	case u&1 == 0:
-		u >>= 1
-		return float64(int64(u>>1) ^ -int64(u&1))
+		return float64(unzigzag(u >> 1))
 	case u == 1 && len(d.b) >= 8:
 		v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
 		d.b = d.b[8:]
@@ -262,38 +309,55 @@ func (d *recDecoder) u32() uint32 {
 	return uint32(v)
 }
 
-// rec decodes one record into r and returns its job id, viewing the
-// decoder's buffer.
-func (d *recDecoder) rec(r *export.JobRec) (jobID []byte) {
-	n := d.uvarint()
-	if uint64(len(d.b)) < n {
-		d.fail()
-		return nil
+// time reads what appendTime wrote.
+func (d *recDecoder) time() int64 {
+	u := d.uvarint()
+	if u&1 == 0 {
+		return unzigzag(u>>1) * 1e6
 	}
-	jobID, d.b = d.b[:n], d.b[n:]
+	return unzigzag(u >> 1)
+}
+
+// rec decodes one record into r, given the record before it (prev, which
+// it updates), and returns its job id, viewing the decoder's buffer or
+// its id array (valid until the next call).
+func (d *recDecoder) rec(r *export.JobRec, prev *recPrev) (jobID []byte) {
+	n := d.uvarint() // the id's length plus one; 0: job_id_raw in decimal
+	if n > 0 {
+		if uint64(len(d.b)) < n-1 {
+			d.fail()
+			return nil
+		}
+		jobID, d.b = d.b[:n-1], d.b[n-1:]
+	}
 	r.Valid = uint16(d.uvarint())
-	opt := func(dst *int64, bit uint16, base int64) {
+	opt := func(dst *int64, bit uint16) {
 		if r.Valid&bit != 0 {
-			*dst = base + d.i64()
+			*dst = d.i64()
 		}
 	}
-	r.JobIDRaw = d.i64()
-	opt(&r.ArrayJobID, export.ValidArrayJobID, 0)
-	opt(&r.ArrayTaskID, export.ValidArrayTaskID, 0)
-	opt(&r.HetJobID, export.ValidHetJobID, 0)
-	opt(&r.HetJobOffset, export.ValidHetJobOffset, 0)
-	r.Start = d.i64()
-	opt(&r.Submit, export.ValidSubmit, r.Start)
-	opt(&r.Eligible, export.ValidEligible, r.Start)
-	opt(&r.End, export.ValidEnd, r.Start)
-	opt(&r.ElapsedSec, export.ValidElapsedSec, 0)
-	opt(&r.SuspendedSec, export.ValidSuspendedSec, 0)
-	opt(&r.TimelimitMin, export.ValidTimelimitMin, 0)
+	optTime := func(dst *int64, bit uint16) {
+		if r.Valid&bit != 0 {
+			*dst = r.Start + d.time()
+		}
+	}
+	r.JobIDRaw = prev.raw + d.i64()
+	opt(&r.ArrayJobID, export.ValidArrayJobID)
+	opt(&r.ArrayTaskID, export.ValidArrayTaskID)
+	opt(&r.HetJobID, export.ValidHetJobID)
+	opt(&r.HetJobOffset, export.ValidHetJobOffset)
+	r.Start = prev.start + d.time()
+	optTime(&r.Submit, export.ValidSubmit)
+	optTime(&r.Eligible, export.ValidEligible)
+	optTime(&r.End, export.ValidEnd)
+	opt(&r.ElapsedSec, export.ValidElapsedSec)
+	opt(&r.SuspendedSec, export.ValidSuspendedSec)
+	opt(&r.TimelimitMin, export.ValidTimelimitMin)
 	r.ChargedSec = d.i64()
 	r.NNodes = d.i64()
 	r.AllocCPUs = d.i64()
 	r.BillingSlurm = d.i64()
-	r.SourceLine = d.i64()
+	r.SourceLine = prev.line + d.i64()
 	r.MemMB = d.f64()
 	r.NodeCount = d.f64()
 	r.GPU = d.f64()
@@ -301,6 +365,10 @@ func (d *recDecoder) rec(r *export.JobRec) (jobID []byte) {
 	r.UsageFactor = d.f64()
 	for _, dst := range [...]*uint32{&r.User, &r.Account, &r.Partition, &r.QOS, &r.State, &r.SourceFile, &r.CancelledBy, &r.TRES} {
 		*dst = d.u32()
+	}
+	*prev = recPrev{r.Start, r.JobIDRaw, r.SourceLine}
+	if n == 0 && d.err == nil {
+		jobID = strconv.AppendInt(d.id[:0], r.JobIDRaw, 10)
 	}
 	return jobID
 }

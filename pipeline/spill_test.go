@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/binary"
 	"math"
 	"reflect"
 	"testing"
@@ -122,6 +123,55 @@ func TestSpillValues(t *testing.T) {
 			}
 		} else if !reflect.DeepEqual(r.TRES, w.TRES) {
 			t.Errorf("row %d: TRES %v, want %v", i, r.TRES, w.TRES)
+		}
+	}
+}
+
+// TestSpillDifferences: the fields stored as differences from the record
+// before (start, job_id_raw, source line) and from the start (the other
+// times) come back exactly when they go backwards, before 1970 or off the
+// whole second, and a job id is only left out when it is job_id_raw in
+// decimal.
+func TestSpillDifferences(t *testing.T) {
+	at := func(sec, us int64) time.Time { return time.Unix(sec, us*1000).UTC() }
+	ptr := func(v time.Time) *time.Time { return &v }
+	rows := []export.JobRow{
+		{JobID: "123", JobIDRaw: 123, Start: at(1_700_000_000, 0), End: ptr(at(1_700_000_100, 0)), SourceLine: 10},
+		{JobID: "0123", JobIDRaw: 123, Start: at(1_699_990_000, 0), SourceLine: 3},                  // leading zero; earlier start
+		{JobID: "", JobIDRaw: 7, Start: at(-86_401, 0), Submit: ptr(at(-90_000, 0)), SourceLine: 4}, // empty id; before 1970
+		{JobID: "-5", JobIDRaw: -5, Start: at(1_700_000_000, 250), End: ptr(at(1_700_000_001, 999_999)), // off the second
+			Eligible: ptr(at(1_699_999_999, 1)), SourceLine: 1 << 40},
+		{JobID: "0", JobIDRaw: 0, Start: at(0, 0), SourceLine: 0},
+		{JobID: "10_0", JobIDRaw: 11, Start: at(1_700_000_000, 0), SourceLine: 2},
+		{JobID: "9223372036854775807", JobIDRaw: 1<<63 - 1, Start: at(1_700_000_000, 0), SourceLine: 5},
+	}
+	s, err := newSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	dict := export.NewJobDict()
+	in := tableOf(dict, rows)
+	for i := range rows { // one record a call: the differences span calls
+		if err := s.add("2025-01", in, []int32{int32(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := readSpill(t, s, dict, "2025-01")
+	if len(got) != len(rows) {
+		t.Fatalf("%d rows back, want %d", len(got), len(rows))
+	}
+	for i := range rows {
+		if !reflect.DeepEqual(got[i], rows[i]) {
+			t.Errorf("row %d:\n got %+v\nwant %+v", i, got[i], rows[i])
+		}
+	}
+	// A decimal id is the length 0 and no bytes; others their length plus one.
+	for i, want := range []uint64{0, 5, 1, 3, 0, 5, 0} {
+		r := &in.Recs[i]
+		b := appendRec(nil, r, in.JobID(r), &recPrev{})
+		if n, _ := binary.Uvarint(b); n != want {
+			t.Errorf("row %d (%q, %d): id length %d, want %d", i, rows[i].JobID, rows[i].JobIDRaw, n, want)
 		}
 	}
 }
