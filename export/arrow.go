@@ -2,6 +2,8 @@ package export
 
 import (
 	"fmt"
+	"hash/maphash"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -232,35 +234,55 @@ func (c *batchCols) times(name string) timeCol {
 
 // mapCol reads a map<utf8, float64> column as JobDict TRES sets; a null or
 // empty map is the empty set. A batch has few distinct TRES sets (about
-// 1,400 in 200k rows), so each row's entries are looked up as they come,
-// and sorted and interned only the first time.
+// 1,400 in 200k rows), so a row's entries are hashed as they lie in the
+// arrays and compared with those of the first row that had the hash; they
+// are sorted and interned only the first time. (Building a key of the
+// entries for a map lookup took three times as long.)
 type mapCol struct {
-	m     *array.Map
-	keys  *array.String
-	items *array.Float64
-	jd    *JobDict
-	seen  map[string]uint32 // entries in the batch's order, as key → set
-	key   []byte
+	m       *array.Map
+	keys    *array.String
+	items   *array.Float64
+	keyOffs []int32 // keys' value offsets into keyData
+	keyData []byte
+	jd      *JobDict
+	seed    maphash.Seed
+	seen    map[uint64]tresRows // by hash: the first row's entries
+	slow    map[string]uint32   // sets whose hash another set had first
+	key     []byte
+}
+
+// tresRows are a batch's entries [lo, hi) and their set.
+type tresRows struct {
+	lo, hi int
+	id     uint32
 }
 
 func (m *mapCol) at(i int) uint32 {
 	if m.m.IsNull(i) {
 		return 0
 	}
-	lo, hi := m.m.ValueOffsets(i)
+	lo64, hi64 := m.m.ValueOffsets(i)
+	lo, hi := int(lo64), int(hi64)
 	if lo == hi {
 		return 0
 	}
-	m.key = m.key[:0]
-	for j := int(lo); j < int(hi); j++ {
-		m.key = AppendTRESEntry(m.key, m.keys.Value(j), m.items.Value(j))
+	h := m.hash(lo, hi)
+	first, ok := m.seen[h]
+	if ok && m.same(first.lo, first.hi, lo, hi) {
+		return first.id
 	}
-	if id, ok := m.seen[string(m.key)]; ok {
-		return id
+	if ok { // another set has this hash: look the entries up by their bytes
+		m.key = m.key[:0]
+		for j := lo; j < hi; j++ {
+			m.key = AppendTRESEntry(m.key, m.keys.Value(j), m.items.Value(j))
+		}
+		if id, ok := m.slow[string(m.key)]; ok {
+			return id
+		}
 	}
 	d := m.jd
 	d.scratch = d.scratch[:0]
-	for j := int(lo); j < int(hi); j++ {
+	for j := lo; j < hi; j++ {
 		e := tresEntry{m.keys.Value(j), m.items.Value(j)}
 		if k := slices.IndexFunc(d.scratch, func(x tresEntry) bool { return x.key == e.key }); k >= 0 {
 			d.scratch[k] = e // a repeated key: the last value wins
@@ -269,8 +291,39 @@ func (m *mapCol) at(i int) uint32 {
 		}
 	}
 	id := d.internScratch()
-	m.seen[string(m.key)] = id
+	if ok {
+		m.slow[string(m.key)] = id
+	} else {
+		m.seen[h] = tresRows{lo, hi, id}
+	}
 	return id
+}
+
+// hash hashes the entries [lo, hi): their keys' bytes and lengths and their
+// values' bits.
+func (m *mapCol) hash(lo, hi int) uint64 {
+	h := maphash.Bytes(m.seed, m.keyData[m.keyOffs[lo]:m.keyOffs[hi]])
+	for j := lo; j < hi; j++ {
+		h = (h ^ math.Float64bits(m.items.Value(j))) * 0x9e3779b97f4a7c15
+		h ^= uint64(m.keyOffs[j+1] - m.keyOffs[j])
+	}
+	return h
+}
+
+// same reports whether the entries [alo, ahi) and [blo, bhi) have the same
+// keys and bit-identical values in the same order.
+func (m *mapCol) same(alo, ahi, blo, bhi int) bool {
+	if ahi-alo != bhi-blo {
+		return false
+	}
+	for k := range ahi - alo {
+		a, b := alo+k, blo+k
+		if math.Float64bits(m.items.Value(a)) != math.Float64bits(m.items.Value(b)) ||
+			m.keyOffs[a+1]-m.keyOffs[a] != m.keyOffs[b+1]-m.keyOffs[b] {
+			return false
+		}
+	}
+	return string(m.keyData[m.keyOffs[alo]:m.keyOffs[ahi]]) == string(m.keyData[m.keyOffs[blo]:m.keyOffs[bhi]])
 }
 
 func (c *batchCols) tresMap(name string) mapCol {
@@ -289,7 +342,12 @@ func (c *batchCols) tresMap(name string) mapCol {
 		c.typeErr(name, a)
 		return mapCol{}
 	}
-	return mapCol{m: m, keys: keys, items: items, jd: c.dict, seen: map[string]uint32{}}
+	var data []byte
+	if b := keys.Data().Buffers()[2]; b != nil {
+		data = b.Bytes()
+	}
+	return mapCol{m: m, keys: keys, items: items, keyOffs: keys.ValueOffsets(), keyData: data, jd: c.dict,
+		seed: maphash.MakeSeed(), seen: map[uint64]tresRows{}, slow: map[string]uint32{}}
 }
 
 // optInt64 sets *dst and r's valid bit unless a's value i is null.

@@ -237,3 +237,40 @@ func TestAppendBatchErrors(t *testing.T) {
 		t.Errorf("a failed AppendBatch added %d records", len(tb.Recs))
 	}
 }
+
+// TestTRESHashCollision makes two different TRES sets share a hash, as if
+// the hash had collided, and checks each row still gets its own set, the
+// second time too (from the lookup by bytes).
+func TestTRESHashCollision(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	start := int64(1735776000)
+	a := map[string]float64{"cpu": 4, "node": 1}
+	b := map[string]float64{"cpu": 8, "node": 1}
+	rec := buildBatch(t, mem, []jobSpec{
+		{jobID: "1", raw: 1, user: "u", account: "a", state: "RUNNING", start: &start, tres: a},
+		{jobID: "2", raw: 2, user: "u", account: "a", state: "RUNNING", start: &start, tres: b},
+	})
+	defer rec.Release()
+	c := &batchCols{rec: rec, dict: NewJobDict()}
+	m := c.tresMap(schemas.ColAllocTRES)
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	idA := m.at(0)
+	lo0, hi0 := m.m.ValueOffsets(0)
+	lo, hi := m.m.ValueOffsets(1)
+	m.seen[m.hash(int(lo), int(hi))] = m.seen[m.hash(int(lo0), int(hi0))] // row 1's hash now names row 0's set
+	for range 2 {
+		idB := m.at(1)
+		if idB == idA {
+			t.Fatalf("row 1 got row 0's set %d", idA)
+		}
+		if got := c.dict.TRESMap(idB); !reflect.DeepEqual(got, b) {
+			t.Errorf("row 1's set = %v, want %v", got, b)
+		}
+	}
+	if got := m.at(0); got != idA {
+		t.Errorf("row 0 again: set %d, want %d", got, idA)
+	}
+}
