@@ -26,11 +26,7 @@ func TestSpillRoundTrip(t *testing.T) {
 		{JobID: "12", JobIDRaw: 12, User: "u", Account: "a", Start: start.Add(time.Hour), State: "RUNNING",
 			SourceFile: "s.psv", SourceLine: 4},
 	}
-	s, err := newSpill(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
+	s := testSpill(t)
 	dict := export.NewJobDict()
 	in := tableOf(dict, rows)
 	if err := s.add("2025-01", in, []int32{0}); err != nil {
@@ -51,6 +47,17 @@ func TestSpillRoundTrip(t *testing.T) {
 	if got := readSpill(t, s, dict, "2025-03"); got != nil {
 		t.Errorf("unknown month: %v", got)
 	}
+}
+
+// testSpill returns a new spill that is closed when the test ends.
+func testSpill(t *testing.T) *spill {
+	t.Helper()
+	s, err := newSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.close() })
+	return s
 }
 
 // tableOf returns rows as a table using dict.
@@ -93,11 +100,7 @@ func TestSpillValues(t *testing.T) {
 	rows[1].TRES = map[string]float64{"mem": 0.5, "cpu": 2} // equal contents, another map
 	rows[2].TRES = map[string]float64{"cpu": 2, "mem": -0.5}
 	rows[3].TRES = map[string]float64{}
-	s, err := newSpill(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
+	s := testSpill(t)
 	idx := make([]int32, len(rows))
 	for i := range idx {
 		idx[i] = int32(i)
@@ -145,11 +148,7 @@ func TestSpillDifferences(t *testing.T) {
 		{JobID: "10_0", JobIDRaw: 11, Start: at(1_700_000_000, 0), SourceLine: 2},
 		{JobID: "9223372036854775807", JobIDRaw: 1<<63 - 1, Start: at(1_700_000_000, 0), SourceLine: 5},
 	}
-	s, err := newSpill(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
+	s := testSpill(t)
 	dict := export.NewJobDict()
 	in := tableOf(dict, rows)
 	for i := range rows { // one record a call: the differences span calls
