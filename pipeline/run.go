@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -461,13 +462,13 @@ func newStream(m *model, cps []*checkpoint, opt Options, sp *spill, dict *export
 type hashingReader struct {
 	r io.Reader
 	h hash.Hash
-	n int64
+	n atomic.Int64 // the sacct reader's goroutine reads; progress reports it
 }
 
 func (h *hashingReader) Read(p []byte) (int, error) {
 	n, err := h.r.Read(p)
 	h.h.Write(p[:n])
-	h.n += int64(n)
+	h.n.Add(int64(n))
 	return n, err
 }
 
@@ -518,19 +519,19 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 			}
 			if opt.Progress != nil {
 				st := rd.Stats()
-				opt.Progress(Progress{File: p, BytesDone: done + hr.n, BytesTotal: total, Rows: sum.Ingest.Read + st.Read})
+				opt.Progress(Progress{File: p, BytesDone: done + hr.n.Load(), BytesTotal: total, Rows: sum.Ingest.Read + st.Read})
 			}
 		}
 		st := rd.Stats()
 		rd.Close()
 		f.Close()
-		done += hr.n
+		done += hr.n.Load()
 		for _, w := range st.Warnings {
 			opt.Log.Warn().Str("file", p).Msg(w)
 		}
 		sum.Files = append(sum.Files, st)
 		sum.Ingest.Add(st)
-		s.inputs = append(s.inputs, export.RunInput{Path: p, SizeBytes: hr.n, SHA256: hex.EncodeToString(hr.h.Sum(nil))})
+		s.inputs = append(s.inputs, export.RunInput{Path: p, SizeBytes: hr.n.Load(), SHA256: hex.EncodeToString(hr.h.Sum(nil))})
 	}
 	return nil
 }
