@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // Running is the Jobs.End value of a job that is still running: it is
@@ -35,6 +36,24 @@ type Jobs struct {
 
 // Len returns the number of jobs.
 func (j Jobs) Len() int { return len(j.Start) }
+
+// Reserve makes room for n jobs in all, so that appending up to n does not
+// reallocate. Appending grows a large slice by a quarter at a time, which
+// copies it several times over; a caller that can estimate its number of
+// jobs reserves them instead.
+func (j *Jobs) Reserve(n int) {
+	j.Start = reserve(j.Start, n)
+	j.End = reserve(j.End, n)
+	j.Rate = reserve(j.Rate, n)
+	j.Assoc = reserve(j.Assoc, n)
+}
+
+func reserve[T any](s []T, n int) []T {
+	if n > cap(s) {
+		s = slices.Grow(s, n-len(s))
+	}
+	return s
+}
 
 // Window is one run of the engine: the association tree, the jobs that may
 // contribute to ticks after the state's tick, the end of the window and the

@@ -431,3 +431,24 @@ type testError struct{}
 func (testError) Error() string { return "test error" }
 
 var errTest = testError{}
+
+// TestJobsReserve: Reserve makes room without changing the jobs, and
+// never shrinks.
+func TestJobsReserve(t *testing.T) {
+	j := Jobs{Start: []int64{1, 2}, End: []int64{3, Running}, Rate: []float64{0.5, 2}, Assoc: []int32{0, 1}}
+	j.Reserve(100)
+	if j.Len() != 2 || j.Start[1] != 2 || j.End[1] != Running || j.Rate[0] != 0.5 || j.Assoc[1] != 1 {
+		t.Fatalf("Reserve changed the jobs: %+v", j)
+	}
+	for name, c := range map[string]int{"Start": cap(j.Start), "End": cap(j.End), "Rate": cap(j.Rate), "Assoc": cap(j.Assoc)} {
+		if c < 100 {
+			t.Errorf("cap(%s) = %d after Reserve(100)", name, c)
+		}
+	}
+	start := &j.Start[0]
+	j.Reserve(10)
+	j.Start = append(j.Start, make([]int64, 98)...)
+	if &j.Start[0] != start {
+		t.Errorf("appending within the reserve reallocated")
+	}
+}

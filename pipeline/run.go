@@ -509,7 +509,10 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 				break
 			}
 			if err == nil {
-				err = s.batch(rec, sum)
+				// The run's rows, extrapolated from the bytes read so far.
+				rows, read := sum.Ingest.Read+rd.Stats().Read, done+hr.n.Load()
+				expect := int(float64(rows) / float64(max(read, 1)) * float64(total))
+				err = s.batch(rec, sum, expect)
 				rec.Release()
 			}
 			if err != nil {
@@ -537,13 +540,18 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 }
 
 // batch bills one batch, hands its jobs to decay and spills its rows.
-func (s *stream) batch(rec arrow.Record, sum *Summary) error {
+// expect estimates the number of rows of the whole input, so that decay's
+// job columns grow in few steps.
+func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 	billed, bst, err := s.m.bill.Apply(s.mem, rec, s.usageFactor)
 	if err != nil {
 		return err
 	}
 	defer billed.Release()
 	sum.Billing.Add(bst)
+	if n, free := int(billed.NumRows()), cap(s.jobs.Start)-len(s.jobs.Start); n > free {
+		s.jobs.Reserve(max(len(s.jobs.Start)+n, expect+expect/20, cap(s.jobs.Start)*5/4))
+	}
 	if err := s.m.res.AppendJobs(billed, &s.jobs, &sum.Resolve); err != nil {
 		return err
 	}
