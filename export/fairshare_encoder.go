@@ -12,7 +12,7 @@ import (
 )
 
 // The fairshare and associations tables are written by column encoders,
-// as the jobs table is (jobsEncoder). A month holds one row of each per
+// as the jobs and usage tables are (jobsEncoder, usageEncoder). A month holds one row of each per
 // association and snapshot: some 310,000 rows for a 10,000-association
 // cluster and 31 daily snapshots. Most of the time goes to parquet-go's
 // dictionaries, page statistics and zstd, which stay as they are; the

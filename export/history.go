@@ -125,7 +125,7 @@ func (h *History) WritePartition(table, cluster string, month time.Time, rows an
 		r.Sort()
 		n, encode = len(r.Recs), jobsEncoder(r, def.SortBy)
 	case []UsageRow:
-		n, encode = len(r), encoder(r, compareUsage, def.SortBy)
+		n, encode = len(r), usageEncoder(r, def.SortBy)
 	case []FairshareRow:
 		n, encode = len(r), fairshareEncoder(r, def.SortBy)
 	case []AssociationRow:
