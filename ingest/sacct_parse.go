@@ -2,8 +2,11 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -27,19 +30,28 @@ type sacctParser struct {
 	schema *arrow.Schema
 	denseI map[string]int
 	gpuIdx int
+	// idField is the file column of the JobID (or, failing that, the
+	// JobIDRaw), -1 if the file has neither.
+	idField int
 
-	fields  [][]byte
-	pieces  [][]byte
-	joined  []byte
-	lower   []byte
-	row     sacctRow
-	cols    jobColumns
-	missErr *ParseError
-}
+	// cpuIdx and nodeIdx are the dense indexes of cpu and node (0 if
+	// not dense, as looking them up in denseI gives).
+	cpuIdx, nodeIdx int
 
-type tresEntry struct {
-	name []byte
-	v    float64
+	// The record being parsed: field i is rec[pos[i]+1:pos[i+1]] (pos
+	// holds -1, the offsets of the record's '|' and len(rec)), or
+	// split[i] when split is not nil (a record whose extra '|' were
+	// assigned to free-text columns by recoverPipes).
+	rec    []byte
+	pos    []int
+	split  [][]byte
+	pieces [][]byte // recoverPipes' input
+	joined []byte   // a record spanning several lines
+
+	tresMemo tresMemo
+	dense    []float64 // the dense TRES of the row being parsed
+	cols     jobColumns
+	missErr  *ParseError
 }
 
 // sacctRow holds one record's parsed values until the record is known to be
@@ -56,7 +68,7 @@ type sacctRow struct {
 	elapsed, suspended, timelimit              int64
 	elapsedOK, suspendedOK, timelimitOK        bool
 	nnodes, cpus                               int64
-	tres                                       []tresEntry
+	tres                                       int32 // AllocTRES: item of sacctParser.tresMemo
 	dense                                      []float64
 	billing                                    float64
 	billingOK                                  bool
@@ -71,7 +83,6 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 		mem:    opt.Allocator,
 		schema: schema,
 		denseI: make(map[string]int, len(lay.dense)),
-		fields: make([][]byte, 0, lay.nf+8),
 	}
 	for i, t := range lay.dense {
 		p.denseI[t] = i
@@ -79,7 +90,13 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 			p.gpuIdx = i
 		}
 	}
-	p.row.dense = make([]float64, len(lay.dense))
+	p.idField = lay.idx[colJobID]
+	if p.idField < 0 {
+		p.idField = lay.idx[colJobIDRaw]
+	}
+	p.cpuIdx, p.nodeIdx = p.denseI["cpu"], p.denseI["node"]
+	p.tresMemo.reset()
+	p.dense = make([]float64, len(lay.dense))
 	if len(lay.missing) > 0 {
 		p.missErr = &ParseError{File: name, Err: fmt.Errorf("required column(s) %s not in file", strings.Join(lay.missing, ", "))}
 	}
@@ -96,21 +113,26 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 	data := c.data
 	line := c.line
 	nf := p.lay.nf
+	// The usual record is one line with exactly nf fields: want is its
+	// number of '|'.
+	want := nf - 1
+	if p.lay.trailing {
+		want = nf
+	}
+	var steps int64 // job steps skipped on the fast path below
 	for len(data) > 0 {
 		// One physical line.
 		ln, rest := cutLine(data)
 		first := line
 		data = rest
 		line++
-		if len(bytes.TrimSpace(ln)) == 0 {
+		pipes := bytes.Count(ln, []byte{'|'})
+		if pipes == 0 && len(bytes.TrimSpace(ln)) == 0 {
 			continue // blank lines are not records
 		}
 		rec := ln
 		inJoined := false
-		// Split once; the pieces are reused below unless the record turns
-		// out to span several lines.
-		p.pieces = splitPipes(p.pieces[:0], ln)
-		n := len(p.pieces)
+		n := pipes + 1
 		if p.lay.trailing {
 			n--
 		}
@@ -139,9 +161,9 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 		// A free-text last column (SubmitLine, JobName) may itself run on
 		// over lines that hold no delimiter at all.
 		if n == nf && p.lay.classes[nf-1] == classFreeText && !p.lay.trailing {
-			for len(data) > 0 {
+			for len(data) > 0 && !startsWithPipeLine(data) {
 				nx, nrest := cutLine(data)
-				if bytes.IndexByte(nx, '|') >= 0 || len(bytes.TrimSpace(nx)) == 0 {
+				if len(bytes.TrimSpace(nx)) == 0 {
 					break
 				}
 				if !inJoined {
@@ -156,12 +178,23 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 			}
 		}
 		res.stats.Read++
-		if inJoined {
-			p.pieces = splitPipes(p.pieces[:0], rec)
+		fast := !inJoined && pipes == want && (!p.lay.trailing || rec[len(rec)-1] == '|')
+		if fast && p.idField >= 0 {
+			// Job steps, most rows of a sacct file, are told apart by
+			// their JobID alone (see parseJobID): skip them before
+			// locating the other fields.
+			if isStepID(rec, p.idField) {
+				steps++
+				continue
+			}
 		}
-		fields, perr := p.split()
+		p.rec, p.pos, p.split = rec, fieldOffsets(p.pos[:0], rec), nil
+		var perr *ParseError
+		if !fast {
+			p.split, perr = p.splitRecord()
+		}
 		if perr == nil {
-			perr = p.parseRow(fields, first, &res.stats)
+			perr = p.parseRow(first, &res.stats)
 		}
 		if perr != nil {
 			if perr.Line == 0 {
@@ -170,6 +203,10 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 			res.stats.Rejected++
 			res.rejects = append(res.rejects, rejectRec{err: perr, raw: string(rec)})
 		}
+	}
+	if steps > 0 {
+		res.stats.Skip(SkipJobStep)
+		res.stats.Skipped[SkipJobStep] += steps - 1
 	}
 	if res.stats.Ingested > 0 {
 		res.rec = p.newRecord()
@@ -191,35 +228,108 @@ func cutLine(data []byte) (line, rest []byte) {
 	return line, rest
 }
 
-// splitPipes appends the '|'-separated pieces of rec to dst.
-func splitPipes(dst [][]byte, rec []byte) [][]byte {
-	for {
-		i := bytes.IndexByte(rec, '|')
-		if i < 0 {
-			return append(dst, rec)
-		}
-		dst = append(dst, rec[:i])
-		rec = rec[i+1:]
+// isStepID reports whether field i of rec, which must have more than i
+// fields, holds a '.', the mark of a job step's JobID (see parseJobID).
+func isStepID(rec []byte, i int) bool {
+	if i > 0 {
+		rec = nthField(rec, i)
 	}
+	for _, c := range rec {
+		switch c {
+		case '.':
+			return true
+		case '|':
+			return false
+		}
+	}
+	return false
 }
 
-// split turns the pieces of a record (p.pieces) into exactly nf fields. When the record has more
-// delimiters than columns, the extra ones must belong to free-text columns
-// (JobName, SubmitLine, Constraints, ...): recoverPipes finds the alignment
-// in which every other column fits its syntax.
-func (p *sacctParser) split() ([][]byte, *ParseError) {
+// nthField returns the '|'-separated field i (0-based) of rec, which must
+// have more than i fields.
+func nthField(rec []byte, i int) []byte {
+	for ; i > 0; i-- {
+		rec = rec[bytes.IndexByte(rec, '|')+1:]
+	}
+	if j := bytes.IndexByte(rec, '|'); j >= 0 {
+		return rec[:j]
+	}
+	return rec
+}
+
+// Masks for finding a byte eight at a time (SWAR).
+const (
+	swarLow7  = 0x7f7f7f7f7f7f7f7f
+	swarPipes = 0x7c7c7c7c7c7c7c7c // '|' in every byte
+)
+
+// zeroBytes returns x with the high bit set in exactly the bytes of x that
+// are zero and every other bit clear. Unlike the shorter (x-0x01..)&^x
+// trick it has no false positives, because no carry crosses a byte.
+func zeroBytes(x uint64) uint64 {
+	return ^((x&swarLow7 + swarLow7) | x | swarLow7)
+}
+
+// fieldOffsets appends to pos -1, the offsets of every '|' in rec and
+// len(rec), reading eight bytes at a time: field i is then
+// rec[pos[i]+1:pos[i+1]]. Offsets rather than slices keep the hot loop
+// free of pointer stores.
+func fieldOffsets(pos []int, rec []byte) []int {
+	pos = append(pos, -1)
+	i := 0
+	for ; i+8 <= len(rec); i += 8 {
+		pm := zeroBytes(binary.LittleEndian.Uint64(rec[i:]) ^ swarPipes)
+		for ; pm != 0; pm &= pm - 1 {
+			pos = append(pos, i+bits.TrailingZeros64(pm)>>3)
+		}
+	}
+	for ; i < len(rec); i++ {
+		if rec[i] == '|' {
+			pos = append(pos, i)
+		}
+	}
+	return append(pos, len(rec))
+}
+
+// startsWithPipeLine reports whether the first line of data holds a '|'.
+// It stops at the first '|' or '\n', so for the usual next record it reads
+// only the record's first field.
+func startsWithPipeLine(data []byte) bool {
+	for _, c := range data {
+		switch c {
+		case '|':
+			return true
+		case '\n':
+			return false
+		}
+	}
+	return false
+}
+
+// splitRecord checks that the current record (p.rec, p.pos) has exactly
+// nf fields, in which case it returns nil: p.pos locates them. When the
+// record has more delimiters than columns, the extra ones must belong to
+// free-text columns (JobName, SubmitLine, Constraints, ...): recoverPipes
+// finds the alignment in which every other column fits its syntax, and
+// splitRecord returns the fields it chose.
+func (p *sacctParser) splitRecord() ([][]byte, *ParseError) {
 	nf := p.lay.nf
-	pieces := p.pieces
-	if p.lay.trailing && len(pieces) > 0 && len(pieces[len(pieces)-1]) == 0 {
-		pieces = pieces[:len(pieces)-1]
+	b := p.pos
+	np := len(b) - 1 // pieces
+	if p.lay.trailing && b[np] == b[np-1]+1 {
+		np-- // an empty piece after the trailing '|'
+	}
+	switch {
+	case np == nf:
+		return nil, nil
+	case np < nf:
+		return nil, &ParseError{File: p.name, Err: fmt.Errorf("too few fields: %d of %d", np, nf)}
+	}
+	pieces := p.pieces[:0]
+	for i := 0; i < np; i++ {
+		pieces = append(pieces, p.rec[b[i]+1:b[i+1]])
 	}
 	p.pieces = pieces
-	switch {
-	case len(pieces) == nf:
-		return pieces, nil
-	case len(pieces) < nf:
-		return nil, &ParseError{File: p.name, Err: fmt.Errorf("too few fields: %d of %d", len(pieces), nf)}
-	}
 	fields, err := p.recoverPipes(pieces)
 	if err != nil {
 		return nil, &ParseError{File: p.name, Err: err}
@@ -332,11 +442,17 @@ func (p *sacctParser) recoverPipes(pieces [][]byte) ([][]byte, error) {
 	return best, nil
 }
 
-func (p *sacctParser) get(fields [][]byte, c sacctCol) []byte {
-	if i := p.lay.idx[c]; i >= 0 {
-		return fields[i]
+// get returns the current record's value of column c, nil if the file has
+// no such column.
+func (p *sacctParser) get(c sacctCol) []byte {
+	i := p.lay.idx[c]
+	switch {
+	case i < 0:
+		return nil
+	case p.split != nil:
+		return p.split[i]
 	}
-	return nil
+	return p.rec[p.pos[i]+1 : p.pos[i+1]]
 }
 
 func (p *sacctParser) has(c sacctCol) bool { return p.lay.idx[c] >= 0 }
@@ -351,8 +467,12 @@ func (p *sacctParser) fieldErr(c sacctCol, v []byte, err error) *ParseError {
 
 // parseRow classifies and parses one record; it appends it to the columns
 // or counts it as skipped, or returns why it is rejected.
-func (p *sacctParser) parseRow(f [][]byte, line int, st *Stats) *ParseError {
-	r := &p.row
+func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
+	// The row lives on the stack: storing its slices there needs no GC
+	// write barriers.
+	var row sacctRow
+	r := &row
+	r.dense = p.dense
 	r.line = line
 	// Identity first: steps and pending arrays are skipped whatever else
 	// the row holds.
@@ -364,7 +484,7 @@ func (p *sacctParser) parseRow(f [][]byte, line int, st *Stats) *ParseError {
 		e := *p.missErr
 		return &e
 	}
-	r.jobID = p.get(f, idCol)
+	r.jobID = p.get(idCol)
 	id, err := parseJobID(r.jobID)
 	if err != nil {
 		return p.fieldErr(idCol, r.jobID, err)
@@ -382,19 +502,23 @@ func (p *sacctParser) parseRow(f [][]byte, line int, st *Stats) *ParseError {
 		e := *p.missErr
 		return &e
 	}
-	state := p.get(f, colState)
+	state := p.get(colState)
 	if len(state) == 0 {
 		return p.fieldErr(colState, state, errEmpty)
 	}
 	r.state, r.cancelledBy = state, nil
-	if i := bytes.Index(state, []byte(" by ")); i > 0 {
-		r.state, r.cancelledBy = state[:i], state[i+4:]
+	// Only "CANCELLED by <uid>" holds a space: a cheap test for one saves
+	// the search for " by " in every other state.
+	if bytes.IndexByte(state, ' ') >= 0 {
+		if i := bytes.Index(state, []byte(" by ")); i > 0 {
+			r.state, r.cancelledBy = state[:i], state[i+4:]
+		}
 	}
 	if string(r.state) == "PENDING" {
 		st.Skip(SkipPending)
 		return nil
 	}
-	start := p.get(f, colStart)
+	start := p.get(colStart)
 	var kind timeKind
 	r.start, kind, err = p.clock.parseTime(start)
 	if err != nil {
@@ -404,20 +528,20 @@ func (p *sacctParser) parseRow(f [][]byte, line int, st *Stats) *ParseError {
 		st.Skip(SkipNeverStarted)
 		return nil
 	}
-	if r.user = p.get(f, colUser); len(r.user) == 0 {
+	if r.user = p.get(colUser); len(r.user) == 0 {
 		return p.fieldErr(colUser, r.user, errEmpty)
 	}
-	if r.account = p.get(f, colAccount); len(r.account) == 0 {
+	if r.account = p.get(colAccount); len(r.account) == 0 {
 		return p.fieldErr(colAccount, r.account, errEmpty)
 	}
-	r.partition = p.get(f, colPartition)
-	r.qos = p.get(f, colQOS)
-	r.cluster = p.get(f, colCluster)
-	r.exitCode = p.get(f, colExitCode)
-	r.jobName = p.get(f, colJobName)
+	r.partition = p.get(colPartition)
+	r.qos = p.get(colQOS)
+	r.cluster = p.get(colCluster)
+	r.exitCode = p.get(colExitCode)
+	r.jobName = p.get(colJobName)
 
 	if r.rawOK = false; p.has(colJobIDRaw) {
-		v := p.get(f, colJobIDRaw)
+		v := p.get(colJobIDRaw)
 		if r.raw, err = parseInt(v); err != nil {
 			return p.fieldErr(colJobIDRaw, v, err)
 		}
@@ -425,13 +549,13 @@ func (p *sacctParser) parseRow(f [][]byte, line int, st *Stats) *ParseError {
 	} else if id.kind == jobPlain {
 		r.raw, r.rawOK = id.id, true
 	}
-	if perr := p.parseTimes(f, r); perr != nil {
+	if perr := p.parseTimes(r); perr != nil {
 		return perr
 	}
-	if perr := p.parseCounts(f, r); perr != nil {
+	if perr := p.parseCounts(r); perr != nil {
 		return perr
 	}
-	if perr := p.parseTRES(f, r); perr != nil {
+	if perr := p.parseTRES(r); perr != nil {
 		return perr
 	}
 	p.appendRow(r)
@@ -439,8 +563,8 @@ func (p *sacctParser) parseRow(f [][]byte, line int, st *Stats) *ParseError {
 	return nil
 }
 
-func (p *sacctParser) optTime(f [][]byte, c sacctCol) (int64, bool, *ParseError) {
-	v := p.get(f, c)
+func (p *sacctParser) optTime(c sacctCol) (int64, bool, *ParseError) {
+	v := p.get(c)
 	t, k, err := p.clock.parseTime(v)
 	if err != nil {
 		return 0, false, p.fieldErr(c, v, err)
@@ -448,8 +572,8 @@ func (p *sacctParser) optTime(f [][]byte, c sacctCol) (int64, bool, *ParseError)
 	return t, k == timeSet, nil
 }
 
-func (p *sacctParser) optDuration(f [][]byte, c sacctCol) (int64, bool, *ParseError) {
-	v := p.get(f, c)
+func (p *sacctParser) optDuration(c sacctCol) (int64, bool, *ParseError) {
+	v := p.get(c)
 	if len(v) == 0 {
 		return 0, false, nil
 	}
@@ -460,22 +584,22 @@ func (p *sacctParser) optDuration(f [][]byte, c sacctCol) (int64, bool, *ParseEr
 	return d, true, nil
 }
 
-func (p *sacctParser) parseTimes(f [][]byte, r *sacctRow) *ParseError {
+func (p *sacctParser) parseTimes(r *sacctRow) *ParseError {
 	var perr *ParseError
-	if r.submit, r.submitOK, perr = p.optTime(f, colSubmit); perr != nil {
+	if r.submit, r.submitOK, perr = p.optTime(colSubmit); perr != nil {
 		return perr
 	}
-	if r.eligible, r.eligibleOK, perr = p.optTime(f, colEligible); perr != nil {
+	if r.eligible, r.eligibleOK, perr = p.optTime(colEligible); perr != nil {
 		return perr
 	}
-	if r.end, r.endOK, perr = p.optTime(f, colEnd); perr != nil {
+	if r.end, r.endOK, perr = p.optTime(colEnd); perr != nil {
 		return perr
 	}
-	if r.elapsed, r.elapsedOK, perr = p.optDuration(f, colElapsed); perr != nil {
+	if r.elapsed, r.elapsedOK, perr = p.optDuration(colElapsed); perr != nil {
 		return perr
 	}
 	if p.has(colElapsedRaw) {
-		v := p.get(f, colElapsedRaw)
+		v := p.get(colElapsedRaw)
 		if len(v) > 0 {
 			n, err := parseInt(v)
 			if err != nil {
@@ -484,11 +608,11 @@ func (p *sacctParser) parseTimes(f [][]byte, r *sacctRow) *ParseError {
 			r.elapsed, r.elapsedOK = n, true
 		}
 	}
-	if r.suspended, r.suspendedOK, perr = p.optDuration(f, colSuspended); perr != nil {
+	if r.suspended, r.suspendedOK, perr = p.optDuration(colSuspended); perr != nil {
 		return perr
 	}
 	r.timelimitOK = false
-	if v := p.get(f, colTimelimit); len(v) > 0 {
+	if v := p.get(colTimelimit); len(v) > 0 {
 		switch string(v) {
 		case "UNLIMITED", "Partition_Limit", "INVALID":
 		default:
@@ -510,7 +634,7 @@ func (p *sacctParser) parseTimes(f [][]byte, r *sacctRow) *ParseError {
 		// A finished job whose End was never recorded: Elapsed (which
 		// excludes suspended time) still says how long it ran.
 		if !r.elapsedOK {
-			return p.fieldErr(colEnd, p.get(f, colEnd), errors.New("unknown end of a finished job and no Elapsed to derive it from"))
+			return p.fieldErr(colEnd, p.get(colEnd), errors.New("unknown end of a finished job and no Elapsed to derive it from"))
 		}
 		r.end, r.endOK = r.start+r.elapsed, true
 		if r.suspendedOK {
@@ -518,21 +642,21 @@ func (p *sacctParser) parseTimes(f [][]byte, r *sacctRow) *ParseError {
 		}
 	}
 	if r.end < r.start {
-		return p.fieldErr(colEnd, p.get(f, colEnd), errors.New("before Start"))
+		return p.fieldErr(colEnd, p.get(colEnd), errors.New("before Start"))
 	}
 	return nil
 }
 
-func (p *sacctParser) parseCounts(f [][]byte, r *sacctRow) *ParseError {
+func (p *sacctParser) parseCounts(r *sacctRow) *ParseError {
 	r.nnodes, r.cpus = -1, -1
-	if v := p.get(f, colNNodes); len(v) > 0 {
+	if v := p.get(colNNodes); len(v) > 0 {
 		n, err := parseInt(v)
 		if err != nil {
 			return p.fieldErr(colNNodes, v, err)
 		}
 		r.nnodes = n
 	}
-	if v := p.get(f, colAllocCPUS); len(v) > 0 {
+	if v := p.get(colAllocCPUS); len(v) > 0 {
 		n, err := parseInt(v)
 		if err != nil {
 			return p.fieldErr(colAllocCPUS, v, err)
@@ -545,16 +669,103 @@ func (p *sacctParser) parseCounts(f [][]byte, r *sacctRow) *ParseError {
 // parseTRES parses AllocTRES completely ("billing=4,cpu=4,gres/gpu:a100=1,
 // mem=16G,node=1"): every entry goes to the alloc_tres map, the dense TRES
 // to their columns, billing= to billing_sacct. Entries are split on ',' and
-// '=' by name, never by position.
-func (p *sacctParser) parseTRES(f [][]byte, r *sacctRow) *ParseError {
-	v := p.get(f, colAllocTRES)
-	r.tres = r.tres[:0]
-	clear(r.dense)
-	r.billingOK = false
+// '=' by name, never by position. A file holds few distinct AllocTRES
+// strings, so each is parsed once and then looked up (see tresMemo).
+func (p *sacctParser) parseTRES(r *sacctRow) *ParseError {
+	v := p.get(colAllocTRES)
+	m := &p.tresMemo
+	k := m.last
+	if k < 0 || !bytes.Equal(v, m.texts.value(k)) {
+		if k = m.index.lookup(v, &m.texts); k < 0 {
+			var perr *ParseError
+			if k, perr = p.addTRES(v); perr != nil {
+				return perr
+			}
+		}
+		m.last = k
+	}
+	it := &m.items[k]
+	r.tres = k
+	copy(r.dense, m.dense[it.dense:it.dense+len(r.dense)])
+	r.billing, r.billingOK = it.billing, it.billingOK
+	// Files without AllocTRES values (older XDMoD dumps) still say how many
+	// CPUs and nodes were allocated.
+	if !it.hasCPU && r.cpus >= 0 {
+		r.dense[p.cpuIdx] = float64(r.cpus)
+	}
+	if !it.hasNode && r.nnodes >= 0 {
+		r.dense[p.nodeIdx] = float64(r.nnodes)
+	}
+	if r.cpus < 0 {
+		r.cpus = int64(r.dense[p.cpuIdx])
+	}
+	if r.nnodes < 0 {
+		r.nnodes = int64(r.dense[p.nodeIdx])
+	}
+	return nil
+}
+
+// tresMemo holds the AllocTRES strings parsed so far, each with what
+// parseTRES derives from the string alone. Item k is the string
+// texts.value(k); its entries, names and dense values live in arenas
+// shared by all items. The memo is emptied when it holds maxTRESMemo
+// strings or maxTRESMemoBytes of them, so its memory stays bounded
+// whatever the file.
+type tresMemo struct {
+	texts stringColumn // the AllocTRES strings, one per item
+	index dictIndex    // AllocTRES string → item
+	items []tresItem
+	names []byte    // the entries' (lower-case) names, back to back per item
+	ends  []int32   // per entry: where its name ends in its item's names
+	vals  []float64 // per entry: its count
+	dense []float64 // per item, len(sacctLayout.dense) values
+	last  int32     // item of the previous row, -1 if none
+}
+
+// maxTRESMemo and maxTRESMemoBytes bound the distinct AllocTRES strings a
+// parser keeps and their total length.
+const (
+	maxTRESMemo      = 4096
+	maxTRESMemoBytes = 1 << 20
+)
+
+// tresItem is one parsed AllocTRES string: its entries are
+// tresMemo.ends/vals[entries:entriesEnd], their names
+// tresMemo.names[names:namesEnd], its dense values start at
+// tresMemo.dense[dense].
+type tresItem struct {
+	entries, entriesEnd int
+	names, namesEnd     int
+	dense               int
+	billing             float64
+	billingOK           bool
+	hasCPU, hasNode     bool
+}
+
+func (m *tresMemo) reset() {
+	m.texts.reset()
+	m.index.reset()
+	m.items = m.items[:0]
+	m.names = m.names[:0]
+	m.ends = m.ends[:0]
+	m.vals = m.vals[:0]
+	m.dense = m.dense[:0]
+	m.last = -1
+}
+
+// addTRES parses AllocTRES text v into a new item of p.tresMemo and
+// returns its number, or why v is rejected (leaving the memo as it was).
+func (p *sacctParser) addTRES(v []byte) (int32, *ParseError) {
+	m := &p.tresMemo
+	if len(m.items) >= maxTRESMemo || len(m.texts.data) >= maxTRESMemoBytes {
+		m.reset()
+	}
+	text := v
+	it := tresItem{entries: len(m.vals), names: len(m.names), dense: len(m.dense)}
+	m.dense = append(m.dense, make([]float64, len(p.lay.dense))...)
+	dense := m.dense[it.dense:]
 	hasGPU := false
 	gpuTyped := 0.0
-	hasCPU, hasNode := false, false
-	lower := p.lower[:0]
 	for len(v) > 0 {
 		item := v
 		if i := bytes.IndexByte(v, ','); i >= 0 {
@@ -567,60 +778,66 @@ func (p *sacctParser) parseTRES(f [][]byte, r *sacctRow) *ParseError {
 		}
 		eq := bytes.IndexByte(item, '=')
 		if eq <= 0 {
-			return p.fieldErr(colAllocTRES, item, errors.New("TRES entry is not name=count"))
+			m.drop(it)
+			return -1, p.fieldErr(colAllocTRES, item, errors.New("TRES entry is not name=count"))
 		}
-		name := item[:eq]
-		for _, c := range name {
-			if c >= 'A' && c <= 'Z' {
-				start := len(lower)
-				lower = append(lower, name...)
-				name = bytes.ToLower(lower[start:])
-				break
-			}
-		}
+		start := len(m.names)
+		m.names = appendTRESName(m.names, item[:eq])
+		name := m.names[start:]
 		val, err := parseTRESValue(name, item[eq+1:])
 		if err != nil {
-			return p.fieldErr(colAllocTRES, item, err)
+			m.drop(it)
+			return -1, p.fieldErr(colAllocTRES, item, err)
 		}
 		switch string(name) {
 		case "energy":
+			m.names = m.names[:start]
 			continue // energy is never weighted (§2.3) and sacct never prints it for allocations
 		case "billing":
-			r.billing, r.billingOK = val, true
+			it.billing, it.billingOK = val, true
 		case "gres/gpu":
 			hasGPU = true
 		case "cpu":
-			hasCPU = true
+			it.hasCPU = true
 		case "node":
-			hasNode = true
+			it.hasNode = true
 		}
 		if len(name) > 9 && string(name[:9]) == "gres/gpu:" {
 			gpuTyped += val
 		}
 		if i, ok := p.denseI[string(name)]; ok {
-			r.dense[i] = val
+			dense[i] = val
 		}
-		r.tres = append(r.tres, tresEntry{name: name, v: val})
+		m.ends = append(m.ends, int32(len(m.names)-it.names))
+		m.vals = append(m.vals, val)
 	}
-	p.lower = lower
 	if !hasGPU && gpuTyped > 0 {
-		r.dense[p.gpuIdx] = gpuTyped
+		dense[p.gpuIdx] = gpuTyped
 	}
-	// Files without AllocTRES values (older XDMoD dumps) still say how many
-	// CPUs and nodes were allocated.
-	if !hasCPU && r.cpus >= 0 {
-		r.dense[p.denseI["cpu"]] = float64(r.cpus)
+	it.entriesEnd, it.namesEnd = len(m.vals), len(m.names)
+	m.items = append(m.items, it)
+	return m.index.add(text, &m.texts), nil
+}
+
+// drop undoes the arena appends of item it, which turned out to be
+// invalid.
+func (m *tresMemo) drop(it tresItem) {
+	m.names = m.names[:it.names]
+	m.ends = m.ends[:it.entries]
+	m.vals = m.vals[:it.entries]
+	m.dense = m.dense[:it.dense]
+}
+
+// appendTRESName appends a TRES name to dst in the canonical case: a name
+// holding an ASCII capital is lower-cased as bytes.ToLower does it (all of
+// Unicode), any other name is kept as it is.
+func appendTRESName(dst, name []byte) []byte {
+	for _, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			return append(dst, bytes.ToLower(name)...)
+		}
 	}
-	if !hasNode && r.nnodes >= 0 {
-		r.dense[p.denseI["node"]] = float64(r.nnodes)
-	}
-	if r.cpus < 0 {
-		r.cpus = int64(r.dense[p.denseI["cpu"]])
-	}
-	if r.nnodes < 0 {
-		r.nnodes = int64(r.dense[p.denseI["node"]])
-	}
-	return nil
+	return append(dst, name...)
 }
 
 // appendRow appends a parsed, accepted row to the columns of the block.
@@ -671,7 +888,7 @@ func (p *sacctParser) appendRow(r *sacctRow) {
 	c.cpus.append(r.cpus)
 	c.exitCode.append(r.exitCode) // nil (no column) is ""
 	c.jobName.append(r.jobName)
-	c.tres.append(r.tres)
+	c.tres.appendItem(&p.tresMemo, r.tres)
 	c.billing.appendOpt(r.billing, r.billingOK)
 	for i := range c.dense {
 		c.dense[i].append(r.dense[i])
@@ -741,9 +958,9 @@ func (p *sacctParser) newRecord() arrow.Record {
 
 // jobColumns holds the rows of the block being parsed, one plain Go slice
 // (or a few) per column of the jobs schema: appending a row costs a slice
-// append per column and a map lookup per dictionary column whose value
-// changed since the previous row. newRecord turns them into Arrow arrays
-// once per block.
+// append per column and a hash lookup (dictIndex) per dictionary column
+// whose value changed since the previous row. newRecord turns them into
+// Arrow arrays once per block.
 type jobColumns struct {
 	rows                                  int
 	cluster, user, account, partition     dictColumn
@@ -759,9 +976,6 @@ type jobColumns struct {
 }
 
 func (c *jobColumns) init(dense int) {
-	for _, d := range c.dicts() {
-		d.index = make(map[string]int32)
-	}
 	c.dense = make([]fixedColumn[float64], dense)
 	c.reset()
 }
@@ -922,9 +1136,9 @@ func (c *stringColumn) arrowData(mem memory.Allocator, dt arrow.DataType) *array
 // depend on which worker parsed the blocks before it.
 type dictColumn struct {
 	codes  fixedColumn[int32]
-	index  map[string]int32 // value → code
-	values stringColumn     // the dictionary
-	last   int32            // code of the last non-null row, -1 if none
+	values stringColumn // the dictionary
+	index  dictIndex    // value → code
+	last   int32        // code of the last non-null row, -1 if none
 }
 
 // append appends v; nil is null (an empty v is the empty string).
@@ -937,12 +1151,7 @@ func (c *dictColumn) append(v []byte) {
 	// comparing with the last one is cheaper than hashing.
 	k := c.last
 	if k < 0 || !bytes.Equal(v, c.values.value(k)) {
-		var ok bool
-		if k, ok = c.index[string(v)]; !ok {
-			k = int32(len(c.index))
-			c.index[string(v)] = k
-			c.values.append(v)
-		}
+		k = c.index.code(v, &c.values)
 		c.last = k
 	}
 	c.codes.append(k)
@@ -950,9 +1159,103 @@ func (c *dictColumn) append(v []byte) {
 
 func (c *dictColumn) reset() {
 	c.codes.reset()
-	clear(c.index)
+	c.index.reset()
 	c.values.reset()
 	c.last = -1
+}
+
+// dictIndex finds a dictionary value's code: an open-addressing hash table
+// whose slots hold codes into the dictionary itself, so that looking up a
+// []byte value needs no string conversion and adding one allocates
+// nothing. The hash seed only decides where codes sit in the table, never
+// which code a value gets.
+type dictIndex struct {
+	seed  maphash.Seed
+	slots []dictSlot // a power of two of them, at most half full
+	n     int        // codes in the table
+}
+
+// dictSlot is a slot of a dictIndex: code+1 (0: empty) and the value's
+// hash, which saves comparing values whose hashes differ and rehashing
+// when the table grows.
+type dictSlot struct {
+	hash uint32
+	code int32
+}
+
+// code returns the code of v in values, appending v to values (the
+// dictionary) first if it is not there yet.
+func (x *dictIndex) code(v []byte, values *stringColumn) int32 {
+	if k := x.lookup(v, values); k >= 0 {
+		return k
+	}
+	return x.add(v, values)
+}
+
+// lookup returns the code of v in values, -1 if v is not there.
+func (x *dictIndex) lookup(v []byte, values *stringColumn) int32 {
+	if x.n == 0 {
+		return -1
+	}
+	h := maphash.Bytes(x.seed, v)
+	mask := len(x.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		s := x.slots[i]
+		if s.code == 0 {
+			return -1
+		}
+		if s.hash == uint32(h) && bytes.Equal(values.value(s.code-1), v) {
+			return s.code - 1
+		}
+	}
+}
+
+// add appends v, which must not be in values yet, to values and returns
+// its code.
+func (x *dictIndex) add(v []byte, values *stringColumn) int32 {
+	if 2*(x.n+1) > len(x.slots) {
+		x.grow()
+	}
+	h := maphash.Bytes(x.seed, v)
+	mask := len(x.slots) - 1
+	i := int(h) & mask
+	for x.slots[i].code != 0 {
+		i = (i + 1) & mask
+	}
+	k := int32(x.n)
+	x.slots[i] = dictSlot{hash: uint32(h), code: k + 1}
+	x.n++
+	values.append(v)
+	return k
+}
+
+// grow doubles the table (or makes the first one) and re-inserts the
+// codes by their stored hashes.
+func (x *dictIndex) grow() {
+	old := x.slots
+	if len(old) == 0 {
+		x.seed = maphash.MakeSeed()
+		x.slots = make([]dictSlot, 64)
+		return
+	}
+	x.slots = make([]dictSlot, 2*len(old))
+	mask := len(x.slots) - 1
+	for _, s := range old {
+		if s.code == 0 {
+			continue
+		}
+		i := int(s.hash) & mask
+		for x.slots[i].code != 0 {
+			i = (i + 1) & mask
+		}
+		x.slots[i] = s
+	}
+}
+
+// reset empties the table for a new block, keeping its size.
+func (x *dictIndex) reset() {
+	clear(x.slots)
+	x.n = 0
 }
 
 func (c *dictColumn) arrowData(mem memory.Allocator, dt arrow.DataType) *array.Data {
@@ -991,11 +1294,16 @@ type tresColumn struct {
 	vals    fixedColumn[float64]
 }
 
-func (c *tresColumn) append(entries []tresEntry) {
-	for _, e := range entries {
-		c.keys.append(e.name)
-		c.vals.append(e.v)
+// appendItem appends a row holding the entries of item k of m. Keys and
+// values are never null, so their validity bitmaps need no update.
+func (c *tresColumn) appendItem(m *tresMemo, k int32) {
+	it := &m.items[k]
+	base := int32(len(c.keys.data))
+	c.keys.data = append(c.keys.data, m.names[it.names:it.namesEnd]...)
+	for _, e := range m.ends[it.entries:it.entriesEnd] {
+		c.keys.offsets = append(c.keys.offsets, base+e)
 	}
+	c.vals.vals = append(c.vals.vals, m.vals[it.entries:it.entriesEnd]...)
 	c.offsets = append(c.offsets, int32(len(c.vals.vals)))
 }
 

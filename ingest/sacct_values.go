@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"time"
@@ -126,10 +127,29 @@ var errTimeSyntax = errors.New("not a time (want 2024-01-02T03:04:05, Unix secon
 // caches the zone offset per local hour, because time.Date with a zone is
 // too slow to call four times per row. Not safe for concurrent use: each
 // parsing goroutine has its own.
+//
+// It also remembers the last two dates it parsed and the last hour's
+// offset: the timestamps of a row, and of neighbouring rows, mostly share
+// them (Submit and Start on one day, End on the next).
 type localClock struct {
 	loc   *time.Location
 	utc   bool
 	cache map[int64]int64 // naive hour (naive Unix/3600) → offset seconds
+
+	dates   [2]civilDate // validated dates, dates[mru] the last one used
+	mru     int
+	hourOK  bool  // hour and hourOff hold a cached offset
+	hour    int64 // naive hour of the last offset looked up
+	hourOff int64 // its offset
+}
+
+// civilDate is a validated date as parseISO read it.
+type civilDate struct {
+	ok       bool
+	text     uint64 // the first 8 bytes of "YYYY-MM-DD", little-endian
+	text2    uint16 // its last 2 bytes
+	y, mo, d int
+	days     int64 // daysFromCivil(y, mo, d)
 }
 
 func newLocalClock(loc *time.Location) *localClock {
@@ -177,7 +197,44 @@ func digits2(b []byte) (int, bool) {
 	return int(d0)*10 + int(d1), true
 }
 
+// parseISO parses a timestamp of the form YYYY-MM-DDTHH:MM:SS (the
+// separators already checked). When the date is one of the last two
+// parsed, only the time of day is read.
 func (c *localClock) parseISO(b []byte) (int64, timeKind, error) {
+	_ = b[18]
+	text, text2 := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint16(b[8:])
+	dt := &c.dates[c.mru]
+	if !dt.ok || dt.text != text || dt.text2 != text2 {
+		dt = &c.dates[1-c.mru]
+		if !dt.ok || dt.text != text || dt.text2 != text2 {
+			return c.parseISOFull(b)
+		}
+		c.mru = 1 - c.mru
+	}
+	h0, h1 := b[11]-'0', b[12]-'0'
+	m0, m1 := b[14]-'0', b[15]-'0'
+	s0, s1 := b[17]-'0', b[18]-'0'
+	if h0 > 9 || h1 > 9 || m0 > 9 || m1 > 9 || s0 > 9 || s1 > 9 {
+		return 0, timeUnknown, errTimeSyntax
+	}
+	h := int(h0)*10 + int(h1)
+	mi := int(m0)*10 + int(m1)
+	s := int(s0)*10 + int(s1)
+	switch {
+	case h > 23:
+		return 0, timeUnknown, errors.New("hour out of range")
+	case mi > 59:
+		return 0, timeUnknown, errors.New("minute out of range")
+	case s > 60:
+		return 0, timeUnknown, errors.New("second out of range")
+	}
+	return c.toUnix(dt.days*86400+int64(h*3600+mi*60+s), dt.y, dt.mo, dt.d, h)
+}
+
+// parseISOFull is parseISO for a date not seen lately: it checks and
+// converts the whole timestamp and remembers the date, if it is valid, in
+// place of the one used less recently.
+func (c *localClock) parseISOFull(b []byte) (int64, timeKind, error) {
 	y1, ok1 := digits2(b[0:2])
 	y2, ok2 := digits2(b[2:4])
 	mo, ok3 := digits2(b[5:7])
@@ -194,6 +251,11 @@ func (c *localClock) parseISO(b []byte) (int64, timeKind, error) {
 		return 0, timeUnknown, errors.New("month out of range")
 	case d < 1 || d > daysIn(y, mo):
 		return 0, timeUnknown, errors.New("day out of range")
+	}
+	days := daysFromCivil(y, mo, d)
+	c.mru = 1 - c.mru
+	c.dates[c.mru] = civilDate{ok: true, text: binary.LittleEndian.Uint64(b), text2: binary.LittleEndian.Uint16(b[8:]), y: y, mo: mo, d: d, days: days}
+	switch {
 	case h > 23:
 		return 0, timeUnknown, errors.New("hour out of range")
 	case mi > 59:
@@ -201,11 +263,19 @@ func (c *localClock) parseISO(b []byte) (int64, timeKind, error) {
 	case s > 60:
 		return 0, timeUnknown, errors.New("second out of range")
 	}
-	naive := daysFromCivil(y, mo, d)*86400 + int64(h*3600+mi*60+s)
+	return c.toUnix(days*86400+int64(h*3600+mi*60+s), y, mo, d, h)
+}
+
+// toUnix converts naive seconds (the wall-clock time y-mo-d h:..:.. read
+// as if in UTC) to Unix seconds in the clock's zone.
+func (c *localClock) toUnix(naive int64, y, mo, d, h int) (int64, timeKind, error) {
 	if c.utc {
 		return naive, timeSet, nil
 	}
 	hour := naive / 3600
+	if c.hourOK && hour == c.hour {
+		return naive - c.hourOff, timeSet, nil
+	}
 	off, ok := c.cache[hour]
 	if !ok {
 		t := time.Date(y, time.Month(mo), d, h, 0, 0, 0, c.loc)
@@ -215,6 +285,7 @@ func (c *localClock) parseISO(b []byte) (int64, timeKind, error) {
 		}
 		c.cache[hour] = off
 	}
+	c.hourOK, c.hour, c.hourOff = true, hour, off
 	return naive - off, timeSet, nil
 }
 
@@ -258,6 +329,9 @@ func parseElapsed(b []byte) (int64, error) {
 	if len(b) == 0 {
 		return 0, errEmpty
 	}
+	if v, ok, err := parseHMS(b); ok {
+		return v, err // the usual HH:MM:SS
+	}
 	var days int64
 	for i, c := range b {
 		if c == '-' {
@@ -269,6 +343,12 @@ func parseElapsed(b []byte) (int64, error) {
 			b = b[i+1:]
 			break
 		}
+	}
+	if v, ok, err := parseHMS(b); ok {
+		if err != nil {
+			return 0, err
+		}
+		return days*86400 + v, nil
 	}
 	// Drop a fractional part on the seconds.
 	for i, c := range b {
@@ -315,6 +395,34 @@ func parseElapsed(b []byte) (int64, error) {
 		return 0, errors.New("second out of range")
 	}
 	return days*86400 + h*3600 + m*60 + s, nil
+}
+
+// parseHMS parses b when it has the fixed layout HH:MM:SS (eight bytes,
+// two digits in each part), in straight-line code. ok is false when b has
+// another layout; otherwise the result is parseElapsed's, the range errors
+// included (and then v is 0).
+func parseHMS(b []byte) (v int64, ok bool, err error) {
+	if len(b) != 8 || b[2] != ':' || b[5] != ':' {
+		return 0, false, nil
+	}
+	h0, h1 := b[0]-'0', b[1]-'0'
+	m0, m1 := b[3]-'0', b[4]-'0'
+	s0, s1 := b[6]-'0', b[7]-'0'
+	if h0 > 9 || h1 > 9 || m0 > 9 || m1 > 9 || s0 > 9 || s1 > 9 {
+		return 0, false, nil
+	}
+	h := int64(h0)*10 + int64(h1)
+	m := int64(m0)*10 + int64(m1)
+	s := int64(s0)*10 + int64(s1)
+	switch {
+	case h > 23:
+		return 0, true, errors.New("hour out of range")
+	case m > 59:
+		return 0, true, errors.New("minute out of range")
+	case s > 59:
+		return 0, true, errors.New("second out of range")
+	}
+	return h*3600 + m*60 + s, true, nil
 }
 
 // isMemTRES reports whether a TRES counts memory in MiB and therefore takes
