@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,16 +53,115 @@ func BenchmarkWriteJobs(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for range b.N {
 		if err := h.WritePartition(schemas.TableJobs, "c1", jan, rows); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 	fi, err := os.Stat(filepath.Join(h.Dir, "jobs", "cluster=c1", "month=2025-01", "data.parquet"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(fi.Size())/n, "disk-bytes/row")
+}
+
+// BenchmarkJobsEncoder measures only the jobs encoder (jobsEncoder, to
+// io.Discard) on a sorted JobTable: the 1,000,000 synthetic rows of
+// BenchmarkWriteJobs and, when present, the realistic month of
+// BenchmarkWriteJobsMonth.
+//
+//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export -run '^$' -bench 'JobsEncoder$' -benchtime 5x -cpu 1
+func BenchmarkJobsEncoder(b *testing.B) {
+	def, err := schemas.TableByName(schemas.TableJobs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(b *testing.B, t *JobTable) {
+		t.Sort()
+		enc := jobsEncoder(t, def.SortBy)
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := cpuSeconds()
+		for range b.N {
+			if err := enc(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+		b.ReportMetric(float64(len(t.Recs))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		b.ReportMetric(float64(len(t.Recs)), "rows")
+	}
+	b.Run("synthetic", func(b *testing.B) { run(b, jobTableOf(benchJobs(1_000_000))) })
+	b.Run("month", func(b *testing.B) {
+		t, err := benchMonth()
+		if err != nil {
+			b.Skipf("no month to write: %v", err)
+		}
+		run(b, t)
+	})
+}
+
+// benchMonth reads March 2024 of the 5 M-job year history that the
+// pipeline benchmarks leave in $FAIRLEDGER_BENCH_DIR/history-year5m into a
+// JobTable, with export's own reader (History.ReadPartition).
+func benchMonth() (*JobTable, error) {
+	src, err := Open(filepath.Join(benchDir(), "history-year5m"))
+	if err != nil {
+		return nil, err
+	}
+	var rows []JobRow
+	if err := src.ReadPartition(schemas.TableJobs, "synth", benchMonthStart, &rows); err != nil {
+		return nil, err
+	}
+	t := NewJobTable(NewJobDict(), len(rows))
+	for i := range rows {
+		t.AppendRow(&rows[i])
+	}
+	return t, nil
+}
+
+// benchMonthStart is the month benchMonth reads.
+var benchMonthStart = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+
+// BenchmarkWriteJobsMonth writes a realistic month of jobs: March 2024 of
+// the 5 M-job year history that the pipeline benchmarks leave in
+// $FAIRLEDGER_BENCH_DIR/history-year5m (about 410,000 rows, read back with
+// ReadPartition into a JobTable). It is skipped when that file is missing.
+// BenchmarkPipelineYear5M rewrites that history (with fewer jobs when
+// FAIRLEDGER_BENCH_JOBS is set), so compare runs by their rows metric.
+//
+//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export -run '^$' -bench 'WriteJobsMonth$' -benchtime 3x -cpu 1
+func BenchmarkWriteJobsMonth(b *testing.B) {
+	month := benchMonthStart
+	t, err := benchMonth()
+	if err != nil {
+		b.Skipf("no month to write: %v", err)
+	}
+	h, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuSeconds()
+	for range b.N {
+		if err := h.WritePartition(schemas.TableJobs, "synth", month, t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+	fi, err := os.Stat(filepath.Join(h.Dir, "jobs", "cluster=synth", "month=2024-03", "data.parquet"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := len(t.Recs)
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(fi.Size())/float64(n), "disk-bytes/row")
+	b.ReportMetric(float64(fi.Size()), "file-bytes")
+	b.ReportMetric(float64(n), "rows")
 }

@@ -227,7 +227,7 @@ func tableWriterOptions[T any](sortBy []string) []parquet.WriterOption {
 	opts := writerOptions(sortBy)
 	var zero T
 	if _, ok := any(zero).(JobRow); ok {
-		opts = append(opts, jobsSchema())
+		opts = append(opts, jobsSchema(), parquet.DataPageStatistics(false))
 	}
 	return opts
 }
@@ -291,13 +291,23 @@ func jobTableOf(rows []JobRow) *JobTable {
 //
 //   - the records have no pointers and their TRES sets are interned, so
 //     the values are built by plain loops over a column at a time instead
-//     of parquet-go's reflection (which also sorted every map);
+//     of parquet-go's reflection (which also sorted every map), from
+//     values built once per name and per TRES set (jobValues);
+//   - the strings of the dictionary-encoded columns are interned
+//     (internedStrings), and its writer's schema (jobsWriterSchema) gives
+//     those columns dictionaries that find a value's index from its
+//     address and a page's bounds from the strings' ranks (parquet-go
+//     hashed every value and compared the strings of every page), and
+//     the dictionary-encoded doubles a cache of recent values' indexes;
 //   - it encodes up to GOMAXPROCS row groups at once (ConcurrentRowGroupWriter)
 //     and commits them in order. A row group's bytes depend only on its
 //     rows, so the file is the same as when written one group at a time.
 func jobsEncoder(t *JobTable, sortBy []string) func(io.Writer) error {
 	return func(w io.Writer) error {
-		pw := parquet.NewGenericWriter[JobRow](w, tableWriterOptions[JobRow](sortBy)...)
+		vals := newJobValues(t)
+		// The writer schema replaces tableWriterOptions' jobsSchema.
+		opts := append(tableWriterOptions[JobRow](sortBy), jobsWriterSchema(vals.strs))
+		pw := parquet.NewGenericWriter[JobRow](w, opts...)
 		n := len(t.Recs)
 		groups := (n + RowGroupRows - 1) / RowGroupRows
 		workers := max(1, min(runtime.GOMAXPROCS(0), groups))
@@ -313,7 +323,7 @@ func jobsEncoder(t *JobTable, sortBy []string) func(io.Writer) error {
 				}
 				lo := (first + g) * RowGroupRows
 				recs := t.Recs[lo:min(lo+RowGroupRows, n)]
-				encs[g].t = t
+				encs[g].t, encs[g].v = t, vals
 				wg.Go(func() { errs[g] = encs[g].writeGroup(rgs[g].ColumnWriters(), recs) })
 			}
 			wg.Wait()
@@ -339,12 +349,77 @@ func identity(n int) []int32 {
 	return order
 }
 
+// jobValues are the parquet.Values that the records of a JobTable share,
+// built once per file: the BYTE_ARRAY value of every name, and the key and
+// value columns of every TRES set the records use. The strings are
+// interned (internedStrings) for the writer's dictionaries. Read-only once
+// built, so the row groups' goroutines share them.
+type jobValues struct {
+	strs  *internedStrings // the names, then the TRES keys
+	names []parquet.Value
+	// tresAt[s] is where set s's values start in tresKeys and tresVals:
+	// one per entry, or one null for the empty set.
+	tresAt             []int32
+	tresKeys, tresVals []parquet.Value
+}
+
+// newJobValues builds the values of t's names and of the TRES sets its
+// records use.
+func newJobValues(t *JobTable) *jobValues {
+	d := t.Dict
+	v := &jobValues{tresAt: make([]int32, len(d.sets))}
+	// The sets the records use, and their keys.
+	var sets []uint32
+	used := make([]bool, len(d.sets))
+	strs := slices.Clip(d.names)
+	keyIDs := map[string]int32{}
+	for k := range t.Recs {
+		s := t.Recs[k].TRES
+		if used[s] {
+			continue
+		}
+		used[s] = true
+		sets = append(sets, s)
+		for _, e := range d.entries[d.sets[s][0]:d.sets[s][1]] {
+			if _, ok := keyIDs[e.key]; !ok {
+				keyIDs[e.key] = int32(len(strs))
+				strs = append(strs, e.key)
+			}
+		}
+	}
+	v.strs = internStrings(strs)
+	v.names = v.strs.vals[:len(d.names)]
+	for _, s := range sets {
+		v.tresAt[s] = int32(len(v.tresKeys))
+		span := d.sets[s]
+		if span[0] == span[1] {
+			v.tresKeys = append(v.tresKeys, parquet.Value{})
+			v.tresVals = append(v.tresVals, parquet.Value{})
+		}
+		// One value per entry: repetition level 0 for a row's first, 1 for
+		// the next; definition level 1.
+		for j := span[0]; j < span[1]; j++ {
+			key, val := v.strs.vals[keyIDs[d.entries[j].key]], parquet.DoubleValue(d.entries[j].val)
+			if j > span[0] {
+				key.SetRepetitionLevel(1)
+				val.SetRepetitionLevel(1)
+			}
+			key.SetDefinitionLevel(1)
+			val.SetDefinitionLevel(1)
+			v.tresKeys = append(v.tresKeys, key)
+			v.tresVals = append(v.tresVals, val)
+		}
+	}
+	return v
+}
+
 // jobColumns builds the values of one batch of jobs records, column by
 // column in schema order (the leaf columns of parquet.SchemaOf(JobRow{})),
 // and writes them to the column writers. Its buffer is reused between
 // batches.
 type jobColumns struct {
 	t    *JobTable
+	v    *jobValues
 	vals []parquet.Value
 }
 
@@ -372,11 +447,14 @@ func (e *jobColumns) write(cols []*parquet.ColumnWriter, recs []JobRec) error {
 	}
 	for c := range jobLeaves {
 		var v []parquet.Value
-		if c == colTRESKey || c == colTRESValue {
-			v = e.appendTRES(e.vals[:0], recs, c == colTRESKey)
-		} else {
+		switch c {
+		case colTRESKey:
+			v = e.appendTRES(e.vals[:0], recs, e.v.tresKeys)
+		case colTRESValue:
+			v = e.appendTRES(e.vals[:0], recs, e.v.tresVals)
+		default:
 			v = slices.Grow(e.vals[:0], len(recs))[:len(recs)]
-			jobColumn(v, e.t, recs, c)
+			jobColumn(v, e.t, e.v.names, recs, c)
 		}
 		e.vals = v
 		if _, err := cols[c].WriteRowValues(v); err != nil {
@@ -390,11 +468,9 @@ func (e *jobColumns) write(cols []*parquet.ColumnWriter, recs []JobRec) error {
 // map's) of recs[k], as parquet-go's GenericWriter[JobRow] writes it:
 // timestamps in microseconds, a null at definition level 0, a set
 // optional value at definition level 1; required columns need no levels.
-// (One loop per column: building values through a function per column
-// took most of the encoder's own time.)
-func jobColumn(v []parquet.Value, t *JobTable, recs []JobRec, c int) {
-	names := t.Dict.names
-	str := func(k int, id uint32) { v[k] = stringValue(names[id]) }
+// names are jobValues.names. (One loop per column: building values
+// through a function per column took most of the encoder's own time.)
+func jobColumn(v []parquet.Value, t *JobTable, names []parquet.Value, recs []JobRec, c int) {
 	opt := func(k int, r *JobRec, x int64, bit uint16) {
 		v[k] = parquet.Value{}
 		if r.Valid&bit != 0 {
@@ -429,29 +505,29 @@ func jobColumn(v []parquet.Value, t *JobTable, recs []JobRec, c int) {
 		}
 	case 6:
 		for k := range recs {
-			str(k, recs[k].User)
+			v[k] = names[recs[k].User]
 		}
 	case 7:
 		for k := range recs {
-			str(k, recs[k].Account)
+			v[k] = names[recs[k].Account]
 		}
 	case 8:
 		for k := range recs {
-			str(k, recs[k].Partition)
+			v[k] = names[recs[k].Partition]
 		}
 	case 9:
 		for k := range recs {
-			str(k, recs[k].QOS)
+			v[k] = names[recs[k].QOS]
 		}
 	case 10:
 		for k := range recs {
-			str(k, recs[k].State)
+			v[k] = names[recs[k].State]
 		}
 	case 11:
 		for k := range recs {
 			v[k] = parquet.Value{}
 			if id := recs[k].CancelledBy; id > 0 {
-				str(k, id-1)
+				v[k] = names[id-1]
 				v[k].SetDefinitionLevel(1)
 			}
 		}
@@ -521,7 +597,7 @@ func jobColumn(v []parquet.Value, t *JobTable, recs []JobRec, c int) {
 		}
 	case 30:
 		for k := range recs {
-			str(k, recs[k].SourceFile)
+			v[k] = names[recs[k].SourceFile]
 		}
 	case 31:
 		for k := range recs {
@@ -532,29 +608,14 @@ func jobColumn(v []parquet.Value, t *JobTable, recs []JobRec, c int) {
 	}
 }
 
-// appendTRES appends the key (or value) column of recs' TRES sets: one
-// value per entry (repetition level 0 for a row's first, 1 for the next;
-// definition level 1), or a null at levels 0 for an empty set.
-func (e *jobColumns) appendTRES(v []parquet.Value, recs []JobRec, keys bool) []parquet.Value {
-	d := e.t.Dict
+// appendTRES appends the TRES map's key (or value) column of recs: the
+// values of each record's set, from col (jobValues.tresKeys or tresVals).
+func (e *jobColumns) appendTRES(v []parquet.Value, recs []JobRec, col []parquet.Value) []parquet.Value {
+	d, at := e.t.Dict, e.v.tresAt
 	for k := range recs {
-		span := d.sets[recs[k].TRES]
-		if span[0] == span[1] {
-			v = append(v, parquet.Value{})
-		}
-		for j := span[0]; j < span[1]; j++ {
-			var x parquet.Value
-			if keys {
-				x = stringValue(d.entries[j].key)
-			} else {
-				x = parquet.DoubleValue(d.entries[j].val)
-			}
-			if j > span[0] {
-				x.SetRepetitionLevel(1)
-			}
-			x.SetDefinitionLevel(1)
-			v = append(v, x)
-		}
+		s := recs[k].TRES
+		i := at[s]
+		v = append(v, col[i:i+max(1, d.sets[s][1]-d.sets[s][0])]...)
 	}
 	return v
 }

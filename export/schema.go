@@ -3,7 +3,10 @@ package export
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/fairledger/fairledger/schemas"
 	"github.com/parquet-go/parquet-go"
@@ -35,31 +38,53 @@ func jobsSchema() *parquet.Schema {
 	s := parquet.SchemaOf(JobRow{})
 	dict := map[string]bool{"tres/key_value/key": true, "tres/key_value/value": true,
 		"mem_mb": true, "node_count": true, "gpu": true, "usage_factor": true}
-	pick := func(path string, f parquet.Field) encoding.Encoding {
+	leaf := func(path string, f parquet.Field) parquet.Field {
 		switch {
 		case dict[path]:
-			return &parquet.RLEDictionary
+			return encodedField{f, &parquet.RLEDictionary}
 		case f.Type().Kind() == parquet.Int64:
-			return &parquet.DeltaBinaryPacked
+			return encodedField{f, &parquet.DeltaBinaryPacked}
 		}
-		return nil
+		return f
 	}
-	return parquet.NewSchema(s.Name(), fieldsNode{s, reencode(s.Fields(), "", pick)})
+	return parquet.NewSchema(s.Name(), fieldsNode{s, mapLeaves(s.Fields(), "", leaf)})
 }
 
-// reencode returns fields with the leaf at slash-separated path p encoded
-// with pick(p, leaf) where that is not nil.
-func reencode(fields []parquet.Field, prefix string, pick func(string, parquet.Field) encoding.Encoding) []parquet.Field {
+// jobsWriterSchema is jobsSchema with internedType for the
+// dictionary-encoded BYTE_ARRAY columns (user, account, ..., the TRES
+// keys), whose values are strs', and cachedDoubleType for the
+// dictionary-encoded DOUBLE ones (mem_mb, ..., the TRES values): the
+// schema of the jobs encoder's writer. It describes the same file.
+func jobsWriterSchema(strs *internedStrings) *parquet.Schema {
+	s := jobsSchema()
+	leaf := func(_ string, f parquet.Field) parquet.Field {
+		if f.Encoding() == nil {
+			return f
+		}
+		switch f.Encoding().Encoding() {
+		case format.RLEDictionary, format.PlainDictionary:
+			switch f.Type().Kind() {
+			case parquet.ByteArray:
+				return typedField{f, internedType{f.Type(), strs}}
+			case parquet.Double:
+				return typedField{f, cachedDoubleType{f.Type()}}
+			}
+		}
+		return f
+	}
+	return parquet.NewSchema(s.Name(), fieldsNode{s, mapLeaves(s.Fields(), "", leaf)})
+}
+
+// mapLeaves returns fields with each leaf replaced by leaf(p, field),
+// where p is its slash-separated path.
+func mapLeaves(fields []parquet.Field, prefix string, leaf func(string, parquet.Field) parquet.Field) []parquet.Field {
 	out := make([]parquet.Field, len(fields))
 	for i, f := range fields {
 		p := prefix + f.Name()
-		switch {
-		case !f.Leaf():
-			out[i] = fieldsField{f, reencode(f.Fields(), p+"/", pick)}
-		case pick(p, f) != nil:
-			out[i] = encodedField{f, pick(p, f)}
-		default:
-			out[i] = f
+		if f.Leaf() {
+			out[i] = leaf(p, f)
+		} else {
+			out[i] = fieldsField{f, mapLeaves(f.Fields(), p+"/", leaf)}
 		}
 	}
 	return out
@@ -72,6 +97,14 @@ type encodedField struct {
 }
 
 func (f encodedField) Encoding() encoding.Encoding { return f.enc }
+
+// typedField is a leaf field with another type.
+type typedField struct {
+	parquet.Field
+	typ parquet.Type
+}
+
+func (f typedField) Type() parquet.Type { return f.typ }
 
 // fieldsField is a group field with other child fields.
 type fieldsField struct {
@@ -176,4 +209,323 @@ func nodeType(n parquet.Node) schemas.Type {
 		}
 	}
 	return schemas.Type(n.Type().String())
+}
+
+// The jobs encoder's writer (jobsWriterSchema) gives its dictionary-encoded
+// columns the column types below, which index values without parquet-go's
+// hashing. parquet-go (v0.32.0) has no way to write indexes into a
+// dictionary, and its Dictionary and ColumnBuffer interfaces have
+// unexported methods, so these types embed parquet-go's own values, which
+// provide those, and override the methods that writing calls. The values
+// of a column reach them only through ColumnBuffer.WriteValues, the path of
+// ColumnWriter.WriteRowValues; GenericWriter.Write takes the unexported
+// path, so jobsWriterSchema is for the jobs encoder only. The bytes written
+// are those of the columns' own types: TestJobsEncoderBytes compares them
+// with GenericWriter's.
+
+// internedStrings are the distinct strings the jobs encoder writes to the
+// dictionary-encoded BYTE_ARRAY columns (a JobDict's names, then the TRES
+// keys), copied into one buffer so that a value's address tells which
+// string it holds: each string starts at a multiple of 8 bytes of buf, and
+// the slots of different strings do not overlap (an empty string has one
+// of its own too). Read-only once built.
+type internedStrings struct {
+	buf   []byte
+	vals  []parquet.Value // per string: a BYTE_ARRAY value viewing buf
+	lens  []int32         // per string: its length
+	ids   []int32         // per 8-byte slot of buf: the string starting there, or -1
+	ranks []int32         // per string: its rank in byte order
+}
+
+// internStrings copies strs into an internedStrings.
+func internStrings(strs []string) *internedStrings {
+	n := 0
+	for _, s := range strs {
+		n += len(s)/8 + 1
+	}
+	in := &internedStrings{buf: make([]byte, 8*n), vals: make([]parquet.Value, len(strs)),
+		lens: make([]int32, len(strs)), ids: make([]int32, n), ranks: make([]int32, len(strs))}
+	for i := range in.ids {
+		in.ids[i] = -1
+	}
+	slot := 0
+	for i, s := range strs {
+		off := 8 * slot
+		copy(in.buf[off:], s)
+		in.vals[i] = parquet.ByteArrayValue(in.buf[off : off+len(s) : off+len(s)+1])
+		in.lens[i] = int32(len(s))
+		in.ids[slot] = int32(i)
+		slot += len(s)/8 + 1
+	}
+	byStr := make([]int32, len(strs))
+	for i := range byStr {
+		byStr[i] = int32(i)
+	}
+	slices.SortFunc(byStr, func(a, b int32) int { return strings.Compare(strs[a], strs[b]) })
+	for r, i := range byStr {
+		in.ranks[i] = int32(r)
+	}
+	return in
+}
+
+// id returns the string *v views, or -1 for a value that does not view
+// buf the way vals[id] does. (It takes a pointer: copying a Value to call
+// its methods cost more than all the rest.)
+func (in *internedStrings) id(v *parquet.Value) int32 {
+	b := v.ByteArray()
+	off := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(in.buf)))
+	if off >= uintptr(len(in.buf)) || off%8 != 0 {
+		return -1
+	}
+	id := in.ids[off/8]
+	if id < 0 || int(in.lens[id]) != len(b) {
+		return -1
+	}
+	return id
+}
+
+// internedType is the type of a dictionary-encoded BYTE_ARRAY column whose
+// values are strs': its dictionary (internedDict) finds a value's index
+// from its address instead of hashing its bytes, and a page's bounds from
+// the strings' ranks instead of comparing them.
+type internedType struct {
+	parquet.Type
+	strs *internedStrings
+}
+
+func (t internedType) NewDictionary(columnIndex, numValues int, data encoding.Values) parquet.Dictionary {
+	return &internedDict{Dictionary: t.Type.NewDictionary(columnIndex, numValues, data), strs: t.strs}
+}
+
+// internedDict is parquet-go's dictionary of an internedType column (which
+// holds the values and writes the dictionary page), indexed by string.
+type internedDict struct {
+	parquet.Dictionary
+	strs  *internedStrings
+	index []int32 // per string of strs: its index in the dictionary plus one, or 0
+	ranks []int32 // per index of the dictionary: its string's rank in strs
+	// unranked is set when a value not of strs was inserted; Bounds then
+	// compares the strings.
+	unranked bool
+}
+
+// Type is the type of the dictionary's indexes.
+func (d *internedDict) Type() parquet.Type { return indexType{d.Dictionary.Type(), d} }
+
+// Insert sets indexes[i] to the index of values[i], adding the values
+// that are new. A value of strs costs two slice reads once it is in the
+// dictionary; any other is hashed as parquet-go does.
+func (d *internedDict) Insert(indexes []int32, values []parquet.Value) {
+	if d.index == nil {
+		d.index = make([]int32, len(d.strs.lens))
+	}
+	for i := range values {
+		id := d.strs.id(&values[i])
+		if id < 0 {
+			d.Dictionary.Insert(indexes[i:i+1], values[i:i+1])
+			d.unranked = true
+			continue
+		}
+		if x := d.index[id]; x > 0 {
+			indexes[i] = x - 1
+			continue
+		}
+		d.Dictionary.Insert(indexes[i:i+1], values[i:i+1])
+		d.index[id] = indexes[i] + 1
+		if int(indexes[i]) == len(d.ranks) {
+			d.ranks = append(d.ranks, d.strs.ranks[id])
+		}
+	}
+}
+
+// Bounds returns the least and greatest value of indexes in byte order.
+func (d *internedDict) Bounds(indexes []int32) (min, max parquet.Value) {
+	if d.unranked || len(indexes) == 0 {
+		return d.Dictionary.Bounds(indexes)
+	}
+	lo, hi := indexes[0], indexes[0]
+	rlo, rhi := d.ranks[lo], d.ranks[lo]
+	for _, x := range indexes[1:] {
+		switch r := d.ranks[x]; {
+		case r < rlo:
+			lo, rlo = x, r
+		case r > rhi:
+			hi, rhi = x, r
+		}
+	}
+	return d.Dictionary.Bounds([]int32{lo, hi})
+}
+
+// Reset empties the dictionary for the next row group.
+func (d *internedDict) Reset() {
+	d.Dictionary.Reset()
+	clear(d.index)
+	d.ranks = d.ranks[:0]
+	d.unranked = false
+}
+
+// cachedDoubleType is the type of a dictionary-encoded DOUBLE column whose
+// dictionary (cachedDoubleDict) remembers the indexes of recent values.
+type cachedDoubleType struct{ parquet.Type }
+
+func (t cachedDoubleType) NewDictionary(columnIndex, numValues int, data encoding.Values) parquet.Dictionary {
+	return &cachedDoubleDict{Dictionary: t.Type.NewDictionary(columnIndex, numValues, data)}
+}
+
+// cachedDoubleDict is parquet-go's dictionary of a cachedDoubleType column
+// behind a direct-mapped cache from a value's bits (which is what
+// parquet-go's hash table keys) to its index. Its table costs a call per
+// row of a repeated column (the TRES values); the cache, a few loads per
+// value.
+type cachedDoubleDict struct {
+	parquet.Dictionary
+	slots [256]doubleSlot
+	// The positions, values and indexes of the values missing from the
+	// cache, reused between calls.
+	missAt        []int32
+	missed        []parquet.Value
+	missedIndexes []int32
+}
+
+// doubleSlot is an entry of cachedDoubleDict's cache.
+type doubleSlot struct {
+	bits  uint64
+	index int32 // plus one; 0 is empty
+}
+
+// slot is the cache entry of a value's bits.
+func (d *cachedDoubleDict) slot(bits uint64) *doubleSlot {
+	return &d.slots[(bits*0x9E3779B97F4A7C15)>>56] // Fibonacci hashing to 8 bits
+}
+
+// Type is the type of the dictionary's indexes.
+func (d *cachedDoubleDict) Type() parquet.Type { return indexType{d.Dictionary.Type(), d} }
+
+// Insert sets indexes[i] to the index of values[i], adding the values
+// that are new. Values missing from the cache go to parquet-go's
+// dictionary in one call, in order: those found are in the dictionary
+// already, so the new values get the indexes they get without the cache.
+func (d *cachedDoubleDict) Insert(indexes []int32, values []parquet.Value) {
+	d.missAt, d.missed = d.missAt[:0], d.missed[:0]
+	for i := range values {
+		v := &values[i]
+		bits := math.Float64bits(v.Double())
+		if s := d.slot(bits); s.index > 0 && s.bits == bits {
+			indexes[i] = s.index - 1
+			continue
+		}
+		d.missAt = append(d.missAt, int32(i))
+		d.missed = append(d.missed, *v)
+	}
+	if len(d.missAt) == 0 {
+		return
+	}
+	d.missedIndexes = slices.Grow(d.missedIndexes[:0], len(d.missAt))[:len(d.missAt)]
+	d.Dictionary.Insert(d.missedIndexes, d.missed)
+	for k, i := range d.missAt {
+		x := d.missedIndexes[k]
+		indexes[i] = x
+		bits := math.Float64bits(d.missed[k].Double())
+		*d.slot(bits) = doubleSlot{bits, x + 1}
+	}
+}
+
+// Reset empties the dictionary for the next row group.
+func (d *cachedDoubleDict) Reset() {
+	d.Dictionary.Reset()
+	d.slots = [len(d.slots)]doubleSlot{}
+}
+
+// indexType is the type of the indexes into an internedDict or a
+// cachedDoubleDict: parquet-go's, whose column buffers are indexColumns.
+type indexType struct {
+	parquet.Type
+	dict parquet.Dictionary
+}
+
+// EstimateNumValues is the number of indexes in size bytes. (parquet-go's
+// type of indexes takes the estimate of the values' type, which made the
+// column buffers of a page grow a few times.)
+func (t indexType) EstimateNumValues(size int) int { return size / 4 }
+
+func (t indexType) NewColumnBuffer(columnIndex, numValues int) parquet.ColumnBuffer {
+	// A page is cut once the buffer reaches its size, after a batch.
+	return &indexColumn{ColumnBuffer: t.Type.NewColumnBuffer(columnIndex, 0), typ: t.Type, dict: t.dict,
+		column: columnIndex, indexes: make([]int32, 0, numValues+writeBatch)}
+}
+
+// indexColumn is a column buffer of indexes into dict. The ColumnBuffer it
+// embeds (parquet-go's, left empty) only lends it the unexported methods.
+type indexColumn struct {
+	parquet.ColumnBuffer
+	typ     parquet.Type
+	dict    parquet.Dictionary
+	column  int
+	indexes []int32
+}
+
+func (c *indexColumn) WriteValues(values []parquet.Value) (int, error) {
+	n := len(c.indexes)
+	c.indexes = slices.Grow(c.indexes, len(values))[:n+len(values)]
+	c.dict.Insert(c.indexes[n:], values)
+	return len(values), nil
+}
+
+// Page is parquet-go's page of the indexes, with the dictionary's Bounds.
+func (c *indexColumn) Page() parquet.Page {
+	return indexPage{c.typ.NewPage(c.column, len(c.indexes), encoding.Int32Values(c.indexes)), c.dict}
+}
+
+func (c *indexColumn) Dictionary() parquet.Dictionary { return c.dict }
+func (c *indexColumn) Reset()                         { c.indexes = c.indexes[:0] }
+func (c *indexColumn) Len() int                       { return len(c.indexes) }
+func (c *indexColumn) Cap() int                       { return cap(c.indexes) }
+func (c *indexColumn) NumValues() int64               { return int64(len(c.indexes)) }
+func (c *indexColumn) Size() int64                    { return 4 * int64(len(c.indexes)) }
+func (c *indexColumn) Swap(i, j int)                  { c.indexes[i], c.indexes[j] = c.indexes[j], c.indexes[i] }
+
+func (c *indexColumn) Less(i, j int) bool {
+	return c.typ.Compare(c.dict.Index(c.indexes[i]), c.dict.Index(c.indexes[j])) < 0
+}
+
+func (c *indexColumn) Clone() parquet.ColumnBuffer {
+	clone := *c
+	clone.indexes = slices.Clone(c.indexes)
+	return &clone
+}
+
+// errNotRead is the error of the methods that read an indexColumn back,
+// which writing does not call.
+var errNotRead = errors.New("jobs encoder: a dictionary index column buffer is written, not read")
+
+func (c *indexColumn) ReadValuesAt([]parquet.Value, int64) (int, error)  { return 0, errNotRead }
+func (c *indexColumn) ReadRowAt(parquet.Row, int64) (parquet.Row, error) { return nil, errNotRead }
+func (c *indexColumn) ColumnIndex() (parquet.ColumnIndex, error)         { return nil, errNotRead }
+func (c *indexColumn) OffsetIndex() (parquet.OffsetIndex, error)         { return nil, errNotRead }
+func (c *indexColumn) BloomFilter() parquet.BloomFilter                  { return nil }
+func (c *indexColumn) Pages() parquet.Pages                              { return notReadPages{} }
+
+// notReadPages are the pages of an indexColumn: none can be read.
+type notReadPages struct{}
+
+func (notReadPages) ReadPage() (parquet.Page, error) { return nil, errNotRead }
+func (notReadPages) SeekToRow(int64) error           { return errNotRead }
+func (notReadPages) Close() error                    { return nil }
+
+// indexPage is parquet-go's page of indexes into dict, with dict's Bounds.
+type indexPage struct {
+	parquet.Page
+	dict parquet.Dictionary
+}
+
+// Bounds returns what parquet-go's page returns: the dictionary's bounds
+// of the page's indexes, as values of the page's column.
+func (p indexPage) Bounds() (min, max parquet.Value, ok bool) {
+	data := p.Data()
+	indexes := data.Int32()
+	if len(indexes) == 0 {
+		return min, max, false
+	}
+	min, max = p.dict.Bounds(indexes)
+	return min.Level(0, 0, p.Column()), max.Level(0, 0, p.Column()), true
 }

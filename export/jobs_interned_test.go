@@ -1,0 +1,184 @@
+package export
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// TestInternedStrings checks that a value of internedStrings is told by its
+// address, and only a value viewing the same bytes with the same length.
+func TestInternedStrings(t *testing.T) {
+	strs := []string{"b", "", "a", "abcdefghijklmnopq", "Z", "ab"}
+	in := internStrings(strs)
+	for i, s := range strs {
+		if got := string(in.vals[i].ByteArray()); got != s {
+			t.Errorf("vals[%d] = %q, want %q", i, got, s)
+		}
+		if got := in.id(&in.vals[i]); got != int32(i) {
+			t.Errorf("id(vals[%d] %q) = %d, want %d", i, s, got, i)
+		}
+	}
+	// Byte order: "" < "Z" < "a" < "ab" < "abcdefghijklmnopq" < "b".
+	if want := []int32{5, 0, 2, 4, 1, 3}; !slices.Equal(in.ranks, want) {
+		t.Errorf("ranks = %v, want %v", in.ranks, want)
+	}
+	long := in.vals[3].ByteArray()
+	others := map[string]parquet.Value{
+		"equal bytes elsewhere": parquet.ByteArrayValue([]byte("a")),
+		"a prefix":              parquet.ByteArrayValue(long[:2]),
+		"a suffix":              parquet.ByteArrayValue(long[8:]),
+		"null":                  {},
+	}
+	for name, v := range others {
+		if got := in.id(&v); got != -1 {
+			t.Errorf("id(%s) = %d, want -1", name, got)
+		}
+	}
+}
+
+// TestInternedDict checks internedDict and its column buffer against what
+// parquet-go's own dictionary does with the same values, and against
+// indexes and bounds worked out by hand: indexes in the order values are
+// first seen, bounds in byte order, values not of the interned strings
+// hashed as usual.
+func TestInternedDict(t *testing.T) {
+	strs := []string{"b", "", "a", "zz", "b"} // "b" twice, as a name and a TRES key can be
+	in := internStrings(strs)
+	typ := parquet.ByteArrayType
+	dict := internedType{typ, in}.NewDictionary(0, 0, typ.NewValues(nil, nil))
+	ref := typ.NewDictionary(0, 0, typ.NewValues(nil, nil))
+	insert := func(values []parquet.Value, wantIndexes []int32) {
+		t.Helper()
+		got, want := make([]int32, len(values)), make([]int32, len(values))
+		dict.Insert(got, values)
+		ref.Insert(want, values)
+		if !slices.Equal(got, wantIndexes) || !slices.Equal(want, wantIndexes) {
+			t.Fatalf("indexes = %v, parquet-go's %v, want %v", got, want, wantIndexes)
+		}
+	}
+	type bound struct {
+		indexes  []int32
+		min, max string
+	}
+	checkBounds := func(bounds []bound) {
+		t.Helper()
+		for _, b := range bounds {
+			min, max := dict.Bounds(b.indexes)
+			rmin, rmax := ref.Bounds(b.indexes)
+			if string(min.ByteArray()) != b.min || string(max.ByteArray()) != b.max ||
+				!parquet.Equal(min, rmin) || !parquet.Equal(max, rmax) {
+				t.Errorf("Bounds(%v) = %q, %q; parquet-go's %q, %q; want %q, %q", b.indexes,
+					min.ByteArray(), max.ByteArray(), rmin.ByteArray(), rmax.ByteArray(), b.min, b.max)
+			}
+		}
+	}
+	// Interned values only: bounds from the ranks.
+	insert([]parquet.Value{in.vals[0], in.vals[2], in.vals[0], in.vals[1], in.vals[4], in.vals[2]}, []int32{0, 1, 0, 2, 0, 1})
+	checkBounds([]bound{
+		{[]int32{0}, "b", "b"},
+		{[]int32{0, 1}, "a", "b"},
+		{[]int32{1, 2, 0}, "", "b"},
+		{[]int32{0, 0, 2}, "", "b"},
+	})
+	// A value from elsewhere is hashed; bounds compare the strings.
+	insert([]parquet.Value{parquet.ByteArrayValue([]byte("c")), in.vals[3], in.vals[0]}, []int32{3, 4, 0})
+	checkBounds([]bound{
+		{[]int32{0, 3, 1}, "a", "c"},
+		{[]int32{4, 2}, "", "zz"},
+	})
+
+	// Without an outside value the bounds come from the ranks.
+	dict.Reset()
+	col := dict.Type().NewColumnBuffer(3, 0)
+	if n, err := col.WriteValues([]parquet.Value{in.vals[3], in.vals[0], in.vals[3], in.vals[2]}); n != 4 || err != nil {
+		t.Fatalf("WriteValues = %d, %v", n, err)
+	}
+	page := col.Page()
+	data := page.Data()
+	if got, want := data.Int32(), []int32{0, 1, 0, 2}; !slices.Equal(got, want) {
+		t.Errorf("page indexes after Reset = %v, want %v", got, want)
+	}
+	min, max, ok := page.Bounds()
+	if !ok || string(min.ByteArray()) != "a" || string(max.ByteArray()) != "zz" || min.Column() != 3 || max.Column() != 3 {
+		t.Errorf("page Bounds = %q (column %d), %q (column %d), %v; want \"a\", \"zz\" of column 3",
+			min.ByteArray(), min.Column(), max.ByteArray(), max.Column(), ok)
+	}
+	if got := dict.Len(); got != 3 {
+		t.Errorf("dictionary holds %d values, want 3", got)
+	}
+}
+
+// TestCachedDoubleDict checks cachedDoubleDict against parquet-go's own
+// dictionary and against indexes worked out by hand: values are told apart
+// by their bits (so 0 and -0 differ and a NaN equals itself), in the order
+// first seen, also when more values than the cache holds evict each other.
+func TestCachedDoubleDict(t *testing.T) {
+	typ := parquet.DoubleType
+	dict := cachedDoubleType{typ}.NewDictionary(0, 0, typ.NewValues(nil, nil))
+	ref := typ.NewDictionary(0, 0, typ.NewValues(nil, nil))
+	doubles := func(fs ...float64) []parquet.Value {
+		vs := make([]parquet.Value, len(fs))
+		for i, f := range fs {
+			vs[i] = parquet.DoubleValue(f)
+		}
+		return vs
+	}
+	insert := func(values []parquet.Value, wantIndexes []int32) {
+		t.Helper()
+		got, want := make([]int32, len(values)), make([]int32, len(values))
+		dict.Insert(got, values)
+		ref.Insert(want, values)
+		if !slices.Equal(got, want) || wantIndexes != nil && !slices.Equal(got, wantIndexes) {
+			t.Fatalf("indexes = %v, parquet-go's %v, want %v", got, want, wantIndexes)
+		}
+	}
+	insert(doubles(1, 2, 1, math.NaN(), 0, math.Copysign(0, -1), 2, math.NaN()), []int32{0, 1, 0, 2, 3, 4, 1, 2})
+	insert(doubles(2, 5, 1), []int32{1, 5, 0}) // one call: a new value among cached ones
+	// 3,000 values, twice over, through a cache of 256.
+	many := make([]float64, 3000)
+	for i := range many {
+		many[i] = float64(i) * 0.25
+	}
+	insert(doubles(many...), nil)
+	insert(doubles(many...), nil)
+	// 6 values before, and 2,996 of the 3,000 new (0, 1, 2 and 5 were in).
+	if got := dict.Len(); got != 3002 {
+		t.Errorf("dictionary holds %d values, want 3002", got)
+	}
+	// After a Reset the cache must not hand out old indexes.
+	insert(doubles(1e6, 2e6), []int32{3002, 3003})
+	dict.Reset()
+	ref.Reset()
+	insert(doubles(2e6, 1e6), []int32{0, 1})
+}
+
+// TestJobsWriterSchema checks that the jobs encoder's writer gives
+// exactly the dictionary-encoded string columns internedType and the
+// dictionary-encoded double columns cachedDoubleType, and describes the
+// same file as jobsSchema.
+func TestJobsWriterSchema(t *testing.T) {
+	s := jobsWriterSchema(internStrings(nil))
+	var interned, cached []string
+	for _, path := range s.Columns() {
+		leaf, _ := s.Lookup(path...)
+		switch leaf.Node.Type().(type) {
+		case internedType:
+			interned = append(interned, strings.Join(path, "."))
+		case cachedDoubleType:
+			cached = append(cached, strings.Join(path, "."))
+		}
+	}
+	if want := []string{"user", "account", "partition", "qos", "state", "tres.key_value.key", "source_file"}; !slices.Equal(interned, want) {
+		t.Errorf("interned columns %v, want %v", interned, want)
+	}
+	if want := []string{"mem_mb", "node_count", "gpu", "tres.key_value.value", "usage_factor"}; !slices.Equal(cached, want) {
+		t.Errorf("cached double columns %v, want %v", cached, want)
+	}
+	if got, want := s.String(), jobsSchema().String(); got != want {
+		t.Errorf("writer schema\n%s\nwant jobsSchema\n%s", got, want)
+	}
+}
