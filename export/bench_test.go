@@ -46,7 +46,12 @@ func benchJobs(n int) []JobRow {
 //	go test ./export -run '^$' -bench BenchmarkWriteJobs -benchtime 3x
 func BenchmarkWriteJobs(b *testing.B) {
 	const n = 1_000_000
-	rows := benchJobs(n)
+	benchWriteJobs(b, "c1", jan, benchJobs(n), n)
+}
+
+// benchWriteJobs writes rows (n of them) as the jobs partition of cluster
+// and month b.N times and reports CPU-s/op, rows/s and the file's size.
+func benchWriteJobs(b *testing.B, cluster string, month time.Time, rows any, n int) {
 	h, err := Open(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
@@ -55,18 +60,20 @@ func BenchmarkWriteJobs(b *testing.B) {
 	b.ResetTimer()
 	cpu0 := cpuSeconds()
 	for range b.N {
-		if err := h.WritePartition(schemas.TableJobs, "c1", jan, rows); err != nil {
+		if err := h.WritePartition(schemas.TableJobs, cluster, month, rows); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
 	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
-	fi, err := os.Stat(filepath.Join(h.Dir, "jobs", "cluster=c1", "month=2025-01", "data.parquet"))
+	fi, err := os.Stat(filepath.Join(h.Dir, "jobs", "cluster="+cluster, "month="+month.Format("2006-01"), "data.parquet"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-	b.ReportMetric(float64(fi.Size())/n, "disk-bytes/row")
+	b.ReportMetric(float64(fi.Size())/float64(n), "disk-bytes/row")
+	b.ReportMetric(float64(fi.Size()), "file-bytes")
+	b.ReportMetric(float64(n), "rows")
 }
 
 // BenchmarkJobsEncoder measures only the jobs encoder (jobsEncoder, to
@@ -136,32 +143,9 @@ var benchMonthStart = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
 //
 //	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export -run '^$' -bench 'WriteJobsMonth$' -benchtime 3x -cpu 1
 func BenchmarkWriteJobsMonth(b *testing.B) {
-	month := benchMonthStart
 	t, err := benchMonth()
 	if err != nil {
 		b.Skipf("no month to write: %v", err)
 	}
-	h, err := Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cpuSeconds()
-	for range b.N {
-		if err := h.WritePartition(schemas.TableJobs, "synth", month, t); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
-	fi, err := os.Stat(filepath.Join(h.Dir, "jobs", "cluster=synth", "month=2024-03", "data.parquet"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	n := len(t.Recs)
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-	b.ReportMetric(float64(fi.Size())/float64(n), "disk-bytes/row")
-	b.ReportMetric(float64(fi.Size()), "file-bytes")
-	b.ReportMetric(float64(n), "rows")
+	benchWriteJobs(b, "synth", benchMonthStart, t, len(t.Recs))
 }
