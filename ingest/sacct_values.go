@@ -211,15 +211,10 @@ func (c *localClock) parseISO(b []byte) (int64, timeKind, error) {
 		}
 		c.mru = 1 - c.mru
 	}
-	h0, h1 := b[11]-'0', b[12]-'0'
-	m0, m1 := b[14]-'0', b[15]-'0'
-	s0, s1 := b[17]-'0', b[18]-'0'
-	if h0 > 9 || h1 > 9 || m0 > 9 || m1 > 9 || s0 > 9 || s1 > 9 {
+	h, mi, s, ok := clockDigits(b[11:19])
+	if !ok {
 		return 0, timeUnknown, errTimeSyntax
 	}
-	h := int(h0)*10 + int(h1)
-	mi := int(m0)*10 + int(m1)
-	s := int(s0)*10 + int(s1)
 	switch {
 	case h > 23:
 		return 0, timeUnknown, errors.New("hour out of range")
@@ -405,15 +400,10 @@ func parseHMS(b []byte) (v int64, ok bool, err error) {
 	if len(b) != 8 || b[2] != ':' || b[5] != ':' {
 		return 0, false, nil
 	}
-	h0, h1 := b[0]-'0', b[1]-'0'
-	m0, m1 := b[3]-'0', b[4]-'0'
-	s0, s1 := b[6]-'0', b[7]-'0'
-	if h0 > 9 || h1 > 9 || m0 > 9 || m1 > 9 || s0 > 9 || s1 > 9 {
+	h, m, s, ok := clockDigits(b)
+	if !ok {
 		return 0, false, nil
 	}
-	h := int64(h0)*10 + int64(h1)
-	m := int64(m0)*10 + int64(m1)
-	s := int64(s0)*10 + int64(s1)
 	switch {
 	case h > 23:
 		return 0, true, errors.New("hour out of range")
@@ -422,7 +412,18 @@ func parseHMS(b []byte) (v int64, ok bool, err error) {
 	case s > 59:
 		return 0, true, errors.New("second out of range")
 	}
-	return h*3600 + m*60 + s, true, nil
+	return int64(h*3600 + m*60 + s), true, nil
+}
+
+// clockDigits reads the two-digit hour, minute and second of b, which holds
+// HH:MM:SS (the separators are not checked). The callers' ranges differ: a
+// timestamp allows second 60, a duration does not.
+func clockDigits(b []byte) (h, m, s int, ok bool) {
+	_ = b[7]
+	h, ok1 := digits2(b[0:2])
+	m, ok2 := digits2(b[3:5])
+	s, ok3 := digits2(b[6:8])
+	return h, m, s, ok1 && ok2 && ok3
 }
 
 // isMemTRES reports whether a TRES counts memory in MiB and therefore takes
