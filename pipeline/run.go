@@ -142,6 +142,9 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if opt.KeepCheckpoints <= 0 {
 		opt.KeepCheckpoints = DefaultKeepCheckpoints
 	}
+	if err := CheckSnapshotEvery(opt.SnapshotEvery); err != nil {
+		return nil, err // before hours of reading
+	}
 	sum := &Summary{Started: opt.Now()}
 	m, err := newModel(in, opt)
 	if err != nil {

@@ -16,21 +16,34 @@ func floorTick(t, origin, period int64) int64 {
 	return origin + q*period
 }
 
+// CheckSnapshotEvery reports whether every is a valid snapshot interval
+// (Options.SnapshotEvery): 0 (only at the window's end), a divisor of 24 h,
+// or a whole number of days.
+func CheckSnapshotEvery(every time.Duration) error {
+	const day = 24 * time.Hour
+	switch {
+	case every < 0:
+		return fmt.Errorf("--snapshot-every %s: negative", every)
+	case every == 0, every < day && day%every == 0, every >= day && every%day == 0:
+		return nil
+	}
+	return fmt.Errorf("--snapshot-every %s: must divide 24h or be a whole number of days", every)
+}
+
 // snapshotTimes returns the snapshot times in (lo, to] (Unix seconds):
 // every `every` from local midnight in loc, and always to itself. every = 0
 // gives only to. An every below 24 h must divide 24 h; above, it must be a
 // whole number of days, counted from 1970-01-01 local.
 func snapshotTimes(lo, to int64, every time.Duration, loc *time.Location) ([]int64, error) {
+	if err := CheckSnapshotEvery(every); err != nil {
+		return nil, err
+	}
 	if to <= lo {
 		return nil, nil
 	}
 	var out []int64
 	const day = 24 * time.Hour
-	switch {
-	case every < 0:
-		return nil, fmt.Errorf("--snapshot-every %s: negative", every)
-	case every == 0:
-	case every < day && day%every == 0, every >= day && every%day == 0:
+	if every > 0 {
 		nDays := int64(every / day)
 		first := time.Unix(lo, 0).In(loc)
 		d := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, loc)
@@ -56,8 +69,6 @@ func snapshotTimes(lo, to int64, every time.Duration, loc *time.Location) ([]int
 				}
 			}
 		}
-	default:
-		return nil, fmt.Errorf("--snapshot-every %s: must divide 24h or be a whole number of days", every)
 	}
 	if len(out) == 0 || out[len(out)-1] != to {
 		out = append(out, to)

@@ -1,6 +1,9 @@
 package pipeline
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestMonthOf checks the cached month key at month boundaries, before
 // 1970 and after going back to an earlier month (times by hand, UTC).
@@ -22,6 +25,30 @@ func TestMonthOf(t *testing.T) {
 	} {
 		if got := m.key(c.t); got != c.want {
 			t.Errorf("key(%d) = %s, want %s", c.t, got, c.want)
+		}
+	}
+}
+
+// TestCheckSnapshotEvery checks the intervals a run accepts: 0, divisors of
+// a day, whole days.
+func TestCheckSnapshotEvery(t *testing.T) {
+	for _, c := range []struct {
+		every time.Duration
+		ok    bool
+	}{
+		{0, true},
+		{time.Hour, true},
+		{90 * time.Minute, true}, // 16 a day
+		{8 * time.Hour, true},
+		{24 * time.Hour, true},
+		{7 * 24 * time.Hour, true},
+		{7 * time.Hour, false},
+		{36 * time.Hour, false},
+		{-24 * time.Hour, false},
+		{25 * time.Hour, false},
+	} {
+		if err := CheckSnapshotEvery(c.every); (err == nil) != c.ok {
+			t.Errorf("CheckSnapshotEvery(%s) = %v, want ok=%v", c.every, err, c.ok)
 		}
 	}
 }

@@ -66,6 +66,9 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
+	if err := pipeline.CheckSnapshotEvery(c.Duration("snapshot-every")); err != nil {
+		return usagef("%v", err)
+	}
 	if lim := c.Int64("memory-limit"); lim > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(lim << 20)
 	}
