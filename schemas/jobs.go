@@ -17,7 +17,7 @@ import (
 const (
 	ColCluster      = "cluster"        // dictionary<int32, utf8>
 	ColJobID        = "job_id"         // utf8, as sacct prints it: 123, 123_4, 123+1
-	ColJobIDRaw     = "job_id_raw"     // int64
+	ColJobIDRaw     = "job_id_raw"     // int64, null without a JobIDRaw column for array and het-job ids (123_4, 123+1)
 	ColArrayJobID   = "array_job_id"   // int64, null unless an array task
 	ColArrayTaskID  = "array_task_id"  // int64, null unless an array task
 	ColHetJobID     = "het_job_id"     // int64, null unless a het-job component
@@ -25,7 +25,7 @@ const (
 	ColUser         = "user"           // dictionary<int32, utf8>
 	ColAccount      = "account"        // dictionary<int32, utf8>
 	ColPartition    = "partition"      // dictionary<int32, utf8>
-	ColQOS          = "qos"            // dictionary<int32, utf8>
+	ColQOS          = "qos"            // dictionary<int32, utf8>, null if the file has no QOS column
 	ColState        = "state"          // dictionary<int32, utf8>, base state: COMPLETED, CANCELLED, REQUEUED, RUNNING, ...
 	ColCancelledBy  = "cancelled_by"   // utf8, uid from "CANCELLED by <uid>", null otherwise
 	ColSubmit       = "submit"         // timestamp[s, UTC], null when Unknown/None/absent
@@ -112,7 +112,7 @@ func Jobs(extraTRES []string) *arrow.Schema {
 	f := []arrow.Field{
 		{Name: ColCluster, Type: dictString},
 		{Name: ColJobID, Type: arrow.BinaryTypes.String},
-		{Name: ColJobIDRaw, Type: arrow.PrimitiveTypes.Int64},
+		{Name: ColJobIDRaw, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: ColArrayJobID, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: ColArrayTaskID, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: ColHetJobID, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -120,7 +120,7 @@ func Jobs(extraTRES []string) *arrow.Schema {
 		{Name: ColUser, Type: dictString},
 		{Name: ColAccount, Type: dictString},
 		{Name: ColPartition, Type: dictString},
-		{Name: ColQOS, Type: dictString},
+		{Name: ColQOS, Type: dictString, Nullable: true},
 		{Name: ColState, Type: dictString},
 		{Name: ColCancelledBy, Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: ColSubmit, Type: Timestamp, Nullable: true},
