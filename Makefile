@@ -4,12 +4,17 @@ GO      ?= go
 PKGS    := ./...
 BENCHDIR ?= $(CURDIR)/.bench
 
-.PHONY: test bench fuzz demo lint build
+.PHONY: test race bench fuzz demo lint build
 
 ## test: vet and run every test (what CI runs)
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
+
+## race: the packages that run goroutines, under the race detector (CI runs it too)
+RACEPKGS := ./ingest/... ./billing ./decay ./fairshare ./export ./pipeline
+race:
+	$(GO) test -race -count=1 $(RACEPKGS)
 
 ## build: the fairledger binary in bin/
 build:
