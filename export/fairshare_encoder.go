@@ -31,7 +31,7 @@ import (
 var (
 	fairshareColumns = []string{"snapshot", "algorithm", "account", "user", "partition", "parent", "depth",
 		"is_user", "raw_shares", "shares_parent", "norm_shares", "raw_usage", "norm_usage", "effectv_usage",
-		"fair_share", "level_fs", "rank"}
+		"fair_share", "level_fs", "rank", "grp_tres_mins"}
 	associationColumns = []string{"snapshot", "account", "user", "partition", "parent", "shares",
 		"shares_parent", "lineage", "source_file"}
 )
@@ -288,6 +288,7 @@ func fairshareValues(v [][]parquet.Value, rows []FairshareRow, batch []int32) {
 		setOptionalDouble(&v[14][k], r.FairShare)
 		setOptionalDouble(&v[15][k], r.LevelFS)
 		setOptionalInt32(&v[16][k], r.Rank)
+		setOptionalString(&v[17][k], r.GrpTRESMins)
 	}
 }
 
@@ -336,6 +337,16 @@ func setOptionalInt64(v *parquet.Value, p *int64) {
 		return
 	}
 	*v = parquet.Int64Value(*p)
+	v.SetDefinitionLevel(1)
+}
+
+// setOptionalString sets *v to an optional STRING value: null for nil.
+func setOptionalString(v *parquet.Value, p *string) {
+	if p == nil {
+		*v = parquet.Value{}
+		return
+	}
+	*v = stringValue(*p)
 	v.SetDefinitionLevel(1)
 }
 

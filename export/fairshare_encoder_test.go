@@ -117,6 +117,10 @@ func variedFairshare(n int, seed uint64, c snapshotCase) []FairshareRow {
 			k := []int32{0, 1, math.MaxInt32, int32(r.IntN(10000))}[r.IntN(4)]
 			row.Rank = &k
 		}
+		if r.IntN(8) == 0 {
+			g := []string{"", "cpu=1000", "cpu=60,gres/gpu=5", "mem=20G"}[r.IntN(4)]
+			row.GrpTRESMins = &g
+		}
 		if r.Float64() < 0.05 && i > 0 { // equal sort keys, other columns differ
 			p := rows[r.IntN(i)]
 			row.Snapshot, row.Account, row.User, row.Partition = p.Snapshot, p.Account, p.User, p.Partition

@@ -106,6 +106,9 @@ func AppendFairshareRows(dst []FairshareRow, snapshot time.Time, t *fairshare.Tr
 		if t.IsUser[p] {
 			row.FairShare = num(r.FairShare[p])
 		}
+		if t.GrpTRESMins[p] != "" {
+			row.GrpTRESMins = &t.GrpTRESMins[p]
+		}
 		if fairTree {
 			row.LevelFS = num(r.LevelFS[p])
 			if t.IsUser[p] && r.Rank[p] != 0 {
@@ -205,6 +208,9 @@ func FairshareFromRows(rows []FairshareRow) (*fairshare.Tree, *fairshare.Result,
 	for i := range rows {
 		r := &rows[i]
 		nd := fairshare.Node{Account: r.Account, User: r.User, Partition: r.Partition, Parent: -1, SharesParent: r.SharesParent}
+		if r.GrpTRESMins != nil {
+			nd.GrpTRESMins = *r.GrpTRESMins
+		}
 		if r.Parent != "" {
 			j, ok := accounts[r.Parent]
 			if !ok {

@@ -167,18 +167,23 @@ func sshareString(tb testing.TB, t *fairshare.Tree, r *fairshare.Result, opt fai
 // the spec's own.
 func TestFairshareRowsRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		specs []fsSpec
-		algo  fairshare.Algorithm
-		want  []string // lines of §10 (-l -p, indented); nil: not in the spec
+		name   string
+		specs  []fsSpec
+		algo   fairshare.Algorithm
+		want   []string // lines of §10 (-l -p, indented); nil: not in the spec
+		limits bool     // GrpTRESMins on a and on bob's gpu association
 	}{
-		{"fair_tree_24_4", tree24_4, fairshare.FairTreeAlgo, specLines(t, "test24_4")},
-		{"classic_24_1", tree24_1, fairshare.ClassicAlgo, specLines(t, "test24_1")},
-		{"depth_oblivious_24_1", tree24_1, fairshare.DepthObliviousAlgo, nil},
-		{"partitions", treePartitions, fairshare.FairTreeAlgo, nil},
+		{"fair_tree_24_4", tree24_4, fairshare.FairTreeAlgo, specLines(t, "test24_4"), false},
+		{"classic_24_1", tree24_1, fairshare.ClassicAlgo, specLines(t, "test24_1"), false},
+		{"depth_oblivious_24_1", tree24_1, fairshare.DepthObliviousAlgo, nil, false},
+		{"partitions", treePartitions, fairshare.FairTreeAlgo, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tree, usage := buildFS(t, tc.specs)
+			if tc.limits {
+				tree.GrpTRESMins[tree.Pos[1]] = "cpu=1000,gres/gpu=50"
+				tree.GrpTRESMins[tree.Pos[2]] = "mem=20G"
+			}
 			var r fairshare.Result
 			switch tc.algo {
 			case fairshare.FairTreeAlgo:
@@ -224,6 +229,18 @@ func TestFairshareRowsRoundTrip(t *testing.T) {
 				} {
 					if got, want := sshareString(t, t2, r2, opt), sshareString(t, tree, &r, opt); got != want {
 						t.Errorf("%s: sshare %+v after the round trip:\n%s\nwant\n%s", in.name, opt, got, want)
+					}
+				}
+				if tc.limits { // a's limit on its row, bob's on his gpu row (S, U by hand: a 1, 40/40; gpu 3/4, 30/40)
+					got := sshareString(t, t2, r2, fairshare.SshareOptions{Long: true, TrailingSep: true, Partitions: true})
+					for _, w := range []string{
+						"\n a|||1|1.000000|40|1.000000|1.000000||1.000000|cpu=1000,gres/gpu=50|cpu=0|\n",
+						"\n  a|bob|cpu|1|0.250000|10|0.250000|0.250000|1.000000|1.000000||cpu=0|\n",
+						"\n  a|bob|gpu|3|0.750000|30|0.750000|0.750000|1.000000|1.000000|mem=20G|cpu=0|\n",
+					} {
+						if !strings.Contains(got, w) {
+							t.Errorf("%s: sshare -l -p -m lacks %q:\n%s", in.name, w, got)
+						}
 					}
 				}
 				if tc.want == nil {

@@ -80,6 +80,7 @@ type FairshareRow struct {
 	FairShare    *float64  `parquet:"fair_share"`
 	LevelFS      *float64  `parquet:"level_fs"`
 	Rank         *int32    `parquet:"rank"`
+	GrpTRESMins  *string   `parquet:"grp_tres_mins"`
 }
 
 // AssociationRow is one row of the associations table (see

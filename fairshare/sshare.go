@@ -40,9 +40,6 @@ type SshareOptions struct {
 	// row by the account it belongs to (sshare -A). Sub-accounts are not
 	// included: slurmctld matches the association's account name only.
 	Accounts []string
-	// GrpTRESMins is an optional per-position GrpTRESMins limit string
-	// (e.g. "cpu=1000"); nil or "" prints blank.
-	GrpTRESMins []string
 	// TRESRunMins is an optional per-position TRESRunMins string; nil or ""
 	// prints "cpu=0".
 	TRESRunMins []string
@@ -125,9 +122,6 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 	n := t.Len()
 	if len(r.NormShares) != n || r.Algorithm == 0 {
 		return fmt.Errorf("write sshare: result holds %d associations (algorithm %v), tree %d", len(r.NormShares), r.Algorithm, n)
-	}
-	if opt.GrpTRESMins != nil && len(opt.GrpTRESMins) != n {
-		return fmt.Errorf("write sshare: %d GrpTRESMins strings for %d associations", len(opt.GrpTRESMins), n)
 	}
 	if opt.TRESRunMins != nil && len(opt.TRESRunMins) != n {
 		return fmt.Errorf("write sshare: %d TRESRunMins strings for %d associations", len(opt.TRESRunMins), n)
@@ -220,11 +214,7 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 			case colLevelFS:
 				cw.double(r.LevelFS[p], width)
 			case colGrpTRESMins:
-				s := ""
-				if opt.GrpTRESMins != nil {
-					s = opt.GrpTRESMins[p]
-				}
-				cw.text(s, width)
+				cw.text(t.GrpTRESMins[p], width) // blank when none
 			case colTRESRunMins:
 				s := "cpu=0"
 				if opt.TRESRunMins != nil && opt.TRESRunMins[p] != "" {

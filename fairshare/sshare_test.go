@@ -2,6 +2,7 @@ package fairshare
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"strings"
 	"testing"
@@ -39,12 +40,14 @@ func TestSshareLayouts(t *testing.T) {
 	var ft, cl Result
 	FairTree(b.tree, b.usage, &ft)
 	Classic(b.tree, b.usage, 1, &cl)
-	grp := make([]string, b.tree.Len())
+	limited := *b.tree // the same tree, with a GrpTRESMins limit on A
+	limited.GrpTRESMins = make([]string, b.tree.Len())
+	limited.GrpTRESMins[b.pos["A"]] = "cpu=1000"
 	run := make([]string, b.tree.Len())
-	grp[b.pos["A"]] = "cpu=1000"
 	run[b.pos["A|bob"]] = "cpu=12,mem=0"
 	tests := []struct {
 		name string
+		tree *Tree // nil: b.tree
 		r    *Result
 		opt  SshareOptions
 		want string
@@ -78,14 +81,15 @@ func TestSshareLayouts(t *testing.T) {
 		},
 		{
 			// sshare -a -l -P, classic: no LevelFS column; GrpTRESMins
-			// and TRESRunMins from the options. Classic S: A 1, alice
+			// from the tree and TRESRunMins from the options. Classic S: A 1, alice
 			// 1/4, bob 1/2; UN alice .25, gpu .75, bob 0; UE = UN + (1 −
 			// UN)·shares/4: alice .25+.75/4 = .4375 → F 2^(−1.75) =
 			// 0.297302; gpu .75+.25/4 = .8125 → 2^(−3.25) = 0.105112;
 			// bob 0+1·2/4 = .5 → 2^(−1) = .5. Root S 1.
 			name: "classic -l -P",
+			tree: &limited,
 			r:    &cl,
-			opt:  SshareOptions{Long: true, GrpTRESMins: grp, TRESRunMins: run},
+			opt:  SshareOptions{Long: true, TRESRunMins: run},
 			want: "Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare|GrpTRESMins|TRESRunMins\n" +
 				"root|||1.000000|40||1.000000|||cpu=0\n" +
 				" A||1|1.000000|40|1.000000|1.000000||cpu=1000|cpu=0\n" +
@@ -103,7 +107,8 @@ func TestSshareLayouts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var buf bytes.Buffer
-		if err := WriteSshare(&buf, b.tree, tc.r, tc.opt); err != nil {
+		tree := cmp.Or(tc.tree, b.tree)
+		if err := WriteSshare(&buf, tree, tc.r, tc.opt); err != nil {
 			t.Fatalf("%s: WriteSshare: %v", tc.name, err)
 		}
 		if tc.name == "fair tree -l header" {

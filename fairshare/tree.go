@@ -30,6 +30,9 @@ type Node struct {
 	Shares int64
 	// SharesParent marks FairShare=parent (sacctmgr Share "parent").
 	SharesParent bool
+	// GrpTRESMins is the association's GrpTRESMins limit as sacctmgr prints
+	// it, "" for none. Fair share ignores it; sshare -l prints it.
+	GrpTRESMins string
 }
 
 // Tree is an association tree as a struct of slices indexed by tree position.
@@ -41,6 +44,8 @@ type Tree struct {
 	// Account, User, Partition and Lineage are the names of each association;
 	// Lineage is Slurm's `/acct/sub/` or `/acct/0-user/[part/]` path.
 	Account, User, Partition, Lineage []string
+	// GrpTRESMins is each association's GrpTRESMins limit ("" for none).
+	GrpTRESMins []string
 	// Input maps a position to the index of the association in the
 	// NewTree argument; Pos is the inverse.
 	Input, Pos []int32
@@ -213,6 +218,7 @@ func NewTree(nodes []Node) (*Tree, error) {
 		User:          make([]string, n),
 		Partition:     make([]string, n),
 		Lineage:       make([]string, n),
+		GrpTRESMins:   make([]string, n),
 		Input:         order,
 		Pos:           make([]int32, n),
 		Parent:        make([]int32, n),
@@ -232,6 +238,7 @@ func NewTree(nodes []Node) (*Tree, error) {
 	for p, i := range order {
 		nd := nodes[i]
 		t.Account[p], t.User[p], t.Partition[p], t.Lineage[p] = nd.Account, nd.User, nd.Partition, lineage[i]
+		t.GrpTRESMins[p] = nd.GrpTRESMins
 		t.Depth[p] = depth[i]
 		t.IsUser[p] = nd.User != ""
 		t.SharesParent[p] = nd.SharesParent

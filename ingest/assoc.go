@@ -42,6 +42,10 @@ type Association struct {
 	// computed the way Slurm does: "/" for root, "/a/b/" for accounts,
 	// "/a/b/0-user/" for users and "/a/b/0-user/part/" per partition.
 	Lineage string
+	// GrpTRESMins is the association's GrpTRESMins limit as sacctmgr prints
+	// it ("cpu=1000,gres/gpu=50"; TRES-minutes), "" when none is set or the
+	// input has no GrpTRESMins column. sshare -l shows it as it is.
+	GrpTRESMins string
 	// File and Line locate the input record the row came from; Line is 0 for
 	// rows fairledger synthesized (a missing root).
 	File string
@@ -106,18 +110,18 @@ func assocLooksLikeScript(data string) bool {
 
 // Column indexes of a sacctmgr association dump; -1 when absent.
 type assocColumns struct {
-	cluster, account, user, partition, parent, share, lineage int
-	n                                                         int
+	cluster, account, user, partition, parent, share, lineage, grpTRESMins int
+	n                                                                      int
 }
 
 // ParseAssoc reads `sacctmgr -P show assoc
-// format=Cluster,Account,User,Partition,ParentName,Share[,Lineage,...]`.
+// format=Cluster,Account,User,Partition,ParentName,Share[,Lineage,GrpTRESMins,...]`.
 //
 // The header is required (a `-n` dump is rejected with one file-level error);
 // columns may come in any order, titles are case-insensitive, `Fairshare` is
 // accepted for `Share`, `Par Name` for `ParentName`, other columns are
-// ignored, and a trailing '|' (`-p`) is tolerated. Cluster, Partition and
-// Lineage are optional. A cluster without a root row gets one synthesized
+// ignored, and a trailing '|' (`-p`) is tolerated. Cluster, Partition,
+// Lineage and GrpTRESMins are optional. A cluster without a root row gets one synthesized
 // (Shares 1), noted in Stats.Warnings.
 //
 // Rows that fail validation — bad share, user row without account, unknown
@@ -192,7 +196,7 @@ func assocLineScanner(r io.Reader) *bufio.Scanner {
 
 // assocParseHeader maps the header's titles to columns.
 func assocParseHeader(name, line string) (assocColumns, bool, *ParseError) {
-	cols := assocColumns{-1, -1, -1, -1, -1, -1, -1, 0}
+	cols := assocColumns{-1, -1, -1, -1, -1, -1, -1, -1, 0}
 	titles := strings.Split(line, "|")
 	trailing := false
 	if len(titles) > 1 && strings.TrimSpace(titles[len(titles)-1]) == "" {
@@ -219,6 +223,8 @@ func assocParseHeader(name, line string) (assocColumns, bool, *ParseError) {
 			p = &cols.share
 		case "lineage":
 			p = &cols.lineage
+		case "grptresmins":
+			p = &cols.grpTRESMins
 		default:
 			continue
 		}
@@ -324,7 +330,32 @@ func assocParseRow(name string, lineNo int, line string, cols assocColumns, trai
 		return perr("Share", share, "the root account cannot be FairShare=parent")
 	}
 	rec.a.Shares, rec.a.SharesParent = shares, isParent
+	if lim := get(cols.grpTRESMins); lim != "" {
+		if err := checkTRESLimit(lim); err != nil {
+			return perr("GrpTRESMins", lim, err.Error())
+		}
+		rec.a.GrpTRESMins = lim
+	}
 	return rec, nil
+}
+
+// checkTRESLimit checks a TRES limit as sacctmgr prints one: comma-separated
+// type[/name]=count items, the count a non-negative integer with an optional
+// unit suffix (K, M, G, T, P).
+func checkTRESLimit(s string) error {
+	for item := range strings.SplitSeq(s, ",") {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok || k == "" || v == "" {
+			return fmt.Errorf("item %q: want type=count", item)
+		}
+		if strings.ContainsAny(v[len(v)-1:], "KMGTPkmgtp") {
+			v = v[:len(v)-1]
+		}
+		if _, err := strconv.ParseUint(v, 10, 64); err != nil {
+			return fmt.Errorf("item %q: count is not a non-negative integer", item)
+		}
+	}
+	return nil
 }
 
 // assocParseShares parses a Share value: a non-negative integer below

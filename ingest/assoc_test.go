@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -417,4 +418,40 @@ func BenchmarkParseAssoc(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// TestParseAssocGrpTRESMins checks that a GrpTRESMins column (sacctmgr's
+// default `show assoc` layout has one) is kept verbatim per association,
+// blank where none is set, and that a malformed limit is rejected with its
+// line, field and value.
+func TestParseAssocGrpTRESMins(t *testing.T) {
+	const in = "Cluster|Account|User|Partition|Share|GrpTRESMins|ParentName\n" +
+		"c|root|||||\n" +
+		"c|a|||10|cpu=1000,gres/gpu=50|root\n" +
+		"c|a|u||1||\n" +
+		"c|b|||5| mem=20G |root\n" +
+		"c|b|v||1|cpu=|\n" +
+		"c|b|w||1|cpu=-5|\n" +
+		"c|b|x||1|cpu|\n"
+	as, st, err := ParseAssoc("t.psv", strings.NewReader(in))
+	wantErrs := []string{
+		`ingest t.psv:6: GrpTRESMins="cpu=": item "cpu=": want type=count`,
+		`ingest t.psv:7: GrpTRESMins="cpu=-5": item "cpu=-5": count is not a non-negative integer`,
+		`ingest t.psv:8: GrpTRESMins="cpu": item "cpu": want type=count`,
+	}
+	assocSameStrings(t, "errors", assocErrorLines(t, err), wantErrs)
+	if st.Read != 7 || st.Rejected != 3 || !st.Balanced() {
+		t.Errorf("stats %s, want 7 read, 3 rejected, balanced", st.String())
+	}
+	if as == nil {
+		t.Fatal("no associations")
+	}
+	got := map[string]string{}
+	for _, a := range as.Rows {
+		got[a.Account+"|"+a.User] = a.GrpTRESMins
+	}
+	want := map[string]string{"root|": "", "a|": "cpu=1000,gres/gpu=50", "a|u": "", "b|": "mem=20G"}
+	if !maps.Equal(got, want) {
+		t.Errorf("GrpTRESMins = %v, want %v", got, want)
+	}
 }

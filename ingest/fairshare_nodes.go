@@ -75,7 +75,7 @@ func (a *Associations) Nodes(cluster string) ([]fairshare.Node, error) {
 	nodes := make([]fairshare.Node, len(rows))
 	for i, r := range rows {
 		nd := fairshare.Node{Account: r.Account, User: r.User, Partition: r.Partition, Parent: -1,
-			Shares: r.Shares, SharesParent: r.SharesParent}
+			Shares: r.Shares, SharesParent: r.SharesParent, GrpTRESMins: r.GrpTRESMins}
 		if r.SharesParent {
 			nd.Shares = 0
 		}

@@ -230,6 +230,7 @@ func fairshareTable() Table {
 			{"fair_share", TypeDouble, true, "", "FairShare; NULL where sshare prints it blank."},
 			{"level_fs", TypeDouble, true, "", "Fair Tree LevelFS, +Infinity for no usage; NULL for root, FairShare=parent and other algorithms."},
 			{"rank", TypeInt32, true, "", "Fair Tree rank of a user (FairShare = rank/N); NULL for accounts and other algorithms."},
+			{"grp_tres_mins", TypeString, true, "", "The association's GrpTRESMins limit as sacctmgr prints it (`cpu=1000,gres/gpu=50`, TRES-minutes), shown by sshare -l; NULL when none is set."},
 		},
 	}
 }

@@ -22,7 +22,8 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 		Description: "Shows the snapshot at or before --at (default: the latest) of one cluster. " +
 			"Rows as sshare selects them: without -a, all account rows and the user rows of $USER " +
 			"(or of --users); --accounts keeps the rows of the named accounts only (not their " +
-			"sub-accounts), as slurmctld does. GrpTRESMins is blank and TRESRunMins cpu=0 (not " +
+			"sub-accounts), as slurmctld does. GrpTRESMins is each association's limit from the " +
+			"association dump's GrpTRESMins column (blank without one); TRESRunMins is cpu=0 (not " +
 			"recorded); the FairShare of classic accounts is blank, as in sshare ≥ 25.11.",
 		UseShortOptionHandling: true,
 		Flags: []cli.Flag{
