@@ -85,25 +85,30 @@ func (c *Cluster) WriteSlurmConf(w io.Writer) error {
 }
 
 // WriteAssoc writes the association tree as
-// `sacctmgr -P show assoc format=Cluster,Account,User,Partition,ParentName,Share,Lineage`
+// `sacctmgr -P show assoc format=Cluster,Account,User,Partition,ParentName,Share,Lineage,GrpTRESMins`
 // prints it (SLURM-SEMANTICS.md §9): a header line, then one row per
 // association in lineage order. The root account and root user come first;
 // account rows name their parent; user rows leave ParentName empty and carry
 // the lineage /…/account/0-user/. Users of FairShare=parent labs show the
-// Share `parent`.
+// Share `parent`. Every third account has a GrpTRESMins limit of 6,000
+// CPU-minutes per share.
 func (c *Cluster) WriteAssoc(w io.Writer) error {
 	if err := c.opt.validate(); err != nil {
 		return fmt.Errorf("write assoc: %w", err)
 	}
 	type assoc struct {
-		account, user, parent, share, lineage string
+		account, user, parent, share, lineage, grpTRESMins string
 	}
 	rows := []assoc{
 		{account: "root", share: "1", lineage: "/"},
 		{account: "root", user: "root", share: "1", lineage: "/0-root/"},
 	}
-	for _, a := range c.accounts {
-		rows = append(rows, assoc{account: a.name, parent: a.parent, share: strconv.FormatInt(a.share, 10), lineage: a.lineage})
+	for i, a := range c.accounts {
+		r := assoc{account: a.name, parent: a.parent, share: strconv.FormatInt(a.share, 10), lineage: a.lineage}
+		if i%3 == 0 {
+			r.grpTRESMins = "cpu=" + strconv.FormatInt(a.share*6000, 10)
+		}
+		rows = append(rows, r)
 	}
 	for _, u := range c.users {
 		for _, ai := range u.accounts {
@@ -117,9 +122,9 @@ func (c *Cluster) WriteAssoc(w io.Writer) error {
 	}
 	slices.SortFunc(rows, func(x, y assoc) int { return cmp.Compare(x.lineage, y.lineage) })
 	bw := bufio.NewWriter(w)
-	bw.WriteString("Cluster|Account|User|Partition|ParentName|Share|Lineage\n")
+	bw.WriteString("Cluster|Account|User|Partition|ParentName|Share|Lineage|GrpTRESMins\n")
 	for _, r := range rows {
-		bw.WriteString(c.opt.Cluster + "|" + r.account + "|" + r.user + "||" + r.parent + "|" + r.share + "|" + r.lineage + "\n")
+		bw.WriteString(c.opt.Cluster + "|" + r.account + "|" + r.user + "||" + r.parent + "|" + r.share + "|" + r.lineage + "|" + r.grpTRESMins + "\n")
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write assoc: %w", err)

@@ -296,10 +296,10 @@ func TestWriteAssoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	if lines[0] != "Cluster|Account|User|Partition|ParentName|Share|Lineage" {
+	if lines[0] != "Cluster|Account|User|Partition|ParentName|Share|Lineage|GrpTRESMins" {
 		t.Fatalf("header = %q", lines[0])
 	}
-	if lines[1] != "synth|root||||1|/" {
+	if lines[1] != "synth|root||||1|/|" {
 		t.Errorf("first row = %q, want the root account", lines[1])
 	}
 	shares := map[string]bool{}
@@ -308,13 +308,20 @@ func TestWriteAssoc(t *testing.T) {
 	}
 	accounts := map[string]string{"root": "/"} // name → lineage
 	var lineages []string
-	nLabs, nSchools, nParentUsers, nZero := 0, 0, 0, 0
+	nLabs, nSchools, nParentUsers, nZero, nLimits := 0, 0, 0, 0, 0
 	for i, l := range lines[1:] {
 		f := strings.Split(l, "|")
-		if len(f) != 7 {
-			t.Fatalf("row %d %q has %d fields, want 7", i+2, l, len(f))
+		if len(f) != 8 {
+			t.Fatalf("row %d %q has %d fields, want 8", i+2, l, len(f))
 		}
-		cluster, acct, user, part, parent, share, lineage := f[0], f[1], f[2], f[3], f[4], f[5], f[6]
+		cluster, acct, user, part, parent, share, lineage, limit := f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]
+		if limit != "" {
+			// Accounts only: 6,000 CPU-minutes per share.
+			if n, _ := strconv.ParseInt(share, 10, 64); user != "" || limit != "cpu="+strconv.FormatInt(n*6000, 10) {
+				t.Errorf("row %q: GrpTRESMins %q, want cpu=<share×6000> on accounts only", l, limit)
+			}
+			nLimits++
+		}
 		lineages = append(lineages, lineage)
 		if cluster != "synth" || part != "" {
 			t.Errorf("row %q: cluster %q partition %q", l, cluster, part)
@@ -356,6 +363,9 @@ func TestWriteAssoc(t *testing.T) {
 	}
 	if nParentUsers == 0 {
 		t.Errorf("no FairShare=parent users among %d labs", labs)
+	}
+	if want := (labs + 3 + 2) / 3; nLimits != want { // every third of the labs and schools
+		t.Errorf("%d GrpTRESMins limits, want %d", nLimits, want)
 	}
 	t.Logf("%d rows, %d labs with share 0", len(lines)-1, nZero)
 }
