@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/format"
@@ -76,4 +77,40 @@ func (c *zstdCodec) Decode(dst, src []byte) ([]byte, error) {
 		d.Close()
 	}
 	return out, err
+}
+
+// snappyCodec is SNAPPY by klauspost/compress's fastest Snappy-compatible
+// encoder (s2.EncodeSnappy). parquet-go's SNAPPY codec encodes with its
+// "better" mode, which allocates 0.5 MiB of hash tables a page and took
+// four times as long on the jobs table's delta-encoded columns for 3-5 %
+// smaller pages (jobsCodec gives the numbers). Both write the standard
+// Snappy block format, so every reader decodes either.
+type snappyCodec struct{}
+
+var _ compress.Codec = snappyCodec{}
+
+func (snappyCodec) String() string { return "SNAPPY" }
+
+func (snappyCodec) CompressionCodec() format.CompressionCodec { return format.Snappy }
+
+// Encode compresses src into dst's memory when it has room for the
+// largest block src can give (s2.MaxEncodedLen), else into a new slice.
+func (snappyCodec) Encode(dst, src []byte) ([]byte, error) {
+	return s2.EncodeSnappy(dst, src), nil
+}
+
+// Decode decompresses src into dst's memory.
+func (snappyCodec) Decode(dst, src []byte) ([]byte, error) {
+	n, err := s2.DecodedLen(src)
+	if err != nil {
+		return dst, fmt.Errorf("snappy block: %w", err)
+	}
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	out, err := s2.Decode(dst[:n], src)
+	if err != nil {
+		return dst, fmt.Errorf("snappy block: %w", err)
+	}
+	return out, nil
 }

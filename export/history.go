@@ -203,7 +203,8 @@ func (h *History) writeFile(p Partition, encode func(io.Writer) error) error {
 }
 
 // writerOptions are the Parquet settings of every history file: zstd at
-// the default level (zstdCodec) and sorting metadata. CreatedBy is fixed so
+// its fastest level (zstdCodec; the jobs table's schema names a codec per
+// column instead, jobsCodec) and sorting metadata. CreatedBy is fixed so
 // that the bytes do not depend on the binary's build info.
 func writerOptions(sortBy []string) []parquet.WriterOption {
 	opts := []parquet.WriterOption{

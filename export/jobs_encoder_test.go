@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/schemas"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // variedJobs makes n jobs rows in shuffled order exercising every way a
@@ -176,5 +179,58 @@ func TestJobsEncodings(t *testing.T) {
 		if w, ok := want[name]; !ok || !slices.Contains(encs, w) {
 			t.Errorf("column %s: encodings %v, want %s", name, encs, w)
 		}
+	}
+}
+
+// TestJobsColumnCodecs: a jobs file records each column's codec (jobsCodec)
+// in its metadata, as written out by hand here from jobsCodec's table, and
+// parquet-go reads the rows back.
+func TestJobsColumnCodecs(t *testing.T) {
+	h, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := variedJobs(3*writeBatch, 4, false)
+	if err := h.WritePartition(schemas.TableJobs, "c1", jan, rows); err != nil {
+		t.Fatal(err)
+	}
+	none := []string{"end", "elapsed_sec", "charged_sec"}
+	snappy := []string{"job_id_raw", "source_line", "billing_slurm", "submit", "eligible", "start", "timelimit_min",
+		"alloc_cpus", "array_job_id", "array_task_id", "het_job_id"}
+	f, err := os.Open(filepath.Join(h.Dir, "jobs", "cluster=c1", "month=2025-01", "data.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, fi.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := pf.Schema().Columns()
+	for _, rg := range pf.Metadata().RowGroups {
+		for i, cc := range rg.Columns {
+			path := strings.Join(cols[i], "/")
+			want := format.Zstd
+			switch {
+			case slices.Contains(none, path):
+				want = format.Uncompressed
+			case slices.Contains(snappy, path):
+				want = format.Snappy
+			}
+			if cc.MetaData.Codec != want {
+				t.Errorf("column %s: codec %v, want %v", path, cc.MetaData.Codec, want)
+			}
+		}
+	}
+	var back []JobRow
+	if err := h.ReadPartition(schemas.TableJobs, "c1", jan, &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(rows) {
+		t.Fatalf("read %d rows back, wrote %d", len(back), len(rows))
 	}
 }
