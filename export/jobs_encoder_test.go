@@ -144,7 +144,8 @@ func TestJobsEncoderBytes(t *testing.T) {
 // TestJobsEncodings checks the encodings of a written jobs file, column by
 // column, against jobsSchema's rule: every INT64 column (ids, counts,
 // timestamps) DELTA_BINARY_PACKED, the TRES map and the resource amounts
-// dictionary encoded, the other columns as their struct tags say.
+// dictionary encoded, job_id DELTA_BYTE_ARRAY, the other columns as their
+// struct tags say.
 func TestJobsEncodings(t *testing.T) {
 	h := openHistory(t)
 	if err := h.WritePartition(schemas.TableJobs, "c1", jan, variedJobs(500, 8, false)); err != nil {
@@ -156,9 +157,10 @@ func TestJobsEncodings(t *testing.T) {
 		dict  = "RLE_DICTIONARY"
 		plain = "PLAIN"
 		dlba  = "DELTA_LENGTH_BYTE_ARRAY"
+		dba   = "DELTA_BYTE_ARRAY"
 	)
 	want := map[string]string{
-		"job_id": dlba, "job_id_raw": delta, "array_job_id": delta, "array_task_id": delta, "het_job_id": delta,
+		"job_id": dba, "job_id_raw": delta, "array_job_id": delta, "array_task_id": delta, "het_job_id": delta,
 		"het_job_offset": delta, "user": dict, "account": dict, "partition": dict, "qos": dict, "state": dict,
 		"cancelled_by": dlba, "submit": delta, "eligible": delta, "start": delta, "end": delta,
 		"elapsed_sec": delta, "charged_sec": delta, "suspended_sec": delta, "timelimit_min": delta,

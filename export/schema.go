@@ -33,6 +33,11 @@ func rowModels() map[string]any {
 // for the resource amounts (mem_mb, node_count, gpu, usage_factor). On a
 // month of the 5 M-job benchmark this makes the jobs encoder a quarter
 // cheaper and the file 6 % smaller: the pages that zstd compresses shrink.
+// DELTA_BYTE_ARRAY for job_id: in the table's order, a job id mostly
+// shares its leading digits with the one before (an array's tasks, all
+// of them), so the column's pages shrink from 3295 KB (parquet-go's
+// DELTA_LENGTH_BYTE_ARRAY) to 1766 KB a month before zstd, which then takes 5.5 ms instead of 21.7 ms for 1243 KB
+// instead of 1203 KB (the encoder as a whole, 4 % less CPU).
 // Columns, types and nullability are unchanged; any Parquet reader reads
 // these encodings. Each column also declares its compression codec
 // (jobsCodec), which the file records per column chunk.
@@ -44,6 +49,8 @@ func jobsSchema() *parquet.Schema {
 		switch {
 		case dict[path]:
 			f = encodedField{f, &parquet.RLEDictionary}
+		case path == "job_id":
+			f = encodedField{f, &parquet.DeltaByteArray}
 		case f.Type().Kind() == parquet.Int64:
 			f = encodedField{f, &parquet.DeltaBinaryPacked}
 		}
@@ -78,12 +85,15 @@ func jobsSchema() *parquet.Schema {
 //	array_job_id   |  283   165   144    134    | 0.67  0.22  0.50    snappy
 //	array_task_id  |  130   112   101     94    | 0.34  0.10  0.28    snappy
 //	het_job_id     |   47    40    41     39    | 0.18  0.02  0.10    snappy
-//	job_id         | 3295  1203  2406   1935    |21.70  5.39 13.13    zstd
+//	job_id (DLBA)  | 3295  1203  2406   1935    |21.70  5.39 13.13    zstd
+//	job_id (DBA)   | 1766  1243  1666      -    | 5.53  1.60     -    zstd
 //	billing        | 3263   736   910    843    |15.30  4.09  6.65    zstd
 //	tres values    | 2237  1023  1360   1137    |14.07  3.89  8.06    zstd
 //	tres keys      |  895   138   182    161    | 3.05  0.67  1.61    zstd
 //
-// The snappy and none columns are DELTA_BINARY_PACKED INT64s. What is
+// (job_id was DELTA_LENGTH_BYTE_ARRAY, DLBA, and is DELTA_BYTE_ARRAY, DBA:
+// see jobsSchema.) The snappy and none columns are DELTA_BINARY_PACKED
+// INT64s. What is
 // left of such a column is bit-packed, with no bytes at all for a
 // miniblock of equal steps, so the runs a real cluster has (an array's
 // tasks submitted and started together, a user's jobs of one shape and
