@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -53,6 +54,10 @@ type sacctParser struct {
 	dense    []float64 // the dense TRES of the row being parsed
 	cols     jobColumns
 	missErr  *ParseError
+
+	// rowsPerLine is the previous block's ingested rows per line, -1
+	// before the first block (see rowsFor).
+	rowsPerLine float64
 }
 
 // sacctRow holds one record's parsed values until the record is known to be
@@ -84,6 +89,8 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 		mem:    opt.Allocator,
 		schema: schema,
 		denseI: make(map[string]int, len(lay.dense)),
+
+		rowsPerLine: -1,
 	}
 	for i, t := range lay.dense {
 		p.denseI[t] = i
@@ -111,6 +118,8 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 func (p *sacctParser) parseChunk(c chunk) chunkResult {
 	res := chunkResult{seq: c.seq, stats: Stats{File: p.name}}
 	p.cols.reset()
+	lines := bytes.Count(c.data, []byte{'\n'}) + 1
+	p.cols.prepare(p.mem, p.rowsFor(lines))
 	data := c.data
 	line := c.line
 	nf := p.lay.nf
@@ -212,7 +221,22 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 	if res.stats.Ingested > 0 {
 		res.rec = p.newRecord()
 	}
+	p.cols.release()
+	p.rowsPerLine = float64(res.stats.Ingested) / float64(lines)
 	return res
+}
+
+// rowsFor estimates how many rows a block of lines lines will ingest, for
+// the room the columns are given up front: a record takes at least one
+// line, but in a sacct file with job steps most lines are skipped. The
+// estimate follows the previous block's share of ingested lines, with a
+// margin; a block that ingests more only costs a copy (see
+// fixedColumn.prepare).
+func (p *sacctParser) rowsFor(lines int) int {
+	if p.rowsPerLine < 0 {
+		return lines // the first block
+	}
+	return min(lines, int(float64(lines)*p.rowsPerLine*1.25)+64)
 }
 
 // cutLine splits off the first line of data (without its "\n" or "\r\n").
@@ -1030,6 +1054,50 @@ func (c *jobColumns) dicts() []*dictColumn {
 	return []*dictColumn{&c.cluster, &c.user, &c.account, &c.partition, &c.qos, &c.state}
 }
 
+// fixed returns the columns that hold one fixed-width value per row.
+func (c *jobColumns) fixed() (ints []*fixedColumn[int64], floats []*fixedColumn[float64], codes []*fixedColumn[int32]) {
+	ints = []*fixedColumn[int64]{&c.raw, &c.arrJob, &c.arrTask, &c.hetJob, &c.hetOff,
+		&c.elapsed, &c.suspended, &c.timelimit, &c.nnodes, &c.cpus, &c.srcLine,
+		&c.submit, &c.eligible, &c.start, &c.end}
+	floats = []*fixedColumn[float64]{&c.billing}
+	for i := range c.dense {
+		floats = append(floats, &c.dense[i])
+	}
+	for _, d := range c.dicts() {
+		codes = append(codes, &d.codes)
+	}
+	return ints, floats, codes
+}
+
+// prepare gives every one-value-per-row column room for rows values in a
+// buffer from mem (see fixedColumn.prepare).
+func (c *jobColumns) prepare(mem memory.Allocator, rows int) {
+	ints, floats, codes := c.fixed()
+	for _, f := range ints {
+		f.prepare(mem, rows)
+	}
+	for _, f := range floats {
+		f.prepare(mem, rows)
+	}
+	for _, f := range codes {
+		f.prepare(mem, rows)
+	}
+}
+
+// release returns the buffers of prepare that no batch took over.
+func (c *jobColumns) release() {
+	ints, floats, codes := c.fixed()
+	for _, f := range ints {
+		f.release()
+	}
+	for _, f := range floats {
+		f.release()
+	}
+	for _, f := range codes {
+		f.release()
+	}
+}
+
 // reset empties every column for a new block, keeping the memory.
 func (c *jobColumns) reset() {
 	c.rows = 0
@@ -1106,9 +1174,46 @@ func (v *validity) buffer(mem memory.Allocator, n int) *memory.Buffer {
 
 // fixedColumn is a column of fixed-width values (int64 for integers and
 // timestamps, float64, int32 for dictionary codes).
+//
+// Between prepare and the batch, vals lives in a buffer from the batch's
+// allocator (own), so that the batch takes the values over instead of a
+// copy of them.
 type fixedColumn[T int32 | int64 | float64] struct {
 	vals []T
+	own  *memory.Buffer // the buffer vals was carved from, nil if none
 	validity
+}
+
+// prepare makes vals an empty slice over a new buffer from mem with room
+// for rows values. Appending more than rows values moves vals back to Go
+// memory, and valueBuffer then copies them as it does without prepare.
+func (c *fixedColumn[T]) prepare(mem memory.Allocator, rows int) {
+	c.release()
+	var zero T
+	c.own = memory.NewResizableBuffer(mem)
+	c.own.Reserve(max(rows, 1) * int(unsafe.Sizeof(zero)))
+	c.vals = arrow.GetData[T](c.own.Buf())[:0]
+}
+
+// release returns the buffer of prepare if no batch took it over.
+func (c *fixedColumn[T]) release() {
+	if c.own != nil {
+		c.own.Release()
+		c.own = nil
+		c.vals = nil
+	}
+}
+
+// valueBuffer returns the values as an Arrow buffer: the buffer of prepare
+// itself while vals still lives in it (the column then lets go of both),
+// otherwise a copy from mem.
+func (c *fixedColumn[T]) valueBuffer(mem memory.Allocator) *memory.Buffer {
+	if b := c.own; b != nil && unsafe.SliceData(c.vals) == unsafe.SliceData(arrow.GetData[T](b.Buf())) {
+		b.ResizeNoShrink(len(arrow.GetBytes(c.vals)))
+		c.own, c.vals = nil, nil
+		return b
+	}
+	return newBuffer(mem, arrow.GetBytes(c.vals))
 }
 
 func (c *fixedColumn[T]) append(v T) {
@@ -1136,7 +1241,7 @@ func (c *fixedColumn[T]) reset() {
 
 func (c *fixedColumn[T]) arrowData(mem memory.Allocator, dt arrow.DataType) *array.Data {
 	n := len(c.vals)
-	return newData(dt, n, []*memory.Buffer{c.buffer(mem, n), newBuffer(mem, arrow.GetBytes(c.vals))}, nil, c.nulls)
+	return newData(dt, n, []*memory.Buffer{c.buffer(mem, n), c.valueBuffer(mem)}, nil, c.nulls)
 }
 
 // stringColumn is a utf8 column: the values back to back in data, row i
@@ -1185,6 +1290,7 @@ type dictColumn struct {
 	values stringColumn // the dictionary
 	index  dictIndex    // value → code
 	last   int32        // code of the last non-null row, -1 if none
+	lastK  dictKey      // its key
 }
 
 // append appends v; nil is null (an empty v is the empty string).
@@ -1194,11 +1300,12 @@ func (c *dictColumn) append(v []byte) {
 		return
 	}
 	// Neighbouring rows often share a value (cluster, state, QOS):
-	// comparing with the last one is cheaper than hashing.
+	// comparing with the last one is cheaper than looking it up.
+	key := keyOf(v)
 	k := c.last
-	if k < 0 || !bytes.Equal(v, c.values.value(k)) {
-		k = c.index.code(v, &c.values)
-		c.last = k
+	if k < 0 || key != c.lastK || key.n > shortKey && !bytes.Equal(v, c.values.value(k)) {
+		k = c.index.codeKey(v, key, &c.values)
+		c.last, c.lastK = k, key
 	}
 	c.codes.append(k)
 }
@@ -1215,27 +1322,79 @@ func (c *dictColumn) reset() {
 // []byte value needs no string conversion and adding one allocates
 // nothing. The hash seed only decides where codes sit in the table, never
 // which code a value gets.
+//
+// Each slot also holds the value's dictKey, which for the short values
+// of the name columns (users, accounts, partitions: at most shortKey
+// bytes) is the whole value: finding one then takes a few word compares
+// and no call to hash or compare bytes.
 type dictIndex struct {
-	seed  maphash.Seed
-	slots []dictSlot // a power of two of them, at most half full
-	n     int        // codes in the table
+	seed  maphash.Seed // hashes values longer than shortKey
+	mix   uint64       // seeds the hash of the others
+	slots []dictSlot   // a power of two of them, at most half full
+	n     int          // codes in the table
 }
 
-// dictSlot is a slot of a dictIndex: code+1 (0: empty) and the value's
-// hash, which saves comparing values whose hashes differ and rehashing
-// when the table grows.
+// dictSlot is a slot of a dictIndex: code+1 (0: empty), the value's hash,
+// which saves rehashing when the table grows, and its key.
 type dictSlot struct {
+	key  dictKey
 	hash uint32
 	code int32
+}
+
+// shortKey is the length up to which a dictKey holds a whole value.
+const shortKey = 16
+
+// dictKey is a value's length and two words of its bytes: for a value of
+// up to shortKey bytes, every byte is in one of the words, so equal keys
+// mean equal values. Longer values must still be compared.
+type dictKey struct {
+	w0, w1 uint64
+	n      int
+}
+
+// keyOf returns the dictKey of v: for 8 bytes or more its first and last
+// eight (overlapping when fewer than 16), for 4 to 7 its first and last
+// four, below that its first, middle and last byte.
+func keyOf(v []byte) dictKey {
+	n := len(v)
+	switch {
+	case n >= 8:
+		return dictKey{binary.LittleEndian.Uint64(v), binary.LittleEndian.Uint64(v[n-8:]), n}
+	case n >= 4:
+		return dictKey{uint64(binary.LittleEndian.Uint32(v)), uint64(binary.LittleEndian.Uint32(v[n-4:])), n}
+	case n > 0:
+		return dictKey{uint64(v[0]) | uint64(v[n/2])<<8 | uint64(v[n-1])<<16, 0, n}
+	}
+	return dictKey{n: 0}
+}
+
+// hash returns the hash of the value whose key is k.
+func (x *dictIndex) hash(v []byte, k dictKey) uint64 {
+	if k.n > shortKey {
+		return maphash.Bytes(x.seed, v)
+	}
+	// A multiply-mix of the key's words, as wyhash does it.
+	hi, lo := bits.Mul64(k.w0^x.mix, k.w1^uint64(k.n)*0x9e3779b97f4a7c15^0xa0761d6478bd642f)
+	return hi ^ lo
 }
 
 // code returns the code of v in values, appending v to values (the
 // dictionary) first if it is not there yet.
 func (x *dictIndex) code(v []byte, values *stringColumn) int32 {
-	if k := x.lookup(v, values); k >= 0 {
-		return k
+	return x.codeKey(v, keyOf(v), values)
+}
+
+// codeKey is code for a v whose key is k.
+func (x *dictIndex) codeKey(v []byte, k dictKey, values *stringColumn) int32 {
+	if len(x.slots) == 0 {
+		x.grow()
 	}
-	return x.add(v, values)
+	h := x.hash(v, k)
+	if c := x.find(v, k, h, values); c >= 0 {
+		return c
+	}
+	return x.insert(v, k, h, values)
 }
 
 // lookup returns the code of v in values, -1 if v is not there.
@@ -1243,14 +1402,19 @@ func (x *dictIndex) lookup(v []byte, values *stringColumn) int32 {
 	if x.n == 0 {
 		return -1
 	}
-	h := maphash.Bytes(x.seed, v)
+	k := keyOf(v)
+	return x.find(v, k, x.hash(v, k), values)
+}
+
+// find returns the code of v (key k, hash h), -1 if v is not there.
+func (x *dictIndex) find(v []byte, k dictKey, h uint64, values *stringColumn) int32 {
 	mask := len(x.slots) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
-		s := x.slots[i]
+		s := &x.slots[i]
 		if s.code == 0 {
 			return -1
 		}
-		if s.hash == uint32(h) && bytes.Equal(values.value(s.code-1), v) {
+		if s.key == k && (k.n <= shortKey || bytes.Equal(values.value(s.code-1), v)) {
 			return s.code - 1
 		}
 	}
@@ -1259,20 +1423,28 @@ func (x *dictIndex) lookup(v []byte, values *stringColumn) int32 {
 // add appends v, which must not be in values yet, to values and returns
 // its code.
 func (x *dictIndex) add(v []byte, values *stringColumn) int32 {
+	if len(x.slots) == 0 {
+		x.grow()
+	}
+	k := keyOf(v)
+	return x.insert(v, k, x.hash(v, k), values)
+}
+
+// insert is add for a v whose key and hash are k and h.
+func (x *dictIndex) insert(v []byte, k dictKey, h uint64, values *stringColumn) int32 {
 	if 2*(x.n+1) > len(x.slots) {
 		x.grow()
 	}
-	h := maphash.Bytes(x.seed, v)
 	mask := len(x.slots) - 1
 	i := int(h) & mask
 	for x.slots[i].code != 0 {
 		i = (i + 1) & mask
 	}
-	k := int32(x.n)
-	x.slots[i] = dictSlot{hash: uint32(h), code: k + 1}
+	c := int32(x.n)
+	x.slots[i] = dictSlot{key: k, hash: uint32(h), code: c + 1}
 	x.n++
 	values.append(v)
-	return k
+	return c
 }
 
 // grow doubles the table (or makes the first one) and re-inserts the
@@ -1281,6 +1453,7 @@ func (x *dictIndex) grow() {
 	old := x.slots
 	if len(old) == 0 {
 		x.seed = maphash.MakeSeed()
+		x.mix = maphash.Bytes(x.seed, nil) // a random word
 		x.slots = make([]dictSlot, 64)
 		return
 	}
@@ -1313,7 +1486,7 @@ func dictData(mem memory.Allocator, dt arrow.DataType, codes *fixedColumn[int32]
 	dict := values.arrowData(mem, dt.(*arrow.DictionaryType).ValueType)
 	defer dict.Release()
 	n := len(codes.vals)
-	bufs := []*memory.Buffer{codes.buffer(mem, n), newBuffer(mem, arrow.GetBytes(codes.vals))}
+	bufs := []*memory.Buffer{codes.buffer(mem, n), codes.valueBuffer(mem)}
 	d := array.NewDataWithDictionary(dt, n, bufs, codes.nulls, 0, dict)
 	releaseBuffers(bufs)
 	return d
