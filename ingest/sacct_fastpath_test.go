@@ -68,6 +68,24 @@ func TestFieldOffsetsLong(t *testing.T) {
 			}
 		}
 	}
+	// Records whose capacity runs on past their end, over bytes that are
+	// all '|': none of those may count.
+	for n := 0; n < 200; n++ {
+		for extra := 0; extra < 80; extra += 7 {
+			buf := make([]byte, n+extra)
+			for i := range buf {
+				buf[i] = '|'
+				if i < n {
+					buf[i] = alphabet[rng.IntN(len(alphabet))]
+				}
+			}
+			rec := buf[:n]
+			got := fieldOffsets(nil, rec)
+			if want := byteOffsets(rec); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("fieldOffsets(%q, capacity %d) = %v, want %v", rec, cap(rec), got, want)
+			}
+		}
+	}
 	// A '|' alone at each position of a 200-byte record.
 	for at := 0; at < 200; at++ {
 		rec := make([]byte, 200)
@@ -201,5 +219,48 @@ func TestSacctRowsEstimate(t *testing.T) {
 	defer want.rec.Release()
 	if got.rec.NumRows() != 300 || !array.RecordEqual(got.rec, want.rec) {
 		t.Errorf("batch after a block of steps (%d rows) differs from a fresh parser's (%d rows)", got.rec.NumRows(), want.rec.NumRows())
+	}
+}
+
+// TestClockDigits checks the word-at-a-time clockDigits against digits2,
+// pair by pair, on every byte value in every position.
+func TestClockDigits(t *testing.T) {
+	ref := func(b []byte) (int, int, int, bool) {
+		h, ok1 := digits2(b[0:2])
+		m, ok2 := digits2(b[3:5])
+		s, ok3 := digits2(b[6:8])
+		if !(ok1 && ok2 && ok3) {
+			return 0, 0, 0, false
+		}
+		return h, m, s, true
+	}
+	check := func(b []byte) {
+		h, m, s, ok := clockDigits(b)
+		wh, wm, ws, wok := ref(b)
+		if h != wh || m != wm || s != ws || ok != wok {
+			t.Fatalf("clockDigits(%q) = %d, %d, %d, %v; want %d, %d, %d, %v", b, h, m, s, ok, wh, wm, ws, wok)
+		}
+	}
+	check([]byte("23:59:60"))
+	check([]byte("00:00:00"))
+	check([]byte("99x99y99"))
+	for pos := 0; pos < 8; pos++ {
+		for c := 0; c < 256; c++ {
+			b := []byte("12:34:56")
+			b[pos] = byte(c)
+			check(b)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 100000; i++ {
+		b := []byte("00:00:00")
+		for j := range b {
+			if rng.IntN(4) == 0 {
+				b[j] = byte(rng.IntN(256))
+			} else {
+				b[j] = byte('0' + rng.IntN(10))
+			}
+		}
+		check(b)
 	}
 }

@@ -136,7 +136,17 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 		first := line
 		data = rest
 		line++
-		pipes := bytes.Count(ln, []byte{'|'})
+		// Most lines are records of their own whose field offsets are
+		// needed anyway, and they give the count of '|'. Job steps, which
+		// are skipped on their JobID alone (below), are only counted.
+		var pipes int
+		lnOffsets := p.idField < 0 || !isStepID(ln, p.idField)
+		if lnOffsets {
+			p.pos = fieldOffsets(p.pos[:0], ln)
+			pipes = len(p.pos) - 2
+		} else {
+			pipes = bytes.Count(ln, []byte{'|'})
+		}
 		if pipes == 0 && len(bytes.TrimSpace(ln)) == 0 {
 			continue // blank lines are not records
 		}
@@ -189,16 +199,18 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 		}
 		res.stats.Read++
 		fast := !inJoined && pipes == want && (!p.lay.trailing || rec[len(rec)-1] == '|')
-		if fast && p.idField >= 0 {
+		if fast && !lnOffsets {
 			// Job steps, most rows of a sacct file, are told apart by
 			// their JobID alone (see parseJobID): skip them before
-			// locating the other fields.
-			if isStepID(rec, p.idField) {
-				steps++
-				continue
-			}
+			// locating the other fields. (A fast record is its line, and
+			// lnOffsets is false for exactly the lines isStepID finds.)
+			steps++
+			continue
 		}
-		p.rec, p.pos, p.split = rec, fieldOffsets(p.pos[:0], rec), nil
+		if inJoined || !lnOffsets {
+			p.pos = fieldOffsets(p.pos[:0], rec)
+		}
+		p.rec, p.split = rec, nil
 		var perr *ParseError
 		if !fast {
 			p.split, perr = p.splitRecord()
@@ -253,8 +265,9 @@ func cutLine(data []byte) (line, rest []byte) {
 	return line, rest
 }
 
-// isStepID reports whether field i of rec, which must have more than i
-// fields, holds a '.', the mark of a job step's JobID (see parseJobID).
+// isStepID reports whether field i of rec holds a '.', the mark of a job
+// step's JobID (see parseJobID). When rec has i fields or fewer the answer
+// means nothing, but it does not panic.
 func isStepID(rec []byte, i int) bool {
 	if i > 0 {
 		rec = nthField(rec, i)
@@ -311,26 +324,36 @@ func fieldOffsets(pos []int, rec []byte) []int {
 	pos = slices.Grow(pos, len(rec)+2)[:n+len(rec)+2]
 	pos[n] = -1
 	n++
+	// The last block of fewer than 64 bytes is read whole, bytes past
+	// the end of rec masked off, when rec's capacity holds it (a line
+	// within its block of the file usually has the next lines there).
+	whole := rec[:cap(rec)]
 	i := 0
-	for ; i+64 <= len(rec); i += 64 {
-		for m := pipeMask(rec[i : i+64]); m != 0; m &= m - 1 {
+	for ; i < len(rec) && i+64 <= len(whole); i += 64 {
+		m := pipeMask(whole[i : i+64])
+		if rest := len(rec) - i; rest < 64 {
+			m &= 1<<rest - 1
+		}
+		for ; m != 0; m &= m - 1 {
 			pos[n] = i + bits.TrailingZeros64(m)
 			n++
 		}
 	}
-	var m uint64
-	k := 0
-	for ; i+k+8 <= len(rec); k += 8 {
-		m |= pipeByteMask(binary.LittleEndian.Uint64(rec[i+k:])) << k
-	}
-	for ; i+k < len(rec); k++ {
-		if rec[i+k] == '|' {
-			m |= 1 << k
+	if i < len(rec) {
+		var m uint64
+		k := 0
+		for ; i+k+8 <= len(rec); k += 8 {
+			m |= pipeByteMask(binary.LittleEndian.Uint64(rec[i+k:])) << k
 		}
-	}
-	for ; m != 0; m &= m - 1 {
-		pos[n] = i + bits.TrailingZeros64(m)
-		n++
+		for ; i+k < len(rec); k++ {
+			if rec[i+k] == '|' {
+				m |= 1 << k
+			}
+		}
+		for ; m != 0; m &= m - 1 {
+			pos[n] = i + bits.TrailingZeros64(m)
+			n++
+		}
 	}
 	pos[n] = len(rec)
 	return pos[:n+1]
@@ -659,7 +682,10 @@ func (p *sacctParser) parseTimes(r *sacctRow) *ParseError {
 	if r.submit, r.submitOK, perr = p.optTime(colSubmit); perr != nil {
 		return perr
 	}
-	if r.eligible, r.eligibleOK, perr = p.optTime(colEligible); perr != nil {
+	// Eligible is most often Submit again: the same text parses the same.
+	if e := p.get(colEligible); p.has(colSubmit) && bytes.Equal(e, p.get(colSubmit)) {
+		r.eligible, r.eligibleOK = r.submit, r.submitOK
+	} else if r.eligible, r.eligibleOK, perr = p.optTime(colEligible); perr != nil {
 		return perr
 	}
 	if r.end, r.endOK, perr = p.optTime(colEnd); perr != nil {

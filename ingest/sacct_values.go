@@ -418,12 +418,24 @@ func parseHMS(b []byte) (v int64, ok bool, err error) {
 // clockDigits reads the two-digit hour, minute and second of b, which holds
 // HH:MM:SS (the separators are not checked). The callers' ranges differ: a
 // timestamp allows second 60, a duration does not.
+//
+// It works on the eight bytes as one word: each digit byte must be 0x30 to
+// 0x39 (high nibble 3, low nibble plus 6 not carrying into bit 4), and ten
+// times the word plus the word shifted down a byte leaves 10*tens+units in
+// the first byte of each pair, no byte ever carrying into the next.
 func clockDigits(b []byte) (h, m, s int, ok bool) {
-	_ = b[7]
-	h, ok1 := digits2(b[0:2])
-	m, ok2 := digits2(b[3:5])
-	s, ok3 := digits2(b[6:8])
-	return h, m, s, ok1 && ok2 && ok3
+	const (
+		digitBytes = 0xffff00ffff00ffff // HH, MM and SS, not the ':'
+		highNibble = 0xf0f000f0f000f0f0
+		lowNibble  = 0x0f0f000f0f000f0f
+	)
+	w := binary.LittleEndian.Uint64(b) & digitBytes
+	if w&highNibble != 0x3030003030003030 || (w&lowNibble+0x0606000606000606)&0x1010001010001010 != 0 {
+		return 0, 0, 0, false
+	}
+	v := w & lowNibble
+	t := v*10 + v>>8
+	return int(t & 0xff), int(t >> 24 & 0xff), int(t >> 48 & 0xff), true
 }
 
 // isMemTRES reports whether a TRES counts memory in MiB and therefore takes
