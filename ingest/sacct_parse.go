@@ -635,7 +635,10 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 
 	if r.rawOK = false; p.has(colJobIDRaw) {
 		v := p.get(colJobIDRaw)
-		if r.raw, err = parseInt(v); err != nil {
+		// A plain JobID is its JobIDRaw, already parsed as such.
+		if id.kind == jobPlain && idCol == colJobID && bytes.Equal(v, r.jobID) {
+			r.raw = id.id
+		} else if r.raw, err = parseInt(v); err != nil {
 			return p.fieldErr(colJobIDRaw, v, err)
 		}
 		r.rawOK = true
