@@ -545,7 +545,8 @@ func (p *sacctParser) get(c sacctCol) []byte {
 	case p.split != nil:
 		return p.split[i]
 	}
-	return p.rec[p.pos[i]+1 : p.pos[i+1]]
+	b := p.pos[i : i+2] // one bounds check for both ends
+	return p.rec[b[0]+1 : b[1]]
 }
 
 func (p *sacctParser) has(c sacctCol) bool { return p.lay.idx[c] >= 0 }
