@@ -22,7 +22,8 @@ import (
 
 // sacctParser turns blocks of sacct lines into record batches. Each worker
 // goroutine owns one; its scratch buffers, the per-column slices included,
-// are reused from row to row and from block to block.
+// are reused from row to row and from block to block, except the
+// fixed-width columns' buffers, which each block's batch takes over.
 type sacctParser struct {
 	name   string
 	lay    *sacctLayout
@@ -997,10 +998,11 @@ func (p *sacctParser) appendRow(r *sacctRow) {
 	c.rows++
 }
 
-// newRecord copies the block's columns into Arrow buffers from the
-// parser's allocator and returns them as a batch of p.schema. The batch
-// shares no memory with the parser, which reuses its columns for the next
-// block.
+// newRecord turns the block's columns into a batch of p.schema with
+// Arrow buffers from the parser's allocator: the fixed-width columns hand
+// over the buffers they were appended into (see fixedColumn.prepare), the
+// others are copied. The batch shares no memory with the parser, which
+// reuses its other columns for the next block.
 func (p *sacctParser) newRecord() arrow.Record {
 	c := &p.cols
 	cols := make([]arrow.Array, p.schema.NumFields())
@@ -1056,11 +1058,11 @@ func (p *sacctParser) newRecord() arrow.Record {
 	return rec
 }
 
-// jobColumns holds the rows of the block being parsed, one plain Go slice
-// (or a few) per column of the jobs schema: appending a row costs a slice
-// append per column and a hash lookup (dictIndex) per dictionary column
-// whose value changed since the previous row. newRecord turns them into
-// Arrow arrays once per block.
+// jobColumns holds the rows of the block being parsed, one slice (or a
+// few) per column of the jobs schema: appending a row costs a slice append
+// per column and a hash lookup (dictIndex) per dictionary column whose
+// value changed since the previous row. newRecord turns them into Arrow
+// arrays once per block.
 type jobColumns struct {
 	rows                                  int
 	cluster, user, account, partition     dictColumn
