@@ -183,6 +183,22 @@ func (t *JobTable) Append(r JobRec, jobID []byte) {
 	t.Recs = append(t.Recs, r)
 }
 
+// AppendZero adds a zero record with an empty job id and returns it, to be
+// filled in place (with SetJobID for the id); the pointer is good until
+// the next append. Filling a record where it lies saves building it
+// elsewhere and copying it in.
+func (t *JobTable) AppendZero() *JobRec {
+	t.Recs = append(t.Recs, JobRec{})
+	return &t.Recs[len(t.Recs)-1]
+}
+
+// SetJobID gives r, a record of t, the job id jobID. Call it once per
+// record, for the last one added.
+func (t *JobTable) SetJobID(r *JobRec, jobID []byte) {
+	r.idOff, r.idLen = uint32(len(t.ids)), uint32(len(jobID))
+	t.ids = append(t.ids, jobID...)
+}
+
 // AppendRow adds row. Times keep their microseconds (the table's
 // resolution).
 func (t *JobTable) AppendRow(row *JobRow) {

@@ -2,11 +2,13 @@ package pipeline
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"maps"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,11 +41,17 @@ type spillFile struct {
 }
 
 // recPrev holds the fields of the record before that the spill encoding
-// stores as differences: a month's records come in input order, in which
-// neighbours have close starts, job ids and lines.
+// stores as differences (a month's records come in input order, in which
+// neighbours have close starts, job ids and lines) or leaves out when
+// unchanged (names: the source file, often the partition, QOS and state).
 type recPrev struct {
 	start, raw, line int64
+	names            [numNames]uint32
 }
+
+// numNames is the number of JobDict indexes in a record: user, account,
+// partition, QOS, state, source file, cancelled_by and TRES set.
+const numNames = 8
 
 const spillPrefix = ".spill-"
 
@@ -88,16 +96,26 @@ func (s *spill) add(month string, t *export.JobTable, idx []int32) error {
 		sf = &spillFile{f: f, w: bufio.NewWriterSize(f, 1<<20)}
 		s.months[month] = sf
 	}
-	for _, i := range idx {
+	// Records are encoded into s.buf and handed to the writer some
+	// hundred kilobytes at a time rather than one by one.
+	b := s.buf[:0]
+	for k, i := range idx {
 		r := &t.Recs[i]
-		s.buf = appendRec(s.buf[:0], r, t.JobID(r), &sf.prev)
-		if _, err := sf.w.Write(s.buf); err != nil {
-			return fmt.Errorf("spill %s: %w", month, err)
+		b = appendRec(b, r, t.JobID(r), &sf.prev)
+		if len(b) >= spillChunk || k == len(idx)-1 {
+			if _, err := sf.w.Write(b); err != nil {
+				return fmt.Errorf("spill %s: %w", month, err)
+			}
+			b = b[:0]
 		}
 	}
+	s.buf = b
 	sf.n += len(idx)
 	return nil
 }
+
+// spillChunk is how many encoded bytes add collects before writing them.
+const spillChunk = 256 << 10
 
 // monthKeys lists the spilled months in order.
 func (s *spill) monthKeys() []string {
@@ -140,12 +158,16 @@ func (s *spill) read(month string, t *export.JobTable) error {
 	t.Recs = slices.Grow(t.Recs, sf.n)
 	d := &recDecoder{b: data}
 	for i := range sf.n {
-		var r export.JobRec
-		id := d.rec(&r, &d.prev)
+		r := t.AppendZero()
+		id := d.rec(r, &d.prev)
 		if d.err != nil {
+			t.Recs = t.Recs[:len(t.Recs)-1]
 			return fmt.Errorf("spill %s record %d: %w", month, i, d.err)
 		}
-		t.Append(r, id)
+		t.SetJobID(r, id)
+	}
+	if d.p != len(d.b) {
+		return fmt.Errorf("spill %s: %d bytes after the last record", month, len(d.b)-d.p)
 	}
 	return nil
 }
@@ -160,215 +182,395 @@ func (s *spill) close() error {
 	return os.RemoveAll(s.dir)
 }
 
+// Kinds of job id, in the low two bits of a record's first varint: most
+// ids are job_id_raw in decimal or an array task's "<array job>_<task>",
+// and are left out.
+const (
+	idDecimal = iota // job_id_raw in decimal
+	idArray          // array_job_id "_" array_task_id, both in decimal
+	idHet            // het_job_id "+" het_job_offset, both in decimal
+	idBytes          // its length and bytes follow
+)
+
+// maxRecLen bounds a record's encoding without its job id's bytes: 27
+// varints of at most 10 bytes, one of them up to 3, and the names byte.
+const maxRecLen = 27*10 + 1
+
 // appendRec encodes r and its job id, given the record before it in the
-// same file (prev, which it updates). Timestamps are times (appendTime):
-// the start as the difference from the previous record's start, the
-// others from the start. The job_id_raw and the source line are
-// differences from the previous record's; the job id is its length plus
-// one and its bytes, or 0 when it is job_id_raw in decimal (most jobs);
-// integral floats are varints; the nullable columns that have a value
-// follow the Valid bits. A 5 M-job year spills some 50 bytes a record.
+// same file (prev, which it updates). The record opens with the varint
+// Valid<<2 | the id's kind, then the id's length and bytes when they are
+// not implied by the kind. Integers are (zigzag) varints and times are
+// putTime differences: job_id_raw, the start and the source line from
+// the previous record's; the array and het job ids from job_id_raw; the
+// submit time from the start, eligible from the submit time (or the
+// start) and the end from the start plus the elapsed time (or the start),
+// so that a job whose elapsed time is its end minus its start spends one
+// byte on its end. Floats are putFloat's. The names and the TRES set
+// follow a byte with a bit per index that differs from the previous
+// record's; only those are written. A 5 M-job year spills some 36 bytes
+// a record (51 in the encoding before).
 func appendRec(b []byte, r *export.JobRec, jobID []byte, prev *recPrev) []byte {
-	uv := func(v uint64) { b = binary.AppendUvarint(b, v) }
-	i64 := func(v int64) { b = binary.AppendVarint(b, v) }
-	f64 := func(v float64) { b = appendFloat(b, v) }
-	opt := func(v int64, bit uint16) {
-		if r.Valid&bit != 0 {
-			i64(v)
+	n := len(b)
+	b = slices.Grow(b, maxRecLen+len(jobID))
+	o := b[n : n+maxRecLen+len(jobID)] // written by index: no append's bookkeeping per field
+	v := r.Valid
+	kind := idBytes
+	switch {
+	case isDecimal(jobID, r.JobIDRaw):
+		kind = idDecimal
+	case v&(export.ValidArrayJobID|export.ValidArrayTaskID) == export.ValidArrayJobID|export.ValidArrayTaskID &&
+		isPair(jobID, r.ArrayJobID, '_', r.ArrayTaskID):
+		kind = idArray
+	case v&(export.ValidHetJobID|export.ValidHetJobOffset) == export.ValidHetJobID|export.ValidHetJobOffset &&
+		isPair(jobID, r.HetJobID, '+', r.HetJobOffset):
+		kind = idHet
+	}
+	p := putUvarint(o, 0, uint64(v)<<2|uint64(kind))
+	if kind == idBytes {
+		p = putUvarint(o, p, uint64(len(jobID)))
+		p += copy(o[p:], jobID)
+	}
+	p = putVarint(o, p, r.JobIDRaw-prev.raw)
+	if v&export.ValidArrayJobID != 0 {
+		p = putVarint(o, p, r.ArrayJobID-r.JobIDRaw)
+	}
+	if v&export.ValidArrayTaskID != 0 {
+		p = putVarint(o, p, r.ArrayTaskID)
+	}
+	if v&export.ValidHetJobID != 0 {
+		p = putVarint(o, p, r.HetJobID-r.JobIDRaw)
+	}
+	if v&export.ValidHetJobOffset != 0 {
+		p = putVarint(o, p, r.HetJobOffset)
+	}
+	p = putTime(o, p, r.Start-prev.start)
+	base := r.Start
+	if v&export.ValidSubmit != 0 {
+		p = putTime(o, p, r.Submit-base)
+		base = r.Submit
+	}
+	if v&export.ValidEligible != 0 {
+		p = putTime(o, p, r.Eligible-base)
+	}
+	base = r.Start
+	if v&export.ValidElapsedSec != 0 {
+		p = putVarint(o, p, r.ElapsedSec)
+		base += r.ElapsedSec * 1e6 // wraps alike when read back
+	}
+	if v&export.ValidEnd != 0 {
+		p = putTime(o, p, r.End-base)
+	}
+	if v&export.ValidSuspendedSec != 0 {
+		p = putVarint(o, p, r.SuspendedSec)
+	}
+	if v&export.ValidTimelimitMin != 0 {
+		p = putVarint(o, p, r.TimelimitMin)
+	}
+	p = putVarint(o, p, r.ChargedSec)
+	p = putVarint(o, p, r.NNodes)
+	p = putVarint(o, p, r.AllocCPUs)
+	p = putVarint(o, p, r.BillingSlurm)
+	p = putVarint(o, p, r.SourceLine-prev.line)
+	p = putFloat(o, p, r.MemMB)
+	p = putFloat(o, p, r.NodeCount)
+	p = putFloat(o, p, r.GPU)
+	p = putFloat(o, p, r.Billing)
+	p = putFloat(o, p, r.UsageFactor)
+	names := [numNames]uint32{r.User, r.Account, r.Partition, r.QOS, r.State, r.SourceFile, r.CancelledBy, r.TRES}
+	mask := p
+	p++
+	var changed byte
+	for k, id := range names {
+		if id != prev.names[k] {
+			changed |= 1 << k
+			p = putUvarint(o, p, uint64(id))
 		}
 	}
-	optTime := func(v int64, bit uint16) {
-		if r.Valid&bit != 0 {
-			b = appendTime(b, v-r.Start)
-		}
-	}
-	if isDecimal(jobID, r.JobIDRaw) {
-		uv(0)
-	} else {
-		uv(uint64(len(jobID)) + 1)
-		b = append(b, jobID...)
-	}
-	uv(uint64(r.Valid))
-	i64(r.JobIDRaw - prev.raw)
-	opt(r.ArrayJobID, export.ValidArrayJobID)
-	opt(r.ArrayTaskID, export.ValidArrayTaskID)
-	opt(r.HetJobID, export.ValidHetJobID)
-	opt(r.HetJobOffset, export.ValidHetJobOffset)
-	b = appendTime(b, r.Start-prev.start)
-	optTime(r.Submit, export.ValidSubmit)
-	optTime(r.Eligible, export.ValidEligible)
-	optTime(r.End, export.ValidEnd)
-	opt(r.ElapsedSec, export.ValidElapsedSec)
-	opt(r.SuspendedSec, export.ValidSuspendedSec)
-	opt(r.TimelimitMin, export.ValidTimelimitMin)
-	i64(r.ChargedSec)
-	i64(r.NNodes)
-	i64(r.AllocCPUs)
-	i64(r.BillingSlurm)
-	i64(r.SourceLine - prev.line)
-	f64(r.MemMB)
-	f64(r.NodeCount)
-	f64(r.GPU)
-	f64(r.Billing)
-	f64(r.UsageFactor)
-	for _, id := range [...]uint32{r.User, r.Account, r.Partition, r.QOS, r.State, r.SourceFile, r.CancelledBy, r.TRES} {
-		uv(uint64(id))
-	}
-	*prev = recPrev{r.Start, r.JobIDRaw, r.SourceLine}
-	return b
+	o[mask] = changed
+	*prev = recPrev{r.Start, r.JobIDRaw, r.SourceLine, names}
+	return b[:n+p]
 }
 
-// appendTime writes a difference of times in microseconds: whole seconds
-// (sacct's) as the varint zigzag(seconds)<<1, others as zigzag(µs)<<1 | 1.
-func appendTime(b []byte, us int64) []byte {
-	if us%1e6 == 0 {
-		return binary.AppendUvarint(b, zigzag(us/1e6)<<1)
+// putUvarint writes v at o[p:] as binary.PutUvarint does and returns the
+// position after it; one byte, the common case, inline.
+func putUvarint(o []byte, p int, v uint64) int {
+	if v < 0x80 {
+		o[p] = byte(v)
+		return p + 1
 	}
-	return binary.AppendUvarint(b, zigzag(us)<<1|1)
+	return p + binary.PutUvarint(o[p:], v)
+}
+
+// putVarint writes v as the uvarint zigzag(v).
+func putVarint(o []byte, p int, v int64) int { return putUvarint(o, p, zigzag(v)) }
+
+// putTime writes a difference of times in microseconds: whole seconds
+// (sacct's) as the varint zigzag(seconds)<<1, others as zigzag(µs)<<1 | 1.
+func putTime(o []byte, p int, us int64) int {
+	if us%1e6 == 0 {
+		return putUvarint(o, p, zigzag(us/1e6)<<1)
+	}
+	return putUvarint(o, p, zigzag(us)<<1|1)
 }
 
 func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
-// isDecimal reports whether id is v printed in decimal (no sign or leading
-// zeros unless v is 0; a negative v never matches).
+// isDecimal reports whether id is v printed in decimal, as
+// strconv.AppendInt prints it.
 func isDecimal(id []byte, v int64) bool {
-	if v < 0 || len(id) == 0 || len(id) > 19 {
-		return false
-	}
-	var buf [20]byte
-	return string(strconv.AppendInt(buf[:0], v, 10)) == string(id)
+	w, ok := parseDecimal(id)
+	return ok && w == v
 }
 
-// appendFloat writes an integral v (|v| ≤ 2^53, not -0) as the varint
-// zigzag(v)<<1, any other value as the byte 1 and its 8 bytes.
-func appendFloat(b []byte, v float64) []byte {
-	if v >= -(1<<53) && v <= 1<<53 && v == float64(int64(v)) && !(v == 0 && math.Signbit(v)) {
-		return binary.AppendUvarint(b, zigzag(int64(v))<<1)
+// parseDecimal reads b as an int64 printed by strconv.AppendInt: an
+// optional minus, then digits with no leading zero (but "0"); ok is false
+// for anything else, "-0" and values out of range included.
+func parseDecimal(b []byte) (v int64, ok bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
 	}
-	b = append(b, 1)
-	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	if len(b) == 0 || len(b) > 19 || (b[0] == '0' && (len(b) > 1 || neg)) {
+		return 0, false
+	}
+	var u uint64 // 19 digits fit
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	switch {
+	case !neg && u <= math.MaxInt64:
+		return int64(u), true
+	case neg && u <= 1<<63:
+		return -int64(u), true // -(1<<63) wraps to itself
+	}
+	return 0, false
+}
+
+// isPair reports whether id is a and b printed in decimal (as
+// strconv.AppendInt does) with sep between them.
+func isPair(id []byte, a int64, sep byte, b int64) bool {
+	k := bytes.IndexByte(id, sep)
+	if k < 0 {
+		return false
+	}
+	x, ok1 := parseDecimal(id[:k])
+	y, ok2 := parseDecimal(id[k+1:])
+	return ok1 && ok2 && x == a && y == b
+}
+
+// appendPair appends a, sep and b in decimal.
+func appendPair(dst []byte, a int64, sep byte, b int64) []byte {
+	dst = strconv.AppendInt(dst, a, 10)
+	dst = append(dst, sep)
+	return strconv.AppendInt(dst, b, 10)
+}
+
+// putFloat writes v in one of three forms, told apart by the low two bits
+// of a varint: an integral v (|v| ≤ 2^53, not -0) as zigzag(v)<<2; a v
+// whose bits with their bytes reversed, r, are below 2^62 (a short
+// mantissa: 0.5, 6.25; the low mantissa byte is then below 0x40) as
+// r<<2 | 1; any other value as the byte 3 and its 8 bytes.
+func putFloat(o []byte, p int, v float64) int {
+	if v >= -(1<<53) && v <= 1<<53 && v == float64(int64(v)) && !(v == 0 && math.Signbit(v)) {
+		return putUvarint(o, p, zigzag(int64(v))<<2)
+	}
+	if r := bits.ReverseBytes64(math.Float64bits(v)); r < 1<<62 {
+		return putUvarint(o, p, r<<2|1)
+	}
+	o[p] = 3
+	binary.LittleEndian.PutUint64(o[p+1:], math.Float64bits(v))
+	return p + 9
 }
 
 // recDecoder reads what appendRec wrote, from a month's whole file in
-// memory. The first error sticks.
+// memory (b, read up to p). The first error sticks and ends the input.
 type recDecoder struct {
 	b    []byte
+	p    int
 	err  error
 	prev recPrev
-	id   [20]byte // a job id that is job_id_raw in decimal
+	id   [41]byte // a job id implied by its kind
 }
 
-func (d *recDecoder) fail() {
-	if d.err == nil {
-		d.err = io.ErrUnexpectedEOF
+// getUvarint reads a uvarint at b[p:] and returns it and the position
+// after it; one byte, the common case, inline. On bad input it returns
+// len(b)+1, and so does every later read from there.
+func getUvarint(b []byte, p int) (uint64, int) {
+	if p < len(b) && b[p] < 0x80 {
+		return uint64(b[p]), p + 1
 	}
-	d.b = nil
+	return getUvarintLong(b, p)
 }
 
-func (d *recDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
+func getUvarintLong(b []byte, p int) (uint64, int) {
+	if p+1 < len(b) && b[p+1] < 0x80 { // two bytes: a name's index, a time
+		return uint64(b[p]&0x7f) | uint64(b[p+1])<<7, p + 2
+	}
+	if p >= len(b) {
+		return 0, len(b) + 1
+	}
+	v, n := binary.Uvarint(b[p:])
 	if n <= 0 {
-		d.fail()
-		return 0
+		return 0, len(b) + 1
 	}
-	d.b = d.b[n:]
-	return v
+	return v, p + n
 }
 
-func (d *recDecoder) i64() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+// getVarint reads what putVarint wrote.
+func getVarint(b []byte, p int) (int64, int) {
+	u, p := getUvarint(b, p)
+	return unzigzag(u), p
 }
 
-func (d *recDecoder) f64() float64 {
-	u := d.uvarint()
-	switch {
-	case u&1 == 0:
-		return float64(unzigzag(u >> 1))
-	case u == 1 && len(d.b) >= 8:
-		v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
-		d.b = d.b[8:]
-		return v
-	}
-	d.fail()
-	return 0
-}
-
-func (d *recDecoder) u32() uint32 {
-	v := d.uvarint()
-	if v > math.MaxUint32 {
-		d.fail()
-	}
-	return uint32(v)
-}
-
-// time reads what appendTime wrote.
-func (d *recDecoder) time() int64 {
-	u := d.uvarint()
+// getTime reads what putTime wrote.
+func getTime(b []byte, p int) (int64, int) {
+	u, p := getUvarint(b, p)
 	if u&1 == 0 {
-		return unzigzag(u>>1) * 1e6
+		return unzigzag(u>>1) * 1e6, p
 	}
-	return unzigzag(u >> 1)
+	return unzigzag(u >> 1), p
 }
 
-// rec decodes one record into r, given the record before it (prev, which
-// it updates), and returns its job id, viewing the decoder's buffer or
-// its id array (valid until the next call).
-func (d *recDecoder) rec(r *export.JobRec, prev *recPrev) (jobID []byte) {
-	n := d.uvarint() // the id's length plus one; 0: job_id_raw in decimal
-	if n > 0 {
-		if uint64(len(d.b)) < n-1 {
-			d.fail()
-			return nil
-		}
-		jobID, d.b = d.b[:n-1], d.b[n-1:]
+// getFloat reads what putFloat wrote.
+func getFloat(b []byte, p int) (float64, int) {
+	u, p := getUvarint(b, p)
+	switch {
+	case u&3 == 0:
+		return float64(unzigzag(u >> 2)), p
+	case u&3 == 1:
+		return math.Float64frombits(bits.ReverseBytes64(u >> 2)), p
+	case u == 3 && p <= len(b) && len(b)-p >= 8:
+		return math.Float64frombits(binary.LittleEndian.Uint64(b[p:])), p + 8
 	}
-	r.Valid = uint16(d.uvarint())
-	opt := func(dst *int64, bit uint16) {
-		if r.Valid&bit != 0 {
-			*dst = d.i64()
-		}
+	return 0, len(b) + 1
+}
+
+// rec decodes one record into r, which must be zero, given the record
+// before it (prev, which it updates), and returns its job id, viewing the
+// decoder's buffer or its id array (valid until the next call).
+func (d *recDecoder) rec(r *export.JobRec, prev *recPrev) []byte {
+	if d.err != nil {
+		return nil
 	}
-	optTime := func(dst *int64, bit uint16) {
-		if r.Valid&bit != 0 {
-			*dst = r.Start + d.time()
-		}
+	jobID, p := decodeRec(d.b, d.p, r, prev, &d.id)
+	if p > len(d.b) {
+		d.err, d.p = io.ErrUnexpectedEOF, len(d.b)
+		return nil
 	}
-	r.JobIDRaw = prev.raw + d.i64()
-	opt(&r.ArrayJobID, export.ValidArrayJobID)
-	opt(&r.ArrayTaskID, export.ValidArrayTaskID)
-	opt(&r.HetJobID, export.ValidHetJobID)
-	opt(&r.HetJobOffset, export.ValidHetJobOffset)
-	r.Start = prev.start + d.time()
-	optTime(&r.Submit, export.ValidSubmit)
-	optTime(&r.Eligible, export.ValidEligible)
-	optTime(&r.End, export.ValidEnd)
-	opt(&r.ElapsedSec, export.ValidElapsedSec)
-	opt(&r.SuspendedSec, export.ValidSuspendedSec)
-	opt(&r.TimelimitMin, export.ValidTimelimitMin)
-	r.ChargedSec = d.i64()
-	r.NNodes = d.i64()
-	r.AllocCPUs = d.i64()
-	r.BillingSlurm = d.i64()
-	r.SourceLine = prev.line + d.i64()
-	r.MemMB = d.f64()
-	r.NodeCount = d.f64()
-	r.GPU = d.f64()
-	r.Billing = d.f64()
-	r.UsageFactor = d.f64()
-	for _, dst := range [...]*uint32{&r.User, &r.Account, &r.Partition, &r.QOS, &r.State, &r.SourceFile, &r.CancelledBy, &r.TRES} {
-		*dst = d.u32()
-	}
-	*prev = recPrev{r.Start, r.JobIDRaw, r.SourceLine}
-	if n == 0 && d.err == nil {
-		jobID = strconv.AppendInt(d.id[:0], r.JobIDRaw, 10)
-	}
+	d.p = p
 	return jobID
+}
+
+// decodeRec is rec on the record at b[p:]; it returns the position after
+// the record, or len(b)+1 for bad input. It keeps its position in a
+// local variable rather than the decoder, so that it can stay in a
+// register.
+func decodeRec(b []byte, p int, r *export.JobRec, prev *recPrev, idBuf *[41]byte) (jobID []byte, end int) {
+	bad := len(b) + 1
+	tag, p := getUvarint(b, p)
+	if tag>>2 > math.MaxUint16 {
+		return nil, bad
+	}
+	kind := tag & 3
+	if kind == idBytes {
+		var n uint64
+		n, p = getUvarint(b, p)
+		if p > len(b) || uint64(len(b)-p) < n {
+			return nil, bad
+		}
+		jobID, p = b[p:p+int(n)], p+int(n)
+	}
+	v := uint16(tag >> 2)
+	var x int64
+	r.Valid = v
+	x, p = getVarint(b, p)
+	r.JobIDRaw = prev.raw + x
+	if v&export.ValidArrayJobID != 0 {
+		x, p = getVarint(b, p)
+		r.ArrayJobID = r.JobIDRaw + x
+	}
+	if v&export.ValidArrayTaskID != 0 {
+		r.ArrayTaskID, p = getVarint(b, p)
+	}
+	if v&export.ValidHetJobID != 0 {
+		x, p = getVarint(b, p)
+		r.HetJobID = r.JobIDRaw + x
+	}
+	if v&export.ValidHetJobOffset != 0 {
+		r.HetJobOffset, p = getVarint(b, p)
+	}
+	x, p = getTime(b, p)
+	r.Start = prev.start + x
+	base := r.Start
+	if v&export.ValidSubmit != 0 {
+		x, p = getTime(b, p)
+		r.Submit = base + x
+		base = r.Submit
+	}
+	if v&export.ValidEligible != 0 {
+		x, p = getTime(b, p)
+		r.Eligible = base + x
+	}
+	base = r.Start
+	if v&export.ValidElapsedSec != 0 {
+		r.ElapsedSec, p = getVarint(b, p)
+		base += r.ElapsedSec * 1e6
+	}
+	if v&export.ValidEnd != 0 {
+		x, p = getTime(b, p)
+		r.End = base + x
+	}
+	if v&export.ValidSuspendedSec != 0 {
+		r.SuspendedSec, p = getVarint(b, p)
+	}
+	if v&export.ValidTimelimitMin != 0 {
+		r.TimelimitMin, p = getVarint(b, p)
+	}
+	r.ChargedSec, p = getVarint(b, p)
+	r.NNodes, p = getVarint(b, p)
+	r.AllocCPUs, p = getVarint(b, p)
+	r.BillingSlurm, p = getVarint(b, p)
+	x, p = getVarint(b, p)
+	r.SourceLine = prev.line + x
+	r.MemMB, p = getFloat(b, p)
+	r.NodeCount, p = getFloat(b, p)
+	r.GPU, p = getFloat(b, p)
+	r.Billing, p = getFloat(b, p)
+	r.UsageFactor, p = getFloat(b, p)
+	if p >= len(b) {
+		return nil, bad
+	}
+	names := prev.names
+	changed := b[p]
+	p++
+	for k := range names {
+		if changed&(1<<k) != 0 {
+			var id uint64
+			id, p = getUvarint(b, p)
+			if id > math.MaxUint32 {
+				return nil, bad
+			}
+			names[k] = uint32(id)
+		}
+	}
+	r.User, r.Account, r.Partition, r.QOS = names[0], names[1], names[2], names[3]
+	r.State, r.SourceFile, r.CancelledBy, r.TRES = names[4], names[5], names[6], names[7]
+	*prev = recPrev{r.Start, r.JobIDRaw, r.SourceLine, names}
+	switch kind {
+	case idDecimal:
+		jobID = strconv.AppendInt(idBuf[:0], r.JobIDRaw, 10)
+	case idArray:
+		jobID = appendPair(idBuf[:0], r.ArrayJobID, '_', r.ArrayTaskID)
+	case idHet:
+		jobID = appendPair(idBuf[:0], r.HetJobID, '+', r.HetJobOffset)
+	}
+	if p > len(b) {
+		return nil, bad
+	}
+	return jobID, p
 }

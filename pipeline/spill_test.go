@@ -165,12 +165,168 @@ func TestSpillDifferences(t *testing.T) {
 			t.Errorf("row %d:\n got %+v\nwant %+v", i, got[i], rows[i])
 		}
 	}
-	// A decimal id is the length 0 and no bytes; others their length plus one.
-	for i, want := range []uint64{0, 5, 1, 3, 0, 5, 0} {
+	// A decimal id ("-5" too, as strconv prints -5) is left out (kind 0 in
+	// the low bits of the first varint); others are kind 3, their length
+	// and bytes.
+	for i, want := range []uint64{idDecimal, idBytes, idBytes, idDecimal, idDecimal, idBytes, idDecimal} {
 		r := &in.Recs[i]
 		b := appendRec(nil, r, in.JobID(r), &recPrev{})
-		if n, _ := binary.Uvarint(b); n != want {
-			t.Errorf("row %d (%q, %d): id length %d, want %d", i, rows[i].JobID, rows[i].JobIDRaw, n, want)
+		if tag, _ := binary.Uvarint(b); tag&3 != want {
+			t.Errorf("row %d (%q, %d): id kind %d, want %d", i, rows[i].JobID, rows[i].JobIDRaw, tag&3, want)
 		}
+	}
+}
+
+// TestSpillJobIDKinds: an array task's "<array job>_<task>" and a het
+// component's "<het job>+<offset>" are left out of the spill and rebuilt;
+// ids that only look like them (a leading zero, the wrong separator, a
+// missing array task id) are stored as bytes; all read back exactly.
+func TestSpillJobIDKinds(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	rows := []export.JobRow{
+		{JobID: "100_7", JobIDRaw: 108, ArrayJobID: i64(100), ArrayTaskID: i64(7)},
+		{JobID: "200+1", JobIDRaw: 201, HetJobID: i64(200), HetJobOffset: i64(1)},
+		{JobID: "100_07", JobIDRaw: 109, ArrayJobID: i64(100), ArrayTaskID: i64(7)},
+		{JobID: "100+7", JobIDRaw: 110, ArrayJobID: i64(100), ArrayTaskID: i64(7)},
+		{JobID: "100_7", JobIDRaw: 111, ArrayJobID: i64(100)},
+		{JobID: "-3_-4", JobIDRaw: 5, ArrayJobID: i64(-3), ArrayTaskID: i64(-4)},
+		{JobID: "9223372036854775807_9223372036854775807", JobIDRaw: 1, ArrayJobID: i64(1<<63 - 1), ArrayTaskID: i64(1<<63 - 1)},
+		{JobID: "", JobIDRaw: 112, HetJobID: i64(0), HetJobOffset: i64(0)},
+		// An end read from the start plus an elapsed time whose microseconds overflow.
+		{JobID: "113", JobIDRaw: 113, ElapsedSec: i64(1 << 62), End: &start},
+	}
+	wantKind := []uint64{idArray, idHet, idBytes, idBytes, idBytes, idArray, idArray, idBytes, idDecimal}
+	for i := range rows {
+		rows[i].Start = start
+	}
+	s := testSpill(t)
+	dict := export.NewJobDict()
+	in := tableOf(dict, rows)
+	idx := make([]int32, len(rows))
+	prev := recPrev{}
+	for i := range rows {
+		idx[i] = int32(i)
+		r := &in.Recs[i]
+		b := appendRec(nil, r, in.JobID(r), &prev)
+		if tag, _ := binary.Uvarint(b); tag&3 != wantKind[i] {
+			t.Errorf("row %d (%q): id kind %d, want %d", i, rows[i].JobID, tag&3, wantKind[i])
+		}
+	}
+	if err := s.add("2025-03", in, idx); err != nil {
+		t.Fatal(err)
+	}
+	got := readSpill(t, s, dict, "2025-03")
+	if !reflect.DeepEqual(got, rows) {
+		t.Errorf("read back:\n got %+v\nwant %+v", got, rows)
+	}
+}
+
+// TestSpillFloatForms: putFloat's three forms, byte for byte, from the
+// encoding's definition worked by hand.
+func TestSpillFloatForms(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want []byte
+	}{
+		{0, []byte{0}},           // zigzag(0)<<2
+		{-1, []byte{4}},          // zigzag(-1) = 1, <<2
+		{25, []byte{0xC8, 0x01}}, // zigzag(25) = 50, <<2 = 200: two varint bytes
+		// 0.5 is 0x3FE0000000000000; reversed, 0xE03F; <<2|1 = 0x380FD.
+		{0.5, []byte{0xFD, 0x81, 0x0E}},
+		// 0.1 is 0x3FB999999999999A: its low byte 0x9A ≥ 0x40, so raw.
+		{0.1, []byte{3, 0x9A, 0x99, 0x99, 0x99, 0x99, 0x99, 0xB9, 0x3F}},
+		// -0 is 0x8000000000000000; reversed, 0x80; <<2|1 = 0x201.
+		{math.Copysign(0, -1), []byte{0x81, 0x04}},
+	} {
+		want := c.want
+		var o [10]byte
+		got := o[:putFloat(o[:], 0, c.v)]
+		if string(got) != string(want) {
+			t.Errorf("putFloat(%v) = % x, want % x", c.v, got, want)
+		}
+		if back, p := getFloat(got, 0); math.Float64bits(back) != math.Float64bits(c.v) || p != len(got) {
+			t.Errorf("getFloat(% x) = %v (%d of %d bytes), want %v", got, back, p, len(got), c.v)
+		}
+	}
+}
+
+// TestSpillNamesUnchanged: a record whose names and TRES set are those of
+// the record before writes one byte of zero bits for them, and a changed
+// name is written alone; both read back.
+func TestSpillNamesUnchanged(t *testing.T) {
+	start := time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC)
+	rows := []export.JobRow{
+		{JobID: "1", JobIDRaw: 1, Start: start, User: "u", Account: "a", Partition: "p", QOS: "q", State: "COMPLETED", SourceFile: "f"},
+		{JobID: "2", JobIDRaw: 2, Start: start, User: "u", Account: "a", Partition: "p", QOS: "q", State: "COMPLETED", SourceFile: "f"},
+		{JobID: "3", JobIDRaw: 3, Start: start, User: "v", Account: "a", Partition: "p", QOS: "q", State: "COMPLETED", SourceFile: "f"},
+	}
+	dict := export.NewJobDict()
+	in := tableOf(dict, rows)
+	var prev recPrev
+	var sizes []int
+	for i := range in.Recs {
+		r := &in.Recs[i]
+		sizes = append(sizes, len(appendRec(nil, r, in.JobID(r), &prev)))
+	}
+	// Record 2: tag, raw, start, charged, nnodes, cpus, billing_slurm,
+	// line, five floats, the names byte: 14 bytes. Record 3 adds the new
+	// user's index (< 128): 15.
+	if sizes[1] != 14 || sizes[2] != 15 {
+		t.Errorf("record sizes %v, want [_ 14 15]", sizes)
+	}
+	s := testSpill(t)
+	if err := s.add("2025-04", in, []int32{0, 1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readSpill(t, s, dict, "2025-04"); !reflect.DeepEqual(got, rows) {
+		t.Errorf("read back:\n got %+v\nwant %+v", got, rows)
+	}
+}
+
+// TestParseDecimal: exactly the forms strconv.AppendInt prints.
+func TestParseDecimal(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"7", 7, true}, {"-7", -7, true}, {"4711", 4711, true},
+		{"9223372036854775807", 1<<63 - 1, true}, {"-9223372036854775808", -1 << 63, true},
+		{"", 0, false}, {"-", 0, false}, {"-0", 0, false}, {"007", 0, false}, {"+7", 0, false},
+		{"1a", 0, false}, {"1_2", 0, false}, {"9223372036854775808", 0, false},
+		{"-9223372036854775809", 0, false}, {"12345678901234567890", 0, false},
+	} {
+		got, ok := parseDecimal([]byte(c.in))
+		if got != c.want || ok != c.ok {
+			t.Errorf("parseDecimal(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestSpillTruncated: every proper prefix of a record is an error, not a
+// panic or a record.
+func TestSpillTruncated(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	rows := []export.JobRow{{JobID: "x9", JobIDRaw: 1 << 40, ArrayJobID: i64(3), ArrayTaskID: i64(4), HetJobID: i64(5),
+		HetJobOffset: i64(6), Start: start, Submit: &start, Eligible: &start, End: &start, ElapsedSec: i64(300),
+		SuspendedSec: i64(1), TimelimitMin: i64(60), NNodes: 2, AllocCPUs: 300, MemMB: 0.1, NodeCount: 0.5, GPU: 1,
+		Billing: 1e300, UsageFactor: 2, User: "u", Account: "a", Partition: "p", QOS: "q", State: "s", SourceFile: "f",
+		SourceLine: 9, TRES: map[string]float64{"cpu": 300}}}
+	in := tableOf(export.NewJobDict(), rows)
+	r := &in.Recs[0]
+	b := appendRec(nil, r, in.JobID(r), &recPrev{})
+	for n := range len(b) {
+		var got export.JobRec
+		d := recDecoder{b: b[:n]}
+		if id := d.rec(&got, &recPrev{}); d.err == nil {
+			t.Errorf("%d of %d bytes: no error (id %q)", n, len(b), id)
+		}
+	}
+	var got export.JobRec
+	d := recDecoder{b: b}
+	if id := d.rec(&got, &recPrev{}); d.err != nil || string(id) != "x9" || d.p != len(b) {
+		t.Errorf("whole record: id %q, err %v, %d of %d bytes", id, d.err, d.p, len(b))
 	}
 }
