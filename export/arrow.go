@@ -65,31 +65,68 @@ func (t *JobTable) AppendBatch(rec arrow.Record) error {
 		}
 	}
 
-	t.Recs = slices.Grow(t.Recs, n)
-	for i := range n {
-		r := JobRec{JobIDRaw: jobIDRaw.Value(i), Start: start.at(i),
-			NNodes: nnodes.Value(i), AllocCPUs: cpus.Value(i), MemMB: mem.Value(i), NodeCount: node.Value(i),
-			GPU: gpu.Value(i), TRES: tres.at(i), Billing: billing.Value(i), BillingSlurm: billingSlurm.Value(i),
-			UsageFactor: usageFactor.Value(i), SourceLine: sourceLine.Value(i),
-			User: user.at(i), Account: account.at(i), Partition: partition.at(i), QOS: qos.at(i),
-			State: state.at(i), SourceFile: sourceFile.at(i)}
-		optInt64(arrJob, i, &r, &r.ArrayJobID, ValidArrayJobID)
-		optInt64(arrTask, i, &r, &r.ArrayTaskID, ValidArrayTaskID)
-		optInt64(hetJob, i, &r, &r.HetJobID, ValidHetJobID)
-		optInt64(hetOff, i, &r, &r.HetJobOffset, ValidHetJobOffset)
-		submit.opt(i, &r, &r.Submit, ValidSubmit)
-		eligible.opt(i, &r, &r.Eligible, ValidEligible)
-		end.opt(i, &r, &r.End, ValidEnd)
-		optInt64(elapsed, i, &r, &r.ElapsedSec, ValidElapsedSec)
-		optInt64(suspended, i, &r, &r.SuspendedSec, ValidSuspendedSec)
-		optInt64(timelimit, i, &r, &r.TimelimitMin, ValidTimelimitMin)
-		if !cancelledBy.a.IsNull(i) {
-			r.CancelledBy = cancelledBy.at(i) + 1
+	// Rows go in blocks: first each name column's indexes for the block,
+	// a tight loop per column, then the records, filled where they lie in
+	// t.Recs rather than built and copied in.
+	base := len(t.Recs)
+	t.Recs = slices.Grow(t.Recs, n)[:base+n]
+	var names [6][appendBlock]uint32
+	cols := [6]*strCol{&user, &account, &partition, &qos, &state, &sourceFile}
+	mem64, node64, gpu64 := mem.Float64Values(), node.Float64Values(), gpu.Float64Values()
+	billing64, usage64 := billing.Float64Values(), usageFactor.Float64Values()
+	raw64, nnodes64, cpus64 := jobIDRaw.Int64Values(), nnodes.Int64Values(), cpus.Int64Values()
+	bslurm64, line64 := billingSlurm.Int64Values(), sourceLine.Int64Values()
+	for lo := 0; lo < n; lo += appendBlock {
+		hi := min(lo+appendBlock, n)
+		for k, col := range cols {
+			col.fill(names[k][:hi-lo], lo)
 		}
-		t.Append(r, jobID.bytes(i))
+		for i := lo; i < hi; i++ {
+			r := &t.Recs[base+i]
+			// The TRES set and then the names in this order, as they were
+			// looked up when records were built one at a time: a name new
+			// to the dictionary gets the same index.
+			tresID := tres.at(i)
+			var nm [6]uint32
+			for k := range nm {
+				if nm[k] = names[k][i-lo]; nm[k] == inRowOrder {
+					nm[k] = cols[k].at(i)
+				}
+			}
+			*r = JobRec{JobIDRaw: raw64[i], Start: start.at(i),
+				NNodes: nnodes64[i], AllocCPUs: cpus64[i], MemMB: mem64[i], NodeCount: node64[i],
+				GPU: gpu64[i], TRES: tresID, Billing: billing64[i], BillingSlurm: bslurm64[i],
+				UsageFactor: usage64[i], SourceLine: line64[i],
+				User: nm[0], Account: nm[1], Partition: nm[2], QOS: nm[3], State: nm[4], SourceFile: nm[5]}
+			optInt64(arrJob, i, r, &r.ArrayJobID, ValidArrayJobID)
+			optInt64(arrTask, i, r, &r.ArrayTaskID, ValidArrayTaskID)
+			optInt64(hetJob, i, r, &r.HetJobID, ValidHetJobID)
+			optInt64(hetOff, i, r, &r.HetJobOffset, ValidHetJobOffset)
+			submit.opt(i, r, &r.Submit, ValidSubmit)
+			eligible.opt(i, r, &r.Eligible, ValidEligible)
+			end.opt(i, r, &r.End, ValidEnd)
+			optInt64(elapsed, i, r, &r.ElapsedSec, ValidElapsedSec)
+			optInt64(suspended, i, r, &r.SuspendedSec, ValidSuspendedSec)
+			optInt64(timelimit, i, r, &r.TimelimitMin, ValidTimelimitMin)
+			if !cancelledBy.a.IsNull(i) {
+				r.CancelledBy = cancelledBy.at(i) + 1
+			}
+			id := jobID.bytes(i)
+			r.idOff, r.idLen = uint32(len(t.ids)), uint32(len(id))
+			t.ids = append(t.ids, id...)
+		}
 	}
 	return nil
 }
+
+// appendBlock is how many rows AppendBatch takes at a time: the name
+// indexes of a block stay in the first-level cache.
+const appendBlock = 512
+
+// inRowOrder stands, in strCol.fill's output, for a value that may add a
+// name to the dictionary (a null, or any value of a utf8 column): the
+// caller looks it up with at, in row order.
+const inRowOrder = math.MaxUint32
 
 // batchCols looks columns up by name, remembering the first error so that
 // AppendBatch checks once.
@@ -147,8 +184,34 @@ type strCol struct {
 	a     arrow.Array
 	plain *array.String
 	dict  *array.Dictionary
+	codes []int32  // dict's indexes when they are int32 (as ingest makes them)
 	ids   []uint32 // dictionary entry → JobDict index
 	jd    *JobDict
+}
+
+// fill sets out[k] to the JobDict index of value lo+k of a dictionary
+// column, or to inRowOrder for a null and for every value of a utf8
+// column.
+func (s *strCol) fill(out []uint32, lo int) {
+	switch {
+	case s.codes != nil && s.a.NullN() == 0:
+		codes := s.codes[lo : lo+len(out)]
+		for k, c := range codes {
+			out[k] = s.ids[c]
+		}
+	case s.dict != nil:
+		for k := range out {
+			if s.a.IsNull(lo + k) {
+				out[k] = inRowOrder
+			} else {
+				out[k] = s.ids[s.dict.GetValueIndex(lo+k)]
+			}
+		}
+	default:
+		for k := range out {
+			out[k] = inRowOrder
+		}
+	}
 }
 
 func (s strCol) at(i int) uint32 {
@@ -187,7 +250,11 @@ func (c *batchCols) str(name string) strCol {
 		for k := range ids {
 			ids[k] = c.dict.Name(d.Value(k))
 		}
-		return strCol{a: a, dict: v, ids: ids, jd: c.dict}
+		var codes []int32
+		if i32, ok := v.Indices().(*array.Int32); ok {
+			codes = i32.Int32Values()
+		}
+		return strCol{a: a, dict: v, codes: codes, ids: ids, jd: c.dict}
 	}
 	c.typeErr(name, a)
 	return strCol{}
