@@ -80,3 +80,33 @@ func TestAppendBatchBlocks(t *testing.T) {
 		t.Errorf("names %q, want %q", got, wantNames)
 	}
 }
+
+// TestAppendBatchTRESRepeats: rows with the TRES of the row before share
+// its set; a row with the same keys but another value, or the same
+// entries after an empty map, does not mix them up.
+func TestAppendBatchTRESRepeats(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	start := int64(1735776000)
+	a := map[string]float64{"cpu": 4, "mem": 100}
+	b := map[string]float64{"cpu": 4, "mem": 200}
+	var specs []jobSpec
+	for i, m := range []map[string]float64{a, a, b, {}, b, a} {
+		specs = append(specs, jobSpec{jobID: fmt.Sprint(i), raw: int64(i), user: "u", account: "a", part: "p",
+			qos: "q", state: "COMPLETED", start: &start, tres: m, usageFactor: 1})
+	}
+	rec := buildBatch(t, mem, specs)
+	defer rec.Release()
+	tb := NewJobTable(NewJobDict(), 0)
+	if err := tb.AppendBatch(rec); err != nil {
+		t.Fatal(err)
+	}
+	var got []uint32
+	for _, r := range tb.Recs {
+		got = append(got, r.TRES)
+	}
+	// Set 0 is the empty set; a is interned first (1), b second (2).
+	if want := []uint32{1, 1, 2, 0, 2, 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("TRES sets %v, want %v", got, want)
+	}
+}
