@@ -548,15 +548,13 @@ func decodeRec(b []byte, p int, r *export.JobRec, prev *recPrev, idBuf *[41]byte
 	names := prev.names
 	changed := b[p]
 	p++
-	for k := range names {
-		if changed&(1<<k) != 0 {
-			var id uint64
-			id, p = getUvarint(b, p)
-			if id > math.MaxUint32 {
-				return nil, bad
-			}
-			names[k] = uint32(id)
+	for c := changed; c != 0; c &= c - 1 { // the set bits only
+		var id uint64
+		id, p = getUvarint(b, p)
+		if id > math.MaxUint32 {
+			return nil, bad
 		}
+		names[bits.TrailingZeros8(c)&(numNames-1)] = uint32(id)
 	}
 	r.User, r.Account, r.Partition, r.QOS = names[0], names[1], names[2], names[3]
 	r.State, r.SourceFile, r.CancelledBy, r.TRES = names[4], names[5], names[6], names[7]
