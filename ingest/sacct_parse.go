@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -644,8 +645,18 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 			return p.fieldErr(colJobIDRaw, v, err)
 		}
 		r.rawOK = true
-	} else if id.kind == jobPlain {
-		r.raw, r.rawOK = id.id, true
+	} else {
+		switch {
+		case id.kind == jobPlain:
+			r.raw = id.id
+		case id.kind == jobHetComponent && id.task <= math.MaxInt64-id.id:
+			// Slurm numbers a het job's components consecutively from
+			// its leader: 123+0 is job 123, 123+1 is 124.
+			r.raw = id.id + id.task
+		default: // an array task's own job id is not in its JobID
+			return p.fieldErr(colJobID, r.jobID, errNeedJobIDRaw)
+		}
+		r.rawOK = true
 	}
 	if perr := p.parseTimes(r); perr != nil {
 		return perr

@@ -32,6 +32,8 @@ type jobID struct {
 var (
 	errJobIDSyntax = errors.New("not a Slurm job id (want 123, 123_4, 123+1, 123.batch or 123_[1-3])")
 	errEmpty       = errors.New("empty")
+	// errNeedJobIDRaw rejects an array task of a file without JobIDRaw.
+	errNeedJobIDRaw = errors.New("an array task's own job id is only in JobIDRaw: dump with sacct -o JobIDRaw,...")
 )
 
 // parseJobID classifies and parses a JobID as sacct prints it (§8).

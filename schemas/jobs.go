@@ -17,7 +17,7 @@ import (
 const (
 	ColCluster      = "cluster"        // dictionary<int32, utf8>
 	ColJobID        = "job_id"         // utf8, as sacct prints it: 123, 123_4, 123+1
-	ColJobIDRaw     = "job_id_raw"     // int64, null without a JobIDRaw column for array and het-job ids (123_4, 123+1)
+	ColJobIDRaw     = "job_id_raw"     // int64; without a JobIDRaw column: a plain JobID, or a het leader + offset
 	ColArrayJobID   = "array_job_id"   // int64, null unless an array task
 	ColArrayTaskID  = "array_task_id"  // int64, null unless an array task
 	ColHetJobID     = "het_job_id"     // int64, null unless a het-job component
@@ -112,7 +112,7 @@ func Jobs(extraTRES []string) *arrow.Schema {
 	f := []arrow.Field{
 		{Name: ColCluster, Type: dictString},
 		{Name: ColJobID, Type: arrow.BinaryTypes.String},
-		{Name: ColJobIDRaw, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColJobIDRaw, Type: arrow.PrimitiveTypes.Int64},
 		{Name: ColArrayJobID, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: ColArrayTaskID, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: ColHetJobID, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
