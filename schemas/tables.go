@@ -289,7 +289,11 @@ func (t Table) Markdown() string {
 	b.WriteString("<!-- Generated from schemas/tables.go by `go test ./schemas -run TestTableDocs -update`. Do not edit. -->\n\n")
 	b.WriteString(t.Description)
 	b.WriteString("\n\n")
-	fmt.Fprintf(&b, "Files: `%s` (zstd Parquet).\n\n", t.Layout)
+	codec := "zstd Parquet"
+	if t.Name == TableJobs {
+		codec = "Parquet; zstd, Snappy or none per column, whichever pays"
+	}
+	fmt.Fprintf(&b, "Files: `%s` (%s).\n\n", t.Layout, codec)
 	fmt.Fprintf(&b, "Rows sorted by: %s.\n\n", codeList(t.SortBy))
 	b.WriteString("## Partition columns (in the path only)\n\n")
 	writeColumns(&b, t.Partition)
