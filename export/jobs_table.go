@@ -61,6 +61,16 @@ func (d *JobDict) nameBytes(b []byte) uint32 {
 // Names returns the names by index. Treat it as read-only.
 func (d *JobDict) Names() []string { return d.names }
 
+// Snapshot returns a read-only view of d as it is now, for a table handed
+// to another goroutine (to encode it) while d's goroutine adds more. It
+// shares d's contents: d only appends to its slices and never changes an
+// element, so the view's names and TRES sets stay as they are, and reading
+// them does not race with later additions to d. The view cannot be added
+// to (Name and TRESSet panic on it).
+func (d *JobDict) Snapshot() *JobDict {
+	return &JobDict{names: slices.Clip(d.names), sets: slices.Clip(d.sets), entries: slices.Clip(d.entries)}
+}
+
 // TRESSet returns the index of m's entries (0 for a nil or empty map),
 // adding them when new. Two maps are the same set when they have the same
 // keys and bit-identical values.

@@ -3,11 +3,14 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // TestMerge: fresh rows replace the table's rows of the same (job_id_raw,
@@ -91,5 +94,71 @@ func TestMonthsStopsOnCancel(t *testing.T) {
 	}
 	if w.files != 0 {
 		t.Errorf("%d files written after the cancel", w.files)
+	}
+}
+
+// TestMonthsRewritesSeveralMonths runs four months through the jobs
+// writer, each with an old jobs partition that brings names and a TRES set
+// the dictionary has not seen, so the dictionary grows while the month
+// before is encoded (run it with -race). Every partition must come back
+// with its rows as written (they are sorted and their charged time is
+// already up to to), and every month gets a usage partition.
+func TestMonthsRewritesSeveralMonths(t *testing.T) {
+	dir := t.TempDir()
+	h, err := export.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := newSpill(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
+	jan := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var months []time.Time
+	for i := range 4 {
+		months = append(months, jan.AddDate(0, i, 0))
+	}
+	to := months[3].AddDate(0, 0, 20)
+	fresh := map[string]bool{}
+	want := map[string][]export.JobRow{}
+	for i, m := range months {
+		var rows []export.JobRow
+		for j := range 3 {
+			start := m.Add(time.Duration(j+1) * time.Hour)
+			end := start.Add(2 * time.Hour)
+			rows = append(rows, export.JobRow{JobID: fmt.Sprint(100*i + j), JobIDRaw: int64(100*i + j),
+				User: fmt.Sprintf("u%d-%d", i, j), Account: fmt.Sprintf("acct%d", i), Partition: "p", QOS: "normal",
+				State: "COMPLETED", SourceFile: fmt.Sprintf("f%d", i), Start: start, End: &end, ChargedSec: 7200,
+				AllocCPUs: 2, Billing: 2, UsageFactor: 1, TRES: map[string]float64{"cpu": 2, fmt.Sprintf("gres/m%d", i): 1}})
+		}
+		if err := h.WritePartition(schemas.TableJobs, "c", m, rows); err != nil {
+			t.Fatal(err)
+		}
+		fresh[monthKey(m)] = true
+		want[monthKey(m)] = rows
+	}
+	w := &jobsWriter{h: h, cluster: "c", to: to.Unix(), spill: sp, dict: export.NewJobDict(), extent: map[string]int64{}}
+	if err := w.months(context.Background(), months, fresh, nil, &Summary{}); err != nil {
+		t.Fatal(err)
+	}
+	if w.files != 8 {
+		t.Errorf("%d files written, want 8 (4 jobs, 4 usage)", w.files)
+	}
+	for _, m := range months {
+		var got []export.JobRow
+		if err := h.ReadPartition(schemas.TableJobs, "c", m, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want[monthKey(m)]) {
+			t.Errorf("%s jobs:\n got %v\nwant %v", monthKey(m), got, want[monthKey(m)])
+		}
+		var usage []export.UsageRow
+		if err := h.ReadPartition(schemas.TableUsage, "c", m, &usage); err != nil {
+			t.Fatal(err)
+		}
+		if len(usage) != 3 || usage[0].CPUSec != 2*7200 {
+			t.Errorf("%s usage %v, want 3 rows of 14400 CPU-s", monthKey(m), usage)
+		}
 	}
 }

@@ -89,7 +89,8 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 }
 
 // readTable reads month m's jobs partition, if any, into t (emptied
-// first) and returns t; a nil t is a new table.
+// first) and returns t; a nil t is a new table. The table adds the
+// partition's names and TRES sets to w.dict.
 func (w *jobsWriter) readTable(m time.Time, t *export.JobTable) (*export.JobTable, error) {
 	var rows []export.JobRow
 	if err := readIfExists(w.h, schemas.TableJobs, w.cluster, m, &rows); err != nil {
@@ -98,6 +99,7 @@ func (w *jobsWriter) readTable(m time.Time, t *export.JobTable) (*export.JobTabl
 	if t == nil {
 		t = export.NewJobTable(w.dict, len(rows))
 	}
+	t.Dict = w.dict // a reused table has the snapshot of its last month
 	t.Reset()
 	for i := range rows {
 		t.AppendRow(&rows[i])
@@ -106,83 +108,106 @@ func (w *jobsWriter) readTable(m time.Time, t *export.JobTable) (*export.JobTabl
 }
 
 // monthJobs is a month's jobs table, in the table's order, as prepare
-// leaves it for the month's usage.
+// leaves it for the month's jobs partition and usage.
 type monthJobs struct {
+	m                time.Time
 	table            *export.JobTable
 	names            []string // the dictionary's names when the month was prepared
-	wrote            bool
+	fresh            bool
 	afterTo, written int64
 	err              error
 }
 
-// months writes the jobs and usage partitions of months (ascending). A
-// month's usage depends on the jobs of earlier months running into it, so
-// the usage partitions are computed in month order; each overlaps with the
-// merge and write of the next month's jobs partition. At most two months
-// of jobs records are in memory, in two tables that are reused from month
-// to month (a new table for every month spent 0.7 CPU-s of a 5 M-job year
-// zeroing memory). (Merging several months at once used more CPU and
-// memory for the same wall time: the jobs encoder already writes row
-// groups in parallel.)
-func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths map[string]bool, carry []export.JobRec, sum *Summary) error {
-	var wg sync.WaitGroup
-	defer wg.Wait() // after cancel: an early return stops the preparing goroutine
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	prepared := make(chan monthJobs)
-	free := make(chan *export.JobTable, 2) // tables whose month's usage is done
-	room := w.spill.maxMonth()             // so that a table is not outgrown by a later month
-	wg.Go(func() {
-		defer close(prepared)
-		for _, m := range months {
-			var t *export.JobTable
-			select {
-			case t = <-free:
-			default:
-				t = export.NewJobTable(w.dict, room)
-			}
-			mj := w.prepare(ctx, m, jobMonths[monthKey(m)], t)
-			select {
-			case prepared <- mj:
-			case <-ctx.Done():
-				return
-			}
-			if mj.err != nil {
-				return
-			}
-		}
-	})
-	for _, m := range months {
-		mj, ok := <-prepared
-		if !ok {
-			return ctx.Err()
-		}
-		if mj.err != nil {
-			return mj.err
-		}
-		sum.AfterTo += mj.afterTo
-		sum.JobsWritten += mj.written
-		if mj.wrote {
-			w.files++
-		}
-		var err error
-		if carry, err = w.usage(m, mj.table.Recs, mj.names, carry); err != nil {
-			return err
-		}
-		select {
-		case free <- mj.table: // usage copied what it keeps
-		default:
-		}
-	}
-	return nil
+// encodedJobs is what encoding a month's jobs partition gives back: the
+// table, free for another month, and whether the partition was written.
+type encodedJobs struct {
+	table *export.JobTable
+	wrote bool
+	err   error
 }
 
-// prepare reads month m's jobs partition into t (nil: a new table) and,
-// when the run has jobs of that month (fresh), merges the spilled records
-// into it and rewrites it. The goroutine that runs prepare is the only one
-// adding to w.dict.
+// jobTables is the number of jobs tables months uses: one being prepared,
+// one being encoded.
+const jobTables = 2
+
+// months writes the jobs and usage partitions of months (ascending). A
+// month's usage depends on the jobs of earlier months running into it, so
+// the calling goroutine prepares the months' tables and computes their
+// usage in month order, while another goroutine encodes and writes each
+// month's jobs partition (row groups in parallel) as the next month is
+// prepared. (Encoding in the goroutine that prepared the table left a
+// core idle for part of every month once decay was done; a third stage
+// needed a third table, which under the run's memory limit cost more in
+// garbage collection than it saved.) At most two months of jobs records
+// are in memory, in two tables that are reused from month to month (a new
+// table for every month spent 0.7 CPU-s of a 5 M-job year zeroing
+// memory). (Merging several months at once used more CPU and memory for
+// the same wall time.)
+//
+// Only the calling goroutine adds to w.dict; prepare hands each table on
+// with a snapshot of the dictionary (JobDict.Snapshot), which the encoder
+// reads while the next month adds to w.dict.
+func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths map[string]bool, carry []export.JobRec, sum *Summary) error {
+	toEncode := make(chan monthJobs)
+	done := make(chan encodedJobs, jobTables) // never blocks: one per table
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(done)
+		for mj := range toEncode {
+			wrote, err := w.encode(ctx, &mj)
+			done <- encodedJobs{mj.table, wrote, err}
+		}
+	})
+	collect := func(e encodedJobs) error {
+		if e.wrote {
+			w.files++
+		}
+		return e.err
+	}
+	err := func() error {
+		room := w.spill.maxMonth() // so that a table is not outgrown by a later month
+		made := 0
+		for _, m := range months {
+			var t *export.JobTable
+			if made < jobTables {
+				t, made = export.NewJobTable(w.dict, room), made+1
+			} else {
+				e := <-done
+				if err := collect(e); err != nil {
+					return err
+				}
+				t = e.table
+			}
+			mj := w.prepare(ctx, m, jobMonths[monthKey(m)], t)
+			if mj.err != nil {
+				return mj.err
+			}
+			sum.AfterTo += mj.afterTo
+			sum.JobsWritten += mj.written
+			var err error
+			if carry, err = w.usage(m, mj.table.Recs, mj.names, carry); err != nil {
+				return err
+			}
+			toEncode <- mj // usage copied what it keeps; encoding only reads the table
+		}
+		return nil
+	}()
+	close(toEncode)
+	for e := range done {
+		if cerr := collect(e); err == nil {
+			err = cerr
+		}
+	}
+	wg.Wait()
+	return err
+}
+
+// prepare reads month m's jobs partition into t and, when the run has jobs
+// of that month (fresh), merges the spilled records into it; it leaves the
+// table sorted, using a snapshot of w.dict (for the encoder). The
+// goroutine that runs prepare is the only one adding to w.dict.
 func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, t *export.JobTable) monthJobs {
-	var mj monthJobs
+	mj := monthJobs{m: m, fresh: fresh}
 	if mj.err = ctx.Err(); mj.err != nil {
 		return mj
 	}
@@ -199,14 +224,25 @@ func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, t *ex
 		w.merge(t, old, &mj)
 	}
 	t.Sort()
-	mj.table, mj.names = t, w.dict.Names()
-	if fresh && (len(t.Recs) > 0 || w.h.HasPartition(schemas.TableJobs, w.cluster, m)) {
-		if mj.err = w.h.WritePartition(schemas.TableJobs, w.cluster, m, t); mj.err != nil {
-			return mj
-		}
-		mj.wrote = true
-	}
+	t.Dict = w.dict.Snapshot()
+	mj.table, mj.names = t, t.Dict.Names()
 	return mj
+}
+
+// encode rewrites the jobs partition of a fresh month prepared as mj, when
+// it has records or had a partition, and reports whether it wrote one. It
+// reads only mj's table and the dictionary snapshot the table holds.
+func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if !mj.fresh || (len(mj.table.Recs) == 0 && !w.h.HasPartition(schemas.TableJobs, w.cluster, mj.m)) {
+		return false, nil
+	}
+	if err := w.h.WritePartition(schemas.TableJobs, w.cluster, mj.m, mj.table); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // usage records how far month m's jobs reach and writes the month's usage
