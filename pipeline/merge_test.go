@@ -71,9 +71,10 @@ func TestMerge(t *testing.T) {
 	}
 }
 
-// TestMonthsStopsOnCancel: a cancelled run stops the month pipeline with
-// the context's error instead of writing on (or hanging).
-func TestMonthsStopsOnCancel(t *testing.T) {
+// testHistory opens a history in a temporary directory with a spill
+// beside it, closed when the test ends.
+func testHistory(t *testing.T) (*export.History, *spill) {
+	t.Helper()
 	dir := t.TempDir()
 	h, err := export.Open(dir)
 	if err != nil {
@@ -83,7 +84,14 @@ func TestMonthsStopsOnCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sp.close()
+	t.Cleanup(func() { sp.close() })
+	return h, sp
+}
+
+// TestMonthsStopsOnCancel: a cancelled run stops the month pipeline with
+// the context's error instead of writing on (or hanging).
+func TestMonthsStopsOnCancel(t *testing.T) {
+	h, sp := testHistory(t)
 	jan := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	months := []time.Time{jan, jan.AddDate(0, 1, 0), jan.AddDate(0, 2, 0)}
 	w := &jobsWriter{h: h, cluster: "c", to: months[2].Unix(), spill: sp, extent: map[string]int64{}}
@@ -104,16 +112,7 @@ func TestMonthsStopsOnCancel(t *testing.T) {
 // with its rows as written (they are sorted and their charged time is
 // already up to to), and every month gets a usage partition.
 func TestMonthsRewritesSeveralMonths(t *testing.T) {
-	dir := t.TempDir()
-	h, err := export.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := newSpill(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sp.close()
+	h, sp := testHistory(t)
 	jan := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	var months []time.Time
 	for i := range 4 {
