@@ -69,8 +69,7 @@ type sacctRow struct {
 	cluster, jobID, user, account, partition   []byte
 	qos, state, cancelledBy, exitCode, jobName []byte
 	id                                         jobID
-	raw                                        int64
-	rawOK                                      bool
+	raw                                        int64 // every ingested row has one
 	submit, eligible, start, end               int64
 	submitOK, eligibleOK, endOK                bool
 	elapsed, suspended, timelimit              int64
@@ -636,7 +635,7 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 	r.exitCode = p.get(colExitCode)
 	r.jobName = p.get(colJobName)
 
-	if r.rawOK = false; p.has(colJobIDRaw) {
+	if p.has(colJobIDRaw) {
 		v := p.get(colJobIDRaw)
 		// A plain JobID is its JobIDRaw, already parsed as such.
 		if id.kind == jobPlain && idCol == colJobID && bytes.Equal(v, r.jobID) {
@@ -644,7 +643,6 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		} else if r.raw, err = parseInt(v); err != nil {
 			return p.fieldErr(colJobIDRaw, v, err)
 		}
-		r.rawOK = true
 	} else {
 		switch {
 		case id.kind == jobPlain:
@@ -656,7 +654,6 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		default: // an array task's own job id is not in its JobID
 			return p.fieldErr(colJobID, r.jobID, errNeedJobIDRaw)
 		}
-		r.rawOK = true
 	}
 	if perr := p.parseTimes(r); perr != nil {
 		return perr
@@ -961,7 +958,7 @@ func (p *sacctParser) appendRow(r *sacctRow) {
 	}
 	c.cluster.append(cl)
 	c.jobID.append(r.jobID)
-	c.raw.appendOpt(r.raw, r.rawOK)
+	c.raw.append(r.raw)
 	switch r.id.kind {
 	case jobArrayTask:
 		c.arrJob.append(r.id.id)
