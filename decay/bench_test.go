@@ -88,3 +88,45 @@ func BenchmarkYear5M(b *testing.B) {
 	b.ReportMetric(float64(jobs.Len())/(perOp/1e9), "jobs/s")
 	b.ReportMetric(float64(stats.Ticks), "ticks")
 }
+
+// benchAdvanceTick times one tick of the per-association kernel over
+// 10,000 associations, a third of them idle (zero usage, rate and new
+// usage), on the tree parent gives.
+func benchAdvanceTick(b *testing.B, parent []int32) {
+	n := len(parent)
+	r := rand.New(rand.NewPCG(7, 7))
+	u, rateF := make([]float64, n), make([]float64, n)
+	for a := range u {
+		if r.IntN(3) > 0 {
+			u[a] = float64(r.Int64N(1 << 40))
+			rateF[a] = float64(r.IntN(64))
+		}
+	}
+	e := &engine{st: &State{Usage: u}, w: Window{Parent: parent}}
+	e.initTree(n)
+	f, cP := DecayOver(7*86400, 300), chunk(Factor(7*86400), 300)
+	b.ReportAllocs()
+	for b.Loop() {
+		advanceTick(u, rateF, e.acc, e.up, f, cP)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/assoc")
+}
+
+// BenchmarkAdvanceTickFlat is the kernel on 10,000 roots, as `fairledger
+// run` uses it (own usage only; the fair-share projection builds the tree).
+//
+//	go test ./decay -run '^$' -bench AdvanceTick -cpu 1 -count 5
+func BenchmarkAdvanceTickFlat(b *testing.B) {
+	parent := make([]int32, 10_000)
+	for i := range parent {
+		parent[i] = -1
+	}
+	benchAdvanceTick(b, parent)
+}
+
+// BenchmarkAdvanceTickTree is the kernel on the 10,000-association tree of
+// depth 4 of yearCluster.
+func BenchmarkAdvanceTickTree(b *testing.B) {
+	parent, _, _, _ := yearCluster(0)
+	benchAdvanceTick(b, parent)
+}

@@ -452,3 +452,29 @@ func TestJobsReserve(t *testing.T) {
 		t.Errorf("appending within the reserve reallocated")
 	}
 }
+
+// TestAdvanceTickForest applies one tick to a forest of two trees, 0 ← 1
+// and 2 ← 3, with f = 0.5 and cP = 2, worked by hand (children first):
+//
+//	3: x = 3·2 + 0.5 = 6.5, U = 6·0.5 + 6.5 = 9.5, acc[2] = 6.5
+//	2: x = 0·2 + 6.5 = 6.5, U = 2·0.5 + 6.5 = 7.5 (a root)
+//	1: x = 1·2 + 1   = 3,   U = 4·0.5 + 3   = 5,   acc[0] = 3
+//	0: x = 1·2 + 3   = 5,   U = 8·0.5 + 5   = 9   (a root)
+//
+// and every acc is left zero.
+func TestAdvanceTickForest(t *testing.T) {
+	e := &engine{w: Window{Parent: []int32{-1, 0, -1, 2}}}
+	e.initTree(4)
+	if want := []int32{0, 0, 2, 2}; !reflect.DeepEqual(e.up, want) {
+		t.Fatalf("up = %v, want %v", e.up, want)
+	}
+	u := []float64{8, 4, 2, 6}
+	copy(e.acc, []float64{0, 1, 0, 0.5})
+	advanceTick(u, []float64{1, 1, 0, 3}, e.acc, e.up, 0.5, 2)
+	if want := []float64{9, 5, 7.5, 9.5}; !reflect.DeepEqual(u, want) {
+		t.Errorf("usage = %v, want %v", u, want)
+	}
+	if want := []float64{0, 0, 0, 0}; !reflect.DeepEqual(e.acc, want) {
+		t.Errorf("acc = %v, want %v", e.acc, want)
+	}
+}
