@@ -130,3 +130,24 @@ func BenchmarkAdvanceTickTree(b *testing.B) {
 	parent, _, _, _ := yearCluster(0)
 	benchAdvanceTick(b, parent)
 }
+
+// BenchmarkSortByTick sorts the events of yearCluster(5,000,000) on the
+// 5-minute ticks of BenchmarkYear5M (each iteration copies them first).
+//
+//	go test ./decay -run '^$' -bench SortByTick -cpu 1 -count 5
+func BenchmarkSortByTick(b *testing.B) {
+	parent, jobs, start, end := yearCluster(5_000_000)
+	const P = 300
+	g := grid{origin: 0, P: P, k0: start / P, kEnd: end / P, limits: true}
+	var stats Stats
+	ev, err := g.events(jobs, len(parent), &stats)
+	if err != nil {
+		b.Fatal(err)
+	}
+	work := make([]uint64, len(ev))
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(work, ev)
+		sortByTick(work, uint32(g.kEnd-g.k0))
+	}
+}

@@ -1,8 +1,11 @@
 package decay
 
 import (
+	"cmp"
 	"math"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -476,5 +479,41 @@ func TestAdvanceTickForest(t *testing.T) {
 	}
 	if want := []float64{0, 0, 0, 0}; !reflect.DeepEqual(e.acc, want) {
 		t.Errorf("acc = %v, want %v", e.acc, want)
+	}
+}
+
+// TestSortByTick checks sortByTick against a comparison sort of the same
+// events: the result must be ordered by tick and, sorted whole, equal the
+// input sorted whole (the order within a tick is free).
+func TestSortByTick(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for _, c := range []struct {
+		n       int
+		maxTick uint32
+	}{{0, 5}, {1, 5}, {2, 0}, {7, 1}, {100, 3}, {1000, 999}, {5000, 2047}, {5000, 2048}, {3000, 1 << 20}, {3000, 1<<32 - 2}} {
+		ev := make([]uint64, c.n)
+		for i := range ev {
+			var tick uint64
+			switch r.IntN(4) {
+			case 0:
+				tick = uint64(c.maxTick) // the last tick
+			case 1:
+				tick = uint64(min(c.maxTick, 1)) // the first
+			default:
+				tick = r.Uint64N(uint64(c.maxTick) + 1)
+			}
+			ev[i] = tick<<32 | r.Uint64N(1<<32)
+		}
+		want := slices.Clone(ev)
+		slices.Sort(want)
+		got := slices.Clone(ev)
+		sortByTick(got, c.maxTick)
+		if !slices.IsSortedFunc(got, func(a, b uint64) int { return cmp.Compare(a>>32, b>>32) }) {
+			t.Errorf("sortByTick(%d events, max tick %d): not in tick order", c.n, c.maxTick)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("sortByTick(%d events, max tick %d): events lost or changed", c.n, c.maxTick)
+		}
 	}
 }
