@@ -107,7 +107,11 @@ func benchAdvanceTick(b *testing.B, parent []int32) {
 	f, cP := DecayOver(7*86400, 300), chunk(Factor(7*86400), 300)
 	b.ReportAllocs()
 	for b.Loop() {
-		advanceTick(u, rateF, e.acc, e.up, f, cP)
+		if e.flat {
+			advanceTickFlat(u, rateF, e.acc, f, cP)
+		} else {
+			advanceTick(u, rateF, e.acc, e.up, f, cP)
+		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/assoc")
 }

@@ -517,3 +517,34 @@ func TestSortByTick(t *testing.T) {
 		}
 	}
 }
+
+// TestAdvanceTickFlat applies one tick to three roots with f = 0.5 and
+// cP = 2, worked by hand: U = U·0.5 + rate·2 + acc.
+//
+//	0: 8·0.5 + 1·2 + 0   = 6
+//	1: 0·0.5 + 0·2 + 0   = 0 (idle)
+//	2: 6·0.5 + 3·2 + 0.5 = 9.5
+//
+// initTree must find the forest flat, and the general kernel must agree.
+func TestAdvanceTickFlat(t *testing.T) {
+	e := &engine{w: Window{Parent: []int32{-1, -1, -1}}}
+	e.initTree(3)
+	if !e.flat {
+		t.Fatal("three roots: flat = false, want true")
+	}
+	want := []float64{6, 0, 9.5}
+	u, acc := []float64{8, 0, 6}, []float64{0, 0, 0.5}
+	advanceTickFlat(u, []float64{1, 0, 3}, acc, 0.5, 2)
+	if !reflect.DeepEqual(u, want) || !reflect.DeepEqual(acc, []float64{0, 0, 0}) {
+		t.Errorf("advanceTickFlat: usage = %v, acc = %v, want %v and zeros", u, acc, want)
+	}
+	u, acc = []float64{8, 0, 6}, []float64{0, 0, 0.5}
+	advanceTick(u, []float64{1, 0, 3}, acc, e.up, 0.5, 2)
+	if !reflect.DeepEqual(u, want) || !reflect.DeepEqual(acc, []float64{0, 0, 0}) {
+		t.Errorf("advanceTick: usage = %v, acc = %v, want %v and zeros", u, acc, want)
+	}
+	e = &engine{w: Window{Parent: []int32{-1, -1, 1}}}
+	if e.initTree(3); e.flat {
+		t.Error("a child of 1: flat = true, want false")
+	}
+}
