@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -240,9 +241,9 @@ func (r *Resolver) AppendJobs(rec arrow.Record, dst *Jobs, st *ResolveStats) err
 		if !seen {
 			continue
 		}
-		name := account.names.Value(k)
+		name := account.names.Value(k) // a view into the batch's buffer
 		if at, found := slices.BinarySearch(st.UnknownAccounts, name); !found {
-			st.UnknownAccounts = slices.Insert(st.UnknownAccounts, at, name)
+			st.UnknownAccounts = slices.Insert(st.UnknownAccounts, at, strings.Clone(name))
 		}
 	}
 	return nil

@@ -291,6 +291,20 @@ func TestAppendJobs(t *testing.T) {
 	wantSt.UnknownAccounts = []string{"aardvark", "physics", "zoo"}
 	checkJobs(t, "AppendJobs twice", got, want)
 	checkStats(t, "AppendJobs twice", st, wantSt)
+
+	// The names are the stats' own: overwriting the batches' dictionary
+	// bytes (as an allocator that recycles released buffers would) leaves
+	// them intact.
+	for _, rec := range []arrow.Record{rec, rec2} {
+		_, _, names, err := schemas.DictStringColumn(rec, schemas.ColAccount)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(names.ValueBytes())
+	}
+	if !slices.Equal(st.UnknownAccounts, wantSt.UnknownAccounts) {
+		t.Errorf("UnknownAccounts after the batches' buffers changed = %q, want %q", st.UnknownAccounts, wantSt.UnknownAccounts)
+	}
 }
 
 // Two batches whose dictionaries list the same names in different orders,
