@@ -29,14 +29,16 @@ type spill struct {
 	dir string
 	buf []byte
 
-	mu     sync.Mutex // guards months: read is called for several months at once
+	mu     sync.Mutex // guards months and free: read is called for several months at once
 	months map[string]*spillFile
+	free   [][]byte // read's buffers, kept for the next month's file
 }
 
 type spillFile struct {
 	f    *os.File
 	w    *bufio.Writer
 	n    int
+	size int     // bytes written
 	prev recPrev // the last record written
 }
 
@@ -106,6 +108,7 @@ func (s *spill) add(month string, t *export.JobTable, idx []int32) error {
 			if _, err := sf.w.Write(b); err != nil {
 				return fmt.Errorf("spill %s: %w", month, err)
 			}
+			sf.size += len(b)
 			b = b[:0]
 		}
 	}
@@ -151,8 +154,12 @@ func (s *spill) read(month string, t *export.JobTable) error {
 	if err := sf.w.Flush(); err != nil {
 		return fmt.Errorf("spill %s: %w", month, err)
 	}
-	data, err := os.ReadFile(sf.f.Name())
-	if err != nil {
+	// The file is read back through the descriptor it was written with,
+	// into a buffer kept from an earlier month: a fresh buffer for every
+	// month cost a page fault per 4 KiB of it.
+	data := s.buffer(sf.size)
+	defer s.release(data)
+	if _, err := sf.f.ReadAt(data, 0); err != nil {
 		return fmt.Errorf("spill %s: %w", month, err)
 	}
 	t.Recs = slices.Grow(t.Recs, sf.n)
@@ -170,6 +177,25 @@ func (s *spill) read(month string, t *export.JobTable) error {
 		return fmt.Errorf("spill %s: %d bytes after the last record", month, len(d.b)-d.p)
 	}
 	return nil
+}
+
+// buffer returns a buffer of n bytes for read, reusing a released one
+// when there is one.
+func (s *spill) buffer(n int) []byte {
+	s.mu.Lock()
+	var b []byte
+	if k := len(s.free); k > 0 {
+		b, s.free = s.free[k-1], s.free[:k-1]
+	}
+	s.mu.Unlock()
+	return slices.Grow(b[:0], n)[:n]
+}
+
+// release hands a buffer from buffer back for reuse.
+func (s *spill) release(b []byte) {
+	s.mu.Lock()
+	s.free = append(s.free, b)
+	s.mu.Unlock()
 }
 
 // close removes the spill directory.

@@ -11,7 +11,8 @@ import (
 )
 
 // TestSpillRoundTrip: rows come back from the spill exactly, NULLs apart
-// from zeros (array task 0, a zero elapsed), in order, per month.
+// from zeros (array task 0, a zero elapsed), in order, per month;
+// February, the smaller month, is read into January's buffer.
 func TestSpillRoundTrip(t *testing.T) {
 	zero, seven := int64(0), int64(7)
 	by := "1234"

@@ -9,7 +9,8 @@ import (
 
 // TestUsageSums splits jobs over UTC days by hand: a job across midnight,
 // one on the same row after it, one on another partition between them,
-// and two cut off at the month's end, one of them running.
+// and two cut off at the month's end, one of them running; the sums were
+// used for another month before.
 func TestUsageSums(t *testing.T) {
 	us := func(s string) int64 { return mustTime(t, s).UnixMicro() }
 	names := []string{"lab", "ann", "cpu", "gpu"}
@@ -30,7 +31,17 @@ func TestUsageSums(t *testing.T) {
 	}
 	from, next := mustTime(t, "2025-01-01T00:00:00Z").Unix(), mustTime(t, "2025-02-01T00:00:00Z").Unix()
 	to := mustTime(t, "2025-02-01T06:00:00Z").Unix()
-	u := usageSums{acc: map[usageKey]int{}, names: names}
+	// The sums are reused from month to month: fill them first with a job
+	// over the new year, whose second row has the key of January's first
+	// row, then reset them.
+	var u usageSums
+	u.reset([]string{"x", "y", "cpu", "z"})
+	dec := mustTime(t, "2024-12-01T00:00:00Z").Unix()
+	u.add([]export.JobRec{rec(2, "2024-12-31T23:00:00Z", "2025-01-01T23:30:00Z", 1, 1, 1, 0, 0)}, dec, next, to)
+	if len(u.rows) != 2 || u.rows[1].Account != "x" {
+		t.Fatalf("December: %+v", u.rows)
+	}
+	u.reset(names)
 	u.add(recs, from, next, to)
 	day := func(s string) time.Time { return mustTime(t, s+"T00:00:00Z") }
 	want := []export.UsageRow{

@@ -22,6 +22,8 @@ type jobsWriter struct {
 	dict    *export.JobDict // the run's: the spill's records refer to it
 	extent  map[string]int64
 	files   int
+
+	sums usageSums // usage's, reused from month to month
 }
 
 // unixSec converts Unix microseconds to seconds, rounding down (as
@@ -259,7 +261,8 @@ func (w *jobsWriter) usage(m time.Time, recs []export.JobRec, names []string, ca
 	if len(recs) > 0 {
 		w.extent[monthKey(m)] = ext
 	}
-	u := usageSums{acc: map[usageKey]int{}, names: names}
+	u := &w.sums
+	u.reset(names)
 	u.add(carry, m.Unix(), next.Unix(), w.to)
 	u.add(recs, m.Unix(), next.Unix(), w.to)
 	if len(u.rows) > 0 || w.h.HasPartition(schemas.TableUsage, w.cluster, m) {
@@ -269,8 +272,10 @@ func (w *jobsWriter) usage(m time.Time, recs []export.JobRec, names []string, ca
 		w.files++
 	}
 	// Keep copies of the records that run into the next month, so this
-	// month's table can be freed.
-	var kept []export.JobRec
+	// month's table can be reused. The carried records that still run on
+	// are kept in carry's own array (each moves to a position at or before
+	// its own), so that the carry is not reallocated every month.
+	kept := carry[:0]
 	for _, part := range [][]export.JobRec{carry, recs} {
 		for i := range part {
 			if effEnd(&part[i], w.to) > next.Unix() {
@@ -370,6 +375,17 @@ type usageSums struct {
 	// on the row of the record before (same user, partition and day).
 	last    usageKey
 	lastRow int
+}
+
+// reset empties u for a month whose records refer to names, keeping its
+// memory: the rows of the month before have been written by then.
+func (u *usageSums) reset(names []string) {
+	if u.acc == nil {
+		u.acc = map[usageKey]int{}
+	}
+	clear(u.acc)
+	u.names, u.rows = names, u.rows[:0]
+	u.last, u.lastRow = usageKey{}, 0
 }
 
 // add adds the part of recs' charged time that falls in [from, next).
