@@ -297,7 +297,10 @@ func (t *JobTable) Sort() {
 	ranks := t.nameRanks()
 	nn := uint64(len(ranks))
 	n := len(t.Recs)
-	keys := slices.Grow(t.keys[:0], 2*n)[:2*n]
+	// The scratch is sized for as many records as the table has room
+	// for, so that a reused table's later, larger months do not
+	// reallocate it (fresh memory costs a page fault per 4 KiB).
+	keys := slices.Grow(t.keys[:0], 2*max(n, cap(t.Recs)))[:2*n]
 	t.keys = keys
 	keys, tmp := keys[:n], keys[n:]
 	var maxPair uint64
@@ -329,7 +332,7 @@ func (t *JobTable) Sort() {
 		}
 		lo = hi
 	}
-	order := slices.Grow(t.order[:0], n)[:n]
+	order := slices.Grow(t.order[:0], max(n, cap(t.Recs)))[:n]
 	t.order = order
 	for k, key := range keys {
 		order[k] = key.pos

@@ -24,6 +24,9 @@ func TestJobTableSort(t *testing.T) {
 	}
 	tb.Reset()
 	checkSort(t, tb, many, 200_000)
+	// And a smaller table in the scratch sized for the larger one.
+	tb.Reset()
+	checkSort(t, tb, []string{"x", "y", "z"}, 3000)
 }
 
 // checkSort fills tb with n random rows using names and checks Sort.

@@ -16,7 +16,7 @@ import (
 // TestMerge: fresh rows replace the table's rows of the same (job_id_raw,
 // start) unless the table's row is finished and the fresh one running; the
 // later of two fresh rows wins; rows starting at or after to are dropped;
-// charged_sec runs to the end or to.
+// charged_sec runs to the end or to. The writer merged a month before.
 func TestMerge(t *testing.T) {
 	t0 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	to := t0.Add(10 * time.Hour)
@@ -41,8 +41,23 @@ func TestMerge(t *testing.T) {
 		row(4, 4, at(6), 17), // same id, another start: another run
 	}
 	w := &jobsWriter{to: to.Unix()}
+	// merge reuses its scratch from month to month: merge a larger month
+	// first, of which every record is kept.
+	var before []export.JobRow
+	for id := range int64(20) {
+		before = append(before, row(100+id, 0, at(1), 200+id))
+	}
 	var mj monthJobs
 	tb := export.NewJobTable(export.NewJobDict(), 0)
+	for i := range before {
+		tb.AppendRow(&before[i])
+	}
+	w.merge(tb, 0, &mj)
+	if len(tb.Recs) != len(before) || mj.written != int64(len(before)) {
+		t.Fatalf("the month before: %d records, written %d; want %d", len(tb.Recs), mj.written, len(before))
+	}
+	mj = monthJobs{}
+	tb = export.NewJobTable(export.NewJobDict(), 0)
 	for _, rows := range [][]export.JobRow{old, fresh} {
 		for i := range rows {
 			tb.AppendRow(&rows[i])

@@ -23,7 +23,9 @@ type jobsWriter struct {
 	extent  map[string]int64
 	files   int
 
-	sums usageSums // usage's, reused from month to month
+	sums usageSums  // usage's, reused from month to month
+	refs []mergeRef // merge's scratch, reused from month to month
+	keep []bool
 }
 
 // unixSec converts Unix microseconds to seconds, rounding down (as
@@ -295,20 +297,17 @@ func (w *jobsWriter) usage(m time.Time, recs []export.JobRec, names []string, ca
 // keep their relative order (not significant: the full sort key is
 // unique once the keys are merged, and the caller sorts).
 func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
-	type ref struct {
-		id, start int64
-		pos       int32
-	}
 	recs := t.Recs
-	refs := make([]ref, 0, len(recs))
+	refs := slices.Grow(w.refs[:0], len(recs))
 	for i := range recs {
 		if start := unixSec(recs[i].Start); i < old || start < w.to {
-			refs = append(refs, ref{recs[i].JobIDRaw, start, int32(i)})
+			refs = append(refs, mergeRef{recs[i].JobIDRaw, start, int32(i)})
 		} else {
 			mj.afterTo++
 		}
 	}
-	slices.SortFunc(refs, func(a, b ref) int {
+	w.refs = refs
+	slices.SortFunc(refs, func(a, b mergeRef) int {
 		if a.id != b.id {
 			return cmp.Compare(a.id, b.id)
 		}
@@ -317,7 +316,9 @@ func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
 		}
 		return cmp.Compare(a.pos, b.pos)
 	})
-	keep := make([]bool, len(recs))
+	keep := slices.Grow(w.keep[:0], len(recs))[:len(recs)]
+	clear(keep)
+	w.keep = keep
 	for lo := 0; lo < len(refs); {
 		hi := lo + 1
 		for hi < len(refs) && refs[hi].id == refs[lo].id && refs[hi].start == refs[lo].start {
@@ -357,6 +358,13 @@ func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
 		}
 	}
 	t.Recs = out
+}
+
+// mergeRef is a record's key for merge: its job_id_raw, its start in
+// seconds and its position in the table.
+type mergeRef struct {
+	id, start int64
+	pos       int32
 }
 
 type usageKey struct {
