@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -329,5 +330,46 @@ func TestSpillTruncated(t *testing.T) {
 	d := recDecoder{b: b}
 	if id := d.rec(&got, &recPrev{}); d.err != nil || string(id) != "x9" || d.p != len(b) {
 		t.Errorf("whole record: id %q, err %v, %d of %d bytes", id, d.err, d.p, len(b))
+	}
+}
+
+// TestSpillManyChunks: a month of more than spillChunk bytes, added in
+// batches of different sizes, comes back whole and in order.
+func TestSpillManyChunks(t *testing.T) {
+	const n = 300_000 // some 20 bytes a record: several chunks and a part
+	s := testSpill(t)
+	dict := export.NewJobDict()
+	in := export.NewJobTable(dict, n)
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		in.AppendRow(&export.JobRow{JobID: fmt.Sprintf("j%d", i), JobIDRaw: int64(i), User: "u", Account: "a",
+			Start: start.Add(time.Duration(i) * time.Second), State: "RUNNING", SourceFile: "s.psv",
+			SourceLine: int64(i)})
+	}
+	for lo, step := 0, 1; lo < n; lo, step = lo+step, step*3 {
+		idx := make([]int32, 0, step)
+		for i := lo; i < min(lo+step, n); i++ {
+			idx = append(idx, int32(i))
+		}
+		if err := s.add("2025-01", in, idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sf := s.months["2025-01"]; sf.size < 2*spillChunk {
+		t.Fatalf("%d bytes written before the read, want over %d", sf.size, 2*spillChunk)
+	}
+	back := export.NewJobTable(dict, 0)
+	if err := s.read("2025-01", back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Recs) != n {
+		t.Fatalf("%d records back, want %d", len(back.Recs), n)
+	}
+	for i := range back.Recs {
+		r := &back.Recs[i]
+		if r.JobIDRaw != int64(i) || r.SourceLine != int64(i) || string(back.JobID(r)) != fmt.Sprintf("j%d", i) ||
+			r.Start != start.Add(time.Duration(i)*time.Second).UnixMicro() {
+			t.Fatalf("record %d: %+v, job id %q", i, *r, back.JobID(r))
+		}
 	}
 }
