@@ -175,7 +175,7 @@ func TestJobsWriterSchema(t *testing.T) {
 	if want := []string{"user", "account", "partition", "qos", "state", "tres.key_value.key", "source_file"}; !slices.Equal(interned, want) {
 		t.Errorf("interned columns %v, want %v", interned, want)
 	}
-	if want := []string{"mem_mb", "node_count", "gpu", "tres.key_value.value", "usage_factor"}; !slices.Equal(cached, want) {
+	if want := []string{"mem_mb", "node_count", "gpu", "tres.key_value.value", "billing", "usage_factor"}; !slices.Equal(cached, want) {
 		t.Errorf("cached double columns %v, want %v", cached, want)
 	}
 	if got, want := s.String(), jobsSchema().String(); got != want {
