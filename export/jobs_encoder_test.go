@@ -155,7 +155,6 @@ func TestJobsEncodings(t *testing.T) {
 	const (
 		delta = "DELTA_BINARY_PACKED"
 		dict  = "RLE_DICTIONARY"
-		plain = "PLAIN"
 		dlba  = "DELTA_LENGTH_BYTE_ARRAY"
 		dba   = "DELTA_BYTE_ARRAY"
 	)
@@ -163,9 +162,9 @@ func TestJobsEncodings(t *testing.T) {
 		"job_id": dba, "job_id_raw": delta, "array_job_id": delta, "array_task_id": delta, "het_job_id": delta,
 		"het_job_offset": delta, "user": dict, "account": dict, "partition": dict, "qos": dict, "state": dict,
 		"cancelled_by": dlba, "submit": delta, "eligible": delta, "start": delta, "end": delta,
-		"elapsed_sec": delta, "charged_sec": delta, "suspended_sec": delta, "timelimit_min": delta,
-		"nnodes": delta, "alloc_cpus": delta, "mem_mb": dict, "node_count": dict, "gpu": dict,
-		"tres.key_value.key": dict, "tres.key_value.value": dict, "billing": plain, "billing_slurm": delta,
+		"elapsed_sec": delta, "charged_sec": delta, "suspended_sec": delta, "timelimit_min": dict,
+		"nnodes": delta, "alloc_cpus": dict, "mem_mb": dict, "node_count": dict, "gpu": dict,
+		"tres.key_value.key": dict, "tres.key_value.value": dict, "billing": dict, "billing_slurm": dict,
 		"usage_factor": dict, "source_file": dict, "source_line": delta,
 	}
 	cols := f.Metadata().RowGroups[0].Columns

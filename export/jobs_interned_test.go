@@ -112,13 +112,13 @@ func TestInternedDict(t *testing.T) {
 	}
 }
 
-// TestCachedDoubleDict checks cachedDoubleDict against parquet-go's own
+// TestCachedDoubleDict checks cachedWordDict against parquet-go's own
 // dictionary and against indexes worked out by hand: values are told apart
 // by their bits (so 0 and -0 differ and a NaN equals itself), in the order
 // first seen, also when more values than the cache holds evict each other.
 func TestCachedDoubleDict(t *testing.T) {
 	typ := parquet.DoubleType
-	dict := cachedDoubleType{typ}.NewDictionary(0, 0, typ.NewValues(nil, nil))
+	dict := cachedWordType{typ}.NewDictionary(0, 0, typ.NewValues(nil, nil))
 	ref := typ.NewDictionary(0, 0, typ.NewValues(nil, nil))
 	doubles := func(fs ...float64) []parquet.Value {
 		vs := make([]parquet.Value, len(fs))
@@ -156,10 +156,52 @@ func TestCachedDoubleDict(t *testing.T) {
 	insert(doubles(2e6, 1e6), []int32{0, 1})
 }
 
+// TestCachedWordDictInt64 checks cachedWordDict on an INT64 column
+// against parquet-go's own dictionary and against indexes worked out by
+// hand: in the order first seen, negative values included, also when
+// more values than the cache holds evict each other.
+func TestCachedWordDictInt64(t *testing.T) {
+	typ := parquet.Int64Type
+	dict := cachedWordType{typ}.NewDictionary(0, 0, typ.NewValues(nil, nil))
+	ref := typ.NewDictionary(0, 0, typ.NewValues(nil, nil))
+	ints := func(xs ...int64) []parquet.Value {
+		vs := make([]parquet.Value, len(xs))
+		for i, x := range xs {
+			vs[i] = parquet.Int64Value(x)
+		}
+		return vs
+	}
+	insert := func(values []parquet.Value, wantIndexes []int32) {
+		t.Helper()
+		got, want := make([]int32, len(values)), make([]int32, len(values))
+		dict.Insert(got, values)
+		ref.Insert(want, values)
+		if !slices.Equal(got, want) || wantIndexes != nil && !slices.Equal(got, wantIndexes) {
+			t.Fatalf("indexes = %v, parquet-go's %v, want %v", got, want, wantIndexes)
+		}
+	}
+	insert(ints(60, 1440, 60, -1, 0, math.MinInt64, 1440), []int32{0, 1, 0, 2, 3, 4, 1})
+	insert(ints(-1, 4320, 60), []int32{2, 5, 0})
+	many := make([]int64, 3000)
+	for i := range many {
+		many[i] = int64(i) - 1500
+	}
+	insert(ints(many...), nil)
+	insert(ints(many...), nil)
+	// 6 values before; -1, 0, 60 and 1440 were in, so 2,996 of the
+	// 3,000 (-1500 to 1499) are new.
+	if got := dict.Len(); got != 3002 {
+		t.Errorf("dictionary holds %d values, want 3002", got)
+	}
+	dict.Reset()
+	ref.Reset()
+	insert(ints(4320, 60), []int32{0, 1})
+}
+
 // TestJobsWriterSchema checks that the jobs encoder's writer gives
 // exactly the dictionary-encoded string columns internedType and the
-// dictionary-encoded double columns cachedDoubleType, and describes the
-// same file as jobsSchema.
+// dictionary-encoded double and int64 columns cachedWordType, and
+// describes the same file as jobsSchema.
 func TestJobsWriterSchema(t *testing.T) {
 	s := jobsWriterSchema(internStrings(nil))
 	var interned, cached []string
@@ -168,14 +210,15 @@ func TestJobsWriterSchema(t *testing.T) {
 		switch leaf.Node.Type().(type) {
 		case internedType:
 			interned = append(interned, strings.Join(path, "."))
-		case cachedDoubleType:
+		case cachedWordType:
 			cached = append(cached, strings.Join(path, "."))
 		}
 	}
 	if want := []string{"user", "account", "partition", "qos", "state", "tres.key_value.key", "source_file"}; !slices.Equal(interned, want) {
 		t.Errorf("interned columns %v, want %v", interned, want)
 	}
-	if want := []string{"mem_mb", "node_count", "gpu", "tres.key_value.value", "billing", "usage_factor"}; !slices.Equal(cached, want) {
+	if want := []string{"timelimit_min", "alloc_cpus", "mem_mb", "node_count", "gpu", "tres.key_value.value", "billing",
+		"billing_slurm", "usage_factor"}; !slices.Equal(cached, want) {
 		t.Errorf("cached double columns %v, want %v", cached, want)
 	}
 	if got, want := s.String(), jobsSchema().String(); got != want {

@@ -141,8 +141,9 @@ func jobsTable() Table {
 		Description: "One row per charged allocation run (a job, array task or het-job component) " +
 			"that overlaps the partition's month, as ingested from `sacct -P` and billed. A job that " +
 			"spans a month boundary appears in each month it was charged in, with that month's charged_sec. " +
-			"Integer and timestamp columns are DELTA_BINARY_PACKED; the TRES map, the resource amounts " +
-			"(mem_mb, node_count, gpu, usage_factor) and billing are dictionary encoded.",
+			"Integer and timestamp columns are DELTA_BINARY_PACKED, but for timelimit_min, alloc_cpus and billing_slurm; " +
+			"those, the TRES map, the resource amounts (mem_mb, node_count, gpu, usage_factor) and billing " +
+			"are dictionary encoded.",
 		Layout:    fmt.Sprintf(partitionLayout, TableJobs),
 		SortBy:    []string{"account", "user", "start", "job_id_raw", "job_id"},
 		Partition: partitionColumns(),
