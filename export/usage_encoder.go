@@ -1,7 +1,9 @@
 package export
 
 import (
+	"cmp"
 	"io"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -18,13 +20,102 @@ var usageColumns = []string{"account", "user", "partition", "period_start", "bil
 // bytes are the same).
 func usageEncoder(rows []UsageRow, sortBy []string) func(io.Writer) error {
 	return func(w io.Writer) error {
-		order := sortedOrder(rows, compareUsage)
-		if order == nil {
-			order = identity(len(rows))
-		}
+		order := usageOrder(rows)
 		return writeSortedColumns[UsageRow](w, sortBy, usageColumns, order,
 			func(v [][]parquet.Value, batch []int32) { usageValues(v, rows, batch) })
 	}
+}
+
+// usageOrder returns the positions of rows in compareUsage order, ties in
+// input order: the order sortedOrder(rows, compareUsage) gives (identity
+// where that gives nil).
+//
+// A month's rows hold a few thousand (account, user, partition) names and
+// a few dozen days, so each row gets the rank of its names and the rank of
+// its day among the distinct ones, and two stable counting sorts (by day
+// rank, then by name rank) order the rows in linear time; the comparison
+// sort on strings took a quarter of the usage encoder's time. The pipeline
+// adds a month's rows job by job, so a row mostly has the names of the row
+// before: it takes that row's name id without a map lookup (the names
+// share their bytes, so the comparison stops at the pointers). Rows whose
+// day carries a monotonic clock reading (which time.Compare, and so
+// compareUsage, compares instead of the wall clock when both times have
+// one) are sorted with sortedOrder instead.
+func usageOrder(rows []UsageRow) []int32 {
+	type instant struct {
+		sec  int64
+		nsec int32
+	}
+	type names struct{ account, user, partition string }
+	dayIDs := make([]int32, len(rows))
+	nameIDs := make([]int32, len(rows))
+	dayIndex := map[instant]int32{}
+	nameIndex := map[names]int32{}
+	var days []instant
+	var nameList []names
+	lastDay, lastDayID := instant{}, int32(-1)
+	for i := range rows {
+		r := &rows[i]
+		t := r.PeriodStart
+		if t != t.Round(0) {
+			order := sortedOrder(rows, compareUsage)
+			if order == nil {
+				order = identity(len(rows))
+			}
+			return order
+		}
+		if in := (instant{t.Unix(), int32(t.Nanosecond())}); lastDayID < 0 || in != lastDay {
+			id, ok := dayIndex[in]
+			if !ok {
+				id = int32(len(days))
+				dayIndex[in] = id
+				days = append(days, in)
+			}
+			lastDay, lastDayID = in, id
+		}
+		dayIDs[i] = lastDayID
+		if i > 0 {
+			if p := &rows[i-1]; p.Account == r.Account && p.User == r.User && p.Partition == r.Partition {
+				nameIDs[i] = nameIDs[i-1]
+				continue
+			}
+		}
+		nm := names{r.Account, r.User, r.Partition}
+		id, ok := nameIndex[nm]
+		if !ok {
+			id = int32(len(nameList))
+			nameIndex[nm] = id
+			nameList = append(nameList, nm)
+		}
+		nameIDs[i] = id
+	}
+	dayRank := rankIDs(len(days), func(a, b int32) int {
+		if c := cmp.Compare(days[a].sec, days[b].sec); c != 0 {
+			return c
+		}
+		return cmp.Compare(days[a].nsec, days[b].nsec)
+	})
+	nameRank := rankIDs(len(nameList), func(a, b int32) int {
+		x, y := &nameList[a], &nameList[b]
+		if c := strings.Compare(x.account, y.account); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.user, y.user); c != 0 {
+			return c
+		}
+		return strings.Compare(x.partition, y.partition)
+	})
+	for i, id := range dayIDs {
+		dayIDs[i] = dayRank[id]
+	}
+	for i, id := range nameIDs {
+		nameIDs[i] = nameRank[id]
+	}
+	byDay := make([]int32, len(rows))
+	stableCountingSort(byDay, nil, dayIDs, len(days))
+	order := dayIDs // no longer needed
+	stableCountingSort(order, byDay, nameIDs, len(nameList))
+	return order
 }
 
 // usageValues sets v[c][k] to the value of leaf column c of row batch[k],
