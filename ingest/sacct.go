@@ -70,6 +70,7 @@ type SacctReader struct {
 	done    chan struct{}
 	pending map[int]chunkResult
 	next    int
+	parsed  int64 // input bytes of the blocks returned by Next
 	closed  bool
 	err     error
 }
@@ -251,6 +252,12 @@ func (s *SacctReader) Schema() *arrow.Schema { return s.schema }
 // account for the whole file.
 func (s *SacctReader) Stats() Stats { return s.stats }
 
+// ParsedBytes counts the input bytes (after the header) of the records
+// accounted for in Stats, that is of the blocks Next has returned so far.
+// Blocks are read ahead of Next, so the bytes taken from the input run
+// ahead of it; rows per byte are Stats().Read / ParsedBytes().
+func (s *SacctReader) ParsedBytes() int64 { return s.parsed }
+
 type chunk struct {
 	seq   int
 	line  int // physical line number of the first byte
@@ -266,6 +273,7 @@ type rejectRec struct {
 
 type chunkResult struct {
 	seq     int
+	bytes   int64 // the block's input bytes
 	rec     arrow.Record
 	stats   Stats
 	rejects []rejectRec
@@ -410,6 +418,7 @@ func (s *SacctReader) Next() (arrow.Record, error) {
 				return nil, res.err
 			}
 			s.stats.Add(res.stats)
+			s.parsed += res.bytes
 			if s.opt.OnReject != nil {
 				for _, r := range res.rejects {
 					s.opt.OnReject(r.err, r.raw)

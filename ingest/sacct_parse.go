@@ -117,7 +117,7 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 // boundary (see findCut), so records never straddle two blocks unless the
 // input is malformed, in which case the pieces are rejected, not lost.
 func (p *sacctParser) parseChunk(c chunk) chunkResult {
-	res := chunkResult{seq: c.seq, stats: Stats{File: p.name}}
+	res := chunkResult{seq: c.seq, bytes: int64(len(c.data)), stats: Stats{File: p.name}}
 	p.cols.reset()
 	lines := bytes.Count(c.data, []byte{'\n'}) + 1
 	p.cols.prepare(p.mem, p.rowsFor(lines))

@@ -512,9 +512,12 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 				break
 			}
 			if err == nil {
-				// The run's rows, extrapolated from the bytes read so far.
-				rows, read := sum.Ingest.Read+rd.Stats().Read, done+hr.n.Load()
-				expect := int(float64(rows) / float64(max(read, 1)) * float64(total))
+				// The run's rows, extrapolated from the bytes parsed so far
+				// (not those read: the reader reads blocks ahead, and
+				// counting them made the first estimate some 5 times too
+				// low, so decay's columns were allocated twice).
+				rows, parsed := sum.Ingest.Read+rd.Stats().Read, done+rd.ParsedBytes()
+				expect := int(float64(rows) / float64(max(parsed, 1)) * float64(total))
 				err = s.batch(rec, sum, expect)
 				rec.Release()
 			}
