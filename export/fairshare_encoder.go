@@ -86,11 +86,6 @@ func associationKey(r *AssociationRow) (time.Time, string, string, string) {
 // instead of the wall clock when both times have one) are sorted with
 // sortedOrder instead.
 func snapshotOrder[T any](rows []T, compare func(a, b *T) int, key func(*T) (time.Time, string, string, string)) []int32 {
-	type instant struct {
-		sec  int64
-		nsec int32
-	}
-	type names struct{ account, user, partition string }
 	snapIDs := make([]int32, len(rows))
 	nameIDs := make([]int32, len(rows))
 	// The length of the first run of one snapshot is about the number of
@@ -105,10 +100,7 @@ func snapshotOrder[T any](rows []T, compare func(a, b *T) int, key func(*T) (tim
 			first++
 		}
 	}
-	snapIndex := map[instant]int32{}
-	nameIndex := make(map[names]int32, first)
-	var snaps []instant
-	nameList := make([]names, 0, first)
+	snaps, names := newIDSet[instant](0), newIDSet[rowNames](first)
 	last, lastID := instant{}, int32(-1)
 	runStart, prevStart, prevLen := 0, 0, 0 // this run of one snapshot, and the one before
 	for i := range rows {
@@ -120,14 +112,8 @@ func snapshotOrder[T any](rows []T, compare func(a, b *T) int, key func(*T) (tim
 			}
 			return order
 		}
-		if in := (instant{t.Unix(), int32(t.Nanosecond())}); lastID < 0 || in != last {
-			id, ok := snapIndex[in]
-			if !ok {
-				id = int32(len(snaps))
-				snapIndex[in] = id
-				snaps = append(snaps, in)
-			}
-			last, lastID = in, id
+		if in := instantOf(t); lastID < 0 || in != last {
+			last, lastID = in, snaps.id(in)
 			prevStart, prevLen, runStart = runStart, i-runStart, i
 		}
 		snapIDs[i] = lastID
@@ -138,42 +124,10 @@ func snapshotOrder[T any](rows []T, compare func(a, b *T) int, key func(*T) (tim
 				continue
 			}
 		}
-		nm := names{account, user, partition}
-		id, ok := nameIndex[nm]
-		if !ok {
-			id = int32(len(nameList))
-			nameIndex[nm] = id
-			nameList = append(nameList, nm)
-		}
-		nameIDs[i] = id
+		nameIDs[i] = names.id(rowNames{account, user, partition})
 	}
-	snapRank := rankIDs(len(snaps), func(a, b int32) int {
-		if c := cmp.Compare(snaps[a].sec, snaps[b].sec); c != 0 {
-			return c
-		}
-		return cmp.Compare(snaps[a].nsec, snaps[b].nsec)
-	})
-	nameRank := rankIDs(len(nameList), func(a, b int32) int {
-		x, y := &nameList[a], &nameList[b]
-		if c := strings.Compare(x.account, y.account); c != 0 {
-			return c
-		}
-		if c := strings.Compare(x.user, y.user); c != 0 {
-			return c
-		}
-		return strings.Compare(x.partition, y.partition)
-	})
-	for i, id := range nameIDs {
-		nameIDs[i] = nameRank[id]
-	}
-	for i, id := range snapIDs {
-		snapIDs[i] = snapRank[id]
-	}
-	byName := make([]int32, len(rows))
-	stableCountingSort(byName, nil, nameIDs, len(nameList))
-	order := nameIDs // no longer needed
-	stableCountingSort(order, byName, snapIDs, len(snaps))
-	return order
+	return twoKeyOrder(names.rank(nameIDs, compareRowNames), len(names.list),
+		snaps.rank(snapIDs, compareInstants), len(snaps.list))
 }
 
 // rankIDs returns, for each of the ids 0..n-1, its rank in compare order
@@ -211,6 +165,77 @@ func stableCountingSort(out, order, key []int32, keys int) {
 		out[start[k]] = i
 		start[k]++
 	}
+}
+
+// twoKeyOrder returns the positions 0..len(minor)-1 stably sorted by
+// major[i] (in 0..majorKeys-1), then minor[i] (in 0..minorKeys-1). It
+// uses minor's memory for the result.
+func twoKeyOrder(minor []int32, minorKeys int, major []int32, majorKeys int) []int32 {
+	byMinor := make([]int32, len(minor))
+	stableCountingSort(byMinor, nil, minor, minorKeys)
+	order := minor // no longer needed
+	stableCountingSort(order, byMinor, major, majorKeys)
+	return order
+}
+
+// instant is a time's wall clock as a comparable key (Unix seconds and
+// nanoseconds), for times without a monotonic clock reading.
+type instant struct {
+	sec  int64
+	nsec int32
+}
+
+func instantOf(t time.Time) instant { return instant{t.Unix(), int32(t.Nanosecond())} }
+
+func compareInstants(a, b instant) int {
+	if c := cmp.Compare(a.sec, b.sec); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.nsec, b.nsec)
+}
+
+// rowNames is a row's (account, user, partition).
+type rowNames struct{ account, user, partition string }
+
+func compareRowNames(x, y rowNames) int {
+	if c := strings.Compare(x.account, y.account); c != 0 {
+		return c
+	}
+	if c := strings.Compare(x.user, y.user); c != 0 {
+		return c
+	}
+	return strings.Compare(x.partition, y.partition)
+}
+
+// idSet numbers distinct keys 0, 1, ... in the order they are first seen.
+type idSet[K comparable] struct {
+	index map[K]int32
+	list  []K
+}
+
+func newIDSet[K comparable](n int) *idSet[K] {
+	return &idSet[K]{index: make(map[K]int32, n), list: make([]K, 0, n)}
+}
+
+// id returns k's number, giving a new key the next one.
+func (s *idSet[K]) id(k K) int32 {
+	id, ok := s.index[k]
+	if !ok {
+		id = int32(len(s.list))
+		s.index[k] = id
+		s.list = append(s.list, k)
+	}
+	return id
+}
+
+// rank replaces every id in ids by the rank of its key in compare order
+// (which must not report distinct keys equal) and returns ids.
+func (s *idSet[K]) rank(ids []int32, compare func(a, b K) int) []int32 {
+	rank := rankIDs(len(s.list), func(a, b int32) int { return compare(s.list[a], s.list[b]) })
+	for i, id := range ids {
+		ids[i] = rank[id]
+	}
+	return ids
 }
 
 // writeSortedColumns writes the rows at the positions order as a Parquet

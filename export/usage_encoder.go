@@ -1,9 +1,7 @@
 package export
 
 import (
-	"cmp"
 	"io"
-	"strings"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -42,17 +40,9 @@ func usageEncoder(rows []UsageRow, sortBy []string) func(io.Writer) error {
 // compareUsage, compares instead of the wall clock when both times have
 // one) are sorted with sortedOrder instead.
 func usageOrder(rows []UsageRow) []int32 {
-	type instant struct {
-		sec  int64
-		nsec int32
-	}
-	type names struct{ account, user, partition string }
 	dayIDs := make([]int32, len(rows))
 	nameIDs := make([]int32, len(rows))
-	dayIndex := map[instant]int32{}
-	nameIndex := map[names]int32{}
-	var days []instant
-	var nameList []names
+	days, names := newIDSet[instant](0), newIDSet[rowNames](0)
 	lastDay, lastDayID := instant{}, int32(-1)
 	for i := range rows {
 		r := &rows[i]
@@ -64,14 +54,8 @@ func usageOrder(rows []UsageRow) []int32 {
 			}
 			return order
 		}
-		if in := (instant{t.Unix(), int32(t.Nanosecond())}); lastDayID < 0 || in != lastDay {
-			id, ok := dayIndex[in]
-			if !ok {
-				id = int32(len(days))
-				dayIndex[in] = id
-				days = append(days, in)
-			}
-			lastDay, lastDayID = in, id
+		if in := instantOf(t); lastDayID < 0 || in != lastDay {
+			lastDay, lastDayID = in, days.id(in)
 		}
 		dayIDs[i] = lastDayID
 		if i > 0 {
@@ -80,42 +64,10 @@ func usageOrder(rows []UsageRow) []int32 {
 				continue
 			}
 		}
-		nm := names{r.Account, r.User, r.Partition}
-		id, ok := nameIndex[nm]
-		if !ok {
-			id = int32(len(nameList))
-			nameIndex[nm] = id
-			nameList = append(nameList, nm)
-		}
-		nameIDs[i] = id
+		nameIDs[i] = names.id(rowNames{r.Account, r.User, r.Partition})
 	}
-	dayRank := rankIDs(len(days), func(a, b int32) int {
-		if c := cmp.Compare(days[a].sec, days[b].sec); c != 0 {
-			return c
-		}
-		return cmp.Compare(days[a].nsec, days[b].nsec)
-	})
-	nameRank := rankIDs(len(nameList), func(a, b int32) int {
-		x, y := &nameList[a], &nameList[b]
-		if c := strings.Compare(x.account, y.account); c != 0 {
-			return c
-		}
-		if c := strings.Compare(x.user, y.user); c != 0 {
-			return c
-		}
-		return strings.Compare(x.partition, y.partition)
-	})
-	for i, id := range dayIDs {
-		dayIDs[i] = dayRank[id]
-	}
-	for i, id := range nameIDs {
-		nameIDs[i] = nameRank[id]
-	}
-	byDay := make([]int32, len(rows))
-	stableCountingSort(byDay, nil, dayIDs, len(days))
-	order := dayIDs // no longer needed
-	stableCountingSort(order, byDay, nameIDs, len(nameList))
-	return order
+	return twoKeyOrder(days.rank(dayIDs, compareInstants), len(days.list),
+		names.rank(nameIDs, compareRowNames), len(names.list))
 }
 
 // usageValues sets v[c][k] to the value of leaf column c of row batch[k],
