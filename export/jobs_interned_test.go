@@ -112,22 +112,13 @@ func TestInternedDict(t *testing.T) {
 	}
 }
 
-// TestCachedDoubleDict checks cachedWordDict against parquet-go's own
-// dictionary and against indexes worked out by hand: values are told apart
-// by their bits (so 0 and -0 differ and a NaN equals itself), in the order
-// first seen, also when more values than the cache holds evict each other.
-func TestCachedDoubleDict(t *testing.T) {
-	typ := parquet.DoubleType
-	dict := cachedWordType{typ}.NewDictionary(0, 0, typ.NewValues(nil, nil))
-	ref := typ.NewDictionary(0, 0, typ.NewValues(nil, nil))
-	doubles := func(fs ...float64) []parquet.Value {
-		vs := make([]parquet.Value, len(fs))
-		for i, f := range fs {
-			vs[i] = parquet.DoubleValue(f)
-		}
-		return vs
-	}
-	insert := func(values []parquet.Value, wantIndexes []int32) {
+// wordDicts returns a cachedWordDict of typ, parquet-go's own dictionary
+// of typ, and insert, which inserts values into both and fails t unless
+// they give the same indexes, and wantIndexes unless it is nil.
+func wordDicts(t *testing.T, typ parquet.Type) (dict, ref parquet.Dictionary, insert func(values []parquet.Value, wantIndexes []int32)) {
+	dict = cachedWordType{typ}.NewDictionary(0, 0, typ.NewValues(nil, nil))
+	ref = typ.NewDictionary(0, 0, typ.NewValues(nil, nil))
+	insert = func(values []parquet.Value, wantIndexes []int32) {
 		t.Helper()
 		got, want := make([]int32, len(values)), make([]int32, len(values))
 		dict.Insert(got, values)
@@ -135,6 +126,22 @@ func TestCachedDoubleDict(t *testing.T) {
 		if !slices.Equal(got, want) || wantIndexes != nil && !slices.Equal(got, wantIndexes) {
 			t.Fatalf("indexes = %v, parquet-go's %v, want %v", got, want, wantIndexes)
 		}
+	}
+	return dict, ref, insert
+}
+
+// TestCachedDoubleDict checks cachedWordDict against parquet-go's own
+// dictionary and against indexes worked out by hand: values are told apart
+// by their bits (so 0 and -0 differ and a NaN equals itself), in the order
+// first seen, also when more values than the cache holds evict each other.
+func TestCachedDoubleDict(t *testing.T) {
+	dict, ref, insert := wordDicts(t, parquet.DoubleType)
+	doubles := func(fs ...float64) []parquet.Value {
+		vs := make([]parquet.Value, len(fs))
+		for i, f := range fs {
+			vs[i] = parquet.DoubleValue(f)
+		}
+		return vs
 	}
 	insert(doubles(1, 2, 1, math.NaN(), 0, math.Copysign(0, -1), 2, math.NaN()), []int32{0, 1, 0, 2, 3, 4, 1, 2})
 	insert(doubles(2, 5, 1), []int32{1, 5, 0}) // one call: a new value among cached ones
@@ -161,24 +168,13 @@ func TestCachedDoubleDict(t *testing.T) {
 // hand: in the order first seen, negative values included, also when
 // more values than the cache holds evict each other.
 func TestCachedWordDictInt64(t *testing.T) {
-	typ := parquet.Int64Type
-	dict := cachedWordType{typ}.NewDictionary(0, 0, typ.NewValues(nil, nil))
-	ref := typ.NewDictionary(0, 0, typ.NewValues(nil, nil))
+	dict, ref, insert := wordDicts(t, parquet.Int64Type)
 	ints := func(xs ...int64) []parquet.Value {
 		vs := make([]parquet.Value, len(xs))
 		for i, x := range xs {
 			vs[i] = parquet.Int64Value(x)
 		}
 		return vs
-	}
-	insert := func(values []parquet.Value, wantIndexes []int32) {
-		t.Helper()
-		got, want := make([]int32, len(values)), make([]int32, len(values))
-		dict.Insert(got, values)
-		ref.Insert(want, values)
-		if !slices.Equal(got, want) || wantIndexes != nil && !slices.Equal(got, wantIndexes) {
-			t.Fatalf("indexes = %v, parquet-go's %v, want %v", got, want, wantIndexes)
-		}
 	}
 	insert(ints(60, 1440, 60, -1, 0, math.MinInt64, 1440), []int32{0, 1, 0, 2, 3, 4, 1})
 	insert(ints(-1, 4320, 60), []int32{2, 5, 0})
