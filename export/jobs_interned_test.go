@@ -130,19 +130,22 @@ func wordDicts(t *testing.T, typ parquet.Type) (dict, ref parquet.Dictionary, in
 	return dict, ref, insert
 }
 
+// valuesOf returns xs as parquet values made by value.
+func valuesOf[T any](value func(T) parquet.Value, xs []T) []parquet.Value {
+	vs := make([]parquet.Value, len(xs))
+	for i, x := range xs {
+		vs[i] = value(x)
+	}
+	return vs
+}
+
 // TestCachedDoubleDict checks cachedWordDict against parquet-go's own
 // dictionary and against indexes worked out by hand: values are told apart
 // by their bits (so 0 and -0 differ and a NaN equals itself), in the order
 // first seen, also when more values than the cache holds evict each other.
 func TestCachedDoubleDict(t *testing.T) {
 	dict, ref, insert := wordDicts(t, parquet.DoubleType)
-	doubles := func(fs ...float64) []parquet.Value {
-		vs := make([]parquet.Value, len(fs))
-		for i, f := range fs {
-			vs[i] = parquet.DoubleValue(f)
-		}
-		return vs
-	}
+	doubles := func(fs ...float64) []parquet.Value { return valuesOf(parquet.DoubleValue, fs) }
 	insert(doubles(1, 2, 1, math.NaN(), 0, math.Copysign(0, -1), 2, math.NaN()), []int32{0, 1, 0, 2, 3, 4, 1, 2})
 	insert(doubles(2, 5, 1), []int32{1, 5, 0}) // one call: a new value among cached ones
 	// 3,000 values, twice over, through a cache of 256.
@@ -169,13 +172,7 @@ func TestCachedDoubleDict(t *testing.T) {
 // more values than the cache holds evict each other.
 func TestCachedWordDictInt64(t *testing.T) {
 	dict, ref, insert := wordDicts(t, parquet.Int64Type)
-	ints := func(xs ...int64) []parquet.Value {
-		vs := make([]parquet.Value, len(xs))
-		for i, x := range xs {
-			vs[i] = parquet.Int64Value(x)
-		}
-		return vs
-	}
+	ints := func(xs ...int64) []parquet.Value { return valuesOf(parquet.Int64Value, xs) }
 	insert(ints(60, 1440, 60, -1, 0, math.MinInt64, 1440), []int32{0, 1, 0, 2, 3, 4, 1})
 	insert(ints(-1, 4320, 60), []int32{2, 5, 0})
 	many := make([]int64, 3000)
