@@ -135,23 +135,30 @@ func BenchmarkAdvanceTickTree(b *testing.B) {
 	benchAdvanceTick(b, parent)
 }
 
-// BenchmarkSortByTick sorts the events of yearCluster(5,000,000) on the
-// 5-minute ticks of BenchmarkYear5M (each iteration copies them first).
+// BenchmarkEvents validates yearCluster(5,000,000) and groups its events by
+// tick on the 5-minute ticks of BenchmarkYear5M: dense places them by
+// counting (as Advance does on such a window), sparse radix-sorts them (as
+// it does when the window has far more ticks than jobs).
 //
-//	go test ./decay -run '^$' -bench SortByTick -cpu 1 -count 5
-func BenchmarkSortByTick(b *testing.B) {
+//	go test ./decay -run '^$' -bench Events -cpu 1 -count 5
+func BenchmarkEvents(b *testing.B) {
 	parent, jobs, start, end := yearCluster(5_000_000)
 	const P = 300
 	g := grid{origin: 0, P: P, k0: start / P, kEnd: end / P, limits: true}
-	var stats Stats
-	ev, err := g.events(jobs, len(parent), &stats)
-	if err != nil {
-		b.Fatal(err)
-	}
-	work := make([]uint64, len(ev))
-	b.ReportAllocs()
-	for b.Loop() {
-		copy(work, ev)
-		sortByTick(work, uint32(g.kEnd-g.k0))
+	for _, dense := range []bool{true, false} {
+		name := "sparse"
+		if dense {
+			name = "dense"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var stats Stats
+				if _, err := g.events(jobs, len(parent), &stats, dense); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(jobs.Len())/(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e9), "jobs/s")
+		})
 	}
 }

@@ -101,8 +101,8 @@ type Stats struct {
 	Resets int
 }
 
-// Event encoding: relative tick in the high 32 bits; below it a side bit,
-// two flags and the job index.
+// Event encoding: a job's start or end event is a side bit, two flags and
+// the job index in 32 bits; its tick is where tickEvents files it.
 const (
 	evEnd   = 1 << 31 // end event (else start event)
 	evFlagA = 1 << 30 // start: partial first chunk; end: rate off
@@ -110,6 +110,12 @@ const (
 	evJob   = 1<<29 - 1
 	maxJobs = evJob + 1
 )
+
+// denseTicks is how many ticks beyond four per job a window may have and
+// still get its events placed by counting (tickEvents' dense form): its
+// count array of 4 bytes a tick then costs at most as much memory as the
+// sparse form's sort buffers.
+const denseTicks = 1 << 20
 
 // Advance moves st forward through every tick T with st.Tick < T ≤ w.To,
 // charging w.Jobs according to p (SLURM-SEMANTICS.md §1.12), and reports
@@ -147,11 +153,11 @@ func Advance(p Params, st *State, w Window) (Stats, error) {
 		return stats, fmt.Errorf("decay: window of %d ticks is too long", nTicks)
 	}
 	g := grid{origin: p.OriginUnix, P: P, k0: k0, kEnd: kEnd, limits: p.LimitsEnforced}
-	ev, err := g.events(w.Jobs, len(w.Parent), &stats)
+	dense := nTicks <= 4*int64(w.Jobs.Len())+denseTicks
+	ev, err := g.events(w.Jobs, len(w.Parent), &stats, dense)
 	if err != nil {
 		return stats, fmt.Errorf("decay: %w", err)
 	}
-	sortByTick(ev, uint32(nTicks))
 
 	// Input is valid: from here on st changes.
 	period, _ := ParseResetPeriod(p.ResetPeriod)
@@ -165,7 +171,7 @@ func Advance(p Params, st *State, w Window) (Stats, error) {
 		st.Usage = append(st.Usage, 0)
 	}
 	e := newEngine(p, st, w, period)
-	if err := e.run(ev, g, &stats); err != nil {
+	if err := e.run(&ev, g, &stats); err != nil {
 		return stats, fmt.Errorf("decay: %w", err)
 	}
 	return stats, nil
@@ -214,8 +220,19 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// ceilDiv returns ⌈a/b⌉ for b > 0.
-func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
+// floorDivF is floorDiv for |a| ≤ 2^53 and 0 < b ≤ 2^53, by a float64
+// division: ticksOf runs twice for every job, and a 64-bit integer division
+// takes several times as long. a and b convert exactly, and the rounded
+// quotient v lies between ⌊a/b⌋ and ⌊a/b⌋+1 (both are exact float64 values,
+// and rounding is monotonic), so truncating v gives one of those two and
+// the remainder tells which.
+func floorDivF(a, b int64) int64 {
+	q := int64(float64(a) / float64(b))
+	if a-q*b < 0 {
+		q--
+	}
+	return q
+}
 
 // tickIndexFloor returns ⌊x/P⌋ and whether x is in the supported time range.
 func tickIndexFloor(x, P int64) (int64, bool) {
@@ -246,97 +263,239 @@ type jobTicks struct {
 // ticksOf places a job with start s and end e (or Running) on the grid.
 func (g grid) ticksOf(s, e int64) jobTicks {
 	var t jobTicks
-	t.kFirst = floorDiv(s-g.origin, g.P) + 1 // first tick strictly after s
+	// s, e and the origin are within ±2^40 (maxTime): floorDivF applies.
+	t.kFirst = floorDivF(s-g.origin, g.P) + 1 // first tick strictly after s
 	t.first = g.at(t.kFirst) - s
 	if e == Running {
 		t.kLast = g.kEnd
 		return t
 	}
-	t.kLast = ceilDiv(e-g.origin, g.P) - 1 // last tick strictly before e
+	t.kLast = -floorDivF(g.origin-e, g.P) - 1 // last tick strictly before e
 	t.tail = e - max(g.at(t.kLast), s)
 	return t
 }
 
-// events validates the jobs and returns their start and end events inside
-// the window, filling the job counts of stats.
-func (g grid) events(j Jobs, nAssoc int, stats *Stats) ([]uint64, error) {
+// jobEvents are the events of one job in the window: the flags of its start
+// and end events (0: no such event; end includes evEnd) and their ticks
+// relative to k0.
+type jobEvents struct {
+	start, end       uint32
+	startRel, endRel uint32
+}
+
+// eventsOf places a job with start s and end e ≠ s (or Running) on the
+// window. between reports a job without events that started and ended
+// between two consecutive ticks of the window.
+func (g grid) eventsOf(s, e int64) (je jobEvents, between bool) {
+	t := g.ticksOf(s, e)
+	running := t.kFirst <= t.kLast
+	partial := t.first < g.P
+	// Start side: the partial first chunk, and when the rate joins.
+	hi := min(t.kLast, g.kEnd)
+	chunk := partial && running && t.kFirst > g.k0 && t.kFirst <= g.kEnd
+	kOn := t.kFirst
+	if partial {
+		kOn++
+	}
+	kOn = max(kOn, g.k0+1)
+	on := kOn <= hi
+	startTick := kOn
+	if chunk {
+		je.start |= evFlagA
+		startTick = t.kFirst
+	}
+	if on {
+		je.start |= evFlagB
+	}
+	if je.start != 0 {
+		je.startRel = uint32(startTick - g.k0)
+	}
+	// End side at kLast+1: the rate leaves, and with limits the tail.
+	kE := t.kLast + 1
+	if on && kE <= g.kEnd {
+		je.end |= evFlagA
+	}
+	if g.limits && e != Running && kE > g.k0 && kE <= g.kEnd {
+		je.end |= evFlagB
+	}
+	if je.end != 0 {
+		je.end |= evEnd
+		je.endRel = uint32(kE - g.k0)
+	}
+	between = je.start == 0 && je.end == 0 && !running && e != Running && kE > g.k0 && kE <= g.kEnd
+	return je, between
+}
+
+// tickEvents are the events of a window grouped by relative tick, in
+// increasing tick order.
+type tickEvents struct {
+	ev []uint32
+	// end[i] is the end in ev of the i-th group. In the dense form group i
+	// holds the events of tick i (tick 0 has none); in the sparse form it
+	// holds those of tick[i], and ticks without events have no group.
+	end    []uint32
+	tick   []uint32
+	sparse bool
+	next   int // sparse form: the groups taken so far
+}
+
+// at returns the events of tick rel ≥ 1. In the sparse form rel must
+// increase from call to call.
+func (q *tickEvents) at(rel uint32) []uint32 {
+	if !q.sparse {
+		return q.ev[q.end[rel-1]:q.end[rel]]
+	}
+	i := q.next
+	if i == len(q.tick) || q.tick[i] != rel {
+		return nil
+	}
+	q.next++
+	var lo uint32
+	if i > 0 {
+		lo = q.end[i-1]
+	}
+	return q.ev[lo:q.end[i]]
+}
+
+// events validates the jobs, fills the job counts of stats and returns
+// their start and end events inside the window grouped by tick. dense
+// places them by counting, with a count for every tick of the window;
+// otherwise they are radix-sorted and only the ticks with events get a
+// group.
+func (g grid) events(j Jobs, nAssoc int, stats *Stats, dense bool) (tickEvents, error) {
+	var count []uint32
+	if dense {
+		count = make([]uint32, g.kEnd-g.k0+1)
+	}
+	m, err := g.countEvents(j, nAssoc, stats, count)
+	if err != nil {
+		return tickEvents{}, err
+	}
+	if dense {
+		return g.placeEvents(j, count, m), nil
+	}
+	return g.sortEvents(j, m), nil
+}
+
+// countEvents validates the jobs, fills the job counts of stats and returns
+// the number of events in the window; when count is not nil it adds the
+// number of events at each relative tick.
+func (g grid) countEvents(j Jobs, nAssoc int, stats *Stats, count []uint32) (int, error) {
 	n := j.Len()
 	stats.Jobs = n
 	if len(j.End) != n || len(j.Rate) != n || len(j.Assoc) != n {
-		return nil, fmt.Errorf("job columns have different lengths: start %d, end %d, rate %d, assoc %d",
+		return 0, fmt.Errorf("job columns have different lengths: start %d, end %d, rate %d, assoc %d",
 			n, len(j.End), len(j.Rate), len(j.Assoc))
 	}
 	if n > maxJobs {
-		return nil, fmt.Errorf("%d jobs is more than %d", n, maxJobs)
+		return 0, fmt.Errorf("%d jobs is more than %d", n, maxJobs)
 	}
 	var sumRate float64
-	ev := make([]uint64, 0, 2*n) // at most a start and an end event per job
+	m := 0
 	for i := range n {
 		s, e, r, a := j.Start[i], j.End[i], j.Rate[i], j.Assoc[i]
 		switch {
 		case a < 0 || int(a) >= nAssoc:
-			return nil, fmt.Errorf("job %d: association %d out of range [0, %d)", i, a, nAssoc)
+			return 0, fmt.Errorf("job %d: association %d out of range [0, %d)", i, a, nAssoc)
 		case !(r >= 0 && r < maxRate):
-			return nil, fmt.Errorf("job %d: rate %v outside [0, 2^40)", i, r)
+			return 0, fmt.Errorf("job %d: rate %v outside [0, 2^40)", i, r)
 		case s < 0 || s >= maxTime:
-			return nil, fmt.Errorf("job %d: start %d out of range", i, s)
+			return 0, fmt.Errorf("job %d: start %d out of range", i, s)
 		case e != Running && (e < s || e >= maxTime):
-			return nil, fmt.Errorf("job %d: end %d before start %d or out of range", i, e, s)
+			return 0, fmt.Errorf("job %d: end %d before start %d or out of range", i, e, s)
 		}
 		sumRate += r
 		if e == s {
 			stats.JobsEmpty++
 			continue
 		}
-		t := g.ticksOf(s, e)
-		running := t.kFirst <= t.kLast
-		partial := t.first < g.P
-		// Start side: the partial first chunk, and when the rate joins.
-		var start uint64
-		hi := min(t.kLast, g.kEnd)
-		chunk := partial && running && t.kFirst > g.k0 && t.kFirst <= g.kEnd
-		kOn := t.kFirst
-		if partial {
-			kOn++
+		je, between := g.eventsOf(s, e)
+		if je.start != 0 {
+			m++
+			if count != nil {
+				count[je.startRel]++
+			}
 		}
-		kOn = max(kOn, g.k0+1)
-		on := kOn <= hi
-		startTick := kOn
-		if chunk {
-			start |= evFlagA
-			startTick = t.kFirst
-		}
-		if on {
-			start |= evFlagB
-		}
-		if start != 0 {
-			ev = append(ev, uint64(startTick-g.k0)<<32|start|uint64(i))
-		}
-		// End side at kLast+1: the rate leaves, and with limits the tail.
-		var end uint64
-		kE := t.kLast + 1
-		if on && kE <= g.kEnd {
-			end |= evFlagA
-		}
-		if g.limits && e != Running && kE > g.k0 && kE <= g.kEnd {
-			end |= evFlagB
-		}
-		if end != 0 {
-			ev = append(ev, uint64(kE-g.k0)<<32|evEnd|end|uint64(i))
+		if je.end != 0 {
+			m++
+			if count != nil {
+				count[je.endRel]++
+			}
 		}
 		switch {
-		case start != 0 || end != 0:
+		case je.start != 0 || je.end != 0:
 			stats.JobsCharged++
-		case !running && e != Running && kE > g.k0 && kE <= g.kEnd:
+		case between:
 			stats.JobsBetweenTicks++
 		default:
 			stats.JobsOutside++
 		}
 	}
 	if sumRate*float64(g.P) >= 0x1p62 {
-		return nil, fmt.Errorf("total rate %g × period %d s would overflow the exact sums", sumRate, g.P)
+		return 0, fmt.Errorf("total rate %g × period %d s would overflow the exact sums", sumRate, g.P)
 	}
-	return ev, nil
+	return m, nil
+}
+
+// placeEvents writes the m events of the validated jobs straight into their
+// groups, given the number of events at each relative tick (a counting
+// sort: one buffer, written once). Each group keeps the jobs' order, the
+// order the radix sort of the sparse form gives too.
+func (g grid) placeEvents(j Jobs, count []uint32, m int) tickEvents {
+	pos := count
+	var sum uint32
+	for k, c := range count {
+		pos[k] = sum
+		sum += c
+	}
+	ev := make([]uint32, m)
+	for i, s := range j.Start {
+		e := j.End[i]
+		if e == s {
+			continue
+		}
+		je, _ := g.eventsOf(s, e)
+		if je.start != 0 {
+			ev[pos[je.startRel]] = je.start | uint32(i)
+			pos[je.startRel]++
+		}
+		if je.end != 0 {
+			ev[pos[je.endRel]] = je.end | uint32(i)
+			pos[je.endRel]++
+		}
+	}
+	// pos[k] has moved to the end of tick k's events.
+	return tickEvents{ev: ev, end: pos}
+}
+
+// sortEvents returns the m events of the validated jobs grouped by tick,
+// radix-sorted with their relative tick in the high 32 bits, for windows
+// with too many ticks to count events at each.
+func (g grid) sortEvents(j Jobs, m int) tickEvents {
+	wide := make([]uint64, 0, m)
+	for i, s := range j.Start {
+		e := j.End[i]
+		if e == s {
+			continue
+		}
+		je, _ := g.eventsOf(s, e)
+		if je.start != 0 {
+			wide = append(wide, uint64(je.startRel)<<32|uint64(je.start|uint32(i)))
+		}
+		if je.end != 0 {
+			wide = append(wide, uint64(je.endRel)<<32|uint64(je.end|uint32(i)))
+		}
+	}
+	sortByTick(wide, uint32(g.kEnd-g.k0))
+	q := tickEvents{ev: make([]uint32, len(wide)), sparse: true}
+	for i, x := range wide {
+		q.ev[i] = uint32(x)
+		if i+1 == len(wide) || wide[i+1]>>32 != x>>32 {
+			q.tick = append(q.tick, uint32(x>>32))
+			q.end = append(q.end, uint32(i+1))
+		}
+	}
+	return q
 }
 
 // sortByTick sorts events by their relative tick (the high 32 bits, at most
@@ -492,8 +651,8 @@ func (e *engine) markPoint(a int32, rel uint32) {
 	}
 }
 
-// run processes ticks k0+1 … kEnd with the sorted events.
-func (e *engine) run(ev []uint64, g grid, stats *Stats) error {
+// run processes ticks k0+1 … kEnd with the events grouped by tick.
+func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 	st, jobs := e.st, e.w.Jobs
 	u := st.Usage
 	si := 0
@@ -508,7 +667,6 @@ func (e *engine) run(ev []uint64, g grid, stats *Stats) error {
 	if err := emit(g.at(g.k0+1), st.Tick); err != nil {
 		return err
 	}
-	ei := 0
 	loc := e.p.location()
 	for rel := uint32(1); int64(rel) <= g.kEnd-g.k0; rel++ {
 		k := g.k0 + int64(rel)
@@ -521,8 +679,7 @@ func (e *engine) run(ev []uint64, g grid, stats *Stats) error {
 			e.markRate(a, rel)
 		}
 		e.deferred, e.deferNext = e.deferNext[:0], e.deferred
-		for ; ei < len(ev) && uint32(ev[ei]>>32) == rel; ei++ {
-			x := ev[ei]
+		for _, x := range ev.at(rel) {
 			j := int32(x & evJob)
 			a := jobs.Assoc[j]
 			r := jobs.Rate[j]
