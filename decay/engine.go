@@ -220,19 +220,8 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// floorDivF is floorDiv for |a| ≤ 2^53 and 0 < b ≤ 2^53, by a float64
-// division: ticksOf runs twice for every job, and a 64-bit integer division
-// takes several times as long. a and b convert exactly, and the rounded
-// quotient v lies between ⌊a/b⌋ and ⌊a/b⌋+1 (both are exact float64 values,
-// and rounding is monotonic), so truncating v gives one of those two and
-// the remainder tells which.
-func floorDivF(a, b int64) int64 {
-	q := int64(float64(a) / float64(b))
-	if a-q*b < 0 {
-		q--
-	}
-	return q
-}
+// ceilDiv returns ⌈a/b⌉ for b > 0.
+func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
 
 // tickIndexFloor returns ⌊x/P⌋ and whether x is in the supported time range.
 func tickIndexFloor(x, P int64) (int64, bool) {
@@ -249,7 +238,7 @@ type grid struct {
 }
 
 // at returns the time of tick k.
-func (g grid) at(k int64) int64 { return g.origin + k*g.P }
+func (g *grid) at(k int64) int64 { return g.origin + k*g.P }
 
 // jobTicks describes where a job's usage falls on the grid, before clipping
 // to the window: chunks at ticks kFirst … kLast (the first of length first
@@ -261,16 +250,15 @@ type jobTicks struct {
 }
 
 // ticksOf places a job with start s and end e (or Running) on the grid.
-func (g grid) ticksOf(s, e int64) jobTicks {
+func (g *grid) ticksOf(s, e int64) jobTicks {
 	var t jobTicks
-	// s, e and the origin are within ±2^40 (maxTime): floorDivF applies.
-	t.kFirst = floorDivF(s-g.origin, g.P) + 1 // first tick strictly after s
+	t.kFirst = floorDiv(s-g.origin, g.P) + 1 // first tick strictly after s
 	t.first = g.at(t.kFirst) - s
 	if e == Running {
 		t.kLast = g.kEnd
 		return t
 	}
-	t.kLast = -floorDivF(g.origin-e, g.P) - 1 // last tick strictly before e
+	t.kLast = ceilDiv(e-g.origin, g.P) - 1 // last tick strictly before e
 	t.tail = e - max(g.at(t.kLast), s)
 	return t
 }
@@ -286,7 +274,7 @@ type jobEvents struct {
 // eventsOf places a job with start s and end e ≠ s (or Running) on the
 // window. between reports a job without events that started and ended
 // between two consecutive ticks of the window.
-func (g grid) eventsOf(s, e int64) (je jobEvents, between bool) {
+func (g *grid) eventsOf(s, e int64) (je jobEvents, between bool) {
 	t := g.ticksOf(s, e)
 	running := t.kFirst <= t.kLast
 	partial := t.first < g.P
@@ -362,7 +350,7 @@ func (q *tickEvents) at(rel uint32) []uint32 {
 // places them by counting, with a count for every tick of the window;
 // otherwise they are radix-sorted and only the ticks with events get a
 // group.
-func (g grid) events(j Jobs, nAssoc int, stats *Stats, dense bool) (tickEvents, error) {
+func (g *grid) events(j Jobs, nAssoc int, stats *Stats, dense bool) (tickEvents, error) {
 	var count []uint32
 	if dense {
 		count = make([]uint32, g.kEnd-g.k0+1)
@@ -380,7 +368,7 @@ func (g grid) events(j Jobs, nAssoc int, stats *Stats, dense bool) (tickEvents, 
 // countEvents validates the jobs, fills the job counts of stats and returns
 // the number of events in the window; when count is not nil it adds the
 // number of events at each relative tick.
-func (g grid) countEvents(j Jobs, nAssoc int, stats *Stats, count []uint32) (int, error) {
+func (g *grid) countEvents(j Jobs, nAssoc int, stats *Stats, count []uint32) (int, error) {
 	n := j.Len()
 	stats.Jobs = n
 	if len(j.End) != n || len(j.Rate) != n || len(j.Assoc) != n {
@@ -441,7 +429,7 @@ func (g grid) countEvents(j Jobs, nAssoc int, stats *Stats, count []uint32) (int
 // groups, given the number of events at each relative tick (a counting
 // sort: one buffer, written once). Each group keeps the jobs' order, the
 // order the radix sort of the sparse form gives too.
-func (g grid) placeEvents(j Jobs, count []uint32, m int) tickEvents {
+func (g *grid) placeEvents(j Jobs, count []uint32, m int) tickEvents {
 	pos := count
 	var sum uint32
 	for k, c := range count {
@@ -471,7 +459,7 @@ func (g grid) placeEvents(j Jobs, count []uint32, m int) tickEvents {
 // sortEvents returns the m events of the validated jobs grouped by tick,
 // radix-sorted with their relative tick in the high 32 bits, for windows
 // with too many ticks to count events at each.
-func (g grid) sortEvents(j Jobs, m int) tickEvents {
+func (g *grid) sortEvents(j Jobs, m int) tickEvents {
 	wide := make([]uint64, 0, m)
 	for i, s := range j.Start {
 		e := j.End[i]

@@ -78,7 +78,7 @@ func refTicksOf(g grid, s, e int64) jobTicks {
 		t.kLast = g.kEnd
 		return t
 	}
-	t.kLast = -floorDiv(g.origin-e, g.P) - 1
+	t.kLast = ceilDiv(e-g.origin, g.P) - 1
 	t.tail = e - max(g.at(t.kLast), s)
 	return t
 }
@@ -225,31 +225,6 @@ func TestEventsHandWorked(t *testing.T) {
 			if got := byTick(q, 5); !reflect.DeepEqual(got, c.want) {
 				t.Errorf("limits %v, dense %v: events = %v, want %v", c.limits, dense, got, c.want)
 			}
-		}
-	}
-}
-
-// TestFloorDivF checks floorDivF against the integer floorDiv on quotients
-// just below, at and just above integers, at zero and at the ends of the
-// range ticksOf uses it on (±2^41), for periods from 1 s to a year.
-func TestFloorDivF(t *testing.T) {
-	r := rand.New(rand.NewPCG(16, 2))
-	for _, b := range []int64{1, 2, 3, 7, 300, 86400, 366 * 86400, 1<<25 - 1} {
-		as := []int64{0, 1, -1, b, -b, b - 1, -b + 1, b + 1, -b - 1, 1 << 41, -1 << 41, 1<<41 - 1, -1<<41 + 1}
-		for range 2000 {
-			q := r.Int64N(2<<41/b) - 1<<41/b
-			as = append(as, q*b-1, q*b, q*b+1, q*b+r.Int64N(b))
-		}
-		for _, a := range as {
-			if got, want := floorDivF(a, b), floorDiv(a, b); got != want {
-				t.Errorf("floorDivF(%d, %d) = %d, want %d", a, b, got, want)
-			}
-		}
-	}
-	// Worked by hand: ⌊7/2⌋ = 3, ⌊−7/2⌋ = −4, ⌊−6/2⌋ = −3, ⌊−1/300⌋ = −1.
-	for _, c := range [][3]int64{{7, 2, 3}, {-7, 2, -4}, {-6, 2, -3}, {-1, 300, -1}} {
-		if got := floorDivF(c[0], c[1]); got != c[2] {
-			t.Errorf("floorDivF(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
 		}
 	}
 }
