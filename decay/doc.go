@@ -19,8 +19,10 @@
 // Every job is reduced to at most two point events on the tick grid: a
 // start event (its partial first chunk, and the moment its rate joins its
 // association's running rate) and an end event (its rate leaves; with limits,
-// its end tail). Events are radix-sorted by tick, and then all associations
-// advance together, tick by tick, as one pass over float64 slices:
+// its end tail). Events are grouped by tick (counted per tick and placed, or
+// radix-sorted when the window has far more ticks than jobs), and then all
+// associations advance together, tick by tick, as one pass over float64
+// slices:
 //
 //	U(a, T) = U(a, L)·f + rate(a)·P·d^P + points(a) + Σ_children new(child)
 //
