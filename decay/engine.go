@@ -113,8 +113,10 @@ const (
 
 // denseTicks is how many ticks beyond four per job a window may have and
 // still get its events placed by counting (tickEvents' dense form): its
-// count array of 4 bytes a tick then costs at most as much memory as the
-// sparse form's sort buffers.
+// count array, 4 bytes a tick, then stays within 16 bytes a job plus 4 MiB,
+// the order of the sparse form's sort buffers (20 bytes an event). A longer
+// window takes per tick far more time than the count costs, but its memory
+// must not grow with the ticks.
 const denseTicks = 1 << 20
 
 // Advance moves st forward through every tick T with st.Tick < T ≤ w.To,
