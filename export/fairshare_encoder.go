@@ -9,17 +9,23 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // The fairshare and associations tables are written by column encoders,
 // as the jobs and usage tables are (jobsEncoder, usageEncoder). A month holds one row of each per
 // association and snapshot: some 310,000 rows for a 10,000-association
-// cluster and 31 daily snapshots. Most of the time goes to parquet-go's
-// dictionaries, page statistics and zstd, which stay as they are; the
-// encoders save what lies around them, the comparison sort on strings
-// (snapshotOrder takes a third of its time) and the reflection writer fed
-// copies of the rows in sorted order: a month's fairshare file takes about
-// a sixth less time, an associations file a fifth less. They write exactly
+// cluster and 31 daily snapshots. The encoders save the comparison sort on
+// strings (snapshotOrder takes a third of its time) and the reflection
+// writer fed copies of the rows in sorted order: a month's fairshare file
+// takes about a sixth less time, an associations file a fifth less. Like
+// jobsEncoder, they intern the strings of the dictionary-encoded columns
+// (snapshotOrder, rowStrings) and give their writers those columns'
+// internedType (internedWriterSchema), whose dictionaries find a value's
+// index from its address and a page's bounds from the strings' ranks:
+// parquet-go hashed every string and compared the strings of every page,
+// a quarter of the two encoders' time (BenchmarkFairshareSnapshots, -cpu
+// 1: 0.42-0.45 CPU-s a month before, 0.34-0.37 after). They write exactly
 // the bytes encoder(rows, compareFairshare, sortBy) and encoder(rows,
 // compareAssociations, sortBy) write; TestFairshareEncoderBytes and
 // TestAssociationsEncoderBytes check it.
@@ -40,9 +46,10 @@ var (
 // compareFairshare order, as encoder(rows, compareFairshare, sortBy) does.
 func fairshareEncoder(rows []FairshareRow, sortBy []string) func(io.Writer) error {
 	return func(w io.Writer) error {
-		order := snapshotOrder(rows, compareFairshare, fairshareKey)
+		order, strs := snapshotOrder(rows, compareFairshare, fairshareKey)
 		return writeSortedColumns[FairshareRow](w, sortBy, fairshareColumns, order,
-			func(v [][]parquet.Value, batch []int32) { fairshareValues(v, rows, batch) })
+			func(v [][]parquet.Value, batch []int32) { fairshareValues(v, rows, strs, batch) },
+			internedWriterSchema[FairshareRow](strs.strs))
 	}
 }
 
@@ -51,83 +58,158 @@ func fairshareEncoder(rows []FairshareRow, sortBy []string) func(io.Writer) erro
 // compareAssociations, sortBy) does.
 func associationsEncoder(rows []AssociationRow, sortBy []string) func(io.Writer) error {
 	return func(w io.Writer) error {
-		order := snapshotOrder(rows, compareAssociations, associationKey)
+		order, strs := snapshotOrder(rows, compareAssociations, associationKey)
 		return writeSortedColumns[AssociationRow](w, sortBy, associationColumns, order,
-			func(v [][]parquet.Value, batch []int32) { associationValues(v, rows, batch) })
+			func(v [][]parquet.Value, batch []int32) { associationValues(v, rows, strs, batch) },
+			internedWriterSchema[AssociationRow](strs.strs))
 	}
 }
 
-// fairshareKey and associationKey return the fields compareFairshare and
-// compareAssociations compare.
-func fairshareKey(r *FairshareRow) (time.Time, string, string, string) {
-	return r.Snapshot, r.Account, r.User, r.Partition
+// dictColumns is the number of dictionary-encoded string columns of the
+// fairshare table (algorithm, account, user, partition, parent) and of
+// the associations table (account, user, partition, parent, source_file).
+const dictColumns = 5
+
+// dictStrings are a row's values of its table's dictionary-encoded string
+// columns: account, user and partition (which compareFairshare and
+// compareAssociations compare after the snapshot), parent, then the
+// fairshare table's algorithm or the associations table's source_file.
+type dictStrings [dictColumns]string
+
+// The dictStrings indexes of the columns.
+const (
+	dictAccount = iota
+	dictUser
+	dictPartition
+	dictParent
+	dictOther // algorithm or source_file
+)
+
+// fairshareKey and associationKey return a row's snapshot and
+// dictStrings.
+func fairshareKey(r *FairshareRow) (time.Time, dictStrings) {
+	return r.Snapshot, dictStrings{r.Account, r.User, r.Partition, r.Parent, r.Algorithm}
 }
 
-func associationKey(r *AssociationRow) (time.Time, string, string, string) {
-	return r.Snapshot, r.Account, r.User, r.Partition
+func associationKey(r *AssociationRow) (time.Time, dictStrings) {
+	return r.Snapshot, dictStrings{r.Account, r.User, r.Partition, r.Parent, r.SourceFile}
+}
+
+// rowStrings are the distinct strings of the dictionary-encoded columns of
+// a file's rows, interned (internedStrings) for the writer's dictionaries
+// (internedWriterSchema), and which of them each row holds.
+type rowStrings struct {
+	strs *internedStrings
+	ids  []int32 // ids[dictColumns*i+c]: the string of row i's dictStrings[c]
+}
+
+// value is the BYTE_ARRAY value of row i's dictStrings[c], viewing strs.
+func (s *rowStrings) value(i int32, c int) parquet.Value {
+	return s.strs.vals[s.ids[dictColumns*int(i)+c]]
 }
 
 // snapshotOrder returns the positions of rows in (snapshot, account, user,
 // partition) order, ties in input order: the order sortedOrder(rows,
 // compare) gives, where compare is compareFairshare or compareAssociations
-// and key returns the fields compare compares.
+// and key returns a row's snapshot and dictStrings. It also interns the
+// rows' dictStrings.
 //
 // A month holds a few dozen distinct snapshots and, snapshot after
 // snapshot, the same few thousand names, so each row gets the rank of its
 // snapshot and the rank of its (account, user, partition) among the
 // distinct ones, and two stable counting sorts (by name rank, then by
 // snapshot rank) order the rows in linear time without comparing a string
-// per row. Rows come in runs of one snapshot, usually with the names of
-// the run before in the same order: a row whose names equal those of the
-// row at the same offset in the previous run takes that row's name id
-// without a map lookup (equal strings of one tree share their bytes, so
-// the comparison stops at the pointers). Rows whose snapshot carries a
-// monotonic clock reading (which time.Compare, and so compare, compares
-// instead of the wall clock when both times have one) are sorted with
-// sortedOrder instead.
-func snapshotOrder[T any](rows []T, compare func(a, b *T) int, key func(*T) (time.Time, string, string, string)) []int32 {
+// per row. Rows come in runs of one snapshot, usually with the strings of
+// the run before in the same order: a string equal to the one of the row
+// at the same offset in the previous run takes that one's id, and a row
+// whose names equal that row's takes its name id, without a map lookup
+// (equal strings of one tree share their bytes, so the comparison stops at
+// the pointers). Rows whose snapshot carries a monotonic clock reading
+// (which time.Compare, and so compare, compares instead of the wall clock
+// when both times have one) are sorted with sortedOrder instead.
+func snapshotOrder[T any](rows []T, compare func(a, b *T) int, key func(*T) (time.Time, dictStrings)) ([]int32, *rowStrings) {
 	snapIDs := make([]int32, len(rows))
 	nameIDs := make([]int32, len(rows))
+	strIDs := make([]int32, dictColumns*len(rows))
 	// The length of the first run of one snapshot is about the number of
 	// distinct names: size the name index for it.
 	first := 0
 	if len(rows) > 0 {
-		t0, _, _, _ := key(&rows[0])
+		t0, _ := key(&rows[0])
 		for first < len(rows) {
-			if t, _, _, _ := key(&rows[first]); !t.Equal(t0) {
+			if t, _ := key(&rows[first]); !t.Equal(t0) {
 				break
 			}
 			first++
 		}
 	}
-	snaps, names := newIDSet[instant](0), newIDSet[rowNames](first)
+	snaps, names, strs := newIDSet[instant](0), newIDSet[rowNames](first), newIDSet[string](first)
 	last, lastID := instant{}, int32(-1)
 	runStart, prevStart, prevLen := 0, 0, 0 // this run of one snapshot, and the one before
+	mono := false
 	for i := range rows {
-		t, account, user, partition := key(&rows[i])
-		if t != t.Round(0) {
-			order := sortedOrder(rows, compare)
-			if order == nil {
-				order = identity(len(rows))
-			}
-			return order
-		}
+		t, s := key(&rows[i])
+		mono = mono || t != t.Round(0)
 		if in := instantOf(t); lastID < 0 || in != last {
 			last, lastID = in, snaps.id(in)
 			prevStart, prevLen, runStart = runStart, i-runStart, i
 		}
 		snapIDs[i] = lastID
+		ids := strIDs[dictColumns*i : dictColumns*(i+1)]
 		if j := i - runStart; j < prevLen {
 			q := prevStart + j
-			if _, a, u, p := key(&rows[q]); a == account && u == user && p == partition {
+			_, p := key(&rows[q])
+			qids := strIDs[dictColumns*q : dictColumns*(q+1)]
+			same := 0
+			for c := range s {
+				if s[c] == p[c] {
+					ids[c] = qids[c]
+					same |= 1 << c
+				} else {
+					ids[c] = strs.id(s[c])
+				}
+			}
+			if names := 1<<dictAccount | 1<<dictUser | 1<<dictPartition; same&names == names {
 				nameIDs[i] = nameIDs[q]
 				continue
 			}
+		} else {
+			for c := range s {
+				ids[c] = strs.id(s[c])
+			}
 		}
-		nameIDs[i] = names.id(rowNames{account, user, partition})
+		nameIDs[i] = names.id(rowNames{s[dictAccount], s[dictUser], s[dictPartition]})
+	}
+	rs := &rowStrings{strs: internStrings(strs.list), ids: strIDs}
+	if mono {
+		order := sortedOrder(rows, compare)
+		if order == nil {
+			order = identity(len(rows))
+		}
+		return order, rs
 	}
 	return twoKeyOrder(names.rank(nameIDs, compareRowNames), len(names.list),
-		snaps.rank(snapIDs, compareInstants), len(snaps.list))
+		snaps.rank(snapIDs, compareInstants), len(snaps.list)), rs
+}
+
+// internedWriterSchema is the schema of T's rows (parquet.SchemaOf) with
+// internedType for its dictionary-encoded BYTE_ARRAY columns, whose values
+// are strs': the schema of the fairshare and associations encoders'
+// writers, as jobsWriterSchema is the jobs encoder's. It describes the
+// same file.
+func internedWriterSchema[T any](strs *internedStrings) *parquet.Schema {
+	s := parquet.SchemaOf(*new(T))
+	leaf := func(_ string, f parquet.Field) parquet.Field {
+		if f.Encoding() == nil || f.Type().Kind() != parquet.ByteArray {
+			return f
+		}
+		switch f.Encoding().Encoding() {
+		case format.RLEDictionary, format.PlainDictionary:
+			return typedField{f, internedType{f.Type(), strs}}
+		}
+		return f
+	}
+	return parquet.NewSchema(s.Name(), fieldsNode{s, mapLeaves(s.Fields(), "", leaf)})
 }
 
 // rankIDs returns, for each of the ids 0..n-1, its rank in compare order
@@ -249,13 +331,16 @@ func (s *idSet[K]) rank(ids []int32, compare func(a, b K) int) []int32 {
 // fill builds a batch's values row by row, all columns at once: that took
 // three quarters of the time of one loop over the batch per column.
 //
+// opts are added to the writer's options (writerOptions(sortBy)), e.g. a
+// schema describing the same file (internedWriterSchema).
+//
 // Row groups are encoded one after the other into the writer's own column
 // writers, not concurrently into row groups of their own as jobsEncoder
 // does: these files are written while the jobs table is, so a second
 // goroutine would rarely find an idle core, and each concurrent row group
 // takes column writers of its own.
-func writeSortedColumns[T any](w io.Writer, sortBy, leaves []string, order []int32, fill func(v [][]parquet.Value, batch []int32)) error {
-	pw := parquet.NewGenericWriter[T](w, writerOptions(sortBy)...)
+func writeSortedColumns[T any](w io.Writer, sortBy, leaves []string, order []int32, fill func(v [][]parquet.Value, batch []int32), opts ...parquet.WriterOption) error {
+	pw := parquet.NewGenericWriter[T](w, append(writerOptions(sortBy), opts...)...)
 	if cols := pw.Schema().Columns(); !slices.EqualFunc(cols, leaves, func(path []string, name string) bool {
 		return len(path) == 1 && path[0] == name
 	}) {
@@ -286,22 +371,23 @@ func writeSortedColumns[T any](w io.Writer, sortBy, leaves []string, order []int
 }
 
 // fairshareValues sets v[c][k] to the value of leaf column c of row
-// batch[k], as GenericWriter[FairshareRow] writes it: the snapshot in
-// microseconds, a nil pointer as a null (definition level 0), a set one at
-// definition level 1; required columns need no levels. Optional values are
+// batch[k], as GenericWriter[FairshareRow] writes it: the strings of the
+// dictionary-encoded columns from strs, the snapshot in microseconds, a
+// nil pointer as a null (definition level 0), a set one at definition
+// level 1; required columns need no levels. Optional values are
 // built in place (setOptionalDouble and the others) and booleans copied
 // whole (booleanValues): building a Value in a temporary, setting its level
 // there and copying it took twice as long.
-func fairshareValues(v [][]parquet.Value, rows []FairshareRow, batch []int32) {
+func fairshareValues(v [][]parquet.Value, rows []FairshareRow, strs *rowStrings, batch []int32) {
 	v = v[:len(fairshareColumns)]
 	for k, i := range batch {
 		r := &rows[i]
 		v[0][k] = parquet.Int64Value(r.Snapshot.UnixMicro())
-		v[1][k] = stringValue(r.Algorithm)
-		v[2][k] = stringValue(r.Account)
-		v[3][k] = stringValue(r.User)
-		v[4][k] = stringValue(r.Partition)
-		v[5][k] = stringValue(r.Parent)
+		v[1][k] = strs.value(i, dictOther)
+		v[2][k] = strs.value(i, dictAccount)
+		v[3][k] = strs.value(i, dictUser)
+		v[4][k] = strs.value(i, dictPartition)
+		v[5][k] = strs.value(i, dictParent)
 		v[6][k] = parquet.Int32Value(r.Depth)
 		v[7][k] = booleanValues[boolIndex(r.IsUser)]
 		setOptionalInt64(&v[8][k], r.RawShares)
@@ -318,19 +404,19 @@ func fairshareValues(v [][]parquet.Value, rows []FairshareRow, batch []int32) {
 }
 
 // associationValues is fairshareValues for the associations table.
-func associationValues(v [][]parquet.Value, rows []AssociationRow, batch []int32) {
+func associationValues(v [][]parquet.Value, rows []AssociationRow, strs *rowStrings, batch []int32) {
 	v = v[:len(associationColumns)]
 	for k, i := range batch {
 		r := &rows[i]
 		v[0][k] = parquet.Int64Value(r.Snapshot.UnixMicro())
-		v[1][k] = stringValue(r.Account)
-		v[2][k] = stringValue(r.User)
-		v[3][k] = stringValue(r.Partition)
-		v[4][k] = stringValue(r.Parent)
+		v[1][k] = strs.value(i, dictAccount)
+		v[2][k] = strs.value(i, dictUser)
+		v[3][k] = strs.value(i, dictPartition)
+		v[4][k] = strs.value(i, dictParent)
 		setOptionalInt64(&v[5][k], r.Shares)
 		v[6][k] = booleanValues[boolIndex(r.SharesParent)]
 		v[7][k] = stringValue(r.Lineage)
-		v[8][k] = stringValue(r.SourceFile)
+		v[8][k] = strs.value(i, dictOther)
 	}
 }
 

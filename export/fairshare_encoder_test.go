@@ -2,12 +2,14 @@ package export
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -249,7 +251,7 @@ func TestSnapshotOrder(t *testing.T) {
 		{Snapshot: d1.Add(time.Nanosecond), Account: "a"},        // 7
 	}
 	want := []int32{3, 5, 2, 4, 1, 7, 6, 0}
-	if got := snapshotOrder(hand, compareAssociations, associationKey); !slices.Equal(got, want) {
+	if got, _ := snapshotOrder(hand, compareAssociations, associationKey); !slices.Equal(got, want) {
 		t.Errorf("snapshotOrder(hand-made rows) = %v, want %v", got, want)
 	}
 
@@ -259,9 +261,69 @@ func TestSnapshotOrder(t *testing.T) {
 		if want == nil {
 			want = identity(len(rows))
 		}
-		got := snapshotOrder(rows, compareFairshare, fairshareKey)
+		got, _ := snapshotOrder(rows, compareFairshare, fairshareKey)
 		if !slices.Equal(got, want) {
 			t.Errorf("%+v: snapshotOrder differs from sortedOrder", c)
+		}
+	}
+}
+
+// TestSnapshotOrderStrings checks the strings snapshotOrder interns: each
+// row's value of each dictionary-encoded column holds the row's string,
+// and the interned strings are distinct. The rows come with their strings
+// shared between runs of one snapshot (as one tree's snapshots share
+// them), without (copies of their bytes) and with monotonic clock
+// readings.
+func TestSnapshotOrderStrings(t *testing.T) {
+	for _, c := range []snapshotCase{{days: 31}, {days: 31, repeat: true}, {days: 31, mono: true}} {
+		for _, clone := range []bool{false, true} {
+			fs := variedFairshare(5000, 10, c)
+			as := variedAssociations(5000, 11, c)
+			if clone {
+				for i := range fs {
+					r := &fs[i]
+					r.Algorithm, r.Account, r.User = strings.Clone(r.Algorithm), strings.Clone(r.Account), strings.Clone(r.User)
+					r.Partition, r.Parent = strings.Clone(r.Partition), strings.Clone(r.Parent)
+				}
+				for i := range as {
+					r := &as[i]
+					r.Account, r.User, r.Partition = strings.Clone(r.Account), strings.Clone(r.User), strings.Clone(r.Partition)
+					r.Parent, r.SourceFile = strings.Clone(r.Parent), strings.Clone(r.SourceFile)
+				}
+			}
+			_, fstrs := snapshotOrder(fs, compareFairshare, fairshareKey)
+			checkRowStrings(t, fmt.Sprintf("fairshare %+v, cloned %v", c, clone), fstrs, len(fs), func(i int) []string {
+				r := &fs[i]
+				return []string{r.Account, r.User, r.Partition, r.Parent, r.Algorithm}
+			})
+			_, astrs := snapshotOrder(as, compareAssociations, associationKey)
+			checkRowStrings(t, fmt.Sprintf("associations %+v, cloned %v", c, clone), astrs, len(as), func(i int) []string {
+				r := &as[i]
+				return []string{r.Account, r.User, r.Partition, r.Parent, r.SourceFile}
+			})
+		}
+	}
+}
+
+// checkRowStrings checks that rs.value(i, c) holds want(i)[c] for each of
+// n rows, and that rs's strings are distinct.
+func checkRowStrings(t *testing.T, name string, rs *rowStrings, n int, want func(i int) []string) {
+	t.Helper()
+	bad := 0
+	for i := range n {
+		for c, w := range want(i) {
+			if v := rs.value(int32(i), c); string(v.ByteArray()) != w && bad < 5 {
+				t.Errorf("%s: row %d, column %d holds %q, want %q", name, i, c, v.ByteArray(), w)
+				bad++
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, v := range rs.strs.vals {
+		if s := string(v.ByteArray()); seen[s] {
+			t.Errorf("%s: %q interned twice", name, s)
+		} else {
+			seen[s] = true
 		}
 	}
 }
