@@ -97,16 +97,16 @@ func associationKey(r *AssociationRow) (time.Time, dictStrings) {
 
 // rowStrings are the distinct strings of the dictionary-encoded columns of
 // a file's rows, interned (internedStrings) for the writer's dictionaries
-// (internedWriterSchema), and which of them each row holds.
+// (internedWriterSchema), and which of them each row holds: the rows of a
+// month share a few thousand distinct dictStrings, each kept once.
 type rowStrings struct {
-	strs *internedStrings
-	ids  []int32 // ids[dictColumns*i+c]: the string of row i's dictStrings[c]
+	strs   *internedStrings
+	tuples [][dictColumns]int32 // per distinct dictStrings: the ids of its strings in strs
+	ids    []int32              // per row: its dictStrings' index in tuples
 }
 
-// value is the BYTE_ARRAY value of row i's dictStrings[c], viewing strs.
-func (s *rowStrings) value(i int32, c int) parquet.Value {
-	return s.strs.vals[s.ids[dictColumns*int(i)+c]]
-}
+// row returns the ids in strs of row i's dictStrings.
+func (s *rowStrings) row(i int32) *[dictColumns]int32 { return &s.tuples[s.ids[i]] }
 
 // snapshotOrder returns the positions of rows in (snapshot, account, user,
 // partition) order, ties in input order: the order sortedOrder(rows,
@@ -120,17 +120,17 @@ func (s *rowStrings) value(i int32, c int) parquet.Value {
 // distinct ones, and two stable counting sorts (by name rank, then by
 // snapshot rank) order the rows in linear time without comparing a string
 // per row. Rows come in runs of one snapshot, usually with the strings of
-// the run before in the same order: a string equal to the one of the row
-// at the same offset in the previous run takes that one's id, and a row
-// whose names equal that row's takes its name id, without a map lookup
-// (equal strings of one tree share their bytes, so the comparison stops at
-// the pointers). Rows whose snapshot carries a monotonic clock reading
+// the run before in the same order: a row whose dictStrings equal those of
+// the row at the same offset in the previous run takes that row's name id
+// and dictStrings id without a map lookup (equal strings of one tree share
+// their bytes, so the comparisons stop at the pointers); any other row
+// looks up its strings, then their ids. Rows whose snapshot carries a monotonic clock reading
 // (which time.Compare, and so compare, compares instead of the wall clock
 // when both times have one) are sorted with sortedOrder instead.
 func snapshotOrder[T any](rows []T, compare func(a, b *T) int, key func(*T) (time.Time, dictStrings)) ([]int32, *rowStrings) {
 	snapIDs := make([]int32, len(rows))
 	nameIDs := make([]int32, len(rows))
-	strIDs := make([]int32, dictColumns*len(rows))
+	tupleIDs := make([]int32, len(rows))
 	// The length of the first run of one snapshot is about the number of
 	// distinct names: size the name index for it.
 	first := 0
@@ -143,7 +143,9 @@ func snapshotOrder[T any](rows []T, compare func(a, b *T) int, key func(*T) (tim
 			first++
 		}
 	}
-	snaps, names, strs := newIDSet[instant](0), newIDSet[rowNames](first), newIDSet[string](first)
+	snaps, names := newIDSet[instant](0), newIDSet[rowNames](first)
+	strs, tuples := newIDSet[string](first), newIDSet[[dictColumns]int32](first)
+	var nameOf []int32 // per tuple: its name id
 	last, lastID := instant{}, int32(-1)
 	runStart, prevStart, prevLen := 0, 0, 0 // this run of one snapshot, and the one before
 	mono := false
@@ -155,32 +157,24 @@ func snapshotOrder[T any](rows []T, compare func(a, b *T) int, key func(*T) (tim
 			prevStart, prevLen, runStart = runStart, i-runStart, i
 		}
 		snapIDs[i] = lastID
-		ids := strIDs[dictColumns*i : dictColumns*(i+1)]
 		if j := i - runStart; j < prevLen {
 			q := prevStart + j
-			_, p := key(&rows[q])
-			qids := strIDs[dictColumns*q : dictColumns*(q+1)]
-			same := 0
-			for c := range s {
-				if s[c] == p[c] {
-					ids[c] = qids[c]
-					same |= 1 << c
-				} else {
-					ids[c] = strs.id(s[c])
-				}
-			}
-			if names := 1<<dictAccount | 1<<dictUser | 1<<dictPartition; same&names == names {
-				nameIDs[i] = nameIDs[q]
+			if _, p := key(&rows[q]); p == s {
+				tupleIDs[i], nameIDs[i] = tupleIDs[q], nameIDs[q]
 				continue
 			}
-		} else {
-			for c := range s {
-				ids[c] = strs.id(s[c])
-			}
 		}
-		nameIDs[i] = names.id(rowNames{s[dictAccount], s[dictUser], s[dictPartition]})
+		var ids [dictColumns]int32
+		for c := range s {
+			ids[c] = strs.id(s[c])
+		}
+		tid := tuples.id(ids)
+		if int(tid) == len(nameOf) {
+			nameOf = append(nameOf, names.id(rowNames{s[dictAccount], s[dictUser], s[dictPartition]}))
+		}
+		tupleIDs[i], nameIDs[i] = tid, nameOf[tid]
 	}
-	rs := &rowStrings{strs: internStrings(strs.list), ids: strIDs}
+	rs := &rowStrings{strs: internStrings(strs.list), tuples: tuples.list, ids: tupleIDs}
 	if mono {
 		order := sortedOrder(rows, compare)
 		if order == nil {
@@ -380,14 +374,15 @@ func writeSortedColumns[T any](w io.Writer, sortBy, leaves []string, order []int
 // there and copying it took twice as long.
 func fairshareValues(v [][]parquet.Value, rows []FairshareRow, strs *rowStrings, batch []int32) {
 	v = v[:len(fairshareColumns)]
+	vals := strs.strs.vals
 	for k, i := range batch {
-		r := &rows[i]
+		r, ids := &rows[i], strs.row(i)
 		v[0][k] = parquet.Int64Value(r.Snapshot.UnixMicro())
-		v[1][k] = strs.value(i, dictOther)
-		v[2][k] = strs.value(i, dictAccount)
-		v[3][k] = strs.value(i, dictUser)
-		v[4][k] = strs.value(i, dictPartition)
-		v[5][k] = strs.value(i, dictParent)
+		v[1][k] = vals[ids[dictOther]]
+		v[2][k] = vals[ids[dictAccount]]
+		v[3][k] = vals[ids[dictUser]]
+		v[4][k] = vals[ids[dictPartition]]
+		v[5][k] = vals[ids[dictParent]]
 		v[6][k] = parquet.Int32Value(r.Depth)
 		v[7][k] = booleanValues[boolIndex(r.IsUser)]
 		setOptionalInt64(&v[8][k], r.RawShares)
@@ -406,17 +401,18 @@ func fairshareValues(v [][]parquet.Value, rows []FairshareRow, strs *rowStrings,
 // associationValues is fairshareValues for the associations table.
 func associationValues(v [][]parquet.Value, rows []AssociationRow, strs *rowStrings, batch []int32) {
 	v = v[:len(associationColumns)]
+	vals := strs.strs.vals
 	for k, i := range batch {
-		r := &rows[i]
+		r, ids := &rows[i], strs.row(i)
 		v[0][k] = parquet.Int64Value(r.Snapshot.UnixMicro())
-		v[1][k] = strs.value(i, dictAccount)
-		v[2][k] = strs.value(i, dictUser)
-		v[3][k] = strs.value(i, dictPartition)
-		v[4][k] = strs.value(i, dictParent)
+		v[1][k] = vals[ids[dictAccount]]
+		v[2][k] = vals[ids[dictUser]]
+		v[3][k] = vals[ids[dictPartition]]
+		v[4][k] = vals[ids[dictParent]]
 		setOptionalInt64(&v[5][k], r.Shares)
 		v[6][k] = booleanValues[boolIndex(r.SharesParent)]
 		v[7][k] = stringValue(r.Lineage)
-		v[8][k] = strs.value(i, dictOther)
+		v[8][k] = vals[ids[dictOther]]
 	}
 }
 

@@ -305,14 +305,14 @@ func TestSnapshotOrderStrings(t *testing.T) {
 	}
 }
 
-// checkRowStrings checks that rs.value(i, c) holds want(i)[c] for each of
-// n rows, and that rs's strings are distinct.
+// checkRowStrings checks that the string of rs.row(i)[c] is want(i)[c]
+// for each of n rows, and that rs's strings are distinct.
 func checkRowStrings(t *testing.T, name string, rs *rowStrings, n int, want func(i int) []string) {
 	t.Helper()
 	bad := 0
 	for i := range n {
 		for c, w := range want(i) {
-			if v := rs.value(int32(i), c); string(v.ByteArray()) != w && bad < 5 {
+			if v := rs.strs.vals[rs.row(int32(i))[c]]; string(v.ByteArray()) != w && bad < 5 {
 				t.Errorf("%s: row %d, column %d holds %q, want %q", name, i, c, v.ByteArray(), w)
 				bad++
 			}
