@@ -369,7 +369,7 @@ func TestAppendFairshareRows(t *testing.T) {
 	dst = dst[:1]
 	first := dst[0]
 	snap := ts("2025-03-01T00:00:00Z", 0)
-	got := AppendFairshareRows(dst, snap, tree, res)
+	got := AppendFairshareRows(dst, nil, snap, tree, res)
 	if len(got) != 1+n {
 		t.Fatalf("AppendFairshareRows gave %d rows, want %d", len(got), 1+n)
 	}
@@ -435,4 +435,58 @@ func fmtRow(r FairshareRow) string {
 		" raw_shares=" + i(r.RawShares) + " shares_parent=" + strconv.FormatBool(r.SharesParent) +
 		" norm_shares=" + f(r.NormShares) + " raw_usage=" + f(r.RawUsage) + " norm_usage=" + f(r.NormUsage) +
 		" effectv_usage=" + f(r.EffectvUsage) + " fair_share=" + f(r.FairShare) + " level_fs=" + f(r.LevelFS) + " rank=" + k
+}
+
+// TestFairshareValuesReuse appends rounds of snapshots of growing trees to
+// one buffer with one FairshareValues, Reset between rounds as the
+// pipeline's writer does between months, and checks every round's rows,
+// once all of it is appended, against FairshareRows with memory of its
+// own: a value handed out twice within a round, or a pointer moved when
+// the values grow, shows as a difference.
+func TestFairshareValuesReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 3))
+	var vals FairshareValues
+	var buf []FairshareRow
+	for round, size := range []int{5, 40, 40, 300, 20} {
+		nodes := []fairshare.Node{{Account: "root", Parent: -1, Shares: 1}}
+		for len(nodes) < size {
+			parent := rng.IntN(len(nodes))
+			for nodes[parent].User != "" {
+				parent = nodes[parent].Parent
+			}
+			name := "n" + strconv.Itoa(len(nodes))
+			if rng.IntN(2) == 0 {
+				nodes = append(nodes, fairshare.Node{Account: name, Parent: parent, Shares: 1 + rng.Int64N(9), SharesParent: rng.IntN(6) == 0})
+			} else {
+				nodes = append(nodes, fairshare.Node{Account: nodes[parent].Account, User: name, Parent: parent, Shares: rng.Int64N(4)})
+			}
+		}
+		tree, err := fairshare.NewTree(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf = buf[:0]
+		vals.Reset()
+		var want []FairshareRow
+		for snap := range 7 {
+			usage := make([]float64, tree.Len())
+			for i := range usage {
+				if rng.IntN(3) > 0 {
+					usage[i] = float64(rng.IntN(1000))
+				}
+			}
+			var res fairshare.Result
+			if snap%2 == 0 {
+				fairshare.FairTree(tree, usage, &res)
+			} else {
+				fairshare.Classic(tree, usage, 1, &res)
+			}
+			at := jan.AddDate(0, 0, snap)
+			buf = AppendFairshareRows(buf, &vals, at, tree, &res)
+			want = append(want, FairshareRows(at, tree, &res)...)
+		}
+		if !reflect.DeepEqual(buf, want) {
+			t.Errorf("round %d (%d associations): the rows appended with reused values differ from FairshareRows'", round, size)
+		}
+	}
 }

@@ -57,27 +57,96 @@ func ParseAlgorithm(s string) (fairshare.Algorithm, error) {
 // algorithms other than Fair Tree; rank is NULL except on Fair Tree user
 // rows. r must have been computed on t.
 func FairshareRows(snapshot time.Time, t *fairshare.Tree, r *fairshare.Result) []FairshareRow {
-	return AppendFairshareRows(nil, snapshot, t, r)
+	return AppendFairshareRows(nil, nil, snapshot, t, r)
+}
+
+// FairshareValues is memory for the numbers that fairshare rows point to
+// (their nullable columns), for a caller that appends snapshot after
+// snapshot (AppendFairshareRows) and writes the rows out now and then:
+// after Reset the memory holds the values of the rows appended next, so
+// the rows appended before must no longer be used. The zero value is
+// ready to use.
+type FairshareValues struct {
+	floats arena[float64]
+	shares arena[int64]
+	ranks  arena[int32]
+}
+
+// Reset makes the memory of the values handed out so far free for the
+// next rows, and keeps it in one block when it took several, so that as
+// many rows again need no allocation.
+func (v *FairshareValues) Reset() {
+	v.floats.reset()
+	v.shares.reset()
+	v.ranks.reset()
+}
+
+// arena hands out memory from blocks that never move, so that pointers
+// into it stay valid until reset.
+type arena[E any] struct {
+	blocks [][]E // the last one is being filled; a block's length is what is taken
+}
+
+// free returns the room, of at least n values, after what has been taken
+// (length 0); take(k) then takes its first k values.
+func (a *arena[E]) free(n int) []E {
+	size := n
+	if k := len(a.blocks); k > 0 {
+		b := a.blocks[k-1]
+		if cap(b)-len(b) >= n {
+			return b[len(b):len(b):cap(b)]
+		}
+		size = max(n, 2*cap(b))
+	}
+	a.blocks = append(a.blocks, make([]E, 0, size))
+	return a.blocks[len(a.blocks)-1]
+}
+
+// take takes the first k values of the room free returned.
+func (a *arena[E]) take(k int) {
+	b := &a.blocks[len(a.blocks)-1]
+	*b = (*b)[:len(*b)+k]
+}
+
+// reset frees all the values taken, merging several blocks into one.
+func (a *arena[E]) reset() {
+	switch len(a.blocks) {
+	case 0:
+	case 1:
+		a.blocks[0] = a.blocks[0][:0]
+	default:
+		total := 0
+		for _, b := range a.blocks {
+			total += cap(b)
+		}
+		a.blocks = append(a.blocks[:0], make([]E, 0, total))
+		clear(a.blocks[1:cap(a.blocks)])
+	}
 }
 
 // AppendFairshareRows appends the rows FairshareRows returns to dst and
 // returns the extended slice, so that a caller collecting many snapshots
 // fills one buffer instead of copying each snapshot's rows into it. The
 // rows already in dst are left as they are; whatever lies in dst's
-// capacity beyond its length is overwritten.
-func AppendFairshareRows(dst []FairshareRow, snapshot time.Time, t *fairshare.Tree, r *fairshare.Result) []FairshareRow {
+// capacity beyond its length is overwritten. The rows' numbers are kept in
+// vals, or in memory of their own when vals is nil.
+func AppendFairshareRows(dst []FairshareRow, vals *FairshareValues, snapshot time.Time, t *fairshare.Tree, r *fairshare.Result) []FairshareRow {
 	n := t.Len()
 	if len(r.NormShares) != n {
 		panic(fmt.Sprintf("export: FairshareRows: result holds %d associations, tree %d", len(r.NormShares), n))
+	}
+	if vals == nil {
+		vals = new(FairshareValues)
 	}
 	algo := AlgorithmName(r.Algorithm)
 	fairTree := r.Algorithm == fairshare.FairTreeAlgo
 	dst = slices.Grow(dst, n)
 	rows := dst[len(dst) : len(dst)+n]
-	// One backing array per column type keeps the allocations per call
-	// constant instead of one per cell. floats holds at most six values a
-	// row, so append never reallocates and the pointers stay valid.
-	floats := make([]float64, 0, 6*n)
+	// One block of memory per column type keeps the allocations per call
+	// constant (none with a reused vals) instead of one per cell. floats
+	// has room for six values a row, so append never reallocates and the
+	// pointers stay valid.
+	floats := vals.floats.free(6 * n)
 	num := func(v float64) *float64 {
 		if math.IsNaN(v) {
 			return nil
@@ -85,8 +154,8 @@ func AppendFairshareRows(dst []FairshareRow, snapshot time.Time, t *fairshare.Tr
 		floats = append(floats, v)
 		return &floats[len(floats)-1]
 	}
-	shares := make([]int64, n)
-	ranks := make([]int32, n)
+	shares := vals.shares.free(n)[:n]
+	ranks := vals.ranks.free(n)[:n]
 	for p := range n {
 		row := &rows[p]
 		*row = FairshareRow{Snapshot: snapshot, Algorithm: algo,
@@ -117,6 +186,9 @@ func AppendFairshareRows(dst []FairshareRow, snapshot time.Time, t *fairshare.Tr
 			}
 		}
 	}
+	vals.floats.take(len(floats))
+	vals.shares.take(n)
+	vals.ranks.take(n)
 	return dst[:len(dst)+n]
 }
 

@@ -24,7 +24,8 @@ type fairshareWriter struct {
 	raw       []float64
 	res       fairshare.Result
 	month     time.Time
-	fs        []export.FairshareRow // the month's rows, reused from month to month
+	fs        []export.FairshareRow  // the month's rows, reused from month to month
+	fsVals    export.FairshareValues // the numbers fs points to, reused likewise
 	assoc     []export.AssociationRow
 
 	snapshots, files int
@@ -59,7 +60,7 @@ func (w *fairshareWriter) snapshot(at int64, own []float64) error {
 	default:
 		fairshare.FairTree(tree, w.raw, &w.res)
 	}
-	w.fs = export.AppendFairshareRows(w.fs, t, tree, &w.res)
+	w.fs = export.AppendFairshareRows(w.fs, &w.fsVals, t, tree, &w.res)
 	// A tree's associations rows differ from snapshot to snapshot only in
 	// the snapshot time; the copies share the share counts they point to.
 	start := len(w.assoc)
@@ -104,6 +105,7 @@ func (w *fairshareWriter) flush() error {
 	}
 	w.files += 2
 	w.fs, w.assoc = w.fs[:0], w.assoc[:0]
+	w.fsVals.Reset()
 	return nil
 }
 
