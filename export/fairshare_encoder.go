@@ -124,9 +124,10 @@ func (s *rowStrings) row(i int32) *[dictColumns]int32 { return &s.tuples[s.ids[i
 // the row at the same offset in the previous run takes that row's name id
 // and dictStrings id without a map lookup (equal strings of one tree share
 // their bytes, so the comparisons stop at the pointers); any other row
-// looks up its strings, then their ids. Rows whose snapshot carries a monotonic clock reading
-// (which time.Compare, and so compare, compares instead of the wall clock
-// when both times have one) are sorted with sortedOrder instead.
+// looks up its strings, then their ids. Rows whose snapshot carries a
+// monotonic clock reading (which time.Compare, and so compare, compares
+// instead of the wall clock when both times have one) are sorted with
+// sortedOrder instead; their strings are interned all the same.
 func snapshotOrder[T any](rows []T, compare func(a, b *T) int, key func(*T) (time.Time, dictStrings)) ([]int32, *rowStrings) {
 	snapIDs := make([]int32, len(rows))
 	nameIDs := make([]int32, len(rows))
