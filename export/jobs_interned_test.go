@@ -148,19 +148,19 @@ func TestCachedDoubleDict(t *testing.T) {
 	doubles := func(fs ...float64) []parquet.Value { return valuesOf(parquet.DoubleValue, fs) }
 	insert(doubles(1, 2, 1, math.NaN(), 0, math.Copysign(0, -1), 2, math.NaN()), []int32{0, 1, 0, 2, 3, 4, 1, 2})
 	insert(doubles(2, 5, 1), []int32{1, 5, 0}) // one call: a new value among cached ones
-	// 3,000 values, twice over, through a cache of 256.
-	many := make([]float64, 3000)
+	// 10,000 values, twice over, through a cache of 4,096.
+	many := make([]float64, 10000)
 	for i := range many {
 		many[i] = float64(i) * 0.25
 	}
 	insert(doubles(many...), nil)
 	insert(doubles(many...), nil)
-	// 6 values before, and 2,996 of the 3,000 new (0, 1, 2 and 5 were in).
-	if got := dict.Len(); got != 3002 {
-		t.Errorf("dictionary holds %d values, want 3002", got)
+	// 6 values before, and 9,996 of the 10,000 new (0, 1, 2 and 5 were in).
+	if got := dict.Len(); got != 10002 {
+		t.Errorf("dictionary holds %d values, want 10002", got)
 	}
 	// After a Reset the cache must not hand out old indexes.
-	insert(doubles(1e6, 2e6), []int32{3002, 3003})
+	insert(doubles(1e6, 2e6), []int32{10002, 10003})
 	dict.Reset()
 	ref.Reset()
 	insert(doubles(2e6, 1e6), []int32{0, 1})
@@ -175,16 +175,16 @@ func TestCachedWordDictInt64(t *testing.T) {
 	ints := func(xs ...int64) []parquet.Value { return valuesOf(parquet.Int64Value, xs) }
 	insert(ints(60, 1440, 60, -1, 0, math.MinInt64, 1440), []int32{0, 1, 0, 2, 3, 4, 1})
 	insert(ints(-1, 4320, 60), []int32{2, 5, 0})
-	many := make([]int64, 3000)
+	many := make([]int64, 10000)
 	for i := range many {
 		many[i] = int64(i) - 1500
 	}
 	insert(ints(many...), nil)
 	insert(ints(many...), nil)
-	// 6 values before; -1, 0, 60 and 1440 were in, so 2,996 of the
-	// 3,000 (-1500 to 1499) are new.
-	if got := dict.Len(); got != 3002 {
-		t.Errorf("dictionary holds %d values, want 3002", got)
+	// 6 values before; -1, 0, 60, 1440 and 4320 were in, so 9,995 of the
+	// 10,000 (-1500 to 8499) are new.
+	if got := dict.Len(); got != 10001 {
+		t.Errorf("dictionary holds %d values, want 10001", got)
 	}
 	dict.Reset()
 	ref.Reset()

@@ -478,9 +478,15 @@ func (t cachedWordType) NewDictionary(columnIndex, numValues int, data encoding.
 // parquet-go's hash table keys) to its index. Its table costs a call per
 // row of a repeated column (the TRES values); the cache, a few loads per
 // value.
+//
+// The cache has 4,096 slots (64 KiB a column writer): on the benchmark's
+// March 2024 (about 1,740 distinct TRES values over its 4 row groups),
+// 256 slots missed 4.6 % of the TRES values, 1,024 missed 2.2 % and 4,096
+// miss 0.36 %, and every row holding a miss costs a call into parquet-go's
+// hash table.
 type cachedWordDict struct {
 	parquet.Dictionary
-	slots [256]wordSlot
+	slots [1 << wordSlotBits]wordSlot
 	// The positions, values and indexes of the values missing from the
 	// cache, reused between calls.
 	missAt        []int32
@@ -494,9 +500,12 @@ type wordSlot struct {
 	index int32 // plus one; 0 is empty
 }
 
+// wordSlotBits is the log2 of the number of slots of cachedWordDict's cache.
+const wordSlotBits = 12
+
 // slot is the cache entry of a value's bits.
 func (d *cachedWordDict) slot(bits uint64) *wordSlot {
-	return &d.slots[(bits*0x9E3779B97F4A7C15)>>56] // Fibonacci hashing to 8 bits
+	return &d.slots[(bits*0x9E3779B97F4A7C15)>>(64-wordSlotBits)] // Fibonacci hashing
 }
 
 // Type is the type of the dictionary's indexes.
