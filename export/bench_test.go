@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/schemas"
+	"github.com/parquet-go/parquet-go"
 )
 
 // benchJobs makes n plausible jobs rows: 50 accounts × 20 users, a few
@@ -110,6 +111,62 @@ func BenchmarkJobsEncoder(b *testing.B) {
 		}
 		run(b, t)
 	})
+}
+
+// BenchmarkJobsTRESColumns measures the TRES map's two leaf columns
+// alone (jobColumns.appendTRES, then ColumnWriter.WriteRowValues into
+// parquet-go's repeated column buffers, pages cut and compressed as in a
+// file) on the realistic month of BenchmarkWriteJobsMonth, in batches of
+// writeBatch rows and, to show what a batch's size costs, of 4,096 rows
+// (which cuts other pages: not what the encoder writes). It reports CPU
+// seconds an op and CPU nanoseconds a row, and is skipped without the
+// month.
+//
+//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export -run '^$' -bench 'JobsTRESColumns' -benchtime 10x -cpu 1
+func BenchmarkJobsTRESColumns(b *testing.B) {
+	t, err := benchMonth()
+	if err != nil {
+		b.Skipf("no month to write: %v", err)
+	}
+	t.Sort()
+	def, err := schemas.TableByName(schemas.TableJobs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vals := newJobValues(t)
+	for _, batch := range []int{writeBatch, 4096} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			opts := append(tableWriterOptions[JobRow](def.SortBy), jobsWriterSchema(vals.strs))
+			pw := parquet.NewGenericWriter[JobRow](io.Discard, opts...)
+			cols := pw.BeginRowGroup().ColumnWriters()
+			e := jobColumns{t: t, v: vals}
+			b.ResetTimer()
+			cpu0 := cpuSeconds()
+			for range b.N {
+				for lo := 0; lo < len(t.Recs); lo += batch {
+					recs := t.Recs[lo:min(lo+batch, len(t.Recs))]
+					for _, c := range []int{colTRESKey, colTRESValue} {
+						col := vals.tresKeys
+						if c == colTRESValue {
+							col = vals.tresVals
+						}
+						e.vals = e.appendTRES(e.vals[:0], recs, col)
+						if _, err := cols[c].WriteRowValues(e.vals); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				for _, c := range []int{colTRESKey, colTRESValue} {
+					if err := cols[c].Flush(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			cpu := (cpuSeconds() - cpu0) / float64(b.N)
+			b.ReportMetric(cpu, "cpu-s/op")
+			b.ReportMetric(cpu*1e9/float64(len(t.Recs)), "cpu-ns/row")
+		})
+	}
 }
 
 // benchMonth reads March 2024 of the 5 M-job year history that the
