@@ -51,6 +51,8 @@ func buildJobs(mem memory.Allocator, extra []string, rows []jobRow) arrow.Record
 				fb.Append(0)
 			case *array.MapBuilder:
 				fb.Append(true) // empty map
+			case *array.Int32Builder:
+				fb.Append(0) // alloc_tres_set: every row's map is the same empty one
 			case *array.Float64Builder:
 				if f.Name == schemas.ColBillingSacct {
 					if r.noSacct {

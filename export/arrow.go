@@ -45,7 +45,7 @@ func (t *JobTable) AppendBatch(rec arrow.Record) error {
 	mem := c.float64s(schemas.DenseTRESColumn("mem"))
 	node := c.float64s(schemas.DenseTRESColumn("node"))
 	gpu := c.float64s(schemas.DenseTRESColumn("gres/gpu"))
-	tres := c.tresMap(schemas.ColAllocTRES)
+	tres := c.tresMap(schemas.ColAllocTRES, schemas.ColAllocTRESSet)
 	billing := c.float64s(schemas.ColBilling)
 	billingSlurm := c.int64s(schemas.ColBillingSlurm)
 	usageFactor := c.float64s(schemas.ColUsageFactor)
@@ -305,6 +305,10 @@ func (c *batchCols) times(name string) timeCol {
 // arrays and compared with those of the first row that had the hash; they
 // are sorted and interned only the first time. (Building a key of the
 // entries for a map lookup took three times as long.)
+//
+// When the batch numbers its maps (schemas.ColAllocTRESSet, as ingest
+// does), only the first row of each number is read that way; every other
+// row takes its set from its number, without looking at its entries.
 type mapCol struct {
 	m       *array.Map
 	keys    *array.String
@@ -317,6 +321,8 @@ type mapCol struct {
 	slow    map[string]uint32   // sets whose hash another set had first
 	key     []byte
 	last    tresRows // the last non-empty row's entries and set
+	sets    []int32  // the batch's alloc_tres_set, nil if it has none
+	setIDs  []uint32 // alloc_tres_set number → its set + 1, 0 until its first row
 }
 
 // tresRows are a batch's entries [lo, hi) and their set.
@@ -326,6 +332,20 @@ type tresRows struct {
 }
 
 func (m *mapCol) at(i int) uint32 {
+	if m.sets != nil {
+		k := m.sets[i]
+		if id := m.setIDs[k]; id != 0 {
+			return id - 1
+		}
+		id := m.row(i)
+		m.setIDs[k] = id + 1
+		return id
+	}
+	return m.row(i)
+}
+
+// row reads the set of row i from its entries.
+func (m *mapCol) row(i int) uint32 {
 	if m.m.IsNull(i) {
 		return 0
 	}
@@ -406,7 +426,9 @@ func (m *mapCol) same(alo, ahi, blo, bhi int) bool {
 	return string(m.keyData[m.keyOffs[alo]:m.keyOffs[ahi]]) == string(m.keyData[m.keyOffs[blo]:m.keyOffs[bhi]])
 }
 
-func (c *batchCols) tresMap(name string) mapCol {
+// tresMap reads the map column name, numbered by the int32 column setName
+// if the batch has one (see mapCol).
+func (c *batchCols) tresMap(name, setName string) mapCol {
 	a := c.col(name)
 	if a == nil {
 		return mapCol{}
@@ -426,8 +448,43 @@ func (c *batchCols) tresMap(name string) mapCol {
 	if b := keys.Data().Buffers()[2]; b != nil {
 		data = b.Bytes()
 	}
-	return mapCol{m: m, keys: keys, items: items, keyOffs: keys.ValueOffsets(), keyData: data, jd: c.dict,
+	mc := mapCol{m: m, keys: keys, items: items, keyOffs: keys.ValueOffsets(), keyData: data, jd: c.dict,
 		seed: maphash.MakeSeed(), seen: map[uint64]tresRows{}, slow: map[string]uint32{}}
+	mc.sets, mc.setIDs = c.tresSets(setName)
+	return mc
+}
+
+// tresSets returns the values of the optional int32 column name and a
+// zeroed table with one entry per number they use, or nils when the batch
+// has no such column or its numbers are too sparse to be worth a table
+// (then every row is read from its entries).
+func (c *batchCols) tresSets(name string) ([]int32, []uint32) {
+	if c.err != nil || len(c.rec.Schema().FieldIndices(name)) == 0 {
+		return nil, nil
+	}
+	a := c.col(name)
+	v, ok := a.(*array.Int32)
+	if !ok {
+		c.typeErr(name, a)
+		return nil, nil
+	}
+	if v.NullN() > 0 {
+		c.err = fmt.Errorf("jobs rows: column %q: %d nulls in a non-null column", name, v.NullN())
+		return nil, nil
+	}
+	sets := v.Int32Values()
+	hi := int32(-1)
+	for _, k := range sets {
+		if k < 0 {
+			c.err = fmt.Errorf("jobs rows: column %q: negative value %d", name, k)
+			return nil, nil
+		}
+		hi = max(hi, k)
+	}
+	if int(hi) >= 4*len(sets)+1<<16 {
+		return nil, nil
+	}
+	return sets, make([]uint32, int(hi)+1)
 }
 
 // optInt64 sets *dst and r's valid bit unless a's value i is null.

@@ -1,6 +1,8 @@
 package export
 
 import (
+	"fmt"
+	"math"
 	"reflect"
 	"testing"
 
@@ -35,11 +37,14 @@ type jobSpec struct {
 	sourceLine               int64
 }
 
-// buildBatch builds a billed jobs batch from specs, column by column.
+// buildBatch builds a billed jobs batch from specs, column by column. Its
+// alloc_tres_set numbers the specs' TRES maps as ingest does: by first
+// appearance, the same number for the same entries in the same order.
 func buildBatch(t testing.TB, mem memory.Allocator, specs []jobSpec) arrow.Record {
 	t.Helper()
 	b := array.NewRecordBuilder(mem, billedSchema())
 	defer b.Release()
+	sets := map[string]int32{}
 	for i, f := range b.Schema().Fields() {
 		fb := b.Field(i)
 		for _, s := range specs {
@@ -104,6 +109,14 @@ func buildBatch(t testing.TB, mem memory.Allocator, specs []jobSpec) arrow.Recor
 					mb.KeyBuilder().(*array.StringBuilder).Append(k)
 					mb.ItemBuilder().(*array.Float64Builder).Append(s.tres[k])
 				}
+			case schemas.ColAllocTRESSet:
+				key := specEntriesKey(s)
+				k, ok := sets[key]
+				if !ok {
+					k = int32(len(sets))
+					sets[key] = k
+				}
+				fb.(*array.Int32Builder).Append(k)
 			case schemas.ColBillingSacct:
 				fb.AppendNull()
 			case schemas.ColSourceFile:
@@ -126,6 +139,22 @@ func buildBatch(t testing.TB, mem memory.Allocator, specs []jobSpec) arrow.Recor
 		}
 	}
 	return b.NewRecord()
+}
+
+// specEntriesKey spells out the entries of s's TRES map in the order
+// buildBatch appends them.
+func specEntriesKey(s jobSpec) string {
+	key := ""
+	if s.entries != nil {
+		for _, e := range s.entries {
+			key += fmt.Sprintf("%q=%v,", e.key, math.Float64bits(e.val))
+		}
+		return key
+	}
+	for _, k := range sortedKeys(s.tres) {
+		key += fmt.Sprintf("%q=%v,", k, math.Float64bits(s.tres[k]))
+	}
+	return key
 }
 
 func sortedKeys(m map[string]float64) []string {
@@ -253,7 +282,7 @@ func TestTRESHashCollision(t *testing.T) {
 	})
 	defer rec.Release()
 	c := &batchCols{rec: rec, dict: NewJobDict()}
-	m := c.tresMap(schemas.ColAllocTRES)
+	m := c.tresMap(schemas.ColAllocTRES, "") // no set numbers: every row is read from its entries
 	if c.err != nil {
 		t.Fatal(c.err)
 	}

@@ -849,6 +849,11 @@ type tresItem struct {
 	billing             float64
 	billingOK           bool
 	hasCPU, hasNode     bool
+	// set is the item's alloc_tres_set number in the block numbered
+	// setBlock (see tresColumn); an item not yet seen in the block being
+	// parsed has an older setBlock and gets the block's next number.
+	set      int32
+	setBlock uint64
 }
 
 func (m *tresMemo) reset() {
@@ -1048,6 +1053,7 @@ func (p *sacctParser) newRecord() arrow.Record {
 	put(schemas.ColExitCode, &c.exitCode)
 	put(schemas.ColJobName, &c.jobName)
 	put(schemas.ColAllocTRES, &c.tres)
+	put(schemas.ColAllocTRESSet, &c.tres.sets)
 	put(schemas.ColBillingSacct, &c.billing)
 	for i, t := range p.lay.dense {
 		put(schemas.DenseTRESColumn(t), &c.dense[i])
@@ -1106,6 +1112,7 @@ func (c *jobColumns) fixed() (ints []*fixedColumn[int64], floats []*fixedColumn[
 	for _, d := range c.dicts() {
 		codes = append(codes, &d.codes)
 	}
+	codes = append(codes, &c.tres.sets)
 	return ints, floats, codes
 }
 
@@ -1547,16 +1554,28 @@ func (c constDict) arrowData(mem memory.Allocator, dt arrow.DataType) *array.Dat
 
 // tresColumn is the alloc_tres map<utf8, float64> column: row i holds the
 // entries offsets[i] to offsets[i+1] of keys and vals, in input order.
+// Alongside it, sets is the alloc_tres_set column: the block's memo items
+// numbered in order of first appearance, so that rows with the same
+// AllocTRES string share a number. The memo may be emptied in the middle
+// of a block; a string then gets a second number, which the column allows.
 type tresColumn struct {
 	offsets []int32 // one more than the rows
 	keys    stringColumn
 	vals    fixedColumn[float64]
+	sets    fixedColumn[int32]
+	block   uint64 // counts resets, so that no item's setBlock is current before it is numbered
+	nsets   int32  // the numbers handed out in this block
 }
 
 // appendItem appends a row holding the entries of item k of m. Keys and
 // values are never null, so their validity bitmaps need no update.
 func (c *tresColumn) appendItem(m *tresMemo, k int32) {
 	it := &m.items[k]
+	if it.setBlock != c.block {
+		it.set, it.setBlock = c.nsets, c.block
+		c.nsets++
+	}
+	c.sets.append(it.set)
 	base := int32(len(c.keys.data))
 	c.keys.data = append(c.keys.data, m.names[it.names:it.namesEnd]...)
 	for _, e := range m.ends[it.entries:it.entriesEnd] {
@@ -1570,6 +1589,9 @@ func (c *tresColumn) reset() {
 	c.offsets = append(c.offsets[:0], 0)
 	c.keys.reset()
 	c.vals.reset()
+	c.sets.reset()
+	c.block++ // never 0, the setBlock of a new item
+	c.nsets = 0
 }
 
 func (c *tresColumn) arrowData(mem memory.Allocator, dt arrow.DataType) *array.Data {

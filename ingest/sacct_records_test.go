@@ -71,6 +71,7 @@ type wantRow struct {
 	nnodes, cpus                          int64
 	exitCode, jobName                     string
 	tres                                  []tresKV
+	set                                   int32 // alloc_tres_set: the AllocTRES string's number in its block
 	billing                               optFloat
 	dense                                 []float64 // in schemas.DenseTRESList order
 	line                                  int64
@@ -157,6 +158,7 @@ func buildRecord(t *testing.T, mem memory.Allocator, schema *arrow.Schema, dense
 			mb.KeyBuilder().(*array.StringBuilder).Append(e.k)
 			mb.ItemBuilder().(*array.Float64Builder).Append(e.v)
 		}
+		f(schemas.ColAllocTRESSet).(*array.Int32Builder).Append(r.set)
 		bb := f(schemas.ColBillingSacct).(*array.Float64Builder)
 		if r.billing.ok {
 			bb.Append(r.billing.v)
@@ -417,20 +419,20 @@ var recordsWant = [][]wantRow{
 		{cluster: "c2", jobID: "200_4", raw: some(204), arrJob: some(200), arrTask: some(4), user: "bob", account: "labB", partition: "cpu",
 			qos: str("normal"), state: "CANCELLED", cancelledBy: str("1234"), start: t0, end: some(t0 + 600),
 			elapsed: some(600), nnodes: 1, cpus: 2, exitCode: "0:15", jobName: "arr",
-			tres: []tresKV{{"cpu", 2}, {"mem", 1536}, {"node", 1}}, dense: []float64{2, 1536, 1, 0, 0}, line: 4},
+			tres: []tresKV{{"cpu", 2}, {"mem", 1536}, {"node", 1}}, set: 1, dense: []float64{2, 1536, 1, 0, 0}, line: 4},
 		// Empty Cluster: the default; empty QOS: "" (not null); running: no
 		// end; empty AllocTRES: an empty map, cpu and node from the counts.
 		{cluster: "c0", jobID: "300+1", raw: some(301), hetJob: some(300), hetOff: some(1), user: "carol", account: "labB", partition: "cpu",
 			qos: str(""), state: "RUNNING", submit: some(t0), eligible: some(t0), start: t0 + 3*hour,
 			timelimitMin: some(2880), nnodes: 2, cpus: 8, exitCode: "0:0", jobName: "",
-			tres: []tresKV{}, dense: []float64{8, 0, 2, 0, 0}, line: 6},
+			tres: []tresKV{}, set: 2, dense: []float64{8, 0, 2, 0, 0}, line: 6},
 		// Finished without End: start + Elapsed + Suspended. Typed GPUs sum
 		// into gres/gpu; TRES names are lower-cased.
 		{cluster: "c1", jobID: "400", raw: some(400), user: "alice", account: "labA", partition: "gpu", qos: str("high"),
 			state: "TIMEOUT", submit: some(t0), eligible: some(t0), start: t0 + 4*hour, end: some(t0 + 4*hour + 1800 + 60),
 			elapsed: some(1800), suspended: some(60), timelimitMin: some(5), nnodes: 1, cpus: 16, exitCode: "0:1", jobName: "gpu job",
-			tres:  []tresKV{{"cpu", 16}, {"gres/gpu:v100", 2}, {"license/lic1", 3}, {"mem", 500}, {"node", 1}},
-			dense: []float64{16, 500, 1, 2, 3}, line: 7},
+			tres: []tresKV{{"cpu", 16}, {"gres/gpu:v100", 2}, {"license/lic1", 3}, {"mem", 500}, {"node", 1}},
+			set:  3, dense: []float64{16, 500, 1, 2, 3}, line: 7},
 	},
 	{
 		{cluster: "c2", jobID: "300+0", raw: some(300), hetJob: some(300), hetOff: some(0), user: "carol", account: "labB", partition: "cpu",
@@ -440,7 +442,7 @@ var recordsWant = [][]wantRow{
 		{cluster: "c1", jobID: "500", raw: some(500), user: "alice", account: "labA", partition: "gpu", qos: str("normal"),
 			state: "CANCELLED", cancelledBy: str("0"), submit: some(t1), eligible: some(t1), start: t1, end: some(t1 + 600),
 			elapsed: some(600), suspended: some(0), timelimitMin: some(60), nnodes: 1, cpus: 4, exitCode: "0:9", jobName: "x",
-			tres: []tresKV{{"billing", 4}, {"cpu", 4}, {"mem", 4096}, {"node", 1}}, billing: num(4), dense: []float64{4, 4096, 1, 0, 0}, line: 9},
+			tres: []tresKV{{"billing", 4}, {"cpu", 4}, {"mem", 4096}, {"node", 1}}, set: 1, billing: num(4), dense: []float64{4, 4096, 1, 0, 0}, line: 9},
 	},
 	nil,
 	{
@@ -537,7 +539,7 @@ func TestSacctRecordsAbsentColumns(t *testing.T) {
 			tres: []tresKV{{"cpu", 1}}, dense: []float64{1, 0, 1, 0}, line: 3},
 		{cluster: "", jobID: "802+2", raw: some(804), hetJob: some(802), hetOff: some(2), user: "frank", account: "labD", partition: "gpu",
 			state: "OUT_OF_MEMORY", start: t0, end: some(t0 + 1800), nnodes: 3, cpus: 12,
-			tres: []tresKV{{"gres/gpu", 1}, {"mem", 2048}}, dense: []float64{12, 2048, 3, 1}, line: 4},
+			tres: []tresKV{{"gres/gpu", 1}, {"mem", 2048}}, set: 1, dense: []float64{12, 2048, 3, 1}, line: 4},
 	}
 	want := buildRecord(t, mem, schemas.Jobs(nil), schemas.DenseTRESList(nil), file, rows)
 	defer want.Release()

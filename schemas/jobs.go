@@ -40,9 +40,20 @@ const (
 	ColExitCode     = "exit_code"      // utf8, "exit:signal"
 	ColJobName      = "job_name"       // utf8
 	ColAllocTRES    = "alloc_tres"     // map<utf8, float64>: every AllocTRES entry, mem and bb in MiB
+	ColAllocTRESSet = "alloc_tres_set" // int32, optional: the row's alloc_tres within its batch (see below)
 	ColBillingSacct = "billing_sacct"  // float64, sacct's billing= (truncated by Slurm), null if absent
 	ColSourceFile   = "source_file"    // dictionary<int32, utf8>
 	ColSourceLine   = "source_line"    // int64, first physical line of the record
+
+	// ColAllocTRESSet numbers a batch's alloc_tres maps so that a consumer
+	// can treat each distinct map once per batch instead of once per row:
+	// rows with the same number have the same alloc_tres entries in the
+	// same order. Ingest numbers them 0, 1, 2, ... in order of first
+	// appearance; a slice of a batch keeps the first property but not the
+	// second, and a batch joined from two does not keep either. Two numbers
+	// may stand for the same entries (ingest numbers AllocTRES strings, and
+	// two strings can parse alike). The column is optional: a consumer
+	// reads alloc_tres row by row when a batch has none.
 
 	// Appended by billing.
 	ColBilling      = "billing"       // float64, exact billable TRES used for usage
@@ -135,6 +146,7 @@ func Jobs(extraTRES []string) *arrow.Schema {
 		{Name: ColExitCode, Type: arrow.BinaryTypes.String},
 		{Name: ColJobName, Type: arrow.BinaryTypes.String},
 		{Name: ColAllocTRES, Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Float64)},
+		{Name: ColAllocTRESSet, Type: arrow.PrimitiveTypes.Int32},
 		{Name: ColBillingSacct, Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 	}
 	for _, t := range DenseTRESList(extraTRES) {
