@@ -64,6 +64,9 @@ func BenchmarkPipelineYear5M(b *testing.B) {
 	b.ReportMetric(float64(sum.Ingest.Read)/sec, "rows/s")
 	b.ReportMetric(float64(sum.Decay.JobsCharged), "jobs")
 	b.ReportMetric(float64(sum.Snapshots), "snapshots")
+	b.ReportMetric(sum.Phases.Read.Seconds(), "read-s")   // parse, bill, spill
+	b.ReportMetric(sum.Phases.Decay.Seconds(), "decay-s") // decay and snapshots, after read
+	b.ReportMetric(sum.Phases.Jobs.Seconds(), "jobs-s")   // jobs and usage tables, beside decay
 	b.ReportMetric(float64(dirBytes(b, hist))/1e6, "history-MB")
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {

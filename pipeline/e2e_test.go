@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,5 +115,28 @@ func TestSlurmTestTreesAsJobs(t *testing.T) {
 				t.Errorf("sshare -a -l -p:\n got:\n%s\nwant:\n%s", got, want)
 			}
 		})
+	}
+}
+
+// TestRunPhases checks the summary's stage times against a clock that moves
+// one second at every reading: reading ends after the run started, decay
+// and the jobs tables both end after reading, and the run finishes after
+// both.
+func TestRunPhases(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "e2e", "test24_1")
+	to := time.Date(2025, 1, 1, 1, 0, 0, 0, time.UTC)
+	var ticks atomic.Int64 // Now is called from two goroutines
+	opt := runOpts(t.TempDir(), to)
+	opt.Now = func() time.Time { return to.Add(time.Duration(ticks.Add(1)) * time.Second) }
+	sum, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, "sacct.psv")), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sum.Phases
+	if p.Read < time.Second || p.Decay < time.Second || p.Jobs < time.Second {
+		t.Fatalf("phases %+v: each stage ends at least one clock reading after it began", p)
+	}
+	if total := sum.Finished.Sub(sum.Started); p.Read+max(p.Decay, p.Jobs) >= total {
+		t.Errorf("phases %+v: read + max(decay, jobs) = %s, not within the run's %s", p, p.Read+max(p.Decay, p.Jobs), total)
 	}
 }

@@ -129,6 +129,22 @@ type Summary struct {
 	Partitions int
 	// Started and Finished bound the run.
 	Started, Finished time.Time
+	// Phases are how long the run's stages took.
+	Phases Phases
+}
+
+// Phases are how long a run's stages took, by Options.Now. Reading comes
+// first; decay and the jobs tables then run side by side, so a run's
+// elapsed time is about Read + max(Decay, Jobs), plus the checkpoint and
+// the runs table.
+type Phases struct {
+	// Read is reading the sacct files: parsing, billing and spilling every
+	// batch (from the start of the run).
+	Read time.Duration
+	// Decay is decay and the fair-share snapshots, from the end of Read.
+	Decay time.Duration
+	// Jobs is the jobs and usage tables, from the end of Read.
+	Jobs time.Duration
 }
 
 // Run executes one night for one cluster: see the package documentation.
@@ -183,6 +199,8 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if err := st.readAll(ctx, in, opt, sum); err != nil {
 		return nil, err
 	}
+	read := opt.Now()
+	sum.Phases.Read = read.Sub(sum.Started)
 
 	// The window.
 	to := opt.To.Unix()
@@ -246,7 +264,11 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	}
 	jw := &jobsWriter{h: h, cluster: m.cluster, to: to, spill: sp, dict: dict, extent: extent}
 	jobsDone := make(chan error, 1)
-	go func() { jobsDone <- jw.write(ctx, lo, carriedMonths, sum) }()
+	go func() {
+		err := jw.write(ctx, lo, carriedMonths, sum)
+		sum.Phases.Jobs = opt.Now().Sub(read) // read by Run after jobsDone
+		jobsDone <- err
+	}()
 
 	fw := &fairshareWriter{h: h, m: m, lo: lo, to: to}
 	parents := make([]int32, len(m.keys))
@@ -267,6 +289,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	} else {
 		err = fmt.Errorf("decay: %w", err)
 	}
+	sum.Phases.Decay = opt.Now().Sub(read)
 	st.jobs = decay.Jobs{}
 	if jerr := <-jobsDone; err == nil {
 		err = jerr

@@ -152,8 +152,10 @@ func summaryLine(s *pipeline.Summary) string {
 	for _, k := range s.Resolve.Reasons() {
 		fmt.Fprintf(&b, " [%s %d]", k, s.Resolve.ByReason[k])
 	}
-	fmt.Fprintf(&b, "; snapshots %d; files %d; elapsed %s; peak RSS %d MiB",
-		s.Snapshots, s.Partitions, s.Finished.Sub(s.Started).Round(time.Millisecond), peakRSSMiB())
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	fmt.Fprintf(&b, "; snapshots %d; files %d; elapsed %s (read %s, then decay %s and jobs %s side by side); peak RSS %d MiB",
+		s.Snapshots, s.Partitions, ms(s.Finished.Sub(s.Started)), ms(s.Phases.Read), ms(s.Phases.Decay), ms(s.Phases.Jobs),
+		peakRSSMiB())
 	return b.String()
 }
 
@@ -169,7 +171,8 @@ func logSummary(log zerolog.Logger, s *pipeline.Summary) {
 		Int("resets", s.Decay.Resets).Int64("jobs_written", s.JobsWritten).Int64("other_cluster", s.OtherCluster).
 		Int64("after_to", s.AfterTo).Int("carried_unseen", s.CarriedUnseen).Int("late", s.Late).
 		Int("snapshots", s.Snapshots).Int("files", s.Partitions).
-		Dur("elapsed", s.Finished.Sub(s.Started)).Int64("peak_rss_mib", peakRSSMiB())
+		Dur("elapsed", s.Finished.Sub(s.Started)).Dur("read_elapsed", s.Phases.Read).
+		Dur("decay_elapsed", s.Phases.Decay).Dur("jobs_elapsed", s.Phases.Jobs).Int64("peak_rss_mib", peakRSSMiB())
 	ev.Msg("run finished")
 }
 
