@@ -148,7 +148,16 @@ func summaryLine(s *pipeline.Summary) string {
 	for _, k := range s.Ingest.SkipReasons() {
 		fmt.Fprintf(&b, " [%s %d]", k, s.Ingest.Skipped[k])
 	}
-	fmt.Fprintf(&b, "; jobs charged %d of %d, not charged %d", s.Decay.JobsCharged, s.Resolve.Rows, s.Resolve.NotCharged())
+	fmt.Fprintf(&b, "; jobs charged %d of %d", s.Decay.JobsCharged, s.Resolve.Rows)
+	for _, n := range []struct {
+		what string
+		n    int
+	}{{"outside the window", s.Decay.JobsOutside}, {"between two ticks", s.Decay.JobsBetweenTicks}, {"zero length", s.Decay.JobsEmpty}} {
+		if n.n > 0 {
+			fmt.Fprintf(&b, " [%s %d]", n.what, n.n)
+		}
+	}
+	fmt.Fprintf(&b, ", not charged %d", s.Resolve.NotCharged())
 	for _, k := range s.Resolve.Reasons() {
 		fmt.Fprintf(&b, " [%s %d]", k, s.Resolve.ByReason[k])
 	}
