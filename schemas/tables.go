@@ -138,9 +138,10 @@ func TableByName(name string) (Table, error) {
 func jobsTable() Table {
 	return Table{
 		Name: TableJobs,
-		Description: "One row per charged allocation run (a job, array task or het-job component) " +
-			"that overlaps the partition's month, as ingested from `sacct -P` and billed. A job that " +
-			"spans a month boundary appears in each month it was charged in, with that month's charged_sec. " +
+		Description: "One row per charged allocation run (a job, array task or het-job component), " +
+			"as ingested from `sacct -P` and billed, in the partition of the UTC month it started in. A job " +
+			"that spans a month boundary appears once, in its start month, with its whole charged_sec: " +
+			"for usage per month or day, use the usage table, which splits each job's time by UTC day. " +
 			"Integer and timestamp columns are DELTA_BINARY_PACKED, but for timelimit_min, alloc_cpus and billing_slurm; " +
 			"those, the TRES map, the resource amounts (mem_mb, node_count, gpu, usage_factor) and billing " +
 			"are dictionary encoded.",
