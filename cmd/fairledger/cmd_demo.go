@@ -79,9 +79,20 @@ func runDemo(c *cli.Context, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "\nThe history is in %s. Try:\n  fairledger sshare --history %s -a -l --at 2025-02-15\n"+
-		"  fairledger sql --history %s \"SELECT * FROM fairshare LIMIT 5\"\n", hist, hist, hist)
+	exe := invokedAs(os.Args[0])
+	fmt.Fprintf(stdout, "\nThe history is in %s. Try:\n  %s sshare --history %s -a -l --at 2025-02-15\n"+
+		"  %s sql --history %s \"SELECT * FROM usage LIMIT 5\"\n", hist, exe, hist, exe, hist)
 	return nil
+}
+
+// invokedAs is how to call this binary again from the same directory:
+// argv0 when it is a path (./bin/fairledger after make demo), else the
+// name on $PATH.
+func invokedAs(argv0 string) string {
+	if strings.ContainsRune(argv0, os.PathSeparator) && !strings.HasSuffix(argv0, ".test") {
+		return argv0
+	}
+	return "fairledger"
 }
 
 // writeDemoInput writes the embedded demo files into dir.

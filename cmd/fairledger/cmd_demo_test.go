@@ -60,3 +60,16 @@ func TestDemoData(t *testing.T) {
 		}
 	}
 }
+
+func TestInvokedAs(t *testing.T) {
+	for argv0, want := range map[string]string{
+		"./bin/fairledger":               "./bin/fairledger", // make demo
+		"/usr/local/bin/fairledger":      "/usr/local/bin/fairledger",
+		"fairledger":                     "fairledger", // found on $PATH
+		"/tmp/go-build1/fairledger.test": "fairledger",
+	} {
+		if got := invokedAs(argv0); got != want {
+			t.Errorf("invokedAs(%q) = %q, want %q", argv0, got, want)
+		}
+	}
+}
