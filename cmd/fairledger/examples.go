@@ -19,7 +19,7 @@ HAVING sum(gpu_sec) > 0
 ORDER BY month, gpu_hours DESC, account`,
 		},
 		{
-			Title: "Labs over their share in the last week",
+			Title: "Accounts (labs and schools) over their share in the last week",
 			SQL: `SELECT account,
        round(avg(effectv_usage / norm_shares), 2) AS usage_over_share,
        round(min(level_fs), 3) AS lowest_level_fs
