@@ -43,6 +43,16 @@ type SshareOptions struct {
 	// TRESRunMins is an optional per-position TRESRunMins string; nil or ""
 	// prints "cpu=0".
 	TRESRunMins []string
+	// Fields, when not empty, is sshare's -o/--format list and replaces the
+	// columns Long and Partitions choose. Each item is a case-insensitive
+	// prefix of a column name, matched in the order of process.c's fields[]
+	// table (so "N" is NormShares, "Norm" too, "NormU" NormUsage), with an
+	// optional "%N" that sets the fixed-width column length (negative
+	// left-justifies). Cluster prints the Cluster option; ID (the
+	// association id, not kept by fairledger) is refused.
+	Fields []string
+	// Cluster is the cluster name the Cluster field prints.
+	Cluster string
 }
 
 // The sshare columns, in the order sshare prints them.
@@ -59,8 +69,17 @@ const (
 	colLevelFS
 	colGrpTRESMins
 	colTRESRunMins
+	colCluster
+	colID
 	numCols
 )
+
+// fieldOrder is the order in which process.c's fields[] table matches an
+// -o item against the column names.
+func fieldOrder() [numCols]int {
+	return [numCols]int{colAccount, colCluster, colEffectvUsage, colFairShare, colLevelFS, colID,
+		colNormShares, colNormUsage, colPartition, colRawShares, colRawUsage, colUser, colGrpTRESMins, colTRESRunMins}
+}
 
 // sshareColumn is a column header and its fixed-width field length: negative
 // left-justifies, positive right-justifies (print_field_t.len).
@@ -97,6 +116,10 @@ func columnOf(c int) sshareColumn {
 		return sshareColumn{"GrpTRESMins", 30}
 	case colTRESRunMins:
 		return sshareColumn{"TRESRunMins", 30}
+	case colCluster:
+		return sshareColumn{"Cluster", 10}
+	case colID:
+		return sshareColumn{"ID", 6}
 	}
 	panic(fmt.Sprintf("fairshare: no sshare column %d", c))
 }
@@ -128,45 +151,27 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 	}
 	fairTree := r.Algorithm == FairTreeAlgo
 
-	// The column lists of process.c: A,User,[P,]RawShares,NormShares,
-	// RawUsage,[NormUsage,]Eff,Fairshare[,LevelFS][,GrpTRESMins,TRESRunMins].
-	cols := make([]int, 0, numCols)
-	cols = append(cols, colAccount, colUser)
-	if opt.Partitions {
-		cols = append(cols, colPartition)
-	}
-	cols = append(cols, colRawShares, colNormShares, colRawUsage)
-	if opt.Long {
-		cols = append(cols, colNormUsage)
-	}
-	cols = append(cols, colEffectvUsage, colFairShare)
-	if opt.Long {
-		if fairTree {
-			cols = append(cols, colLevelFS)
-		}
-		cols = append(cols, colGrpTRESMins, colTRESRunMins)
+	cols, widths, err := sshareColumns(opt, fairTree)
+	if err != nil {
+		return err
 	}
 
 	cw := cellWriter{b: make([]byte, 0, 64<<10), fixed: opt.FixedWidth, trailing: opt.TrailingSep && !opt.FixedWidth}
 	if !opt.NoHeader {
-		for _, c := range cols {
-			cw.header(columnOf(c))
+		for k, c := range cols {
+			cw.header(sshareColumn{columnOf(c).name, widths[k]})
 		}
 		cw.endLine()
 		if opt.FixedWidth {
 			// print_fields_header: abs(len) dashes and a space per column.
-			for _, c := range cols {
-				cw.b = appendRepeat(cw.b, '-', abs(columnOf(c).width))
+			for _, w := range widths {
+				cw.b = appendRepeat(cw.b, '-', abs(w))
 				cw.b = append(cw.b, ' ')
 			}
 			cw.b = append(cw.b, '\n')
 		}
 	}
 
-	widths := make([]int, len(cols))
-	for k, c := range cols {
-		widths[k] = columnOf(c).width
-	}
 	show, indent := selectRows(t, opt.Users, opt.Accounts)
 	var acct []byte
 	for p := 0; p < n; p++ {
@@ -221,6 +226,8 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 					s = opt.TRESRunMins[p]
 				}
 				cw.text(s, width)
+			case colCluster:
+				cw.text(opt.Cluster, width)
 			}
 		}
 		cw.endLine()
@@ -235,6 +242,61 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 		return fmt.Errorf("write sshare: %w", err)
 	}
 	return nil
+}
+
+// sshareColumns returns the columns WriteSshare prints and their
+// fixed-width lengths: opt.Fields resolved as process.c resolves -o, or the
+// default lists of process.c: A,User,[P,]RawShares,NormShares,RawUsage,
+// [NormUsage,]Eff,Fairshare[,LevelFS][,GrpTRESMins,TRESRunMins].
+func sshareColumns(opt SshareOptions, fairTree bool) (cols, widths []int, err error) {
+	if len(opt.Fields) == 0 {
+		cols = append(cols, colAccount, colUser)
+		if opt.Partitions {
+			cols = append(cols, colPartition)
+		}
+		cols = append(cols, colRawShares, colNormShares, colRawUsage)
+		if opt.Long {
+			cols = append(cols, colNormUsage)
+		}
+		cols = append(cols, colEffectvUsage, colFairShare)
+		if opt.Long {
+			if fairTree {
+				cols = append(cols, colLevelFS)
+			}
+			cols = append(cols, colGrpTRESMins, colTRESRunMins)
+		}
+		for _, c := range cols {
+			widths = append(widths, columnOf(c).width)
+		}
+		return cols, widths, nil
+	}
+	for _, item := range opt.Fields {
+		name, width := item, 0
+		if i := strings.IndexByte(item, '%'); i >= 0 {
+			name = item[:i]
+			if width, err = strconv.Atoi(item[i+1:]); err != nil || width == 0 {
+				return nil, nil, fmt.Errorf("sshare field %q: the length after %% must be a non-zero integer", item)
+			}
+		}
+		c := -1
+		for _, f := range fieldOrder() {
+			if n := columnOf(f).name; name != "" && len(name) <= len(n) && strings.EqualFold(n[:len(name)], name) {
+				c = f
+				break
+			}
+		}
+		switch c {
+		case -1:
+			return nil, nil, fmt.Errorf("sshare: invalid field requested: %q", item)
+		case colID:
+			return nil, nil, fmt.Errorf("sshare field %q: association ids are not kept in the history", item)
+		}
+		if width == 0 {
+			width = columnOf(c).width
+		}
+		cols, widths = append(cols, c), append(widths, width)
+	}
+	return cols, widths, nil
 }
 
 // selectRows applies the user and account filters of slurmctld's

@@ -98,6 +98,40 @@ func TestSshareLayouts(t *testing.T) {
 				"  A|bob|2|0.500000|0|0.000000|0.500000|0.500000||cpu=12,mem=0\n",
 		},
 		{
+			// sshare -n -P -o account,fairshare (the layout of the
+			// realdata sample sshare_nP_account_fairshare_nested_*):
+			// the cells of "fair tree -P" above.
+			name: "fair tree -n -P -o account,fairshare",
+			r:    &ft,
+			opt:  SshareOptions{NoHeader: true, Fields: []string{"account", "fairshare"}},
+			want: "root|\n A|\n  A|0.666667\n  A|0.333333\n  A|1.000000\n",
+		},
+		{
+			// -o matches case-insensitive prefixes in process.c's fields[]
+			// order: "C" is Cluster, "rawu" RawUsage, "N" NormShares
+			// (before NormUsage). The cells of "fair tree -P" above.
+			name: "fair tree -P -o C,rawu,N",
+			r:    &ft,
+			opt:  SshareOptions{Fields: []string{"C", "rawu", "N"}, Cluster: "c1"},
+			want: "Cluster|RawUsage|NormShares\n" +
+				"c1|40|0.000000\nc1|40|1.000000\nc1|10|0.250000\nc1|30|0.250000\nc1|0|0.500000\n",
+		},
+		{
+			// Fixed width with -o lengths: Account%-8 left-justified in 8,
+			// FairShare%9 right-justified in 9, each cell followed by a
+			// space; a blank cell is 9 spaces.
+			name: "fair tree fixed -o Account%-8,FairShare%9",
+			r:    &ft,
+			opt:  SshareOptions{FixedWidth: true, Fields: []string{"Account%-8", "FairShare%9"}},
+			want: "Account  FairShare \n" +
+				"-------- --------- \n" +
+				"root    " + " " + "         " + " \n" + // 8 + 1 + 9 + 1 columns
+				" A      " + " " + "         " + " \n" +
+				"  A       0.666667 \n" +
+				"  A       0.333333 \n" +
+				"  A       1.000000 \n",
+		},
+		{
 			// Fair Tree long header (§7).
 			name: "fair tree -l header",
 			r:    &ft,
@@ -119,6 +153,29 @@ func TestSshareLayouts(t *testing.T) {
 		}
 		if g := buf.String(); g != tc.want {
 			t.Errorf("%s: WriteSshare =\n%s\nwant\n%s", tc.name, g, tc.want)
+		}
+	}
+}
+
+// TestSshareFieldErrors: an -o item that names no column, the association
+// id (not in the history) and a bad length are refused before any output.
+func TestSshareFieldErrors(t *testing.T) {
+	b := buildSpec(t, partitionTree)
+	var ft Result
+	FairTree(b.tree, b.usage, &ft)
+	for fields, want := range map[string]string{
+		"Account,Bogus": `sshare: invalid field requested: "Bogus"`,
+		"ID":            `sshare field "ID": association ids are not kept in the history`,
+		"User%x":        `sshare field "User%x": the length after % must be a non-zero integer`,
+		"User%0":        `sshare field "User%0": the length after % must be a non-zero integer`,
+	} {
+		var buf bytes.Buffer
+		err := WriteSshare(&buf, b.tree, &ft, SshareOptions{Fields: strings.Split(fields, ",")})
+		if err == nil || err.Error() != want {
+			t.Errorf("-o %s: err %v, want %s", fields, err, want)
+		}
+		if buf.Len() > 0 {
+			t.Errorf("-o %s: wrote %q before failing", fields, buf.String())
 		}
 	}
 }
