@@ -39,6 +39,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "accounts", Aliases: []string{"A"}, Usage: "comma-separated accounts: only their own rows (sshare -A)"},
 			&cli.StringFlag{Name: "users", Aliases: []string{"u"}, Usage: "comma-separated users whose rows are listed (sshare -u; default: $USER)"},
 			&cli.StringFlag{Name: "tz", Usage: "time zone of --at and of the times reported (default: $TZ, else UTC)"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"o"}, Usage: "comma-separated fields, each a prefix of a column name with an optional %LENGTH, instead of the default columns (sshare -o), e.g. account,fairshare"},
 		},
 		Action: func(c *cli.Context) error {
 			log := newLogger(c, stderr)
@@ -83,6 +84,8 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				NoHeader:    c.Bool("noheader"),
 				Partitions:  c.Bool("partition"),
 				Accounts:    splitList(c.String("accounts")),
+				Fields:      splitList(c.String("format")),
+				Cluster:     snap.cluster,
 			}
 			// sshare.c: -a lists every user; otherwise the -u list, or
 			// the calling user when there is none (all users when the

@@ -210,6 +210,15 @@ func TestSshareCommand(t *testing.T) {
 		" aD|uD3|50|0.294118|25|0.227273|0.333333\n"; code != 0 || out != want {
 		t.Errorf("-A aD -u uD2,uD3: exit %d, stdout =\n%s\nwant\n%s", code, out, want)
 	}
+	// -o (sshare --format): the §10.2 cells of these columns, in this
+	// order, with the cluster's name.
+	code, out, _ = runCLI(t, "sshare", "--history", dir, "-P", "-A", "aD", "-u", "uD2,uD3", "-o", "Lev,account,user,cl")
+	if want := "LevelFS|Account|User|Cluster\n" +
+		"0.524476|aD||demo\n" +
+		"1.294118| aD|uD2|demo\n" +
+		"1.294118| aD|uD3|demo\n"; code != 0 || out != want {
+		t.Errorf("-o Lev,account,user,cl: exit %d, stdout =\n%s\nwant\n%s", code, out, want)
+	}
 	// The default layout is fixed-width: §10.2's root line, columns of
 	// 20 (left), 10, 10, 11, 11, 13 and 10, each followed by a space.
 	code, out, _ = runCLI(t, "sshare", "--history", dir, "-a")
