@@ -3,7 +3,9 @@ package export
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +25,22 @@ type DB struct {
 	Missing []string
 }
 
+// ExistingHistory checks that dir is an existing directory, for the
+// commands that read a history (Open creates a missing one): it tells a
+// path that does not exist from one that is not a directory.
+func ExistingHistory(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("history directory %s does not exist (fairledger run creates it)", dir)
+	case err != nil:
+		return fmt.Errorf("history directory: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("history directory %s: not a directory", dir)
+	}
+	return nil
+}
+
 // OpenDuckDB opens an in-memory DuckDB database and defines a view per
 // history table that has files under dir, from schemas.ViewsSQL.
 func OpenDuckDB(ctx context.Context, dir string) (*DB, error) {
@@ -30,8 +48,8 @@ func OpenDuckDB(ctx context.Context, dir string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history directory: %w", err)
 	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("history directory %s: not a directory", dir)
+	if err := ExistingHistory(dir); err != nil {
+		return nil, err
 	}
 	db, err := sql.Open("duckdb", "")
 	if err != nil {

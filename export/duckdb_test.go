@@ -104,7 +104,17 @@ func TestWriteResultTable(t *testing.T) {
 }
 
 func TestOpenDuckDBNotADir(t *testing.T) {
-	if _, err := OpenDuckDB(context.Background(), filepath.Join(t.TempDir(), "nope")); err == nil || !strings.Contains(err.Error(), "not a directory") {
-		t.Errorf("err = %v", err)
+	dir := t.TempDir()
+	missing, file := filepath.Join(dir, "nope"), filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		missing: "history directory " + missing + " does not exist (fairledger run creates it)",
+		file:    "history directory " + file + ": not a directory",
+	} {
+		if _, err := OpenDuckDB(context.Background(), path); err == nil || err.Error() != want {
+			t.Errorf("OpenDuckDB(%s): err = %v, want %s", path, err, want)
+		}
 	}
 }

@@ -62,8 +62,8 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			}
 			// export.Open creates a missing directory: a reader must not.
 			dir := c.String("history")
-			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				return fmt.Errorf("history directory %s: not a directory", dir)
+			if err := export.ExistingHistory(dir); err != nil {
+				return err
 			}
 			h, err := export.Open(dir)
 			if err != nil {
