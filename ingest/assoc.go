@@ -82,12 +82,15 @@ func ReadAssoc(path string) (*Associations, Stats, error) {
 // ReadAssocFile reads one association file of either kind: a `sacctmgr -P
 // show assoc` dump (its first meaningful line contains '|') or a sacctmgr
 // command script (anything else). It is what a directory of dumps and a
-// single --assoc file both go through.
+// single --assoc file both go through. A compressed file is one error.
 func ReadAssocFile(path string) (*Associations, Stats, error) {
 	name := filepath.Base(path)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, Stats{File: name}, fmt.Errorf("read associations: %w", err)
+	}
+	if format := compression(data); format != "" {
+		return nil, Stats{File: name}, compressedError(name, format)
 	}
 	if assocLooksLikeScript(string(data)) {
 		return ParseAssocScript(name, strings.NewReader(string(data)))

@@ -20,6 +20,11 @@ const (
 	AssocSkipNoTreeChange = "modify without fairshare or parent"
 )
 
+// errUnknownSacctmgrCommand is the error of a statement whose first word is
+// no sacctmgr command; when every statement of a file has it, the file is
+// not a sacctmgr script at all.
+var errUnknownSacctmgrCommand = errors.New("unknown sacctmgr command")
+
 // ReadAssocScript reads a sacctmgr command script from path; see
 // ParseAssocScript.
 func ReadAssocScript(path string) (*Associations, Stats, error) {
@@ -66,7 +71,9 @@ type assocStmt struct {
 //
 // Stats count statements: each non-comment statement is ingested, skipped
 // or rejected; a statement whose associations fail tree validation counts
-// as rejected.
+// as rejected. When the first wrongKindLines statements all start with no
+// sacctmgr command (a slurm.conf passed as --assoc, say), the file is no
+// script: reading stops there, with one error, nil and zero Stats.
 func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 	st := Stats{File: name}
 	sc := assocLineScanner(r)
@@ -78,6 +85,11 @@ func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 		startLn  int
 		ingested = map[int]bool{} // statement index → applied
 		nstmt    int
+		// notCmd counts the statements that start with no sacctmgr
+		// command; first is the first of them.
+		notCmd int
+		first  *ParseError
+		firstT string
 	)
 	flush := func() {
 		text := strings.TrimSpace(pending.String())
@@ -93,6 +105,12 @@ func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 		case perr != nil:
 			st.Rejected++
 			errs = append(errs, perr)
+			if errors.Is(perr, errUnknownSacctmgrCommand) {
+				if notCmd == 0 {
+					first, firstT = perr, text
+				}
+				notCmd++
+			}
 		case skip != "":
 			st.Skip(skip)
 		default:
@@ -111,6 +129,11 @@ func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 		} else {
 			pending.WriteString(line)
 			flush()
+			if int64(notCmd) == st.Read && notCmd >= wrongKindLines {
+				return nil, Stats{File: name}, &ParseError{File: name, Err: fmt.Errorf(
+					"not a sacctmgr script, nor a sacctmgr -P dump (whose header has '|'): its first %d statements are no sacctmgr command (line %d: %s)",
+					notCmd, first.Line, quoteHead(firstT))}
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -174,7 +197,7 @@ func (b *assocBuilder) apply(idx, line int, text string) (string, *ParseError) {
 		"reconfigure", "shutdown", "clear", "ping":
 		return AssocSkipNotAssoc, nil
 	default:
-		return "", newParseError(b.file, line, "", "", fmt.Sprintf("unknown sacctmgr command %q", toks[0]))
+		return "", &ParseError{File: b.file, Line: line, Err: fmt.Errorf("%w %q", errUnknownSacctmgrCommand, toks[0])}
 	}
 	if len(toks) < 2 {
 		return "", newParseError(b.file, line, "", "", verb+" what? (no entity)")

@@ -129,3 +129,61 @@ func (s *Stats) String() string {
 	}
 	return b.String()
 }
+
+// wrongKindLines is how many leading lines of a file, none of them of the
+// expected kind, make it the wrong kind of file: reading stops there with
+// one error instead of one per line (a sacct log passed as slurm.conf
+// would otherwise give one per job).
+const wrongKindLines = 10
+
+// MoreErrors stands for errors of one input file that were found and
+// counted but are not listed (a reader that bounds the errors it keeps, or
+// a caller that shows only the first few).
+type MoreErrors struct {
+	// File is the input's name.
+	File string
+	// N is how many errors were left out.
+	N int
+}
+
+// Error says how many errors were left out.
+func (e *MoreErrors) Error() string {
+	return fmt.Sprintf("ingest %s: %d more error(s) not shown", e.File, e.N)
+}
+
+// compression names the compression format whose magic number head starts
+// with ("gzip", "zstd", "xz" or "bzip2"), or "" for none of them.
+func compression(head []byte) string {
+	switch {
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		return "gzip"
+	case len(head) >= 4 && string(head[:4]) == "\x28\xb5\x2f\xfd":
+		return "zstd"
+	case len(head) >= 6 && string(head[:6]) == "\xfd7zXZ\x00":
+		return "xz"
+	case len(head) >= 10 && string(head[:3]) == "BZh" && head[3] >= '1' && head[3] <= '9' &&
+		string(head[4:10]) == "\x31\x41\x59\x26\x53\x59":
+		return "bzip2"
+	}
+	return ""
+}
+
+// compressedError is the error for an input file that is compressed with
+// format (see compression).
+func compressedError(file, format string) *ParseError {
+	return &ParseError{File: file, Err: fmt.Errorf("%s-compressed: decompress it first", format)}
+}
+
+// quoteHead quotes the start of a line for an error message, cut to a
+// readable length.
+func quoteHead(s string) string {
+	const max = 60
+	if len(s) > max {
+		cut := max
+		for cut > 0 && s[cut]&0xc0 == 0x80 { // do not split a UTF-8 sequence
+			cut--
+		}
+		return strconv.Quote(s[:cut]) + "…"
+	}
+	return strconv.Quote(s)
+}

@@ -73,13 +73,18 @@ func (t *QOSTable) UsageFactor(name string) float64 {
 // value, when its field count differs from the header's, its name is
 // empty or repeats an earlier row's (without regard to case), or its
 // UsageFactor is not a non-negative number. Blank lines are not records.
-// The error is an errors.Join of all ParseErrors; the table holds the
-// accepted rows and Stats counts every data row.
+// The error is an errors.Join of all ParseErrors (a compressed input is one
+// error); the table holds the accepted rows and Stats counts every data row.
 func ParseQOS(name string, r io.Reader) (*QOSTable, Stats, error) {
 	t := &QOSTable{File: name, index: make(map[string]int)}
 	st := Stats{File: name}
 	var errs []error
 	br := bufio.NewReader(r)
+	if head, err := br.Peek(16); err == nil || err == io.EOF {
+		if format := compression(head); format != "" {
+			return t, st, compressedError(name, format)
+		}
+	}
 	lineNo := 0
 	var cols []string
 	trailing := false

@@ -105,7 +105,7 @@ func OpenSacct(path string, opt SacctOptions) (*SacctReader, io.Closer, error) {
 
 // NewSacctReader reads the header (or applies the declared field list) and
 // starts the parsing goroutines. name is used in errors and in the
-// source_file column.
+// source_file column. An empty, blank or compressed input is an error.
 func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, error) {
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
@@ -123,6 +123,9 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	first, err := br.Peek(1)
 	if err != nil && err != io.EOF {
 		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if err := sacctSniff(name, br); err != nil {
+		return nil, err
 	}
 	lay := &sacctLayout{dense: schemas.DenseTRESList(opt.DenseTRES)}
 	headerLines := 0
@@ -170,6 +173,27 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	}
 	s.start(br, headerLines+1)
 	return s, nil
+}
+
+// sacctSniff recognises inputs that are no sacct text at all: an empty or
+// blank file, the usual result of a sacct that failed in a cron job (an
+// error even with a declared field list, since a night without a single
+// job is far rarer than a failed sacct), and a compressed one.
+func sacctSniff(name string, br *bufio.Reader) error {
+	head, err := br.Peek(4096)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	if format := compression(head); format != "" {
+		return compressedError(name, format)
+	}
+	if len(head) == 0 {
+		return &ParseError{File: name, Err: errors.New("empty file (did sacct fail?)")}
+	}
+	if err == io.EOF && len(bytes.TrimSpace(head)) == 0 {
+		return &ParseError{File: name, Err: errors.New("blank file: nothing but white space (did sacct fail?)")}
+	}
+	return nil
 }
 
 // peekLine returns the first line (with its newline) without consuming it.

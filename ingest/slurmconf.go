@@ -68,6 +68,11 @@ type Config struct {
 	// this reader accepted, so callers can tell a default from an explicit
 	// value. Keys this reader ignores are recorded too.
 	Set map[string]bool
+	// Warnings are remarks about a usable configuration, each naming the
+	// file: PriorityType left out or set to priority/basic (Slurm then
+	// keeps no fair share; fairledger computes what priority/multifactor
+	// would).
+	Warnings []string
 }
 
 // Partition is one PartitionName line of slurm.conf.
@@ -94,6 +99,17 @@ const (
 	confDefaultMaxAgeSec     = 7 * 86400
 	confMaxIncludeDepth      = 32
 	confMissingValue         = "missing value"
+	// confKeptErrors bounds the errors kept while reading, so that a huge
+	// file of the wrong kind does not fill memory with them; the rest are
+	// only counted.
+	confKeptErrors = 1000
+)
+
+// The PriorityType values Slurm has (its priority plugins; slurmctld
+// matches the name exactly).
+const (
+	confPriorityMultifactor = "priority/multifactor"
+	confPriorityBasic       = "priority/basic"
 )
 
 // confRecordKeys are the slurm.conf keys that start a multi-pair record
@@ -145,8 +161,15 @@ type confParser struct {
 	defaults map[string]confValue // merged PartitionName=DEFAULT keys
 	parts    map[string]bool
 	errs     []confError
+	dropped  int // errors counted past confKeptErrors
 	stack    []string
 	seq      int
+	// nonBlank counts the non-blank logical lines read, notKV those of them
+	// that do not even start with a Key=Value pair; when the two are equal
+	// the input is no slurm.conf at all. firstNotKV locates the first one.
+	nonBlank, notKV int
+	firstNotKV      confValue
+	stopped         bool // reading stopped: the input is no slurm.conf
 }
 
 // ParseSlurmConf reads a slurm.conf from r; name is used in errors and to
@@ -163,8 +186,15 @@ type confParser struct {
 // use are ignored.
 //
 // Every problem is reported: the error is an errors.Join of *ParseError
-// values, in reading order, and the best-effort Config is returned with it
-// (a key with a bad value keeps its default).
+// values, in reading order (past confKeptErrors of them, a *MoreErrors
+// counts the rest), and the best-effort Config is returned with it (a key
+// with a bad value keeps its default). An input that is no slurm.conf at
+// all (a compressed file, or one whose first wrongKindLines lines are none
+// of them Key=Value) gets a single error and a nil Config.
+//
+// An unknown PriorityType is an error; a missing one or priority/basic
+// (Slurm's default, which computes no fair share) is noted in
+// Config.Warnings.
 func ParseSlurmConf(name string, r io.Reader, open func(path string) (io.ReadCloser, error)) (*Config, error) {
 	p := &confParser{
 		open:     open,
@@ -182,15 +212,49 @@ func ParseSlurmConf(name string, r io.Reader, open func(path string) (io.ReadClo
 		},
 	}
 	p.stack = append(p.stack, filepath.Clean(name))
-	p.parseReader(name, r)
+	br := bufio.NewReader(r)
+	if head, err := br.Peek(16); err == nil || err == io.EOF {
+		if format := compression(head); format != "" {
+			return nil, compressedError(name, format)
+		}
+	}
+	p.parseReader(name, br)
+	if p.stopped {
+		first := p.firstNotKV
+		return nil, &ParseError{File: first.file, Err: fmt.Errorf("not a slurm.conf: its first %d lines are not Key=Value (line %d: %s)",
+			p.notKV, first.line, quoteHead(first.value))}
+	}
 	p.apply()
+	p.priorityType()
 
 	sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].seq < p.errs[j].seq })
 	errs := make([]error, len(p.errs))
 	for i, e := range p.errs {
 		errs[i] = e.err
 	}
+	if p.dropped > 0 {
+		errs = append(errs, &MoreErrors{File: name, N: p.dropped})
+	}
 	return p.cfg, errors.Join(errs...)
+}
+
+// priorityType notes a PriorityType under which Slurm keeps no fair share.
+// fairledger goes on, computing what priority/multifactor would: the
+// history is still useful (a site weighing the switch, or one whose
+// slurm.conf simply leaves the key out), and Slurm's default must be a
+// warning anyway, so an explicit priority/basic is one too.
+func (p *confParser) priorityType() {
+	v, set := p.values["prioritytype"]
+	switch {
+	case !set:
+		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf(
+			"%s: PriorityType is not set, and Slurm's default %s keeps no fair share; fairledger computes what %s would",
+			p.cfg.File, confPriorityBasic, confPriorityMultifactor))
+	case p.cfg.PriorityType == confPriorityBasic:
+		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf(
+			"%s:%d: PriorityType=%s keeps no fair share in Slurm (jobs are ordered first in, first out); fairledger computes what %s would",
+			v.file, v.line, confPriorityBasic, confPriorityMultifactor))
+	}
 }
 
 // ReadSlurmConf opens and parses the slurm.conf at path; Include paths are
@@ -277,6 +341,10 @@ func (c *Config) flagSubstr(upper string) bool {
 
 // addErr records a problem found on line of file.
 func (p *confParser) addErr(seq int, file string, line int, field, value string, err error) {
+	if len(p.errs) >= confKeptErrors {
+		p.dropped++
+		return
+	}
 	p.errs = append(p.errs, confError{seq: seq, err: &ParseError{File: file, Line: line, Field: field, Value: value, Err: err}})
 }
 
@@ -315,6 +383,10 @@ func (p *confParser) parseReader(file string, r io.Reader) {
 		logical.Reset()
 		p.seq++
 		p.parseLine(file, start, p.seq, line)
+		if p.notKV == p.nonBlank && p.notKV >= wrongKindLines {
+			p.stopped = true
+			return
+		}
 	}
 	if logical.Len() > 0 {
 		p.seq++
@@ -329,6 +401,7 @@ func (p *confParser) parseLine(file string, line, seq int, text string) {
 	if trimmed == "" {
 		return
 	}
+	p.nonBlank++
 	if strings.HasPrefix(trimmed, "{%") {
 		p.addErr(seq, file, line, "", trimmed, fmt.Errorf("unrendered template directive %q", trimmed))
 		return
@@ -344,6 +417,12 @@ func (p *confParser) parseLine(file string, line, seq int, text string) {
 	}
 	first, ok, why := confScanPair(text, 0)
 	if !ok {
+		if why != confMissingValue && !strings.Contains(trimmed, "{{") {
+			if p.notKV == 0 {
+				p.firstNotKV = confValue{value: trimmed, file: file, line: line}
+			}
+			p.notKV++
+		}
 		p.scanErr(file, line, seq, first, why, trimmed)
 		return
 	}
@@ -552,6 +631,10 @@ func (p *confParser) applyOne(k string, v confValue) error {
 	case "clustername":
 		c.ClusterName = strings.ToLower(val)
 	case "prioritytype":
+		if val != confPriorityMultifactor && val != confPriorityBasic {
+			return fmt.Errorf("unknown priority plugin (want %s; Slurm's only other one is %s)",
+				confPriorityMultifactor, confPriorityBasic)
+		}
 		c.PriorityType = val
 	case "prioritydecayhalflife":
 		var s int64

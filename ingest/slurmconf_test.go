@@ -73,6 +73,8 @@ func TestParseSlurmConfDefaults(t *testing.T) {
 		FairShareDampeningFactor: 1,
 		PriorityMaxAgeSec:        604800,
 		Set:                      map[string]bool{},
+		// Slurm's default PriorityType is priority/basic (seed 004).
+		Warnings: []string{"test.conf: PriorityType is not set, and Slurm's default priority/basic keeps no fair share; fairledger computes what priority/multifactor would"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("ParseSlurmConf(empty) = %+v, want %+v", c, want)
