@@ -118,7 +118,12 @@ func readInputs(c *cli.Context, log zerolog.Logger) (*inputs, error) {
 	}
 	conf, err := ingest.ReadSlurmConf(c.String("slurm-conf"))
 	if err != nil {
-		in.errs = append(in.errs, err)
+		in.errs = append(in.errs, capErrors(err))
+	}
+	if conf != nil {
+		for _, w := range conf.Warnings {
+			log.Warn().Str("file", conf.File).Msg(w)
+		}
 	}
 	in.conf = conf
 	ap := c.String("assoc")
@@ -127,13 +132,13 @@ func readInputs(c *cli.Context, log zerolog.Logger) (*inputs, error) {
 		in.assoc = d
 		in.stats = append(in.stats, st...)
 		if err != nil {
-			in.errs = append(in.errs, err)
+			in.errs = append(in.errs, capErrors(err))
 		}
 	} else {
 		a, st, err := ingest.ReadAssocFile(ap)
 		in.stats = append(in.stats, st)
 		if err != nil {
-			in.errs = append(in.errs, err)
+			in.errs = append(in.errs, capErrors(err))
 		}
 		if a != nil {
 			in.assoc = []ingest.DatedAssociations{{Assoc: a}}
@@ -149,7 +154,7 @@ func readInputs(c *cli.Context, log zerolog.Logger) (*inputs, error) {
 			in.qos = q
 			in.stats = append(in.stats, st)
 			if err != nil {
-				in.errs = append(in.errs, err)
+				in.errs = append(in.errs, capErrors(err))
 			}
 		}
 	}
@@ -163,6 +168,76 @@ func readInputs(c *cli.Context, log zerolog.Logger) (*inputs, error) {
 	}
 	in.sopt = ingest.SacctOptions{Fields: fields, Location: loc, Cluster: cluster, OnReject: in.reject.add}
 	return in, nil
+}
+
+// maxShownErrors is how many errors of one input file a command prints;
+// the rest are counted. A few bad lines are all listed, so they can be
+// fixed in one go, while a file with an error on every line does not
+// bury the first ones.
+const maxShownErrors = 10
+
+// capErrors flattens err's errors.Join tree and keeps the first
+// maxShownErrors errors of each input file (an ingest.ParseError's File),
+// followed by one ingest.MoreErrors counting that file's others (those it
+// dropped and those a reader already counted in a MoreErrors). Files keep
+// the order of their first error; errors that name no file are all kept.
+func capErrors(err error) error {
+	var leaves []error
+	var flatten func(error)
+	flatten = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				flatten(x)
+			}
+			return
+		}
+		leaves = append(leaves, e)
+	}
+	flatten(err)
+	type group struct {
+		errs []error
+		more int
+	}
+	var order []string
+	groups := map[string]*group{}
+	var other []error
+	for _, e := range leaves {
+		var file string
+		var pe *ingest.ParseError
+		var me *ingest.MoreErrors
+		switch {
+		case errors.As(e, &me):
+			file = me.File
+		case errors.As(e, &pe):
+			file = pe.File
+		default:
+			other = append(other, e)
+			continue
+		}
+		g := groups[file]
+		if g == nil {
+			g = &group{}
+			groups[file] = g
+			order = append(order, file)
+		}
+		switch {
+		case me != nil:
+			g.more += me.N
+		case len(g.errs) < maxShownErrors:
+			g.errs = append(g.errs, e)
+		default:
+			g.more++
+		}
+	}
+	var out []error
+	for _, f := range order {
+		g := groups[f]
+		out = append(out, g.errs...)
+		if g.more > 0 {
+			out = append(out, &ingest.MoreErrors{File: f, N: g.more})
+		}
+	}
+	return errors.Join(append(out, other...)...)
 }
 
 func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
