@@ -43,8 +43,8 @@ func checkCommand(stdout, stderr io.Writer) *cli.Command {
 		ArgsUsage: " ",
 		Flags:     inputFlags(true),
 		Action: func(c *cli.Context) error {
-			if c.Args().Len() > 0 {
-				return usagef("check takes no arguments, got %q", c.Args().First())
+			if err := noArgs(c); err != nil {
+				return err
 			}
 			log := newLogger(c, stderr)
 			return runCheck(c, log, stdout)

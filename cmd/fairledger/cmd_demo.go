@@ -44,8 +44,8 @@ func demoCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "history", Value: "fairledger-demo", Usage: "history directory to write"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.Args().Len() > 0 {
-				return usagef("demo takes no arguments, got %q", c.Args().First())
+			if err := noArgs(c); err != nil {
+				return err
 			}
 			return runDemo(c, stdout, stderr)
 		},

@@ -27,6 +27,9 @@ func genCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "unix-times", Usage: "print times as Unix seconds (SLURM_TIME_FORMAT=%s)"},
 		},
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			log := newLogger(c, stderr)
 			loc, err := location(c.String("tz"))
 			if err != nil {

@@ -39,7 +39,11 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 			&cli.StringFlag{Name: "format", Value: report.FormatHTML, Usage: "html, md or csv"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "rows of the top users, partitions and jobs tables"},
 		},
+		ArgsUsage: " ",
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			log := newLogger(c, stderr)
 			format := c.String("format")
 			switch format {

@@ -41,8 +41,8 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 		ArgsUsage: " ",
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
-			if c.Args().Len() > 0 {
-				return usagef("run takes no arguments, got %q", c.Args().First())
+			if err := noArgs(c); err != nil {
+				return err
 			}
 			log := newLogger(c, stderr)
 			return runRun(c, log, stdout, stderr)

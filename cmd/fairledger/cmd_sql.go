@@ -22,7 +22,10 @@ func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			log := newLogger(c, stderr)
-			query := strings.Join(c.Args().Slice(), " ")
+			query, err := sqlQuery(c)
+			if err != nil {
+				return err
+			}
 			if query == "-" {
 				b, err := io.ReadAll(os.Stdin)
 				if err != nil {

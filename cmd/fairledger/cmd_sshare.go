@@ -43,8 +43,8 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			log := newLogger(c, stderr)
-			if c.Args().Len() > 0 {
-				return usagef("sshare takes no arguments (got %q)", c.Args().First())
+			if err := noArgs(c); err != nil {
+				return err
 			}
 			if c.Bool("parsable") && c.Bool("parsable2") {
 				return usagef("-p and -P exclude each other")
