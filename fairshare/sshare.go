@@ -35,6 +35,9 @@ type SshareOptions struct {
 	// (compared case-insensitively); account rows are all kept. sshare
 	// sends the calling user here unless -a is given, or the -u list.
 	Users []string
+	// NoUserRows drops every user row (account rows are kept): the caller
+	// could not be named, so none of the user rows is known to be theirs.
+	NoUserRows bool
 	// Accounts, when not empty, keeps only the rows whose account is one
 	// of these (case-insensitively): an account row by its own name, a user
 	// row by the account it belongs to (sshare -A). Sub-accounts are not
@@ -172,7 +175,7 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 		}
 	}
 
-	show, indent := selectRows(t, opt.Users, opt.Accounts)
+	show, indent := selectRows(t, opt.Users, opt.NoUserRows, opt.Accounts)
 	var acct []byte
 	for p := 0; p < n; p++ {
 		if show != nil && !show[p] {
@@ -308,8 +311,8 @@ func sshareColumns(opt SshareOptions, fairTree bool) (cols, widths []int, err er
 // as sshare's slurmdb_tree_name_get computes it from the rows it has
 // printed: one more space than the parent account if that was printed,
 // none if it was not.
-func selectRows(t *Tree, users, accounts []string) (show []bool, indent []int32) {
-	if len(users) == 0 && len(accounts) == 0 {
+func selectRows(t *Tree, users []string, noUsers bool, accounts []string) (show []bool, indent []int32) {
+	if len(users) == 0 && !noUsers && len(accounts) == 0 {
 		return nil, nil
 	}
 	in := func(list []string, s string) bool {
@@ -324,7 +327,7 @@ func selectRows(t *Tree, users, accounts []string) (show []bool, indent []int32)
 	show = make([]bool, n)
 	indent = make([]int32, n)
 	for p := 0; p < n; p++ {
-		if len(users) > 0 && t.IsUser[p] && !in(users, t.User[p]) {
+		if t.IsUser[p] && (noUsers || len(users) > 0 && !in(users, t.User[p])) {
 			continue
 		}
 		if len(accounts) > 0 && !in(accounts, t.Account[p]) {

@@ -472,6 +472,13 @@ func TestSshareRowSelection(t *testing.T) {
 				" aDA|uDA2|30|0.176471|10|0.090909|0.380952\n",
 		},
 		{
+			// The caller is unknown: account rows only, aD's users dropped
+			// (the rows are those of "accounts aD" above).
+			name: "no user rows, account aD",
+			opt:  SshareOptions{Accounts: []string{"aD"}, NoUserRows: true, NoHeader: true},
+			want: "aD||50|0.240385|110|0.458333|\n",
+		},
+		{
 			name: "account and user that do not meet",
 			opt:  SshareOptions{Accounts: []string{"aG"}, Users: []string{"uD1"}, NoHeader: true},
 			want: "aG||8|0.038462|20|0.083333|\n",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"slices"
 	"strings"
 	"time"
@@ -20,8 +21,8 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:  "sshare",
 		Usage: "print a fair-share snapshot of the history exactly as sshare printed it then",
 		Description: "Shows the snapshot at or before --at (default: the latest) of one cluster. " +
-			"Rows as sshare selects them: without -a, all account rows and the user rows of $USER " +
-			"(or of --users); --accounts keeps the rows of the named accounts only (not their " +
+			"Rows as sshare selects them: without -a, all account rows and the user rows of --users, " +
+			"else of $USER, else of the current user (none when that fails); --accounts keeps the rows of the named accounts only (not their " +
 			"sub-accounts), as slurmctld does. GrpTRESMins is each association's limit from the " +
 			"association dump's GrpTRESMins column (blank without one); TRESRunMins is cpu=0 (not " +
 			"recorded); the FairShare of classic accounts is blank, as in sshare ≥ 25.11.",
@@ -88,13 +89,16 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				Cluster:     snap.cluster,
 			}
 			// sshare.c: -a lists every user; otherwise the -u list, or
-			// the calling user when there is none (all users when the
-			// name is unknown).
+			// the calling user when there is none (SLURM-SEMANTICS.md §7).
 			if !c.Bool("all") {
 				opt.Users = splitList(c.String("users"))
 				if len(opt.Users) == 0 {
-					if u := os.Getenv("USER"); u != "" {
-						opt.Users = []string{u}
+					name, err := callerName(os.Getenv, user.Current)
+					if err != nil {
+						log.Warn().Err(err).Msg("cannot tell who is calling: no user rows shown (pass -u USER or -a)")
+						opt.NoUserRows = true
+					} else {
+						opt.Users = []string{name}
 					}
 				}
 			}
@@ -108,6 +112,24 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			return fairshare.WriteSshare(stdout, tree, res, opt)
 		},
 	}
+}
+
+// callerName is the user whose rows sshare shows by default: $USER, else
+// the account of the process's uid (as sshare asks slurmctld for the uid's
+// own associations). getenv and current are os.Getenv and user.Current
+// outside tests.
+func callerName(getenv func(string) string, current func() (*user.User, error)) (string, error) {
+	if u := getenv("USER"); u != "" {
+		return u, nil
+	}
+	u, err := current()
+	if err != nil {
+		return "", fmt.Errorf("$USER is unset and the current user is unknown: %w", err)
+	}
+	if u.Username == "" {
+		return "", fmt.Errorf("$USER is unset and uid %s has no user name", u.Uid)
+	}
+	return u.Username, nil
 }
 
 // snapshotRows is one fair-share snapshot read from the history.

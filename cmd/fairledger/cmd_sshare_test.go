@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -256,5 +258,74 @@ func TestSshareCommandErrors(t *testing.T) {
 	// --cluster picks one of two.
 	if code, out, errs := runCLI(t, "sshare", "--history", two, "-M", "beta", "-a", "-P", "--at", "2025-02-15"); code != 0 || out != want24_1P {
 		t.Errorf("--cluster beta: exit %d, stdout =\n%s\nstderr %s", code, out, errs)
+	}
+}
+
+// TestCallerName checks whose rows sshare shows without -a or -u: $USER,
+// else the process's user (SLURM-SEMANTICS.md §7: the caller's own
+// associations), else an error so that no user rows are shown.
+func TestCallerName(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "USER" {
+				return v
+			}
+			return ""
+		}
+	}
+	alice := func() (*user.User, error) { return &user.User{Uid: "1000", Username: "alice"}, nil }
+	noName := func() (*user.User, error) { return &user.User{Uid: "1001"}, nil }
+	fail := func() (*user.User, error) { return nil, user.UnknownUserIdError(1002) }
+	for _, c := range []struct {
+		name    string
+		env     string
+		current func() (*user.User, error)
+		want    string
+		err     string
+	}{
+		{"$USER wins", "bob", alice, "bob", ""},
+		{"no $USER: the uid's name", "", alice, "alice", ""},
+		{"no $USER, no lookup", "", fail, "", "$USER is unset and the current user is unknown: user: unknown userid 1002"},
+		{"no $USER, no name", "", noName, "", "$USER is unset and uid 1001 has no user name"},
+	} {
+		got, err := callerName(env(c.env), c.current)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if got != c.want || gotErr != c.err {
+			t.Errorf("%s: callerName = %q, %q; want %q, %q", c.name, got, gotErr, c.want, c.err)
+		}
+	}
+}
+
+// TestSshareWithoutUSER runs sshare with $USER unset: it must not list
+// every user as -a does. The test's own user (from os/user) has no
+// association in §10.2's tree, so only its 14 account rows are left.
+func TestSshareWithoutUSER(t *testing.T) {
+	t.Setenv("USER", "")
+	t.Setenv("TZ", "UTC")
+	if u, err := user.Current(); err != nil || u.Username == "" {
+		t.Skipf("no current user name (%v): the fallback cannot be run here", err)
+	} else if strings.HasPrefix(u.Username, "u") {
+		t.Skipf("current user %q might be a user of the test tree", u.Username)
+	}
+	dir := sshareHistory(t, "demo")
+	code, out, errs := runCLI(t, "sshare", "--history", dir, "-P", "-n")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	want := []string{"root", " aA", "  aAA", "  aAB", " aB", "  aBA", "  aBB", " aC", " aD", "  aDA", " aE", " aF", " aG", "  aGA"}
+	var got []string
+	for _, l := range lines {
+		acct, rest, _ := strings.Cut(l, "|")
+		if user, _, _ := strings.Cut(rest, "|"); user != "" {
+			t.Errorf("user row %q shown; want account rows only", l)
+		}
+		got = append(got, acct)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("accounts = %q, want %q", got, want)
 	}
 }
