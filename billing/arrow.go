@@ -3,6 +3,7 @@ package billing
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -33,7 +34,16 @@ type Stats struct {
 	// Fallback counts rows not billed from slurm.conf, per reason
 	// (ReasonSacctBilling, ReasonCPUCount). Nil when there are none.
 	Fallback map[string]int64
+	// UnknownQOS counts rows whose QOS the usage-factor lookup did not
+	// know, per QOS name: they are charged with UsageFactor 1, Slurm's
+	// factor for a job without a QOS (SLURM-SEMANTICS.md §1.1). Nil when
+	// there are none.
+	UnknownQOS map[string]int64
 }
+
+// QOSFactor returns the UsageFactor of a QOS, and whether the QOS is known
+// at all; for an unknown one the factor is ignored and 1 is used.
+type QOSFactor func(qos string) (factor float64, known bool)
 
 // Add accumulates o into s (for totals over many batches).
 func (s *Stats) Add(o Stats) {
@@ -43,6 +53,38 @@ func (s *Stats) Add(o Stats) {
 	for _, r := range o.Reasons() {
 		s.addFallback(r, o.Fallback[r])
 	}
+	for _, q := range o.UnknownQOSNames() {
+		s.addUnknownQOS(q, o.UnknownQOS[q])
+	}
+}
+
+// UnknownQOSNames returns the names in UnknownQOS, sorted.
+func (s Stats) UnknownQOSNames() []string {
+	out := make([]string, 0, len(s.UnknownQOS))
+	for q := range s.UnknownQOS {
+		out = append(out, q)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// UnknownQOSRows is the number of rows of every unknown QOS.
+func (s Stats) UnknownQOSRows() int64 {
+	var n int64
+	for _, c := range s.UnknownQOS {
+		n += c
+	}
+	return n
+}
+
+func (s *Stats) addUnknownQOS(name string, n int64) {
+	if n == 0 {
+		return
+	}
+	if s.UnknownQOS == nil {
+		s.UnknownQOS = make(map[string]int64)
+	}
+	s.UnknownQOS[name] += n
 }
 
 // Reasons returns the fallback reasons present, sorted, for deterministic
@@ -77,12 +119,13 @@ func (s *Stats) addFallback(reason string, n int64) {
 // the CPU count when that is null too, and is counted in Stats.Fallback.
 // usageFactor returns a QOS's UsageFactor; it is called once per distinct
 // QOS name of the batch and its result normalised with UsageFactor (negative
-// → 1). A nil usageFactor, and a null qos, give 1.
+// → 1). A nil usageFactor, and a null qos, give 1. A QOS it does not know
+// gives 1 too, and its rows are counted in Stats.UnknownQOS.
 //
 // Apply fails, returning a nil record, when a column it needs is missing,
 // has the wrong type, or (for the dense TRES columns) holds nulls, and when
 // rec already has a billing column.
-func (t *Table) Apply(mem memory.Allocator, rec arrow.Record, usageFactor func(qos string) float64) (arrow.Record, Stats, error) {
+func (t *Table) Apply(mem memory.Allocator, rec arrow.Record, usageFactor QOSFactor) (arrow.Record, Stats, error) {
 	schema := rec.Schema()
 	for _, f := range schemas.BillingFields() {
 		if schema.HasField(f.Name) {
@@ -126,10 +169,19 @@ func (t *Table) Apply(mem memory.Allocator, rec arrow.Record, usageFactor func(q
 	}
 	qosNames := qosDict.Dictionary().(*array.String)
 	factorOf := make([]float64, qosNames.Len())
+	var unknown []bool // by code; nil when every QOS is known
 	for k := range factorOf {
 		factorOf[k] = 1
 		if usageFactor != nil && qosNames.IsValid(k) {
-			factorOf[k] = UsageFactor(usageFactor(qosNames.Value(k)))
+			f, known := usageFactor(qosNames.Value(k))
+			if known {
+				factorOf[k] = UsageFactor(f)
+			} else {
+				if unknown == nil {
+					unknown = make([]bool, len(factorOf))
+				}
+				unknown[k] = true
+			}
 		}
 	}
 	part, err := mapCodes(partDict, partOf, schemas.ColPartition)
@@ -167,6 +219,18 @@ func (t *Table) Apply(mem memory.Allocator, rec arrow.Record, usageFactor func(q
 	}
 	st.addFallback(ReasonSacctBilling, bySacct)
 	st.addFallback(ReasonCPUCount, byCPU)
+	if unknown != nil {
+		rows := make([]int64, len(unknown))
+		for _, c := range qos {
+			if c >= 0 && unknown[c] {
+				rows[c]++
+			}
+		}
+		for k, n := range rows {
+			// Clone: the name points into the batch's buffers.
+			st.addUnknownQOS(strings.Clone(qosNames.Value(k)), n)
+		}
+	}
 
 	Billable(b, part, cols, t)
 	Truncate(bs, b)

@@ -107,14 +107,18 @@ var applyRows = []jobRow{
 	{noPart: true, qos: "half", sacct: 9.0, tres: map[string]float64{"cpu": 3}},                                                 // null partition
 }
 
-func qosFactor(q string) float64 {
+// qosFactor knows "half" and "neg" (and "" as Slurm's jobs without a QOS);
+// "normal" is not in its table.
+func qosFactor(q string) (float64, bool) {
 	switch q {
 	case "half":
-		return 0.5
+		return 0.5, true
 	case "neg":
-		return -1 // unset → 1 (§1.1)
+		return -1, true // unset → 1 (§1.1)
+	case "":
+		return 1, true
 	}
-	return 1
+	return 7, false // ignored: an unknown QOS is charged 1
 }
 
 func TestApply(t *testing.T) {
@@ -142,9 +146,24 @@ func TestApply(t *testing.T) {
 	if got := column(t, out, schemas.ColUsageFactor, float64s); !reflect.DeepEqual(got, wantUF) {
 		t.Errorf("Apply usage_factor = %v, want %v", got, wantUF)
 	}
-	wantSt := Stats{Rows: 6, Weighted: 2, CPUCount: 1, Fallback: map[string]int64{ReasonSacctBilling: 2, ReasonCPUCount: 1}}
+	// Rows 1 and 5 are of QOS normal, unknown to qosFactor: factor 1
+	// (wantUF), counted.
+	wantSt := Stats{Rows: 6, Weighted: 2, CPUCount: 1, Fallback: map[string]int64{ReasonSacctBilling: 2, ReasonCPUCount: 1},
+		UnknownQOS: map[string]int64{"normal": 2}}
 	if !reflect.DeepEqual(st, wantSt) {
 		t.Errorf("Apply stats = %+v, want %+v", st, wantSt)
+	}
+	var total Stats
+	total.Add(st)
+	total.Add(Stats{Rows: 3, Weighted: 3, UnknownQOS: map[string]int64{"gone": 1, "normal": 1}})
+	if got, want := total.UnknownQOS, map[string]int64{"gone": 1, "normal": 3}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Stats.Add UnknownQOS = %v, want %v", got, want)
+	}
+	if got, want := total.UnknownQOSNames(), []string{"gone", "normal"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("UnknownQOSNames = %q, want %q", got, want)
+	}
+	if got := total.UnknownQOSRows(); got != 4 {
+		t.Errorf("UnknownQOSRows = %d, want 4", got)
 	}
 
 	// Schema: the input's fields, then BillingFields; input columns shared.

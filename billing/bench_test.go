@@ -100,11 +100,11 @@ func BenchmarkApply64K(b *testing.B) {
 	}
 	rec := buildJobs(mem, []string{"gres/gpu:a100", "license/lic1"}, rows)
 	defer rec.Release()
-	factor := func(q string) float64 {
+	factor := func(q string) (float64, bool) {
 		if q == "half" {
-			return 0.5
+			return 0.5, true
 		}
-		return 1
+		return 1, true
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -52,7 +52,7 @@ func TestRoundTripGenerator(t *testing.T) {
 	var st billing.Stats
 	sst, err := ingest.ReadSacct(filepath.Join(dir, synth.SacctFile), ingest.SacctOptions{DenseTRES: table.DenseTRES(), Allocator: mem},
 		func(rec arrow.Record) error {
-			out, bst, err := table.Apply(mem, rec, qos.UsageFactor)
+			out, bst, err := table.Apply(mem, rec, func(q string) (float64, bool) { return qos.UsageFactor(q), true })
 			if err != nil {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -696,11 +697,22 @@ func (g *monthRows) months() []string {
 	return ks
 }
 
-func (s *stream) usageFactor(qos string) float64 {
-	if s.m.qos == nil {
-		return 1
+// usageFactor is the batch's billing.QOSFactor: the factor of the QOS
+// dump. A name the dump lacks is unknown (billing counts its rows and
+// charges 1, as Slurm does a job without a QOS); without a dump every
+// factor is 1 by design, and no QOS is unknown. The dump's names are
+// searched in full, case-insensitively as slurmctld matches them: billing
+// asks once per distinct name of a batch, and a site has few QOS.
+func (s *stream) usageFactor(qos string) (float64, bool) {
+	if s.m.qos == nil || qos == "" {
+		return 1, true
 	}
-	return s.m.qos.UsageFactor(qos)
+	for _, q := range s.m.qos.Rows {
+		if strings.EqualFold(q.Name, qos) {
+			return s.m.qos.UsageFactor(qos), true
+		}
+	}
+	return 1, false
 }
 
 // settle reconciles the input with the checkpoint ck: it charges the jobs

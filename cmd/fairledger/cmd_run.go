@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/pipeline"
 )
 
@@ -80,6 +81,9 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		in.reject.close()
 		return errors.Join(in.errs...)
 	}
+	if in.qos == nil {
+		log.Info().Msg("no --qos: every job is charged with UsageFactor 1")
+	}
 	pin := pipeline.Inputs{Conf: in.conf, Assoc: in.assoc, QOS: in.qos, Sacct: in.sacct, SacctOptions: in.sopt,
 		Files: inputFiles(c)}
 	opt := pipeline.Options{
@@ -107,6 +111,7 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		}
 		return err
 	}
+	warnUnknownQOS(log, sum)
 	logSummary(log, sum)
 	fmt.Fprintln(stdout, summaryLine(sum))
 	if sum.Ingest.Rejected > 0 {
@@ -135,6 +140,30 @@ func inputFiles(c *cli.Context) []string {
 	return files
 }
 
+// reasonUnknownQOS names, in the summary line, the rows of a QOS missing
+// from the QOS dump.
+const reasonUnknownQOS = "QOS not in the QOS dump: UsageFactor 1"
+
+// warnUnknownQOS says which QOS the dump lacks, with their rows: those jobs
+// were charged with UsageFactor 1, as Slurm charges a job without a QOS
+// (SLURM-SEMANTICS.md §1.1), which may not be what the site meant.
+func warnUnknownQOS(log zerolog.Logger, s *pipeline.Summary) {
+	names := s.Billing.UnknownQOSNames()
+	if len(names) == 0 {
+		return
+	}
+	list := make([]string, len(names))
+	for i, q := range names {
+		n, rows := s.Billing.UnknownQOS[q], "rows"
+		if n == 1 {
+			rows = "row"
+		}
+		list[i] = fmt.Sprintf("%s (%d %s)", q, n, rows)
+	}
+	log.Warn().Interface("unknown_qos", s.Billing.UnknownQOS).
+		Msgf("QOS not in the QOS dump, their jobs charged with UsageFactor 1: %s", strings.Join(list, ", "))
+}
+
 // summaryLine is the one line a cron mail shows.
 func summaryLine(s *pipeline.Summary) string {
 	var b strings.Builder
@@ -159,7 +188,21 @@ func summaryLine(s *pipeline.Summary) string {
 	}
 	fmt.Fprintf(&b, ", not charged %d", s.Resolve.NotCharged())
 	for _, k := range s.Resolve.Reasons() {
-		fmt.Fprintf(&b, " [%s %d]", k, s.Resolve.ByReason[k])
+		if k != decay.ReasonUserToAccount { // charged: below
+			fmt.Fprintf(&b, " [%s %d]", k, s.Resolve.ByReason[k])
+		}
+	}
+	if n := s.Resolve.ByReason[decay.ReasonUserToAccount]; n > 0 {
+		fmt.Fprintf(&b, "; charged with a fallback [%s %d]", decay.ReasonUserToAccount, n)
+	}
+	if n := s.Billing.UnknownQOSRows(); n > 0 || len(s.Billing.Fallback) > 0 {
+		b.WriteString("; billed with a fallback")
+		for _, k := range s.Billing.Reasons() {
+			fmt.Fprintf(&b, " [%s %d]", k, s.Billing.Fallback[k])
+		}
+		if n > 0 {
+			fmt.Fprintf(&b, " [%s %d]", reasonUnknownQOS, n)
+		}
 	}
 	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 	fmt.Fprintf(&b, "; snapshots %d; files %d; elapsed %s (read %s, then decay %s and jobs %s side by side); peak RSS %d MiB",
@@ -172,7 +215,7 @@ func logSummary(log zerolog.Logger, s *pipeline.Summary) {
 	ev := log.Info().Str("run_id", s.RunID).Str("cluster", s.Cluster).Time("from", s.From).Time("to", s.To).
 		Bool("resumed", s.Resumed).Int64("read", s.Ingest.Read).Int64("ingested", s.Ingest.Ingested).
 		Int64("rejected", s.Ingest.Rejected).Interface("skipped", s.Ingest.Skipped).
-		Int64("billed", s.Billing.Rows).Interface("billing_fallback", s.Billing.Fallback).
+		Int64("billed", s.Billing.Rows).Interface("billing_fallback", s.Billing.Fallback).Interface("unknown_qos", s.Billing.UnknownQOS).
 		Int64("resolved", s.Resolve.Rows).Int64("charged_rows", s.Resolve.Charged).Interface("not_charged", s.Resolve.ByReason).
 		Strs("unknown_accounts", s.Resolve.UnknownAccounts).
 		Int("jobs_charged", s.Decay.JobsCharged).Int("jobs_between_ticks", s.Decay.JobsBetweenTicks).
