@@ -50,6 +50,9 @@ type ResolveStats struct {
 	// UnknownAccounts are the distinct accounts of ReasonUnknownAccount
 	// rows, sorted.
 	UnknownAccounts []string
+	// OtherClusters are the distinct clusters of ReasonOtherCluster rows,
+	// sorted ("" for a null or empty cluster).
+	OtherClusters []string
 }
 
 // Reasons returns the reasons present in ByReason, sorted, for
@@ -190,14 +193,16 @@ func (r *Resolver) AppendJobs(rec arrow.Record, dst *Jobs, st *ResolveStats) err
 	billingV, factorV := billing.Float64Values(), factor.Float64Values()
 	startNulls, endNulls := start.NullN() > 0, end.NullN() > 0
 	unknownSeen := make([]bool, account.names.Len())
+	otherSeen := make([]bool, cluster.names.Len()+1) // by code+1; 0: null
 	var other, noStart, none, unknown, toAccount int64
 	dst.Start = slices.Grow(dst.Start, n)
 	dst.End = slices.Grow(dst.End, n)
 	dst.Rate = slices.Grow(dst.Rate, n)
 	dst.Assoc = slices.Grow(dst.Assoc, n)
 	for i := range n {
-		if !clusterOK[cluster.code(i)+1] {
+		if c := cluster.code(i) + 1; !clusterOK[c] {
 			other++
+			otherSeen[c] = true
 			continue
 		}
 		if startNulls && start.IsNull(i) {
@@ -244,6 +249,18 @@ func (r *Resolver) AppendJobs(rec arrow.Record, dst *Jobs, st *ResolveStats) err
 		name := account.names.Value(k) // a view into the batch's buffer
 		if at, found := slices.BinarySearch(st.UnknownAccounts, name); !found {
 			st.UnknownAccounts = slices.Insert(st.UnknownAccounts, at, strings.Clone(name))
+		}
+	}
+	for c, seen := range otherSeen {
+		if !seen {
+			continue
+		}
+		name := ""
+		if c > 0 && cluster.names.IsValid(c-1) {
+			name = cluster.names.Value(c - 1) // a view into the batch's buffer
+		}
+		if at, found := slices.BinarySearch(st.OtherClusters, name); !found {
+			st.OtherClusters = slices.Insert(st.OtherClusters, at, strings.Clone(name))
 		}
 	}
 	return nil

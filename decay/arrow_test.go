@@ -255,6 +255,10 @@ func TestAppendJobs(t *testing.T) {
 	if st.Rows != 18 || st.Charged != 10 || st.NotCharged() != 8 || st.ByReason[decay.ReasonUserToAccount] != 3 {
 		t.Errorf("AppendJobs stats = %+v, want 18 rows, 10 charged (3 to the account), 8 not", st)
 	}
+	// The two other-cluster rows: beta and a null cluster, named "".
+	if want := []string{"", "beta"}; !slices.Equal(st.OtherClusters, want) {
+		t.Errorf("OtherClusters = %q, want %q", st.OtherClusters, want)
+	}
 
 	// Lookup agrees with the adapter for every row it resolves by name.
 	for _, c := range adapterCases {

@@ -200,6 +200,9 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if err := st.readAll(ctx, in, opt, sum); err != nil {
 		return nil, err
 	}
+	if err := st.checkClusters(sum, len(cps) == 0, opt.Log); err != nil {
+		return nil, err
+	}
 	read := opt.Now()
 	sum.Phases.Read = read.Sub(sum.Started)
 
@@ -209,6 +212,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		switch {
 		case st.anyRunning:
 			to = opt.Now().Unix()
+			st.warnStaleRunning(to, opt.Log)
 		case st.maxEnd > math.MinInt64:
 			to = st.maxEnd
 		default:

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // inputFlags are the flags every command that reads a site's files shares.
@@ -240,6 +241,45 @@ func capErrors(err error) error {
 	return errors.Join(append(out, other...)...)
 }
 
+// countClusters adds the rows of rec to counts, per value of the Cluster
+// column ("" for null).
+func countClusters(rec arrow.Record, counts map[string]int64) error {
+	d, codes, names, err := schemas.DictStringColumn(rec, schemas.ColCluster)
+	if err != nil {
+		return err
+	}
+	n := make([]int64, names.Len())
+	for i, c := range codes {
+		if d.IsNull(i) {
+			counts[""]++
+			continue
+		}
+		n[c]++
+	}
+	for k, c := range n {
+		if c > 0 {
+			counts[strings.Clone(names.Value(k))] += c
+		}
+	}
+	return nil
+}
+
+// clusterLine is check's line on the sacct rows' clusters when some are not
+// the expected cluster (slurm.conf's ClusterName, or --cluster): the rows
+// per cluster, sorted. none reports that no row is of the expected one.
+func clusterLine(counts map[string]int64, want string) (line string, none bool) {
+	names := slices.Sorted(maps.Keys(counts))
+	if len(names) == 0 || len(names) == 1 && names[0] == want {
+		return "", false
+	}
+	parts := make([]string, len(names))
+	for i, c := range names {
+		parts[i] = fmt.Sprintf("%q=%d", c, counts[c])
+	}
+	return fmt.Sprintf("sacct clusters: %s; expected %q (slurm.conf ClusterName, or --cluster): rows of other clusters are not charged",
+		strings.Join(parts, " "), want), counts[want] == 0
+}
+
 func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 	in, err := readInputs(c, log)
 	if err != nil {
@@ -247,8 +287,9 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 	}
 	var rows []ingest.Stats
 	rows = append(rows, in.stats...)
+	clusters := map[string]int64{} // ingested sacct rows per cluster
 	for _, p := range in.sacct {
-		st, err := ingest.ReadSacct(p, in.sopt, func(arrow.Record) error { return nil })
+		st, err := ingest.ReadSacct(p, in.sopt, func(rec arrow.Record) error { return countClusters(rec, clusters) })
 		if err != nil {
 			in.errs = append(in.errs, err)
 		}
@@ -280,6 +321,14 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if line, none := clusterLine(clusters, in.sopt.Cluster); line != "" {
+		fmt.Fprintln(stdout, line)
+		if none {
+			in.errs = append(in.errs, fmt.Errorf("none of the sacct rows is of cluster %q: run would charge nothing; check the sacct files and ClusterName (or pass --cluster)", in.sopt.Cluster))
+		} else {
+			log.Warn().Str("cluster", in.sopt.Cluster).Interface("sacct_clusters", clusters).Msg("sacct rows of other clusters are not charged")
+		}
 	}
 	if len(in.errs) > 0 {
 		return errors.Join(in.errs...)
