@@ -459,6 +459,7 @@ type stream struct {
 	to      int64
 
 	minStart, maxEnd int64
+	maxStart         int64 // 0 when no job of the cluster was read
 	anyRunning       bool
 	running          []carriedJob
 	carriedKeys      map[jobKey]bool // running jobs of every checkpoint
@@ -626,6 +627,7 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 			s.anyRunning = true
 		}
 		s.minStart = min(s.minStart, start)
+		s.maxStart = max(s.maxStart, start)
 		if end == decay.Running || (s.toKnown && end > s.to) {
 			if a, _ := s.m.res.Lookup(names[r.Account], names[r.User], names[r.Partition]); a >= 0 {
 				s.running = append(s.running, carriedJob{JobIDRaw: r.JobIDRaw, Start: start, End: end,

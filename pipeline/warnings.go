@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -42,13 +41,8 @@ func (s *stream) checkClusters(sum *Summary, fresh bool, log zerolog.Logger) err
 // running while the input's newest job start or end is long past: an old
 // dump with a RUNNING row would charge that job up to today.
 func (s *stream) warnStaleRunning(now int64, log zerolog.Logger) {
-	latest := s.maxEnd
-	for _, j := range s.running {
-		if j.End == decay.Running {
-			latest = max(latest, j.Start)
-		}
-	}
-	if latest == math.MinInt64 { // no job of the cluster seen
+	latest := max(s.maxEnd, s.maxStart)
+	if latest <= 0 { // no job of the cluster seen
 		return
 	}
 	if time.Duration(now-latest)*time.Second <= staleRunningAfter {

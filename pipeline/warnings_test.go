@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
-
-	"github.com/fairledger/fairledger/decay"
 )
 
 // TestWarnStaleRunning checks the 7-day threshold between the newest job
@@ -18,24 +16,23 @@ import (
 func TestWarnStaleRunning(t *testing.T) {
 	const jan1 = 1735689600
 	for _, c := range []struct {
-		name    string
-		maxEnd  int64
-		running []carriedJob
-		now     int64
-		want    string // "" for no warning
+		name     string
+		maxEnd   int64
+		maxStart int64
+		now      int64
+		want     string // "" for no warning
 	}{
-		{"ended job 7 days ago: no warning", jan1, nil, jan1 + 7*86400, ""},
-		{"ended job 7 days and 1 s ago", jan1, nil, jan1 + 7*86400 + 1,
+		{"ended job 7 days ago: no warning", jan1, jan1 - 3600, jan1 + 7*86400, ""},
+		{"ended job 7 days and 1 s ago", jan1, jan1 - 3600, jan1 + 7*86400 + 1,
 			"newest job start or end in the sacct files is 2025-01-01T00:00:00Z, 7 days ago: an old dump charges its running jobs up to today; pass --to (for example --to 2025-01-02)"},
-		{"a running job started later counts", jan1, []carriedJob{{Start: jan1 + 3*86400, End: decay.Running}}, jan1 + 10*86400, ""},
-		{"a job ending after to does not count as a start", jan1, []carriedJob{{Start: jan1 + 3*86400, End: jan1 + 4*86400}}, jan1 + 9*86400,
-			"is 2025-01-01T00:00:00Z, 9 days ago"},
-		{"only a running job", math.MinInt64, []carriedJob{{Start: jan1 + 43200, End: decay.Running}}, jan1 + 700*86400,
+		{"a later start counts", jan1, jan1 + 3*86400, jan1 + 10*86400, ""},
+		{"a later end counts", jan1 + 3*86400, jan1, jan1 + 10*86400, ""},
+		{"only a running job", math.MinInt64, jan1 + 43200, jan1 + 700*86400,
 			"is 2025-01-01T12:00:00Z, 699 days ago: an old dump charges its running jobs up to today; pass --to (for example --to 2025-01-02)"},
-		{"nothing seen", math.MinInt64, nil, jan1, ""},
+		{"nothing seen", math.MinInt64, 0, jan1, ""},
 	} {
 		var buf bytes.Buffer
-		s := &stream{maxEnd: c.maxEnd, running: c.running}
+		s := &stream{maxEnd: c.maxEnd, maxStart: c.maxStart}
 		s.warnStaleRunning(c.now, zerolog.New(&buf))
 		got := buf.String()
 		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
