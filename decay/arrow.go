@@ -119,6 +119,17 @@ func (c dictCol) code(i int) int32 {
 // wrong type, a dictionary code is out of range, or billing or
 // usage_factor hold nulls.
 func (r *Resolver) AppendJobs(rec arrow.Record, dst *Jobs, st *ResolveStats) error {
+	return r.AppendJobsMarked(rec, dst, st, nil)
+}
+
+// AppendJobsMarked is AppendJobs that also reports which rows it appended:
+// charged[i] is set to whether row i was appended (so the k-th true entry
+// is the k-th job appended). charged is nil, or has one entry per row of
+// rec; it is left unchanged when AppendJobsMarked fails.
+func (r *Resolver) AppendJobsMarked(rec arrow.Record, dst *Jobs, st *ResolveStats, charged []bool) error {
+	if charged != nil && len(charged) != int(rec.NumRows()) {
+		return fmt.Errorf("append jobs: %d charged marks for %d rows", len(charged), rec.NumRows())
+	}
 	cluster, err := dictColumn(rec, schemas.ColCluster)
 	if err != nil {
 		return err
@@ -199,6 +210,7 @@ func (r *Resolver) AppendJobs(rec arrow.Record, dst *Jobs, st *ResolveStats) err
 	dst.End = slices.Grow(dst.End, n)
 	dst.Rate = slices.Grow(dst.Rate, n)
 	dst.Assoc = slices.Grow(dst.Assoc, n)
+	clear(charged)
 	for i := range n {
 		if c := cluster.code(i) + 1; !clusterOK[c] {
 			other++
@@ -233,6 +245,9 @@ func (r *Resolver) AppendJobs(rec arrow.Record, dst *Jobs, st *ResolveStats) err
 		dst.End = append(dst.End, e)
 		dst.Rate = append(dst.Rate, billingV[i]*factorV[i])
 		dst.Assoc = append(dst.Assoc, assoc)
+		if charged != nil {
+			charged[i] = true
+		}
 	}
 
 	st.Rows += int64(n)

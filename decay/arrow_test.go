@@ -390,6 +390,39 @@ func TestAppendJobsSlice(t *testing.T) {
 	checkStats(t, "AppendJobs(slice)", st, wantSt)
 }
 
+// AppendJobsMarked marks exactly the rows it appends (the cases with an
+// association), clearing stale marks, and rejects marks of the wrong
+// length.
+func TestAppendJobsMarked(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := mustResolver(t, "alpha", testTree())
+	rows := make([]jobRow, len(adapterCases))
+	want := make([]bool, len(adapterCases))
+	for i, c := range adapterCases {
+		rows[i], want[i] = c.row, c.assoc >= 0
+	}
+	rec := jobBatch(t, mem, rows)
+	defer rec.Release()
+	var got decay.Jobs
+	var st decay.ResolveStats
+	marks := make([]bool, len(rows))
+	for i := range marks {
+		marks[i] = true // stale
+	}
+	if err := r.AppendJobsMarked(rec, &got, &st, marks); err != nil {
+		t.Fatalf("AppendJobsMarked: %v", err)
+	}
+	if !slices.Equal(marks, want) {
+		t.Errorf("marks %v, want %v", marks, want)
+	}
+	wantJ, _ := wantJobs(adapterCases)
+	checkJobs(t, "AppendJobsMarked", got, wantJ)
+	if err := r.AppendJobsMarked(rec, &got, &st, marks[1:]); err == nil {
+		t.Error("AppendJobsMarked with one mark too few: no error")
+	}
+}
+
 func TestAppendJobsErrors(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
