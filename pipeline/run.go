@@ -116,8 +116,14 @@ type Summary struct {
 	JobsWritten int64
 	// OtherCluster counts ingested rows of other clusters (not written).
 	OtherCluster int64
-	// AfterTo counts rows that start at or after To (left for a later run).
+	// AfterTo counts rows left for a later run: those that start after To,
+	// or at To unless they also end there.
 	AfterTo int64
+	// Duplicates counts records dropped because the input gives the same
+	// job run (job_id_raw, start) of the cluster again: the later record
+	// is charged and written (as the jobs table's merge keeps it), the
+	// earlier not.
+	Duplicates int64
 	// CarriedUnseen counts jobs running at the checkpoint but absent from
 	// this run's input, charged as still running.
 	CarriedUnseen int
@@ -466,6 +472,8 @@ type stream struct {
 	seen             map[jobKey]bool
 	newestCk         int64
 	late             []lateJob
+	dedup            *dedup // nil until the first batch
+	charged          []bool // batch's scratch: rows given to decay
 	inputs           []export.RunInput
 	byMonth          monthRows // batch's scratch
 }
@@ -572,7 +580,75 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 		sum.Ingest.Add(st)
 		s.inputs = append(s.inputs, export.RunInput{Path: p, SizeBytes: hr.n.Load(), SHA256: hex.EncodeToString(hr.h.Sum(nil))})
 	}
+	s.dedupe(sum)
 	return nil
+}
+
+// dedupe drops the records of job runs the input gives more than once
+// from decay's jobs and the stream's bookkeeping (see dedup), so that
+// decay, the window's default bounds and the checkpoint's running jobs
+// see the record the jobs table keeps, once.
+func (s *stream) dedupe(sum *Summary) {
+	dd := s.dedup
+	s.dedup, s.charged = nil, nil // not needed past reading
+	if dd == nil {
+		return
+	}
+	dropped, winners := dd.finish(&s.jobs)
+	sum.Duplicates = dropped
+	if dropped == 0 {
+		return
+	}
+	// The latest end and any running job, of the records that stay (the
+	// start is the key's, the same for all).
+	s.maxEnd, s.anyRunning = math.MinInt64, false
+	note := func(end int64) {
+		if end == decay.Running {
+			s.anyRunning = true
+		} else {
+			s.maxEnd = max(s.maxEnd, end)
+		}
+	}
+	for _, e := range s.jobs.End {
+		note(e)
+	}
+	for _, o := range dd.others {
+		if !o.dead {
+			note(o.end)
+		}
+	}
+	// A key's running entry is its winner's, the last one, when the
+	// winner is running at to (it was appended when read); else none.
+	last := map[jobKey]int{}
+	for i, j := range s.running {
+		if _, ok := winners[j.key()]; ok {
+			last[j.key()] = i
+		}
+	}
+	running := s.running[:0]
+	for i, j := range s.running {
+		if w, ok := winners[j.key()]; ok {
+			runs := w.charged && (w.end == decay.Running || (s.toKnown && w.end > s.to))
+			if !runs || last[j.key()] != i {
+				continue
+			}
+		}
+		running = append(running, j)
+	}
+	s.running = running
+	// A late key counts once, with its winner's end.
+	done := map[jobKey]bool{}
+	late := s.late[:0]
+	for _, l := range s.late {
+		if w, ok := winners[l.key]; ok {
+			if done[l.key] {
+				continue
+			}
+			done[l.key], l.end = true, w.end
+		}
+		late = append(late, l)
+	}
+	s.late = late
 }
 
 // batch bills one batch, hands its jobs to decay and spills its rows.
@@ -588,7 +664,15 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 	if n, free := int(billed.NumRows()), cap(s.jobs.Start)-len(s.jobs.Start); n > free {
 		s.jobs.Reserve(max(len(s.jobs.Start)+n, expect+expect/20, cap(s.jobs.Start)*5/4))
 	}
-	if err := s.m.res.AppendJobs(billed, &s.jobs, &sum.Resolve); err != nil {
+	if s.dedup == nil {
+		s.dedup = newDedup(expect)
+	}
+	dd := s.dedup
+	if c := cap(s.jobs.Start); cap(dd.ids) < c {
+		dd.ids = slices.Grow(dd.ids, c-len(dd.ids))
+	}
+	s.charged = slices.Grow(s.charged[:0], int(billed.NumRows()))[:billed.NumRows()]
+	if err := s.m.res.AppendJobsMarked(billed, &s.jobs, &sum.Resolve, s.charged); err != nil {
 		return err
 	}
 	t := s.table
@@ -610,6 +694,9 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 	var month monthOf
 	for i := range t.Recs {
 		r := &t.Recs[i]
+		if s.charged[i] {
+			dd.charged(r.JobIDRaw)
+		}
 		if !ours[codes[i]] {
 			sum.OtherCluster++
 			continue
@@ -628,6 +715,10 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 		}
 		s.minStart = min(s.minStart, start)
 		s.maxStart = max(s.maxStart, start)
+		dd.see(k)
+		if !s.charged[i] {
+			dd.other(k, end)
+		}
 		if end == decay.Running || (s.toKnown && end > s.to) {
 			if a, _ := s.m.res.Lookup(names[r.Account], names[r.User], names[r.Partition]); a >= 0 {
 				s.running = append(s.running, carriedJob{JobIDRaw: r.JobIDRaw, Start: start, End: end,
