@@ -292,15 +292,16 @@ func (w *jobsWriter) usage(m time.Time, recs []export.JobRec, names []string, ca
 // into the table's records before them: a spilled record replaces the
 // table's records of the same (job_id_raw, start), except that a finished
 // record is never replaced by a running one; of spilled records with the
-// same key the later wins. It drops spilled records starting at or after
-// to, and sets every kept record's charged time up to to. The records
+// same key the later wins. It drops the spilled records a later run
+// writes (see afterTo), and sets every kept record's charged time up to
+// to. The records
 // keep their relative order (not significant: the full sort key is
 // unique once the keys are merged, and the caller sorts).
 func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
 	recs := t.Recs
 	refs := slices.Grow(w.refs[:0], len(recs))
 	for i := range recs {
-		if start := unixSec(recs[i].Start); i < old || start < w.to {
+		if start := unixSec(recs[i].Start); i < old || !afterTo(&recs[i], start, w.to) {
 			refs = append(refs, mergeRef{recs[i].JobIDRaw, start, int32(i)})
 		} else {
 			mj.afterTo++
@@ -358,6 +359,14 @@ func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
 		}
 	}
 	t.Recs = out
+}
+
+// afterTo reports whether a record that starts at start is left for a
+// later run: it starts after to, or at to unless it also ended there (a
+// zero-length job at to belongs to the run that ends at to, the only run
+// whose window holds it when to is the default, the latest end).
+func afterTo(r *export.JobRec, start, to int64) bool {
+	return start > to || (start == to && (r.Running() || unixSec(r.End) != to))
 }
 
 // mergeRef is a record's key for merge: its job_id_raw, its start in
