@@ -186,17 +186,9 @@ func siteWith(t *testing.T, sacct ...string) (string, []string) {
 // fair-share snapshot at at.
 func rawUsage(t *testing.T, history, cluster string, at time.Time) map[string]float64 {
 	t.Helper()
-	h, err := export.Open(history)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []export.FairshareRow
-	if err := h.ReadPartition(schemas.TableFairshare, cluster, at, &rows); err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]float64{}
-	for _, r := range rows {
-		if r.Snapshot.Equal(at) && r.IsUser && r.RawUsage != nil {
+	for _, r := range snapshotAt(t, history, cluster, at) {
+		if r.IsUser && r.RawUsage != nil {
 			out[r.User] = *r.RawUsage
 		}
 	}

@@ -57,9 +57,9 @@ func runOpts(history string, to time.Time) pipeline.Options {
 		Log: zerolog.Nop(), Version: "test"}
 }
 
-// sshareAt prints the snapshot at of the history the way `sshare -a -l -p`
-// does, from the fairshare table.
-func sshareAt(t *testing.T, history, cluster string, at time.Time) string {
+// snapshotAt reads the rows of the fair-share snapshot at, failing the test
+// when there is none.
+func snapshotAt(t *testing.T, history, cluster string, at time.Time) []export.FairshareRow {
 	t.Helper()
 	h, err := export.Open(history)
 	if err != nil {
@@ -78,7 +78,14 @@ func sshareAt(t *testing.T, history, cluster string, at time.Time) string {
 	if len(snap) == 0 {
 		t.Fatalf("no snapshot at %s", at)
 	}
-	tree, res, err := export.FairshareFromRows(snap)
+	return snap
+}
+
+// sshareAt prints the snapshot at of the history the way `sshare -a -l -p`
+// does, from the fairshare table.
+func sshareAt(t *testing.T, history, cluster string, at time.Time) string {
+	t.Helper()
+	tree, res, err := export.FairshareFromRows(snapshotAt(t, history, cluster, at))
 	if err != nil {
 		t.Fatal(err)
 	}
