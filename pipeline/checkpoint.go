@@ -25,6 +25,11 @@ type checkpoint struct {
 	Cluster string `json:"cluster"`
 	// To is the --to of the run that wrote it (Unix seconds).
 	To int64 `json:"to"`
+	// Origin is where the history's charging of the cluster started: the
+	// window start of the fresh run the chain of runs up to this one
+	// resumed from (Unix seconds); 0 in checkpoints written before it was
+	// recorded.
+	Origin int64 `json:"origin,omitempty"`
 	// Keys name the associations of State.Usage, by index.
 	Keys [][3]string `json:"keys"`
 	// State is decay's marshalled State (own usage per association).

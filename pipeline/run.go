@@ -124,6 +124,12 @@ type Summary struct {
 	// is charged and written (as the jobs table's merge keeps it), the
 	// earlier not.
 	Duplicates int64
+	// Unrecharged counts jobs of the history that charge time in the
+	// window, which the run recomputes, but are missing from its input
+	// (a night rerun with a smaller sacct file): they stay in the jobs
+	// and usage tables but are not charged to fair share. A warning names
+	// their count.
+	Unrecharged int64
 	// CarriedUnseen counts jobs running at the checkpoint but absent from
 	// this run's input, charged as still running.
 	CarriedUnseen int
@@ -213,21 +219,26 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	sum.Phases.Read = read.Sub(sum.Started)
 
 	// The window.
-	to := opt.To.Unix()
+	to, toFrom := opt.To.Unix(), "--to"
 	if opt.To.IsZero() {
 		switch {
 		case st.anyRunning:
-			to = opt.Now().Unix()
+			to, toFrom = opt.Now().Unix(), "now: a job is running"
 			st.warnStaleRunning(to, opt.Log)
 		case st.maxEnd > math.MinInt64:
-			to = st.maxEnd
+			to, toFrom = st.maxEnd, "the latest job end"
 		default:
-			to = opt.Now().Unix()
+			to, toFrom = opt.Now().Unix(), "now: no job ended"
 		}
+	} else {
+		st.warnFarTo(to, opt.Log)
+	}
+	if err := checkWindowEnd(cps, m.cluster, to, toFrom, !opt.To.IsZero(), opt.Now().Unix()); err != nil {
+		return nil, err
 	}
 	ck := pickCheckpoint(cps, opt.From, to)
 	var state *decay.State
-	var lo int64
+	var lo, origin int64
 	if ck != nil {
 		var folded int
 		state, folded, err = resumeState(ck, m.keys, m.uni.Index)
@@ -237,19 +248,22 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		if folded > 0 {
 			opt.Log.Warn().Int("associations", folded).Msg("checkpoint associations missing from the association dumps: usage credited to their account")
 		}
-		lo, sum.Resumed = ck.To, true
+		lo, origin, sum.Resumed = ck.To, ck.Origin, true
 	} else {
-		from := opt.From.Unix()
+		from, fromFrom := opt.From.Unix(), "--from"
 		if opt.From.IsZero() {
-			from = floorTick(to, m.params.OriginUnix, m.calcPeriod())
+			from, fromFrom = floorTick(to, m.params.OriginUnix, m.calcPeriod()), "the window's end: no job started"
 			if st.minStart < math.MaxInt64 {
-				from = floorTick(st.minStart, m.params.OriginUnix, m.calcPeriod())
+				from, fromFrom = floorTick(st.minStart, m.params.OriginUnix, m.calcPeriod()), "the earliest job start"
 			}
+		}
+		if err := checkFreshStart(cps, m.cluster, from, fromFrom); err != nil {
+			return nil, err
 		}
 		if state, err = decay.NewState(m.params, len(m.keys), from); err != nil {
 			return nil, err
 		}
-		lo = from
+		lo, origin = from, from
 	}
 	if to < lo {
 		return nil, fmt.Errorf("window: --to %s is before the start %s", fmtUnix(to), fmtUnix(lo))
@@ -273,7 +287,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if len(cps) > 0 {
 		maps.Copy(extent, cps[len(cps)-1].JobsExtent)
 	}
-	jw := &jobsWriter{h: h, cluster: m.cluster, to: to, spill: sp, dict: dict, extent: extent}
+	jw := &jobsWriter{h: h, cluster: m.cluster, to: to, lo: lo, spill: sp, dict: dict, extent: extent}
 	jobsDone := make(chan error, 1)
 	go func() {
 		err := jw.write(ctx, lo, carriedMonths, sum)
@@ -309,6 +323,10 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.Snapshots, sum.Partitions = fw.snapshots, fw.files+jw.files
+	if sum.Unrecharged > 0 {
+		log.Warn().Int64("jobs", sum.Unrecharged).
+			Msg("jobs of the history in the recomputed window are missing from the sacct input: they stay in the jobs and usage tables but are not charged to fair share; rerun the window with every sacct file of it")
+	}
 
 	blob, err := state.MarshalBinary()
 	if err != nil {
@@ -318,10 +336,15 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	for i, k := range m.keys {
 		keys[i] = keyArray(k)
 	}
-	cp := &checkpoint{Version: checkpointVersion, Cluster: m.cluster, To: to, Keys: keys, State: blob,
+	cp := &checkpoint{Version: checkpointVersion, Cluster: m.cluster, To: to, Origin: origin, Keys: keys, State: blob,
 		Running: st.nextRunning(to), JobsExtent: jw.extent}
 	if err := saveCheckpoint(h, cp, opt.KeepCheckpoints); err != nil {
 		return nil, err
+	}
+	for _, name := range supersededCheckpoints(cps, lo, to) {
+		if err := h.RemoveState(m.cluster, name); err != nil {
+			return nil, err
+		}
 	}
 	sum.Finished = opt.Now()
 	if err := appendRun(h, m, in, st, sum, opt); err != nil {

@@ -18,6 +18,7 @@ type jobsWriter struct {
 	h       *export.History
 	cluster string
 	to      int64
+	lo      int64 // the window's start, for merge's count of Unrecharged
 	spill   *spill
 	dict    *export.JobDict // the run's: the spill's records refer to it
 	extent  map[string]int64
@@ -119,6 +120,7 @@ type monthJobs struct {
 	names            []string // the dictionary's names when the month was prepared
 	fresh            bool
 	afterTo, written int64
+	unrecharged      int64 // see Summary.Unrecharged
 	err              error
 }
 
@@ -188,6 +190,7 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 			}
 			sum.AfterTo += mj.afterTo
 			sum.JobsWritten += mj.written
+			sum.Unrecharged += mj.unrecharged
 			var err error
 			if carry, err = w.usage(m, mj.table.Recs, mj.names, carry); err != nil {
 				return err
@@ -336,6 +339,9 @@ func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
 		if win < 0 { // not in the input: the table's records stay
 			for _, r := range group {
 				keep[r.pos] = true
+				if w.recharged(&recs[r.pos], r.start) {
+					mj.unrecharged++
+				}
 			}
 			continue
 		}
@@ -359,6 +365,16 @@ func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
 		}
 	}
 	t.Recs = out
+}
+
+// recharged reports whether a record that starts at start, kept in the
+// table though not in the run's input, lies in the window the run charges
+// afresh: it started at or after the window's start and charges time in
+// it. (A record of an earlier run starts at or before that run's --to,
+// the window's start when the run resumes; one starting there is written
+// by the earlier run only when it has no length.)
+func (w *jobsWriter) recharged(r *export.JobRec, start int64) bool {
+	return start >= w.lo && start <= w.to && effEnd(r, w.to) > start
 }
 
 // afterTo reports whether a record that starts at start is left for a
