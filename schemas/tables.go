@@ -138,7 +138,7 @@ func TableByName(name string) (Table, error) {
 func jobsTable() Table {
 	return Table{
 		Name: TableJobs,
-		Description: "One row per charged allocation run (a job, array task or het-job component), " +
+		Description: "One row per allocation run (a job, array task or het-job component) that ran in a window, " +
 			"as ingested from `sacct -P` and billed, in the partition of the UTC month it started in. A job " +
 			"that spans a month boundary appears once, in its start month, with its whole charged_sec: " +
 			"for usage per month or day, use the usage table, which splits each job's time by UTC day. " +
@@ -166,7 +166,7 @@ func jobsTable() Table {
 			{"start", TypeTimestamp, false, "UTC", "Start time."},
 			{"end", TypeTimestamp, true, "UTC", "End time; NULL while the job runs."},
 			{"elapsed_sec", TypeInt64, true, "s", "sacct ElapsedRaw (suspended time excluded); NULL if absent."},
-			{"charged_sec", TypeInt64, false, "s", "Seconds charged to fair share in the run's window: end (or window end) − start, suspended time included."},
+			{"charged_sec", TypeInt64, false, "s", "Seconds the run ran in the charged window: end (or window end) − start, suspended time included. Fair share is charged per PriorityCalcPeriod tick, so without `limits` in AccountingStorageEnforce the seconds after a job's last tick (all of a job between two ticks) are in charged_sec and the usage table but not in raw_usage."},
 			{"suspended_sec", TypeInt64, true, "s", "Suspended time; NULL if absent."},
 			{"timelimit_min", TypeInt64, true, "min", "Time limit; NULL if absent or UNLIMITED."},
 			{"nnodes", TypeInt64, false, "nodes", "NNodes."},
@@ -215,7 +215,7 @@ func fairshareTable() Table {
 		SortBy:    []string{"snapshot", "account", "user", "partition"},
 		Partition: partitionColumns(),
 		Columns: []Column{
-			{"snapshot", TypeTimestamp, false, "UTC", "Time the usage was decayed to."},
+			{"snapshot", TypeTimestamp, false, "UTC", "Time of the snapshot; the usage is as decayed at the last PriorityCalcPeriod tick at or before it, as a live sshare then showed it."},
 			{"algorithm", TypeString, false, "", "fair_tree, classic (NO_FAIR_TREE) or depth_oblivious."},
 			{"account", TypeString, false, "", "Account (for a user association: its account); root for the root."},
 			{"user", TypeString, false, "", "User name; empty for accounts and root."},
@@ -246,7 +246,7 @@ func associationsTable() Table {
 		SortBy:    []string{"snapshot", "account", "user", "partition"},
 		Partition: partitionColumns(),
 		Columns: []Column{
-			{"snapshot", TypeTimestamp, false, "UTC", "Time from which the tree was in force."},
+			{"snapshot", TypeTimestamp, false, "UTC", "Time of the fair-share snapshot this copy of the tree belongs to (the tree in force then)."},
 			{"account", TypeString, false, "", "Account (for a user association: its account)."},
 			{"user", TypeString, false, "", "User name; empty for accounts and root."},
 			{"partition", TypeString, false, "", "Partition of a per-partition user association; empty otherwise."},

@@ -107,7 +107,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			if !at.IsZero() {
 				ev = ev.Str("at", at.In(loc).Format(time.RFC3339))
 			}
-			ev.Msgf("snapshot %s (usage decayed to that time), cluster %s, %s",
+			ev.Msgf("snapshot %s (usage as of the last decay tick at or before it), cluster %s, %s",
 				snap.time.In(loc).Format(time.RFC3339), snap.cluster, snap.rows[0].Algorithm)
 			return fairshare.WriteSshare(stdout, tree, res, opt)
 		},
