@@ -43,8 +43,9 @@ type Association struct {
 	// "/a/b/0-user/" for users and "/a/b/0-user/part/" per partition.
 	Lineage string
 	// GrpTRESMins is the association's GrpTRESMins limit as sacctmgr prints
-	// it ("cpu=1000,gres/gpu=50"; TRES-minutes), "" when none is set or the
-	// input has no GrpTRESMins column. sshare -l shows it as it is.
+	// it ("cpu=1000,gres/gpu=50,mem=2.50G"; TRES-minutes), "" when none is
+	// set or the input has no GrpTRESMins column. ParseTRESLimit reads it;
+	// sshare -l prints it through SshareTRES (raw counts, TRES order).
 	GrpTRESMins string
 	// File and Line locate the input record the row came from; Line is 0 for
 	// rows fairledger synthesized (a missing root).
@@ -342,23 +343,11 @@ func assocParseRow(name string, lineNo int, line string, cols assocColumns, trai
 	return rec, nil
 }
 
-// checkTRESLimit checks a TRES limit as sacctmgr prints one: comma-separated
-// type[/name]=count items, the count a non-negative integer with an optional
-// unit suffix (K, M, G, T, P).
+// checkTRESLimit checks a TRES limit as sacctmgr prints one (see
+// ParseTRESLimit).
 func checkTRESLimit(s string) error {
-	for item := range strings.SplitSeq(s, ",") {
-		k, v, ok := strings.Cut(item, "=")
-		if !ok || k == "" || v == "" {
-			return fmt.Errorf("item %q: want type=count", item)
-		}
-		if strings.ContainsAny(v[len(v)-1:], "KMGTPkmgtp") {
-			v = v[:len(v)-1]
-		}
-		if _, err := strconv.ParseUint(v, 10, 64); err != nil {
-			return fmt.Errorf("item %q: count is not a non-negative integer", item)
-		}
-	}
-	return nil
+	_, err := ParseTRESLimit(s)
+	return err
 }
 
 // assocParseShares parses a Share value: a non-negative integer below

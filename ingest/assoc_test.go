@@ -421,7 +421,8 @@ func BenchmarkParseAssoc(b *testing.B) {
 }
 
 // TestParseAssocGrpTRESMins checks that a GrpTRESMins column (sacctmgr's
-// default `show assoc` layout has one) is kept verbatim per association,
+// default `show assoc` layout has one) is kept verbatim per association
+// (memory with sacctmgr's units and decimals, mem=2.50G, accepted),
 // blank where none is set, and that a malformed limit is rejected with its
 // line, field and value.
 func TestParseAssocGrpTRESMins(t *testing.T) {
@@ -432,16 +433,19 @@ func TestParseAssocGrpTRESMins(t *testing.T) {
 		"c|b|||5| mem=20G |root\n" +
 		"c|b|v||1|cpu=|\n" +
 		"c|b|w||1|cpu=-5|\n" +
-		"c|b|x||1|cpu|\n"
+		"c|b|x||1|cpu|\n" +
+		"c|b|y||1|mem=2.50G,cpu=5|\n" +
+		"c|b|z||1|mem=2,5G|\n"
 	as, st, err := ParseAssoc("t.psv", strings.NewReader(in))
 	wantErrs := []string{
 		`ingest t.psv:6: GrpTRESMins="cpu=": item "cpu=": want type=count`,
 		`ingest t.psv:7: GrpTRESMins="cpu=-5": item "cpu=-5": count is not a non-negative integer`,
 		`ingest t.psv:8: GrpTRESMins="cpu": item "cpu": want type=count`,
+		`ingest t.psv:10: GrpTRESMins="mem=2,5G": item "5G": want type=count`,
 	}
 	assocSameStrings(t, "errors", assocErrorLines(t, err), wantErrs)
-	if st.Read != 7 || st.Rejected != 3 || !st.Balanced() {
-		t.Errorf("stats %s, want 7 read, 3 rejected, balanced", st.String())
+	if st.Read != 9 || st.Rejected != 4 || !st.Balanced() {
+		t.Errorf("stats %s, want 9 read, 4 rejected, balanced", st.String())
 	}
 	if as == nil {
 		t.Fatal("no associations")
@@ -450,7 +454,7 @@ func TestParseAssocGrpTRESMins(t *testing.T) {
 	for _, a := range as.Rows {
 		got[a.Account+"|"+a.User] = a.GrpTRESMins
 	}
-	want := map[string]string{"root|": "", "a|": "cpu=1000,gres/gpu=50", "a|u": "", "b|": "mem=20G"}
+	want := map[string]string{"root|": "", "a|": "cpu=1000,gres/gpu=50", "a|u": "", "b|": "mem=20G", "b|y": "mem=2.50G,cpu=5"}
 	if !maps.Equal(got, want) {
 		t.Errorf("GrpTRESMins = %v, want %v", got, want)
 	}
