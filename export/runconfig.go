@@ -34,6 +34,10 @@ type RunConfig struct {
 	// SnapshotEvery is the periodic snapshot interval (Go duration; "0s":
 	// only at the end of each run).
 	SnapshotEvery string `json:"snapshot_every"`
+	// TRES are the cluster's TRES in the order sshare lists them
+	// (schemas.ClusterTRES of AccountingStorageTRES); absent in histories
+	// written before fairledger recorded them.
+	TRES []string `json:"tres,omitempty"`
 	// Partitions are the partitions with their TRESBillingWeights (DEFAULT
 	// resolved; empty weights bill the CPU count).
 	Partitions []RunPartition `json:"partitions"`

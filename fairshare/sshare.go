@@ -43,8 +43,14 @@ type SshareOptions struct {
 	// row by the account it belongs to (sshare -A). Sub-accounts are not
 	// included: slurmctld matches the association's account name only.
 	Accounts []string
+	// TRES are the cluster's TRES names in the order sshare lists them
+	// (schemas.ClusterTRES). TRESRunMins prints name=0 for each: the
+	// TRES-minutes committed by running jobs are not modelled. Empty
+	// prints "cpu=0", what Slurm's own sshare tests print (test24.x set up
+	// only the cpu TRES; the SLURM-SEMANTICS.md §10 vectors).
+	TRES []string
 	// TRESRunMins is an optional per-position TRESRunMins string; nil or ""
-	// prints "cpu=0".
+	// prints the zeros of TRES.
 	TRESRunMins []string
 	// Fields, when not empty, is sshare's -o/--format list and replaces the
 	// columns Long and Partitions choose. Each item is a case-insensitive
@@ -175,6 +181,10 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 		}
 	}
 
+	zeroRun := "cpu=0"
+	if len(opt.TRES) > 0 {
+		zeroRun = strings.Join(opt.TRES, "=0,") + "=0"
+	}
 	show, indent := selectRows(t, opt.Users, opt.NoUserRows, opt.Accounts)
 	var acct []byte
 	for p := 0; p < n; p++ {
@@ -224,7 +234,7 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 			case colGrpTRESMins:
 				cw.text(t.GrpTRESMins[p], width) // blank when none
 			case colTRESRunMins:
-				s := "cpu=0"
+				s := zeroRun
 				if opt.TRESRunMins != nil && opt.TRESRunMins[p] != "" {
 					s = opt.TRESRunMins[p]
 				}

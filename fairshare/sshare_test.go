@@ -517,3 +517,21 @@ func TestSshareRowSelection(t *testing.T) {
 		}
 	}
 }
+
+// TestSshareTRESRunMins: with the cluster's TRES list, TRESRunMins lists
+// every TRES at 0 in the order given (SLURM-SEMANTICS.md §7: "all TRES
+// listed (cpu=0,mem=0,...)"); test24.1's root line otherwise as in §10.1.
+func TestSshareTRESRunMins(t *testing.T) {
+	b := buildSpec(t, test24_1)
+	var r Result
+	Classic(b.tree, b.usage, 1, &r)
+	var buf bytes.Buffer
+	tres := []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages", "gres/gpu"}
+	if err := WriteSshare(&buf, b.tree, &r, SshareOptions{Long: true, NoHeader: true, TRES: tres, Fields: []string{"Account", "TRESRunMins"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "root|cpu=0,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0,gres/gpu=0\n"
+	if got, _, _ := strings.Cut(buf.String(), "\n"); got+"\n" != want {
+		t.Errorf("first line = %q, want %q", got, want)
+	}
+}

@@ -452,7 +452,7 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		UsageResetPeriod: orNone(conf.UsageResetPeriod), PriorityFlags: conf.PriorityFlags,
 		DampeningFactor: int64(m.damp), AccountingStorageEnforce: conf.AccountingStorageEnforce,
 		LimitsEnforced: m.params.LimitsEnforced, TimeZone: opt.Location.String(), SnapshotEvery: every,
-		Partitions: rparts,
+		TRES: schemas.ClusterTRES(conf.AccountingStorageTRES), Partitions: rparts,
 	}
 	return m, nil
 }

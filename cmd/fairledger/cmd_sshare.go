@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -24,8 +26,9 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			"Rows as sshare selects them: without -a, all account rows and the user rows of --users, " +
 			"else of $USER, else of the current user (none when that fails); --accounts keeps the rows of the named accounts only (not their " +
 			"sub-accounts), as slurmctld does. GrpTRESMins is each association's limit from the " +
-			"association dump's GrpTRESMins column (blank without one); TRESRunMins is cpu=0 (not " +
-			"recorded); the FairShare of classic accounts is blank, as in sshare ≥ 25.11.",
+			"association dump's GrpTRESMins column (blank without one), printed as sshare does (raw counts, " +
+			"mem in MiB, in TRES order); TRESRunMins lists every TRES of the cluster at 0 (running jobs' " +
+			"TRES-minutes are not recorded); the FairShare of classic accounts is blank, as in sshare ≥ 25.11.",
 		UseShortOptionHandling: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
@@ -78,6 +81,21 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			if err != nil {
 				return err
 			}
+			// GrpTRESMins as sshare prints it: raw counts in TRES order.
+			for p, lim := range tree.GrpTRESMins {
+				if lim == "" {
+					continue
+				}
+				counts, err := ingest.ParseTRESLimit(lim)
+				if err != nil {
+					return fmt.Errorf("fairshare snapshot %s: %s GrpTRESMins=%q: %w", snap.time.Format(time.RFC3339), tree.Account[p], lim, err)
+				}
+				tree.GrpTRESMins[p] = ingest.SshareTRES(counts)
+			}
+			tres, err := snapshotTRES(h, snap)
+			if err != nil {
+				return err
+			}
 			opt := fairshare.SshareOptions{
 				Long:        c.Bool("long"),
 				FixedWidth:  !c.Bool("parsable") && !c.Bool("parsable2"),
@@ -87,6 +105,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				Accounts:    splitList(c.String("accounts")),
 				Fields:      splitList(c.String("format")),
 				Cluster:     snap.cluster,
+				TRES:        tres,
 			}
 			// sshare.c: -a lists every user; otherwise the -u list, or
 			// the calling user when there is none (SLURM-SEMANTICS.md §7).
@@ -206,6 +225,62 @@ func findSnapshot(h *export.History, cluster string, at time.Time) (snapshotRows
 		return snapshotRows{}, fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", h.Dir, cluster)
 	}
 	return snapshotRows{}, fmt.Errorf("no fair-share snapshot of cluster %s at or before %s (its first partition is month %s)", cluster, at.Format(time.RFC3339), ms[len(ms)-1])
+}
+
+// snapshotTRES returns the TRES list recorded in the config of the run that
+// wrote snap: the first run of the cluster that started at or after the
+// snapshot, else the latest before it (as reports pick it). A history with
+// no such run, or written before runs recorded the list, gets the TRES
+// every Slurm database holds (schemas.StaticTRES).
+func snapshotTRES(h *export.History, snap snapshotRows) ([]string, error) {
+	parts, err := h.Partitions(schemas.TableRuns)
+	if err != nil {
+		return nil, err
+	}
+	var months []string
+	for _, p := range parts {
+		if p.Cluster == snap.cluster && !slices.Contains(months, p.Month) {
+			months = append(months, p.Month)
+		}
+	}
+	slices.Sort(months)
+	var after, before *export.RunRow
+	for _, m := range months {
+		month, err := time.Parse("2006-01", m)
+		if err != nil {
+			return nil, fmt.Errorf("runs partition of cluster %s: bad month %q", snap.cluster, m)
+		}
+		runs, err := h.ReadRuns(snap.cluster, month)
+		if err != nil {
+			return nil, err
+		}
+		for i := range runs {
+			r := &runs[i]
+			switch {
+			case !r.Started.Before(snap.time):
+				if after == nil || r.Started.Before(after.Started) {
+					after = r
+				}
+			case before == nil || r.Started.After(before.Started):
+				before = r
+			}
+		}
+		if after != nil {
+			break // months ascend: no earlier run at or after the snapshot follows
+		}
+	}
+	run := cmp.Or(after, before)
+	if run == nil {
+		return schemas.StaticTRES, nil
+	}
+	cfg, err := export.ParseRunConfig(run.Config)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.RunID, err)
+	}
+	if len(cfg.TRES) == 0 {
+		return schemas.StaticTRES, nil
+	}
+	return cfg.TRES, nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/user"
 	"slices"
@@ -136,6 +137,19 @@ func sshareHistory(t *testing.T, clusters ...string) string {
 		}
 		if err := h.WritePartition(schemas.TableFairshare, c, s2, snapshotOf(t, tree24_4, fairshare.FairTreeAlgo, s2)); err != nil {
 			t.Fatal(err)
+		}
+		// The §10 vectors come from Slurm's test programs, which set up only
+		// the cpu TRES: the runs that wrote the snapshots record just cpu, so
+		// TRESRunMins prints cpu=0 as in the spec's lines.
+		cfg, err := export.MarshalConfig(export.RunConfig{Cluster: c, TRES: []string{"cpu"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, started := range []time.Time{s1.Add(time.Hour), s2.Add(time.Hour)} {
+			run := export.RunRow{RunID: fmt.Sprintf("%s-%d", c, i), Started: started, Finished: started, Config: cfg}
+			if _, err := h.AppendRun(c, run); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return dir
