@@ -31,10 +31,9 @@ var (
 )
 
 // AlwaysTracked returns the TRES Slurm tracks whatever AccountingStorageTRES
-// says (tres.shtml): cpu, mem, energy, node, billing, fs/disk, vmem, pages.
-func AlwaysTracked() []string {
-	return []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"}
-}
+// says (tres.shtml): cpu, mem, energy, node, billing, fs/disk, vmem, pages
+// (schemas.StaticTRES).
+func AlwaysTracked() []string { return schemas.StaticTRES() }
 
 // Weight is one TRESBillingWeights entry as Slurm applies it.
 type Weight struct {

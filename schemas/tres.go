@@ -5,10 +5,13 @@ import (
 	"strings"
 )
 
-// StaticTRES are the TRES every Slurm database holds, whatever
-// AccountingStorageTRES says, in the order of their fixed ids: cpu (1), mem
-// (2), energy (3), node (4), billing (5), fs/disk (6), vmem (7), pages (8).
-var StaticTRES = []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"}
+// StaticTRES returns the TRES every Slurm database holds, whatever
+// AccountingStorageTRES says (tres.shtml: always tracked), in the order of
+// their fixed ids: cpu (1), mem (2), energy (3), node (4), billing (5),
+// fs/disk (6), vmem (7), pages (8).
+func StaticTRES() []string {
+	return []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"}
+}
 
 // CompareTRES orders canonical TRES names the way slurmctld's TRES array
 // is ordered, and so the way sshare lists GrpTRESMins and TRESRunMins.
@@ -23,7 +26,8 @@ var StaticTRES = []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", 
 // byte-wise (xstrcmp) — not by id, so the order in which the database
 // created them does not matter.
 func CompareTRES(a, b string) int {
-	ia, ib := slices.Index(StaticTRES, a), slices.Index(StaticTRES, b)
+	static := StaticTRES()
+	ia, ib := slices.Index(static, a), slices.Index(static, b)
 	switch {
 	case ia >= 0 && ib >= 0:
 		return ia - ib
@@ -47,7 +51,7 @@ func CompareTRES(a, b string) int {
 // clusters, or holding TRES since removed from slurm.conf, lists more in a
 // real sshare.
 func ClusterTRES(accountingStorageTRES []string) []string {
-	out := slices.Clone(StaticTRES)
+	out := StaticTRES()
 	for _, t := range accountingStorageTRES {
 		if c := CanonicalTRES(t); c != "" && !slices.Contains(out, c) {
 			out = append(out, c)

@@ -271,14 +271,14 @@ func snapshotTRES(h *export.History, snap snapshotRows) ([]string, error) {
 	}
 	run := cmp.Or(after, before)
 	if run == nil {
-		return schemas.StaticTRES, nil
+		return schemas.StaticTRES(), nil
 	}
 	cfg, err := export.ParseRunConfig(run.Config)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.RunID, err)
 	}
 	if len(cfg.TRES) == 0 {
-		return schemas.StaticTRES, nil
+		return schemas.StaticTRES(), nil
 	}
 	return cfg.TRES, nil
 }
