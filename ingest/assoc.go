@@ -176,7 +176,7 @@ func ParseAssoc(name string, r io.Reader) (*Associations, Stats, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, st, fmt.Errorf("read %s: %w", name, err)
+		return nil, st, readError(name, err)
 	}
 	if !haveHdr {
 		return nil, st, newParseError(name, 0, "", "", "no header: the file is empty")

@@ -137,7 +137,7 @@ func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, st, fmt.Errorf("read %s: %w", name, err)
+		return nil, st, readError(name, err)
 	}
 	flush()
 

@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,4 +187,16 @@ func quoteHead(s string) string {
 		return strconv.Quote(s[:cut]) + "…"
 	}
 	return strconv.Quote(s)
+}
+
+// readError wraps an error met while reading the input called name with
+// "read <name>", unless err already says so: a read from an *os.File fails
+// with an *fs.PathError of Op "read" and Path name ("read c1: is a
+// directory"), which would otherwise name the file twice.
+func readError(name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "read" && pe.Path == name {
+		return err
+	}
+	return fmt.Errorf("read %s: %w", name, err)
 }

@@ -122,7 +122,7 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	br := bufio.NewReaderSize(r, 1<<20)
 	first, err := br.Peek(1)
 	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, readError(name, err)
 	}
 	if err := sacctSniff(name, br); err != nil {
 		return nil, err
@@ -133,12 +133,12 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	if len(first) > 0 {
 		line, err := peekLine(br)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
+			return nil, readError(name, err)
 		}
 		if looksLikeHeader(line) {
 			header = strings.Split(strings.TrimRight(line, "\r\n"), "|")
 			if _, err := br.Discard(len(line)); err != nil {
-				return nil, fmt.Errorf("read %s: %w", name, err)
+				return nil, readError(name, err)
 			}
 			headerLines = 1
 		}
@@ -182,7 +182,7 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 func sacctSniff(name string, br *bufio.Reader) error {
 	head, err := br.Peek(4096)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-		return fmt.Errorf("read %s: %w", name, err)
+		return readError(name, err)
 	}
 	if format := compression(head); format != "" {
 		return compressedError(name, format)
@@ -380,7 +380,7 @@ func (s *SacctReader) produce(br *bufio.Reader, line int, work chan<- chunk, poo
 		eof := err == io.EOF || err == io.ErrUnexpectedEOF
 		if err != nil && !eof {
 			select {
-			case s.results <- chunkResult{seq: seq, err: fmt.Errorf("read %s: %w", s.name, err)}:
+			case s.results <- chunkResult{seq: seq, err: readError(s.name, err)}:
 			case <-s.done:
 			}
 			return

@@ -1,0 +1,34 @@
+package ingest
+
+import (
+	"errors"
+	"io"
+	"testing"
+)
+
+// A sacct path that is a directory fails on the first read; the error names
+// the file once, as the *fs.PathError of that read already does
+// ("read DIR: is a directory"), not "read DIR: read DIR: ...".
+func TestSacctDirectoryNamedOnce(t *testing.T) {
+	dir := t.TempDir()
+	r, c, err := OpenSacct(dir, SacctOptions{})
+	if err == nil {
+		c.Close()
+		_ = r
+		t.Fatal("OpenSacct(directory) succeeded")
+	}
+	if got, want := err.Error(), "read "+dir+": is a directory"; got != want {
+		t.Errorf("OpenSacct(directory) = %q, want %q", got, want)
+	}
+}
+
+// Errors that do not name the file get the "read <name>" context.
+func TestReadErrorAddsName(t *testing.T) {
+	err := readError("sacct.txt", io.ErrUnexpectedEOF)
+	if got, want := err.Error(), "read sacct.txt: unexpected EOF"; got != want {
+		t.Errorf("readError = %q, want %q", got, want)
+	}
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("readError lost the wrapped error")
+	}
+}
