@@ -122,43 +122,44 @@ const denseTicks = 1 << 20
 // Advance moves st forward through every tick T with st.Tick < T ≤ w.To,
 // charging w.Jobs according to p (SLURM-SEMANTICS.md §1.12), and reports
 // w.Snapshots on the way. Invalid input is reported before st is touched;
-// if OnSnapshot fails, st is left at the tick of that snapshot.
+// if OnSnapshot fails, st is left at the tick of that snapshot. Errors do
+// not start with "decay:": the caller names the stage it was in.
 func Advance(p Params, st *State, w Window) (Stats, error) {
 	var stats Stats
 	if err := p.Validate(); err != nil {
-		return stats, fmt.Errorf("decay: %w", err)
+		return stats, err
 	}
 	P := p.calcPeriod()
 	if st.CalcPeriodSec != P || st.OriginUnix != p.OriginUnix {
-		return stats, fmt.Errorf("decay: state grid (period %d s, origin %d) differs from params (period %d s, origin %d)",
+		return stats, fmt.Errorf("state grid (period %d s, origin %d) differs from params (period %d s, origin %d)",
 			st.CalcPeriodSec, st.OriginUnix, P, p.OriginUnix)
 	}
 	if p.OriginUnix <= -maxTime || p.OriginUnix >= maxTime {
-		return stats, fmt.Errorf("decay: origin %d out of range", p.OriginUnix)
+		return stats, fmt.Errorf("origin %d out of range", p.OriginUnix)
 	}
 	if (st.Tick-p.OriginUnix)%P != 0 || st.Tick <= -maxTime || st.Tick >= maxTime {
-		return stats, fmt.Errorf("decay: state tick %d is not on the grid", st.Tick)
+		return stats, fmt.Errorf("state tick %d is not on the grid", st.Tick)
 	}
 	if w.To < st.Tick || w.To >= maxTime {
-		return stats, fmt.Errorf("decay: window end %d is before the state tick %d or out of range", w.To, st.Tick)
+		return stats, fmt.Errorf("window end %d is before the state tick %d or out of range", w.To, st.Tick)
 	}
 	if err := checkParent(w.Parent, len(st.Usage)); err != nil {
-		return stats, fmt.Errorf("decay: %w", err)
+		return stats, err
 	}
 	if err := checkSnapshots(w, st.Tick); err != nil {
-		return stats, fmt.Errorf("decay: %w", err)
+		return stats, err
 	}
 	k0 := (st.Tick - p.OriginUnix) / P
 	kEnd := floorDiv(w.To-p.OriginUnix, P)
 	nTicks := kEnd - k0
 	if nTicks >= 1<<32-1 {
-		return stats, fmt.Errorf("decay: window of %d ticks is too long", nTicks)
+		return stats, fmt.Errorf("window of %d ticks is too long", nTicks)
 	}
 	g := grid{origin: p.OriginUnix, P: P, k0: k0, kEnd: kEnd, limits: p.LimitsEnforced}
 	dense := nTicks <= 4*int64(w.Jobs.Len())+denseTicks
 	ev, err := g.events(w.Jobs, len(w.Parent), &stats, dense)
 	if err != nil {
-		return stats, fmt.Errorf("decay: %w", err)
+		return stats, err
 	}
 
 	// Input is valid: from here on st changes.
@@ -174,7 +175,7 @@ func Advance(p Params, st *State, w Window) (Stats, error) {
 	}
 	e := newEngine(p, st, w, period)
 	if err := e.run(&ev, g, &stats); err != nil {
-		return stats, fmt.Errorf("decay: %w", err)
+		return stats, err
 	}
 	return stats, nil
 }

@@ -2,6 +2,7 @@ package decay
 
 import (
 	"cmp"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -546,5 +547,23 @@ func TestAdvanceTickFlat(t *testing.T) {
 	e = &engine{w: Window{Parent: []int32{-1, -1, 1}}}
 	if e.initTree(3); e.flat {
 		t.Error("a child of 1: flat = true, want false")
+	}
+}
+
+// A failing OnSnapshot comes back as "snapshot at <t>: <err>", with no
+// "decay:" of its own: the caller names the stage (the pipeline says
+// "decay: snapshot at …"), so the prefix is not given twice.
+func TestAdvanceSnapshotErrorContext(t *testing.T) {
+	p := Params{CalcPeriodSec: 300}
+	st := mustState(t, p, 2, 0)
+	_, err := Advance(p, st, Window{
+		Parent: []int32{-1, 0}, Jobs: columns([]job{{0, 600, 1, 1}}), To: 900, Snapshots: []int64{300},
+		OnSnapshot: func(int64, int64, []float64) error { return errTest },
+	})
+	if want := "snapshot at 300: " + errTest.Error(); err == nil || err.Error() != want {
+		t.Errorf("Advance with a failing OnSnapshot = %v, want %q", err, want)
+	}
+	if !errors.Is(err, errTest) {
+		t.Errorf("Advance lost the callback's error: %v", err)
 	}
 }
