@@ -15,10 +15,18 @@ import (
 // version is set by the linker (-X main.version=...).
 var version = "dev"
 
-// run builds the app and runs it; it never calls os.Exit.
+// run builds the app and runs it; it never calls os.Exit. The final error
+// is printed in the log format of the global flags (auto when they could
+// not be read), so a JSON log ends with a JSON line.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
-	return exitCode(app.Run(args), stderr)
+	format := "auto"
+	app.Before = func(c *cli.Context) error {
+		format = c.String("log-format")
+		return nil
+	}
+	err := app.Run(args)
+	return exitCode(err, stderr, logFormat(format, stderr) == "json")
 }
 
 // newApp builds the CLI. Everything it needs comes in as arguments: no
@@ -64,15 +72,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 // newLogger builds the one logger of a run: JSON lines on stderr for cron,
 // a console writer on a terminal.
 func newLogger(c *cli.Context, stderr io.Writer) zerolog.Logger {
-	format := c.String("log-format")
-	if format == "auto" {
-		format = "json"
-		if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-			format = "console"
-		}
-	}
 	var w io.Writer = stderr
-	if format == "console" {
+	if logFormat(c.String("log-format"), stderr) == "console" {
 		w = zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.TimeOnly}
 	}
 	lvl, err := zerolog.ParseLevel(strings.ToLower(c.String("log-level")))
@@ -80,6 +81,20 @@ func newLogger(c *cli.Context, stderr io.Writer) zerolog.Logger {
 		lvl = zerolog.InfoLevel
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+}
+
+// logFormat resolves --log-format: "console" for console, or for auto on a
+// terminal; "json" otherwise.
+func logFormat(flag string, stderr io.Writer) string {
+	switch flag {
+	case "console":
+		return "console"
+	case "auto":
+		if f, ok := stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+			return "console"
+		}
+	}
+	return "json"
 }
 
 // location resolves --tz: an IANA zone name, "UTC", "Local", or empty for

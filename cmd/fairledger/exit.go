@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rs/zerolog"
 )
 
 // Exit codes, documented in --help and the README.
@@ -32,21 +34,29 @@ func usagef(format string, args ...any) error { return &usageError{msg: fmt.Spri
 var errRejected = errors.New("some input rows were rejected")
 
 // exitCode maps an error returned by a command to the process exit code and
-// prints it, in the one place that decides both.
-func exitCode(err error, stderr io.Writer) int {
+// prints it, in the one place that decides both: a plain "fairledger: ..."
+// line, or with jsonLog one JSON log line in the logger's shape
+// ({"level":"error","exit_code":N,"time":...,"message":...}), so that a
+// cron log of JSON lines stays parseable to its end.
+func exitCode(err error, stderr io.Writer, jsonLog bool) int {
 	if err == nil {
 		return exitOK
 	}
+	code, msg := exitError, err.Error()
 	var ue *usageError
 	switch {
 	case errors.Is(err, errRejected):
-		return exitRejected
+		return exitRejected // the summary and the log said it
 	case errors.As(err, &ue), isMissingFlag(err):
-		fmt.Fprintf(stderr, "fairledger: %v (see fairledger --help)\n", err)
-		return exitUsage
+		code, msg = exitUsage, msg+" (see fairledger --help)"
 	}
-	fmt.Fprintf(stderr, "fairledger: %v\n", err)
-	return exitError
+	if jsonLog {
+		log := zerolog.New(stderr).With().Timestamp().Logger()
+		log.Error().Int("exit_code", code).Msg(msg)
+	} else {
+		fmt.Fprintf(stderr, "fairledger: %s\n", msg)
+	}
+	return code
 }
 
 // isMissingFlag recognises urfave/cli's error for a required flag that was
