@@ -96,7 +96,7 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		bar = &progressLine{w: stderr, start: time.Now()}
 		opt.Progress = bar.update
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(c.Context)
 	defer stop()
 	sum, err := pipeline.Run(ctx, pin, opt)
 	if bar != nil {
@@ -106,10 +106,7 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		err = cerr
 	}
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("run interrupted; the history is unchanged where not yet written, and the next run recomputes this night: %w", err)
-		}
-		return err
+		return interrupted(ctx, err)
 	}
 	warnUnknownQOS(log, sum)
 	logSummary(log, sum)
@@ -118,6 +115,52 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		return errRejected
 	}
 	return nil
+}
+
+// interruptError is the cause of a run's cancellation by a signal; it
+// exits 128 + the signal's number, as a shell reports a process the signal
+// killed (130 for SIGINT, 143 for SIGTERM).
+type interruptError struct{ sig syscall.Signal }
+
+func (e *interruptError) Error() string {
+	switch e.sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return e.sig.String()
+}
+
+// signalContext is canceled, with an *interruptError as its cause, by the
+// first SIGINT or SIGTERM. stop releases the signals.
+func signalContext(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-ch:
+			sig, _ := s.(syscall.Signal)
+			cancel(&interruptError{sig: sig})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
+	}
+}
+
+// interrupted says what an error of a run canceled by a signal means for
+// the history, and carries the signal for the exit code; other errors are
+// returned as they are.
+func interrupted(ctx context.Context, err error) error {
+	var ie *interruptError
+	if !errors.Is(err, context.Canceled) || !errors.As(context.Cause(ctx), &ie) {
+		return err
+	}
+	return fmt.Errorf("run interrupted by %w; the history is unchanged where not yet written, and the next run recomputes this night: %w", ie, err)
 }
 
 // inputFiles are the small input files recorded in the runs table.

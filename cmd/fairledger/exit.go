@@ -15,13 +15,15 @@ const (
 	exitError    = 1 // the command failed
 	exitUsage    = 2 // bad command line
 	exitRejected = 3 // finished, but some input rows were rejected
+	// A run stopped by a signal exits 128 + its number (interruptError).
 )
 
 const exitCodesHelp = `EXIT CODES:
    0  success
    1  error (bad input file, I/O error, ...)
    2  usage error (unknown flag or command, missing argument)
-   3  finished, but some input rows were rejected (see the log and --rejects)`
+   3  finished, but some input rows were rejected (see the log and --rejects)
+   130, 143  run stopped by SIGINT, SIGTERM (the history stays readable; the next run recomputes the night)`
 
 // usageError marks command-line mistakes (exit 2).
 type usageError struct{ msg string }
@@ -44,11 +46,14 @@ func exitCode(err error, stderr io.Writer, jsonLog bool) int {
 	}
 	code, msg := exitError, err.Error()
 	var ue *usageError
+	var ie *interruptError
 	switch {
 	case errors.Is(err, errRejected):
 		return exitRejected // the summary and the log said it
 	case errors.As(err, &ue), isMissingFlag(err):
 		code, msg = exitUsage, msg+" (see fairledger --help)"
+	case errors.As(err, &ie):
+		code = 128 + int(ie.sig)
 	}
 	if jsonLog {
 		log := zerolog.New(stderr).With().Timestamp().Logger()
