@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -93,8 +94,13 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 	}
 	var bar *progressLine
 	if showProgress(c.String("progress"), stderr) {
-		bar = &progressLine{w: stderr, start: time.Now()}
-		opt.Progress = bar.update
+		if logFormat(c.String("log-format"), stderr) == "json" {
+			// A redrawn line would corrupt the JSON lines: log records instead.
+			opt.Progress = (&progressLog{log: log, every: progressLogEvery, now: time.Now, start: time.Now()}).update
+		} else {
+			bar = &progressLine{w: stderr, start: time.Now()}
+			opt.Progress = bar.update
+		}
 	}
 	ctx, stop := signalContext(c.Context)
 	defer stop()
@@ -308,19 +314,60 @@ func (p *progressLine) update(pr pipeline.Progress) {
 		return
 	}
 	p.last = now
-	el := now.Sub(p.start).Seconds()
-	rate := float64(pr.Rows) / max(el, 1e-9)
+	pct, rate, etaSec, etaOK := progressRates(pr, now.Sub(p.start))
 	eta := "?"
-	if pr.BytesDone > 0 && pr.BytesTotal > 0 {
-		left := el * float64(pr.BytesTotal-pr.BytesDone) / float64(pr.BytesDone)
-		eta = (time.Duration(left) * time.Second).Round(time.Second).String()
-	}
-	pct := 0.0
-	if pr.BytesTotal > 0 {
-		pct = 100 * float64(pr.BytesDone) / float64(pr.BytesTotal)
+	if etaOK {
+		eta = (time.Duration(etaSec) * time.Second).String()
 	}
 	fmt.Fprintf(p.w, "\r\033[Kreading %s: %5.1f%%  %d rows  %.0f rows/s  ETA %s", filepath.Base(pr.File), pct, pr.Rows, rate, eta)
 	p.drawn = true
+}
+
+// progressRates is what a progress report says after elapsed: the percent
+// of the bytes read, rows per second, and the seconds left at the byte rate
+// so far (etaOK false while nothing has been read).
+func progressRates(pr pipeline.Progress, elapsed time.Duration) (pct, rowsPerSec float64, etaSec int64, etaOK bool) {
+	el := elapsed.Seconds()
+	rowsPerSec = float64(pr.Rows) / max(el, 1e-9)
+	if pr.BytesDone > 0 && pr.BytesTotal > 0 {
+		etaSec, etaOK = int64(math.Round(el*float64(pr.BytesTotal-pr.BytesDone)/float64(pr.BytesDone))), true
+	}
+	if pr.BytesTotal > 0 {
+		pct = 100 * float64(pr.BytesDone) / float64(pr.BytesTotal)
+	}
+	return pct, rowsPerSec, etaSec, etaOK
+}
+
+// progressLogEvery is how often a JSON log gets a progress record.
+const progressLogEvery = 5 * time.Second
+
+// progressLog reports progress as info records ("progress") in a JSON log,
+// where a redrawn line would break the lines apart: at most one per every,
+// the first after every has passed (a short run logs none).
+type progressLog struct {
+	log   zerolog.Logger
+	every time.Duration
+	now   func() time.Time
+	start time.Time
+	last  time.Time
+}
+
+func (p *progressLog) update(pr pipeline.Progress) {
+	now := p.now()
+	if p.last.IsZero() {
+		p.last = p.start
+	}
+	if now.Sub(p.last) < p.every {
+		return
+	}
+	p.last = now
+	pct, rate, etaSec, etaOK := progressRates(pr, now.Sub(p.start))
+	ev := p.log.Info().Str("file", pr.File).Float64("percent", math.Round(pct*10)/10).Int64("rows", pr.Rows).
+		Int64("bytes", pr.BytesDone).Int64("bytes_total", pr.BytesTotal).Int64("rows_per_s", int64(math.Round(rate)))
+	if etaOK {
+		ev = ev.Int64("eta_s", etaSec)
+	}
+	ev.Msg("progress")
 }
 
 func (p *progressLine) done() {
