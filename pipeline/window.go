@@ -30,6 +30,17 @@ func CheckSnapshotEvery(every time.Duration) error {
 	return fmt.Errorf("--snapshot-every %s: must divide 24h or be a whole number of days", every)
 }
 
+// CheckSnapshotPeriod refuses a snapshot interval every shorter than the
+// cluster's PriorityCalcPeriod calcPeriod: usage changes only once per
+// period, so snapshots in between repeat the one before (1s would take
+// 86,400 a day). 0 (only at the window's end) is accepted.
+func CheckSnapshotPeriod(every, calcPeriod time.Duration) error {
+	if every > 0 && every < calcPeriod {
+		return fmt.Errorf("--snapshot-every %s: shorter than slurm.conf's PriorityCalcPeriod %s, the interval at which usage changes", every, calcPeriod)
+	}
+	return nil
+}
+
 // snapshotTimes returns the snapshot times in (lo, to] (Unix seconds):
 // every `every` from local midnight in loc, and always to itself. every = 0
 // gives only to. An every below 24 h must divide 24 h; above, it must be a

@@ -52,3 +52,20 @@ func TestCheckSnapshotEvery(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot interval shorter than PriorityCalcPeriod is refused; the
+// period itself, longer intervals and 0 (only at the window's end) are not.
+func TestCheckSnapshotPeriod(t *testing.T) {
+	const period = 5 * time.Minute
+	for _, c := range []struct {
+		every time.Duration
+		ok    bool
+	}{
+		{0, true}, {time.Second, false}, {4 * time.Minute, false}, {5 * time.Minute, true},
+		{time.Hour, true}, {24 * time.Hour, true},
+	} {
+		if err := CheckSnapshotPeriod(c.every, period); (err == nil) != c.ok {
+			t.Errorf("CheckSnapshotPeriod(%s, %s) = %v, want ok %v", c.every, period, err, c.ok)
+		}
+	}
+}

@@ -82,6 +82,10 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		in.reject.close()
 		return errors.Join(in.errs...)
 	}
+	if err := pipeline.CheckSnapshotPeriod(c.Duration("snapshot-every"), time.Duration(in.conf.CalcPeriodSec)*time.Second); err != nil {
+		in.reject.close()
+		return usagef("%v", err)
+	}
 	if in.qos == nil {
 		log.Info().Msg("no --qos: every job is charged with UsageFactor 1")
 	}
