@@ -27,7 +27,7 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 		&cli.StringFlag{Name: "history", Usage: "history directory (created if missing; shared by several clusters)", Required: true},
 		&cli.StringFlag{Name: "from", Usage: "start of a fresh window, or recompute from the newest checkpoint at or before it (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: resume, else the earliest job start)"},
 		&cli.StringFlag{Name: "to", Usage: "end of the window (default: the latest job end, or now when jobs are running)"},
-		&cli.DurationFlag{Name: "snapshot-every", Value: 24 * time.Hour, Usage: "fair-share snapshot interval from local midnight (divides 24h or whole days; 0: only at --to); a snapshot is always taken at --to"},
+		&cli.DurationFlag{Name: "snapshot-every", Value: 24 * time.Hour, Usage: "fair-share snapshot interval from local midnight (divides 24h or whole days, not shorter than PriorityCalcPeriod; 0: only at --to); a snapshot is always taken at --to"},
 		&cli.DurationFlag{Name: "lock-wait", Value: 0, Usage: "wait this long for another run holding the history's lock (default: fail at once)"},
 		&cli.IntFlag{Name: "keep-checkpoints", Value: pipeline.DefaultKeepCheckpoints, Usage: "checkpoints kept per cluster (how many nights back a re-run can start)"},
 		&cli.Int64Flag{Name: "memory-limit", Value: pipeline.DefaultMemoryLimit >> 20, Usage: "soft memory limit in MiB for the Go runtime (ignored when GOMEMLIMIT is set; 0: none)"},
