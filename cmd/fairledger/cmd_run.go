@@ -267,12 +267,16 @@ func summaryLine(s *pipeline.Summary) string {
 	return b.String()
 }
 
+// logSummary logs the run's summary as one record ("run finished"). Its
+// durations are zerolog Dur fields: milliseconds (zerolog.DurationFieldUnit),
+// as floats.
 func logSummary(log zerolog.Logger, s *pipeline.Summary) {
+	notCharged, fallback := resolveReasons(s.Resolve)
 	ev := log.Info().Str("run_id", s.RunID).Str("cluster", s.Cluster).Time("from", s.From).Time("to", s.To).
 		Bool("resumed", s.Resumed).Int64("read", s.Ingest.Read).Int64("ingested", s.Ingest.Ingested).
 		Int64("rejected", s.Ingest.Rejected).Interface("skipped", s.Ingest.Skipped).
 		Int64("billed", s.Billing.Rows).Interface("billing_fallback", s.Billing.Fallback).Interface("unknown_qos", s.Billing.UnknownQOS).
-		Int64("resolved", s.Resolve.Rows).Int64("charged_rows", s.Resolve.Charged).Interface("not_charged", s.Resolve.ByReason).
+		Int64("resolved", s.Resolve.Rows).Int64("charged_rows", s.Resolve.Charged).Interface("not_charged", notCharged).Interface("charged_with_fallback", fallback).
 		Strs("unknown_accounts", s.Resolve.UnknownAccounts).
 		Int("jobs_charged", s.Decay.JobsCharged).Int("jobs_between_ticks", s.Decay.JobsBetweenTicks).
 		Int("jobs_empty", s.Decay.JobsEmpty).Int("jobs_outside", s.Decay.JobsOutside).Int64("ticks", s.Decay.Ticks).
@@ -282,6 +286,22 @@ func logSummary(log zerolog.Logger, s *pipeline.Summary) {
 		Dur("elapsed", s.Finished.Sub(s.Started)).Dur("read_elapsed", s.Phases.Read).
 		Dur("decay_elapsed", s.Phases.Decay).Dur("jobs_elapsed", s.Phases.Jobs).Int64("peak_rss_mib", peakRSSMiB())
 	ev.Msg("run finished")
+}
+
+// resolveReasons splits the rows the resolver did not charge as they were,
+// per reason: those not charged at all, and those charged with a fallback
+// (ReasonUserToAccount: to the account), as the summary line does. Both
+// maps are non-nil, so the JSON summary always has both objects.
+func resolveReasons(r decay.ResolveStats) (notCharged, fallback map[string]int64) {
+	notCharged, fallback = map[string]int64{}, map[string]int64{}
+	for k, n := range r.ByReason {
+		if k == decay.ReasonUserToAccount {
+			fallback[k] = n
+		} else {
+			notCharged[k] = n
+		}
+	}
+	return notCharged, fallback
 }
 
 // peakRSSMiB is the process's peak resident set size.
