@@ -96,10 +96,15 @@ func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") +
 func (d *DB) Close() error { return d.db.Close() }
 
 // Result is a query's column names and rows (values as the driver returns
-// them: int64, float64, string, bool, time.Time, []byte, maps, nil).
+// them: int64, float64, string, bool, time.Time, []byte, duckdb.Decimal,
+// duckdb.Interval, []any, map[string]any, duckdb.OrderedMap, nil).
 type Result struct {
 	Columns []string
-	Rows    [][]any
+	// Types are the columns' DuckDB type names as the driver spells them
+	// (TIMESTAMPTZ, DECIMAL(10,3), STRUCT("a" INTEGER), ...): WriteResult
+	// needs them to tell a TIMESTAMP from a TIMESTAMPTZ or a DATE.
+	Types []string
+	Rows  [][]any
 }
 
 // Query runs one SQL statement and collects its result.
@@ -113,7 +118,14 @@ func (d *DB) Query(ctx context.Context, query string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query columns: %w", err)
 	}
-	res := &Result{Columns: cols}
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, fmt.Errorf("query column types: %w", err)
+	}
+	res := &Result{Columns: cols, Types: make([]string, len(cts))}
+	for i, ct := range cts {
+		res.Types[i] = ct.DatabaseTypeName()
+	}
 	for rows.Next() {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))

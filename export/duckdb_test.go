@@ -95,7 +95,7 @@ func TestWriteResultTable(t *testing.T) {
 	if err := WriteResult(&out, r, FormatTable); err != nil {
 		t.Fatal(err)
 	}
-	if want := "account  f\nlabA     0.5\nlabBB    \n"; out.String() != want {
+	if want := "account  f\nlabA     0.5\nlabBB    NULL\n"; out.String() != want {
 		t.Errorf("table = %q, want %q", out.String(), want)
 	}
 	if err := WriteResult(&out, r, "xml"); err == nil {

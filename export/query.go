@@ -1,16 +1,10 @@
 package export
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"math/big"
-	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 )
 
 // Formats of WriteResult.
@@ -22,35 +16,52 @@ const (
 
 // WriteResult writes a query result as an aligned table, CSV (with a
 // header line) or JSON (one array of objects, keys in column order).
+// Values print as DuckDB prints them (see textValue); NULL is "NULL" in a
+// table, an empty field in CSV and null in JSON.
 func WriteResult(w io.Writer, r *Result, format string) error {
+	types := make([]*colType, len(r.Columns))
+	for i := range types {
+		types[i] = unknownType
+		if i < len(r.Types) {
+			types[i] = parseColType(r.Types[i])
+		}
+	}
+	cells := func(row []any, null string) []string {
+		out := make([]string, len(row))
+		for i, v := range row {
+			if v == nil {
+				out[i] = null
+				continue
+			}
+			out[i] = textValue(types[i], v, false)
+		}
+		return out
+	}
 	switch format {
 	case FormatTable, "":
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, strings.Join(r.Columns, "\t"))
 		for _, row := range r.Rows {
-			cells := make([]string, len(row))
-			for i, v := range row {
-				cells[i] = formatValue(v)
-			}
-			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+			fmt.Fprintln(tw, strings.Join(cells(row, "NULL"), "\t"))
 		}
 		return tw.Flush()
 	case FormatCSV:
-		cw := csv.NewWriter(w)
-		if err := cw.Write(r.Columns); err != nil {
-			return err
-		}
+		// Written by hand rather than with encoding/csv, which cannot
+		// quote an empty field: "" is an empty string, nothing is NULL.
+		var b strings.Builder
+		writeCSVLine(&b, r.Columns)
 		for _, row := range r.Rows {
-			cells := make([]string, len(row))
+			line := cells(row, "")
 			for i, v := range row {
-				cells[i] = formatValue(v)
+				if v != nil {
+					line[i] = csvQuote(line[i])
+				}
 			}
-			if err := cw.Write(cells); err != nil {
-				return err
-			}
+			b.WriteString(strings.Join(line, ","))
+			b.WriteString("\n")
 		}
-		cw.Flush()
-		return cw.Error()
+		_, err := io.WriteString(w, b.String())
+		return err
 	case FormatJSON:
 		var b strings.Builder
 		b.WriteString("[")
@@ -63,10 +74,9 @@ func WriteResult(w io.Writer, r *Result, format string) error {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				k, _ := json.Marshal(r.Columns[i])
-				b.Write(k)
+				b.WriteString(jsonString(r.Columns[i]))
 				b.WriteString(": ")
-				b.WriteString(jsonValue(v))
+				writeJSON(&b, types[i], v)
 			}
 			b.WriteString("}")
 		}
@@ -77,61 +87,21 @@ func WriteResult(w io.Writer, r *Result, format string) error {
 	return fmt.Errorf("unknown format %q (want table, csv or json)", format)
 }
 
-// formatValue renders one value for the table and CSV formats: NULL as an
-// empty cell, times in UTC RFC 3339, floats in the shortest exact form.
-func formatValue(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case float64:
-		return formatFloat(v)
-	case float32:
-		return formatFloat(float64(v))
-	case time.Time:
-		return v.UTC().Format(time.RFC3339)
-	case []byte:
-		return string(v)
-	case *big.Int:
-		return v.String()
-	case fmt.Stringer:
-		return v.String()
-	}
-	return fmt.Sprint(v)
-}
-
-func formatFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
-}
-
-// jsonValue renders one value as JSON: numbers as numbers (non-finite
-// floats as strings, which JSON lacks), times as RFC 3339 UTC strings.
-func jsonValue(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return strconv.Quote(formatFloat(x))
+func writeCSVLine(b *strings.Builder, fields []string) {
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
 		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case time.Time:
-		return strconv.Quote(x.UTC().Format(time.RFC3339))
-	case int64, int32, int, uint64, uint32, bool:
-		return fmt.Sprint(x)
-	case *big.Int:
-		return x.String()
+		b.WriteString(csvQuote(f))
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return strconv.Quote(fmt.Sprint(v))
+	b.WriteByte('\n')
+}
+
+// csvQuote quotes a CSV field (RFC 4180) when it is empty, holds a comma,
+// quote or line break, or starts with white space.
+func csvQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, ",\"\r\n") && s[0] != ' ' && s[0] != '\t' {
+		return s
 	}
-	return string(b)
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }

@@ -351,7 +351,7 @@ func TestYardstickSQL(t *testing.T) {
 	}
 	for i, w := range want {
 		r := res.Rows[i]
-		day := formatValue(r[1])[:10]
+		day := textValue(unknownType, r[1], false)[:10]
 		sec := r[3].(float64)
 		if r[0] != w.account || day != w.day || r[2] != w.jobs || sec < w.billingSec-1e-6 || sec > w.billingSec+1e-6 {
 			t.Errorf("row %d = %v, want %+v", i, r, w)
