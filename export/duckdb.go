@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -107,8 +108,13 @@ type Result struct {
 	Rows  [][]any
 }
 
-// Query runs one SQL statement and collects its result.
+// Query runs one SQL statement and collects its result. Several
+// statements are refused (the driver would run them all and return only
+// the last result).
 func (d *DB) Query(ctx context.Context, query string) (*Result, error) {
+	if err := d.oneStatement(ctx, query); err != nil {
+		return nil, err
+	}
 	rows, err := d.db.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("query: %w", err)
@@ -141,4 +147,38 @@ func (d *DB) Query(ctx context.Context, query string) (*Result, error) {
 		return nil, fmt.Errorf("query: %w", err)
 	}
 	return res, nil
+}
+
+// errSeveralStatements is returned by Query for a query of more than one
+// statement.
+var errSeveralStatements = errors.New("query: several statements; run one statement at a time")
+
+// oneStatement refuses a query of several statements. Only a query with a
+// semicolon before its end can be one; for those the driver's Prepare,
+// which parses the query without running it, tells.
+func (d *DB) oneStatement(ctx context.Context, query string) error {
+	if !strings.Contains(strings.TrimRight(query, "; \t\r\n"), ";") {
+		return nil
+	}
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(driver.Conn)
+		if !ok {
+			return nil
+		}
+		st, err := c.Prepare(query)
+		if err != nil {
+			// The driver's Prepare refuses several statements with this
+			// message; any other error is left for QueryContext to report.
+			if strings.Contains(err.Error(), "multi-statement") {
+				return errSeveralStatements
+			}
+			return nil
+		}
+		return st.Close()
+	})
 }

@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"math/big"
 	"testing"
@@ -244,5 +245,30 @@ func TestWriteResultDuckDB(t *testing.T) {
 	}
 	if want := "v                     n\n2025-01-31T23:00:00Z  NULL\n"; out.String() != want {
 		t.Errorf("table = %q, want %q", out.String(), want)
+	}
+}
+
+func TestQuerySeveralStatements(t *testing.T) {
+	ctx := context.Background()
+	d, err := OpenDuckDB(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, q := range []string{"SELECT 1; SELECT 2", "SET VARIABLE x = 1; SELECT 2;"} {
+		if _, err := d.Query(ctx, q); !errors.Is(err, errSeveralStatements) {
+			t.Errorf("Query(%q): err = %v, want %v", q, err, errSeveralStatements)
+		}
+	}
+	// One statement, with a trailing semicolon or one inside a string.
+	for q, want := range map[string]any{"SELECT 1 AS a;\n": int32(1), "SELECT 'a;b' AS a ;": "a;b"} {
+		res, err := d.Query(ctx, q)
+		if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != want {
+			t.Errorf("Query(%q) = %+v, %v; want %v", q, res, err, want)
+		}
+	}
+	// A single statement with an error keeps DuckDB's message.
+	if _, err := d.Query(ctx, "SELECT * FROM nowhere; "); err == nil || errors.Is(err, errSeveralStatements) {
+		t.Errorf("bad query: err = %v", err)
 	}
 }
