@@ -233,6 +233,9 @@ func summaryLine(s *pipeline.Summary) string {
 	if s.Duplicates > 0 {
 		fmt.Fprintf(&b, "; duplicates dropped %d (the later record of a job run given twice kept)", s.Duplicates)
 	}
+	if s.Unrecharged > 0 {
+		fmt.Fprintf(&b, "; history jobs missing from the input %d (kept, not charged: rerun with every file of the window)", s.Unrecharged)
+	}
 	fmt.Fprintf(&b, "; jobs charged %d of %d", s.Decay.JobsCharged, s.Resolve.Rows)
 	for _, n := range []struct {
 		what string
@@ -281,7 +284,7 @@ func logSummary(log zerolog.Logger, s *pipeline.Summary) {
 		Int("jobs_charged", s.Decay.JobsCharged).Int("jobs_between_ticks", s.Decay.JobsBetweenTicks).
 		Int("jobs_empty", s.Decay.JobsEmpty).Int("jobs_outside", s.Decay.JobsOutside).Int64("ticks", s.Decay.Ticks).
 		Int("resets", s.Decay.Resets).Int64("jobs_written", s.JobsWritten).Int64("other_cluster", s.OtherCluster).
-		Int64("after_to", s.AfterTo).Int64("duplicates", s.Duplicates).Int("carried_unseen", s.CarriedUnseen).Int("late", s.Late).
+		Int64("after_to", s.AfterTo).Int64("duplicates", s.Duplicates).Int64("unrecharged", s.Unrecharged).Int("carried_unseen", s.CarriedUnseen).Int("late", s.Late).
 		Int("snapshots", s.Snapshots).Int("files", s.Partitions).
 		Dur("elapsed", s.Finished.Sub(s.Started)).Dur("read_elapsed", s.Phases.Read).
 		Dur("decay_elapsed", s.Phases.Decay).Dur("jobs_elapsed", s.Phases.Jobs).Int64("peak_rss_mib", peakRSSMiB())
