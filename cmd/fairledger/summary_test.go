@@ -26,6 +26,19 @@ func TestSummaryLineDuplicates(t *testing.T) {
 	}
 }
 
+// The summary line names the history's jobs a recomputed window could not
+// charge only when there are some.
+func TestSummaryLineUnrecharged(t *testing.T) {
+	s := &pipeline.Summary{RunID: "r", Cluster: "c"}
+	if line := summaryLine(s); strings.Contains(line, "missing from the input") {
+		t.Errorf("none missing, yet: %s", line)
+	}
+	s.Unrecharged = 2
+	if line := summaryLine(s); !strings.Contains(line, "; history jobs missing from the input 2 (kept, not charged") {
+		t.Errorf("2 missing jobs, not named: %s", line)
+	}
+}
+
 // The JSON summary's not_charged lists only the rows not charged; rows of a
 // user missing from the tree, charged to the account, are under
 // charged_with_fallback. Both objects are there even when empty.
