@@ -71,11 +71,14 @@ func snapshotTimes(lo, to int64, every time.Duration, loc *time.Location) ([]int
 				step = day
 			}
 			for off := time.Duration(0); off < day; off += step {
-				t := d.Add(off).Unix()
-				if t >= next { // a 23-hour day
+				// Local wall-clock times (08:00 and 16:00 for 8h, on the
+				// days of a DST change too); a time in the spring gap
+				// lands on one after it, kept once.
+				t := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, int(off/time.Second), 0, loc).Unix()
+				if t >= next {
 					break
 				}
-				if t > lo && t <= to {
+				if t > lo && t <= to && (len(out) == 0 || t > out[len(out)-1]) {
 					out = append(out, t)
 				}
 			}

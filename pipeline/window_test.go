@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -66,6 +67,56 @@ func TestCheckSnapshotPeriod(t *testing.T) {
 	} {
 		if err := CheckSnapshotPeriod(c.every, period); (err == nil) != c.ok {
 			t.Errorf("CheckSnapshotPeriod(%s, %s) = %v, want ok %v", c.every, period, err, c.ok)
+		}
+	}
+}
+
+// Sub-day snapshots fall on local wall-clock times from midnight, on the
+// days of a DST change too (Europe/Berlin: 2025-03-30 has 23 hours,
+// 2025-10-26 has 25), and a wall time in the spring gap is not taken twice.
+func TestSnapshotTimesDST(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Skip("no tz database:", err)
+	}
+	utc := func(s string) int64 {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Unix()
+	}
+	for _, c := range []struct {
+		name   string
+		lo, to string
+		every  time.Duration
+		want   []string
+	}{
+		// 00:00 CET, 08:00 and 16:00 CEST.
+		{"spring 8h", "2025-03-29T22:00:00Z", "2025-03-30T22:00:00Z", 8 * time.Hour,
+			[]string{"2025-03-29T23:00:00Z", "2025-03-30T06:00:00Z", "2025-03-30T14:00:00Z", "2025-03-30T22:00:00Z"}},
+		// 00:00 CEST, 08:00 and 16:00 CET, then 00:00 CET.
+		{"autumn 8h", "2025-10-25T21:00:00Z", "2025-10-26T23:00:00Z", 8 * time.Hour,
+			[]string{"2025-10-25T22:00:00Z", "2025-10-26T07:00:00Z", "2025-10-26T15:00:00Z", "2025-10-26T23:00:00Z"}},
+		// 01:00 CET, then 02:00 (in the gap) and 03:00 CEST are one
+		// instant, taken once; 04:00 CEST.
+		{"spring 1h", "2025-03-29T23:30:00Z", "2025-03-30T02:00:00Z", time.Hour,
+			[]string{"2025-03-30T00:00:00Z", "2025-03-30T01:00:00Z", "2025-03-30T02:00:00Z"}},
+	} {
+		got, err := snapshotTimes(utc(c.lo), utc(c.to), c.every, berlin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int64
+		for _, w := range c.want {
+			want = append(want, utc(w))
+		}
+		if !slices.Equal(got, want) {
+			var g []string
+			for _, v := range got {
+				g = append(g, time.Unix(v, 0).UTC().Format(time.RFC3339))
+			}
+			t.Errorf("%s: %v, want %v", c.name, g, c.want)
 		}
 	}
 }
