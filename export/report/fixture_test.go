@@ -104,9 +104,9 @@ func tinyHistory() fxHistory {
 	}
 }
 
-// writeHistory writes h into a history directory: jobs rows per month
-// (a run spanning months gets a row per month with that month's
-// charged_sec), usage rows per user and UTC day, one fair-share snapshot per
+// writeHistory writes h into a history directory: a jobs row per run in
+// its start month (with its whole charged_sec, as schemas/jobs.md
+// says), usage rows per user and UTC day, one fair-share snapshot per
 // day (raw usage decayed day by day, values from package fairshare), the
 // association tree at each snapshot and one run.
 func writeHistory(tb testing.TB, dir string, h fxHistory) {
@@ -120,8 +120,9 @@ func writeHistory(tb testing.TB, dir string, h fxHistory) {
 			tb.Fatal(err)
 		}
 	}
-	// Jobs by month, streamed in start order (a run spanning a month end
-	// also gets a row in the next month), and usage by user and day.
+	// Jobs by start month, as the pipeline writes them: one row per run,
+	// in the month it started, charged from its start to its end (or the
+	// window end), and usage by user and day.
 	userIdx := map[[2]string]int{}
 	for i, u := range h.users {
 		userIdx[[2]string{u.account, u.name}] = i
@@ -133,50 +134,27 @@ func writeHistory(tb testing.TB, dir string, h fxHistory) {
 	usage := map[dayKey]*export.UsageRow{}
 	jobs := slices.Clone(h.jobs)
 	slices.SortStableFunc(jobs, func(a, b fxJob) int { return a.start.Compare(b.start) })
-	var cur, next []export.JobRow
-	var curMonth time.Time
-	flush := func() {
-		if len(cur) > 0 {
-			write(schemas.TableJobs, curMonth, cur)
-		}
-		cur, next = next, nil
-		curMonth = curMonth.AddDate(0, 1, 0)
-	}
+	jobsByMonth := map[time.Time][]export.JobRow{}
 	for i, j := range jobs {
-		if curMonth.IsZero() {
-			curMonth = monthStart(j.start)
-		}
-		for monthStart(j.start).After(curMonth) {
-			flush()
-		}
 		end := j.end
 		if end.IsZero() {
 			end = h.windowEnd
 		}
-		for m := monthStart(j.start); m.Before(end); m = m.AddDate(0, 1, 0) {
-			s, e := maxTime(j.start, m), minTime(end, m.AddDate(0, 1, 0))
-			row := export.JobRow{JobID: j.id, JobIDRaw: int64(i + 1000), User: j.user, Account: j.account,
-				Partition: j.part, QOS: j.qos, State: "COMPLETED", Start: j.start, ChargedSec: int64(e.Sub(s) / time.Second),
-				NNodes: 1, AllocCPUs: j.cpus, MemMB: j.memMB, NodeCount: 1, GPU: j.gpu,
-				TRES:    map[string]float64{"cpu": float64(j.cpus), "mem": j.memMB, "node": 1, "billing": math.Trunc(j.billing)},
-				Billing: j.billing, BillingSlurm: int64(j.billing), UsageFactor: j.q, SourceFile: "sacct.txt", SourceLine: int64(i + 2)}
-			if j.gpu > 0 {
-				row.TRES["gres/gpu"] = j.gpu
-			}
-			if j.end.IsZero() {
-				row.State = "RUNNING"
-			} else {
-				row.End = &j.end
-			}
-			switch {
-			case m.Equal(curMonth):
-				cur = append(cur, row)
-			case m.Equal(curMonth.AddDate(0, 1, 0)):
-				next = append(next, row)
-			default:
-				tb.Fatalf("job %s runs into %v, more than a month after it started", j.id, m)
-			}
+		row := export.JobRow{JobID: j.id, JobIDRaw: int64(i + 1000), User: j.user, Account: j.account,
+			Partition: j.part, QOS: j.qos, State: "COMPLETED", Start: j.start, ChargedSec: int64(end.Sub(j.start) / time.Second),
+			NNodes: 1, AllocCPUs: j.cpus, MemMB: j.memMB, NodeCount: 1, GPU: j.gpu,
+			TRES:    map[string]float64{"cpu": float64(j.cpus), "mem": j.memMB, "node": 1, "billing": math.Trunc(j.billing)},
+			Billing: j.billing, BillingSlurm: int64(j.billing), UsageFactor: j.q, SourceFile: "sacct.txt", SourceLine: int64(i + 2)}
+		if j.gpu > 0 {
+			row.TRES["gres/gpu"] = j.gpu
 		}
+		if j.end.IsZero() {
+			row.State = "RUNNING"
+		} else {
+			row.End = &j.end
+		}
+		m := monthStart(j.start)
+		jobsByMonth[m] = append(jobsByMonth[m], row)
 		u := userIdx[[2]string{j.account, j.user}]
 		for d := j.start.Truncate(24 * time.Hour); d.Before(end); d = d.Add(24 * time.Hour) {
 			sec := minTime(end, d.Add(24*time.Hour)).Sub(maxTime(j.start, d)).Seconds()
@@ -192,8 +170,8 @@ func writeHistory(tb testing.TB, dir string, h fxHistory) {
 			r.GPUSec += j.gpu * sec
 		}
 	}
-	for len(cur) > 0 || len(next) > 0 {
-		flush()
+	for m, rows := range jobsByMonth {
+		write(schemas.TableJobs, m, rows)
 	}
 	usageByMonth := map[time.Time][]export.UsageRow{}
 	for _, r := range usage {

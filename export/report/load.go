@@ -436,30 +436,28 @@ func (d *Dataset) loadUsage(q *querier, filter []string) error {
 	return nil
 }
 
-// chargedJobs is the SQL of every jobs row's charge inside the period, as
-// CTE c: a jobs row of month M covers the run from s0 = max(start, M) for
-// charged_sec seconds (schemas/jobs.md) and is counted for the sec seconds
-// of that interval inside [From, To). first marks the row where the run's
-// part in the period begins (to count each run once); whole marks a run
-// that has no other row (it starts and ends in month M), whose totals need
-// no grouping. Times are epoch seconds: cheaper than timestamp arithmetic
-// on millions of rows.
+// chargedJobs is the SQL of every job run's charge inside the period, as
+// CTE c. A run has one jobs row, in the partition of the UTC month it
+// started in, with its whole charged_sec: it is charged from start for
+// charged_sec seconds (schemas/jobs.md), and counts for the sec seconds of
+// [start, start + charged_sec) inside [From, To). A run that started in a
+// month before From's can therefore be charged in the period, so every
+// month up to To's is read; the filter keeps only the runs that overlap
+// the period. Its first terms are ones DuckDB checks against each Parquet
+// row group's min/max of start and end before reading the other columns
+// (a run that overlaps the period started before To and ended, if it
+// ended, after From), so the earlier months cost little more than their
+// start and end columns. Times are epoch seconds: cheaper than timestamp
+// arithmetic on millions of rows.
 func (d *Dataset) chargedJobs(filter []string) string {
-	var months []string
-	for m := monthStart(d.From); !m.After(d.To); m = m.AddDate(0, 1, 0) {
-		months = append(months, fmt.Sprintf("(%s, %d)", lit(m.Format("2006-01")), m.Unix()))
-	}
 	from, to := epochLit(d.From), epochLit(d.To)
-	return `WITH m(month, ms) AS (VALUES ` + strings.Join(months, ", ") + `),
-o AS (
-	SELECT account, "user", "partition", job_id, job_id_raw, start, "end", state, alloc_cpus, gpu, mem_mb,
-		billing * usage_factor AS rate, charged_sec, greatest(epoch(start), ms) AS s0
-	FROM jobs JOIN m USING (month) WHERE cluster = ` + lit(d.Cluster) + accountFilter(filter) + `
-), c AS (
-	SELECT *, greatest(0, least(s0 + charged_sec, ` + to + `) - greatest(s0, ` + from + `)) AS sec,
-		greatest(s0, ` + from + `) = greatest(epoch(start), ` + from + `) AS first,
-		s0 = epoch(start) AND "end" IS NOT NULL AND s0 + charged_sec = epoch("end") AS whole
-	FROM o
+	return `WITH c AS (
+	SELECT account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb,
+		billing * usage_factor AS rate,
+		least(epoch(start) + charged_sec, ` + to + `) - greatest(epoch(start), ` + from + `) AS sec
+	FROM jobs WHERE cluster = ` + lit(d.Cluster) + ` AND month <= ` + lit(d.To.Format("2006-01")) +
+		` AND start < ` + tsLit(d.To) + ` AND ("end" IS NULL OR "end" > ` + tsLit(d.From) + `)` + accountFilter(filter) + `
+		AND epoch(start) + charged_sec > ` + from + `
 )`
 }
 
@@ -469,7 +467,7 @@ func (d *Dataset) loadJobs(q *querier, filter []string) error {
 	base := d.chargedJobs(filter)
 	r, err := q.query("partitions", base+` SELECT account, "partition", `+exactSum("rate * sec")+", "+
 		exactSum("alloc_cpus * sec")+", "+exactSum("gpu * sec")+", "+exactSum("mem_mb * sec")+
-		`, count(*) FILTER (first) FROM c WHERE sec > 0 GROUP BY ALL ORDER BY account, "partition"`)
+		`, count(*) FROM c WHERE sec > 0 GROUP BY ALL ORDER BY account, "partition"`)
 	if err != nil {
 		return err
 	}
@@ -478,26 +476,19 @@ func (d *Dataset) loadJobs(q *querier, filter []string) error {
 		d.parts[i] = partUsage{Account: asString(row[0]), Partition: asString(row[1]), BillingSec: asFloat(row[2]),
 			CPUSec: asFloat(row[3]), GPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), Jobs: asFloat(row[6])}
 	}
-	// The N biggest runs per account: the N biggest whole runs (one row
-	// each) and every run split over months, summed; the true top N is
-	// among them. Billing-seconds are compared in integer thousandths.
+	// The N biggest runs per account (a run is one row), ties broken by
+	// start and job id: k is each account's N-th largest charge, and only
+	// the runs at or above it are sorted, so the choice among equal charges
+	// does not depend on the order DuckDB's threads see the rows in.
+	// Billing-seconds are compared in integer thousandths.
 	n := fmt.Sprint(d.opts.topN())
 	r, err = q.query("biggest jobs", base+`, r AS (
-	SELECT account, "user", "partition", job_id, job_id_raw, start, "end", state, alloc_cpus, gpu, mem_mb, whole,
-		(rate * sec * 1000)::BIGINT AS b
-	FROM c WHERE sec > 0
-), t AS (
-	SELECT account, unnest(max_by({'user': "user", 'partition': "partition", 'job_id': job_id, 'job_id_raw': job_id_raw,
-		'start': start, 'end': "end", 'state': state, 'alloc_cpus': alloc_cpus, 'gpu': gpu, 'mem_mb': mem_mb, 'b': b}, b, `+n+`),
-		recursive := true)
-	FROM r WHERE whole GROUP BY account
-	UNION ALL BY NAME
-	SELECT account, any_value("user") AS "user", any_value("partition") AS "partition", any_value(job_id) AS job_id,
-		job_id_raw, start, any_value("end") AS "end", any_value(state) AS state, any_value(alloc_cpus) AS alloc_cpus,
-		any_value(gpu) AS gpu, any_value(mem_mb) AS mem_mb, sum(b) AS b
-	FROM r WHERE NOT whole GROUP BY account, job_id_raw, start
+	SELECT *, (rate * sec * 1000)::BIGINT AS b FROM c WHERE sec > 0
+), k AS (
+	SELECT account, list_min(max(b, `+n+`)) AS kb FROM r GROUP BY account
 )
-SELECT account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb, b::DOUBLE / 1000 FROM t
+SELECT account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb, b::DOUBLE / 1000
+FROM r JOIN k USING (account) WHERE b >= kb
 QUALIFY row_number() OVER (PARTITION BY account ORDER BY b DESC, start, job_id) <= `+n+`
 ORDER BY account, b DESC, start, job_id`)
 	if err != nil {

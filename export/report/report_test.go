@@ -510,6 +510,23 @@ func TestDemoAgainstSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// One day in the middle of the history: runs that started in February
+	// and ran into it are charged in it too, so the partitions still add
+	// up to the usage table's day.
+	day1 := loadAll(t, dir, Options{From: day("2025-03-01"), To: day("2025-03-02")})
+	for _, lab := range day1.Labs() {
+		r, err := day1.Report(lab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parts float64
+		for _, p := range r.TopPartitions {
+			parts += p.BillingHours
+		}
+		if len(r.TopPartitions) < day1.opts.topN() && !near(parts, r.Total.BillingHours, 1e-9) {
+			t.Errorf("%s on 2025-03-01: partitions sum to %v billing-hours, usage table says %v", lab, parts, r.Total.BillingHours)
+		}
+	}
 	labs := d.Labs()
 	if len(labs) < 5 {
 		t.Fatalf("demo labs %v: want several", labs)
@@ -598,6 +615,65 @@ func TestClassic(t *testing.T) {
 	for id, drawn := range drawnCharts(html) {
 		if !drawn {
 			t.Errorf("classic chart %s has nothing drawn", id)
+		}
+	}
+}
+
+// TestJobsStartedBeforePeriod: a run has one jobs row, in its start month,
+// yet it is charged in a later period it overlaps. Worked by hand from
+// tinyHistory (billing × UsageFactor × seconds in the period / 3600):
+//
+//	labA, 2025-02-01 only: J3 (bob, cpu, started 2025-01-31 18:00, ended
+//	  2025-02-01 06:00) 6 h: billing 16·0.5·6 = 48, 16·6 = 96 CPU-h,
+//	  64·6 = 384 GiB-h; 1 job in cpu.
+//	labA, 2025-01-01 only: J6 (started 2024-12-31 12:00) 12 h: billing 4·12
+//	  = 48, 48 CPU-h, 96 GiB-h.
+//	labA, February: J3 48 (cpu) + J2 24·24 = 576 (gpu).
+func TestJobsStartedBeforePeriod(t *testing.T) {
+	type job struct {
+		id    string
+		hours float64
+	}
+	for _, tc := range []struct {
+		name     string
+		opt      Options
+		parts    []PartitionUsage
+		jobs     []job
+		billingH float64
+	}{
+		{"2025-02-01", Options{From: day("2025-02-01"), To: day("2025-02-02")},
+			[]PartitionUsage{{Partition: "cpu", Jobs: 1, BillingHours: 48, CPUHours: 96, MemGBHours: 384, Share: 1}},
+			[]job{{"1003", 48}}, 48},
+		{"2025-01-01", Options{From: day("2025-01-01"), To: day("2025-01-02")},
+			[]PartitionUsage{{Partition: "cpu", Jobs: 1, BillingHours: 48, CPUHours: 48, MemGBHours: 96, Share: 1}},
+			[]job{{"1006", 48}}, 48},
+		{"2025-02", Options{From: day("2025-02-01"), To: day("2025-03-01")},
+			[]PartitionUsage{{Partition: "gpu", Jobs: 1, BillingHours: 576, CPUHours: 96, GPUHours: 48, MemGBHours: 768, Share: 576.0 / 624},
+				{Partition: "cpu", Jobs: 1, BillingHours: 48, CPUHours: 96, MemGBHours: 384, Share: 48.0 / 624}},
+			[]job{{"1002", 576}, {"1003", 48}}, 624},
+	} {
+		r := buildTiny(t, "labA", tc.opt)
+		if !near(r.Total.BillingHours, tc.billingH, 1e-12) {
+			t.Errorf("%s: billing-hours in period %v, want %v", tc.name, r.Total.BillingHours, tc.billingH)
+		}
+		if len(r.TopPartitions) != len(tc.parts) {
+			t.Errorf("%s: top partitions %+v, want %+v", tc.name, r.TopPartitions, tc.parts)
+		} else {
+			for i, w := range tc.parts {
+				g := r.TopPartitions[i]
+				if g.Partition != w.Partition || g.Jobs != w.Jobs || !near(g.BillingHours, w.BillingHours, 1e-12) ||
+					!near(g.CPUHours, w.CPUHours, 1e-12) || !near(g.GPUHours, w.GPUHours, 1e-12) ||
+					!near(g.MemGBHours, w.MemGBHours, 1e-12) || !near(g.Share, w.Share, 1e-12) {
+					t.Errorf("%s: top partition %d = %+v, want %+v", tc.name, i, g, w)
+				}
+			}
+		}
+		var got []job
+		for _, j := range r.BiggestJobs {
+			got = append(got, job{j.JobID, j.BillingHours})
+		}
+		if !slices.Equal(got, tc.jobs) {
+			t.Errorf("%s: biggest jobs %v, want %v", tc.name, got, tc.jobs)
 		}
 	}
 }
