@@ -25,9 +25,12 @@
 //   - top users (usage table), top partitions and the biggest jobs (jobs
 //     table, each job counted for the seconds it ran inside the period);
 //   - a plain-language explanation of the current factor: the ratio of the
-//     lab's decayed usage to its share, and how long the lab would take to
-//     get back to its share at zero use, computed with package decay's
-//     arithmetic and package fairshare's algorithms (see Recovery);
+//     lab's decayed usage to its share, under Fair Tree the account with
+//     the lowest LevelFS on the lab's path to the top (an account above
+//     the lab below its share holds down all the lab's users), and how
+//     long the lab would take to get back to its share at zero use (under
+//     Fair Tree: until every level of that path is), computed with package
+//     decay's arithmetic and package fairshare's algorithms (see Recovery);
 //   - the site settings of the run that produced the history (runs.config).
 //
 // The lab's usage includes its whole subtree (sub-accounts too), as Slurm's

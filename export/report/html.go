@@ -70,6 +70,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	}
 	card(fmtFactor(last(fv)), fname+" of the lab now")
 	card(fmtRatio(r.Recovery.Ratio)+"×", "usage against share (decayed)")
+	if r.limitedAbove() {
+		card(fmtFactor(r.Recovery.LimitLevelFS), "LevelFS of "+r.Recovery.Limit+", above the lab: the lowest on its path")
+	}
 	switch r.Recovery.State {
 	case RecoveryAfter:
 		card(fmtDays(float64(r.Recovery.Seconds))+" days", "to get back to its share at zero use")

@@ -45,6 +45,8 @@ type Report struct {
 	BiggestJobs   []JobUsage
 	// Recovery explains the current factor.
 	Recovery Recovery
+	// LimitParent is the parent account of Recovery.Limit.
+	LimitParent string
 	// ClusterUsers is the number of user associations of the cluster
 	// (Fair Tree's N: a user's factor is rank/N).
 	ClusterUsers int
@@ -352,6 +354,11 @@ func (d *Dataset) Report(account string) (*Report, error) {
 		}
 	}
 	r.Recovery = t.recover(lab, d.Algorithm, half, damp)
+	if p, ok := t.account(r.Recovery.Limit); ok && r.Recovery.Limit != "" {
+		if pp := t.t.Parent[p]; pp >= 0 {
+			r.LimitParent = t.keys[pp].Account
+		}
+	}
 	if !r.Settings.Known && r.Recovery.State != RecoveryWithin && r.Recovery.State != RecoveryNoShares {
 		r.Recovery.State = RecoveryUnknown
 	}

@@ -677,3 +677,47 @@ func TestJobsStartedBeforePeriod(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoveryOnlyChildDemo: in the demo, patel_lab is the only child of
+// sch_eng, so its own LevelFS is 1, but sch_eng is far above its share
+// among root's children. The report names sch_eng as the limit and gives
+// the time until sch_eng's LevelFS is back at 1 at zero use of the lab:
+// with S = sch_eng's NormShares, a = sch_eng's raw usage (all patel_lab's)
+// and P = root's, LevelFS ≥ 1 once d^t ≤ S·(P − a)/(a·(1 − S)) (see
+// snapTree.recover), t = ln(that)/ln(1 − 0.693/H).
+func TestRecoveryOnlyChildDemo(t *testing.T) {
+	dir := demoHistoryDir(t)
+	db, err := export.OpenDuckDB(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	snap := "snapshot = (SELECT max(snapshot) FROM fairshare)"
+	S := sqlFloat(t, db, "SELECT norm_shares FROM fairshare WHERE account = 'sch_eng' AND \"user\" = '' AND "+snap)
+	a := sqlFloat(t, db, "SELECT raw_usage FROM fairshare WHERE account = 'sch_eng' AND \"user\" = '' AND "+snap)
+	P := sqlFloat(t, db, "SELECT raw_usage FROM fairshare WHERE account = 'root' AND \"user\" = '' AND "+snap)
+	lf := sqlFloat(t, db, "SELECT level_fs FROM fairshare WHERE account = 'sch_eng' AND \"user\" = '' AND "+snap)
+	r, err := Build(context.Background(), dir, "patel_lab", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := last(r.Lab.LevelFS); got != 1 {
+		t.Fatalf("patel_lab LevelFS %v, want 1 (the demo changed?)", got)
+	}
+	if r.Recovery.Limit != "sch_eng" || !near(r.Recovery.LimitLevelFS, lf, 1e-9) {
+		t.Errorf("limit %s %v, want sch_eng %v", r.Recovery.Limit, r.Recovery.LimitLevelFS, lf)
+	}
+	want := math.Log(S*(P-a)/(a*(1-S))) / math.Log(decay.Factor(r.Settings.HalfLifeSec))
+	if got := float64(r.Recovery.Seconds); r.Recovery.State != RecoveryAfter || got < want-1 || got > want+1 {
+		t.Errorf("patel_lab recovery %+v, want after about %.0f s", r.Recovery, want)
+	}
+	text := strings.Join(r.explanation(), "\n")
+	for _, w := range []string{"sch_eng, above the lab, has LevelFS " + fmtFactor(lf), "the lab and every account above it would be back"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("explanation lacks %q:\n%s", w, text)
+		}
+	}
+	if strings.Contains(text, "nothing to recover") {
+		t.Errorf("explanation says nothing to recover:\n%s", text)
+	}
+}

@@ -64,13 +64,19 @@ func (r *Report) summaryTable() table {
 		{"EffectvUsage now", fmtFactor(last(r.Lab.EffectvUsage))},
 		{"NormUsage now", fmtFactor(last(r.Lab.NormUsage))},
 		{"Usage / share (decayed)", fmtRatio(rec.Ratio)},
+	}
+	if r.fairTree() && rec.Limit != "" {
+		rows = append(rows, []string{"Lowest LevelFS on the path to the top", rec.Limit},
+			[]string{"Its LevelFS", fmtFactor(rec.LimitLevelFS)})
+	}
+	rows = append(rows, [][]string{
 		{"Recovery at zero use", state},
 		{"Days to recover at zero use", recovery},
 		{"Billing-hours in period", fmtHours(r.Total.BillingHours)},
 		{"CPU-hours in period", fmtHours(r.Total.CPUHours)},
 		{"GPU-hours in period", fmtHours(r.Total.GPUHours)},
 		{"Memory GB-hours in period", fmtHours(r.Total.MemGBHours)},
-	}
+	}...)
 	return table{ID: "summary", Title: "Summary", Head: []string{"Item", "Value"}, Rows: rows, Num: []bool{false, false}}
 }
 

@@ -18,6 +18,23 @@ func (r *Report) parentName() string {
 	return r.Parent
 }
 
+// limitedAbove reports whether, under Fair Tree, an account above the lab
+// has a lower LevelFS than the lab and is below its share: then that
+// account, not the lab, is what holds the lab's users down.
+func (r *Report) limitedAbove() bool {
+	rec := r.Recovery
+	return r.fairTree() && rec.Limit != "" && rec.Limit != r.Account && rec.LimitLevelFS < 1
+}
+
+// limitParent names the parent of the limiting account (the last
+// snapshot's tree).
+func (r *Report) limitParent() string {
+	if r.LimitParent == "" {
+		return "root"
+	}
+	return r.LimitParent
+}
+
 // targetName is the factor value that means "exactly at its share".
 func (r *Report) targetName() string {
 	if r.fairTree() {
@@ -60,16 +77,40 @@ func (r *Report) explanation() []string {
 	default:
 		out = append(out, fmt.Sprintf("%s, the lab used %s× its share, i.e. no more than its share.", weight, fmtRatio(rec.Ratio)))
 	}
+	above := r.limitedAbove()
+	if above {
+		out = append(out, fmt.Sprintf("But Fair Tree ranks whole subtrees level by level, and %s, above the lab, has "+
+			"LevelFS %s (%s× its share among the accounts under %s), the lowest on the lab's path to the top of the tree. "+
+			"Every user of %s therefore ranks behind the users of every account beside %s with a higher LevelFS, "+
+			"whatever the lab's own LevelFS.",
+			rec.Limit, fmtFactor(rec.LimitLevelFS), fmtRatio(1/rec.LimitLevelFS), r.limitParent(), r.Account, rec.Limit))
+	}
 	switch rec.State {
 	case RecoveryWithin:
-		out = append(out, "There is nothing to recover: the lab's priority is as good as its share allows.")
+		if r.fairTree() && r.Parent != "" && r.Parent != "root" {
+			out = append(out, "There is nothing to recover: the lab and every account above it are within their share, "+
+				"so the lab's priority is as good as its share allows.")
+		} else {
+			out = append(out, "There is nothing to recover: the lab's priority is as good as its share allows.")
+		}
 	case RecoveryAfter:
 		at := r.Last.Add(time.Duration(rec.Seconds) * time.Second)
-		out = append(out, fmt.Sprintf("At zero use it would be back at its share (%s) in about %s days, around %s. "+
+		what := "it would be back at its share (" + r.targetName() + ")"
+		if len(rec.Above) > 0 {
+			what = "the lab and every account above it would be back at their share (LevelFS 1.0 or more at every level)"
+		}
+		out = append(out, fmt.Sprintf("At zero use %s in about %s days, around %s. "+
 			"This assumes the lab runs nothing from %s on, so its usage halves every %s days, while the decayed usage "+
 			"of everybody else stays where it is (the rest of the cluster keeps running as it does).",
-			r.targetName(), fmtDays(float64(rec.Seconds)), fmtDate(at), fmtDate(r.Last), fmtDays(r.effectiveHalfLifeDays()*86400)))
+			what, fmtDays(float64(rec.Seconds)), fmtDate(at), fmtDate(r.Last), fmtDays(r.effectiveHalfLifeDays()*86400)))
 	case RecoveryNever:
+		if len(rec.Above) > 0 {
+			out = append(out, fmt.Sprintf("Decay of the lab's usage alone would not bring every level back to its share: "+
+				"with everybody else's decayed usage held where it is, the usage/share ratio of the levels above their share "+
+				"only falls to %s (the other accounts under %s use too much on their own).", fmtRatio(rec.Floor),
+				strings.Join(rec.Above, ", ")))
+			break
+		}
 		out = append(out, fmt.Sprintf("Decay alone would not bring it back to its share: with everybody else's decayed usage "+
 			"held where it is, its usage/share ratio only falls to %s (the lab has no sibling with usage to compare with, "+
 			"or its share is too small).", fmtRatio(rec.Floor)))

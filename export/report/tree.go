@@ -117,29 +117,51 @@ type Recovery struct {
 	// Tree it is 1/LevelFS; under the classic algorithms the factor is
 	// 2^(−Ratio/damp).
 	Ratio float64
-	// State tells which of the fields below apply.
+	// Limit is, under Fair Tree, the account with the lowest LevelFS on the
+	// lab's path to the top (the lab, its parent, ... up to a child of
+	// root; FairShare=parent accounts have no level of their own), and
+	// LimitLevelFS that LevelFS (NormShares/EffectvUsage). Fair Tree ranks
+	// whole subtrees level by level, so an account above the lab with
+	// LevelFS below 1 puts every user under it behind the users of its
+	// siblings with a higher LevelFS, whatever the lab's own LevelFS. Limit
+	// is the lab itself when no account above it is lower, and empty under
+	// the classic algorithms (there the lab's EffectvUsage already carries
+	// its parents' usage).
+	Limit        string
+	LimitLevelFS float64
+	// Above are the accounts above the lab on that path with LevelFS below
+	// 1, nearest first: State, Seconds and Floor cover them too.
+	Above []string
+	// State tells which of the fields below apply. Under Fair Tree it is
+	// about every level of the path: RecoveryWithin means every LevelFS on
+	// it is at least 1.
 	State RecoveryState
-	// Seconds is the time at zero use until Ratio ≤ 1 (RecoveryAfter).
+	// Seconds is the time at zero use until the ratio is ≤ 1 at every level
+	// of the path (RecoveryAfter).
 	Seconds int64
-	// Floor is the limit of Ratio at zero use (RecoveryNever).
+	// Floor is the limit of the ratio at zero use (RecoveryNever): under
+	// Fair Tree the highest of the levels that are above their share now.
 	Floor float64
 }
 
-// projector recomputes the lab's ratio after its subtree's usage decayed.
+// projector recomputes usage/share ratios after the lab's subtree usage
+// decayed.
 type projector struct {
 	s        *snapTree
 	algo     string
 	damp     float64
 	lab, end int32
+	watch    []int32 // the positions whose ratio must fall to 1
 	buf      []float64
 	res      fairshare.Result
 }
 
-// ratio returns the lab's EffectvUsage/NormShares after the lab's subtree
-// usage decayed by the factor f while every other association's usage stays
-// as it is: the lab's descendants are scaled by f, its ancestors lose what
-// the lab lost, the rest of the tree is unchanged. The values come from the
-// same fairshare algorithm as the history's.
+// ratio returns the highest EffectvUsage/NormShares of the watched
+// positions after the lab's subtree usage decayed by the factor f while
+// every other association's usage stays as it is: the lab's descendants
+// are scaled by f, its ancestors lose what the lab lost, the rest of the
+// tree is unchanged. The values come from the same fairshare algorithm as
+// the history's.
 func (p *projector) ratio(f float64) float64 {
 	u, s := p.buf, p.s
 	copy(u, s.usage)
@@ -166,25 +188,87 @@ func (p *projector) ratio(f float64) float64 {
 	default:
 		fairshare.FairTree(s.t, u, &p.res)
 	}
-	return p.res.EffectvUsage[p.lab] / p.res.NormShares[p.lab]
+	worst := math.Inf(-1)
+	for _, q := range p.watch {
+		r := math.Inf(1) // no shares: LevelFS 0, never at its share
+		if ns := p.res.NormShares[q]; ns > 0 {
+			r = p.res.EffectvUsage[q] / ns
+		}
+		worst = max(worst, r)
+	}
+	return worst
+}
+
+// path returns the levels that rank the lab's users under Fair Tree: the
+// lab and each ancestor below root, nearest first, but for
+// FairShare=parent accounts (they have no LevelFS; their children compete
+// at the level above).
+func (s *snapTree) path(lab int32) []int32 {
+	out := []int32{lab}
+	for a := s.t.Parent[lab]; a > 0 && s.t.Parent[a] >= 0; a = s.t.Parent[a] {
+		if !s.t.SharesParent[a] {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // recover works out when the lab would be back at its share at zero use.
 //
 // Assumption: the lab runs nothing from the Last snapshot on, so its usage
-// (and its users' and sub-accounts') decays by d^t (decay.DecayOver), while
-// the decayed usage of every other association stays where it is, i.e. the
+// (and its users' and sub-accounts') decays by d^t (decay.DecayOver, d =
+// 1 − 0.693/H for the half-life H, SLURM-SEMANTICS.md §1.2), while the
+// decayed usage of every other association stays where it is, i.e. the
 // rest of the cluster keeps using it at the rate that balances its own
 // decay. (Letting everybody's usage decay with nobody running anything
 // would change no ratio at all: usage fractions are scale-free, so the lab
 // would never recover; holding the others constant is the steady state a
-// busy cluster is in.) The answer is the first whole second t at which the
-// lab's EffectvUsage/NormShares, recomputed by the history's algorithm, is
-// ≤ 1: LevelFS back at 1 under Fair Tree, FairShare back at 2^(−1/damp)
-// (0.5 with the default dampening) under the classic algorithms.
+// busy cluster is in.)
+//
+// Under the classic algorithms the answer is the first whole second t at
+// which the lab's EffectvUsage/NormShares, recomputed by the history's
+// algorithm, is ≤ 1: FairShare back at 2^(−1/damp) (0.5 with the default
+// dampening).
+//
+// Under Fair Tree a user's rank depends on the LevelFS of every account on
+// the path from the user's account up to root's child (see snapTree.path),
+// so the answer is the first t at which every level of the path is at its
+// share: LevelFS ≥ 1 at each. For a level A with share S (its NormShares,
+// a fraction of its siblings' shares), raw usage U_A of which a is the
+// lab's, under a parent with raw usage U_P (SLURM-SEMANTICS.md §4.3):
+//
+//	LevelFS_A(t) = S·(U_P − a + a·d^t) / (U_A − a + a·d^t)
+//	LevelFS_A(t) ≥ 1  ⇔  d^t ≤ f_A = (S·(U_P − a) − (U_A − a)) / (a·(1 − S))
+//	t_A = ln(f_A) / ln(d)   (0 when f_A ≥ 1; never when f_A ≤ 0 and S < 1)
+//
+// and t = max over the levels of t_A, rounded up to a whole second. (For
+// the lab itself U_A − a = 0; a level that is its parent's only child has
+// S = 1 and is always at its share.) Each level's ratio only falls as the
+// lab's usage decays, so recover finds t by bisection over the history's
+// algorithm (fairshare.FairTree) rather than by the formula: the same code
+// then serves FairShare=parent accounts and the classic algorithms; the
+// tests check it against the formula.
 func (s *snapTree) recover(lab int32, algo string, halfLifeSec int64, damp float64) Recovery {
 	ns := s.res.NormShares[lab]
 	rec := Recovery{Ratio: s.res.EffectvUsage[lab] / ns}
+	watch := []int32{lab}
+	fairTree := algo != "classic" && algo != "depth_oblivious"
+	if fairTree && ns > 0 && !math.IsNaN(rec.Ratio) {
+		watch = watch[:0]
+		rec.Limit, rec.LimitLevelFS = s.keys[lab].Account, 1/rec.Ratio
+		for _, q := range s.path(lab) {
+			r := s.res.EffectvUsage[q] / s.res.NormShares[q]
+			if lf := s.res.NormShares[q] / s.res.EffectvUsage[q]; lf < rec.LimitLevelFS {
+				rec.Limit, rec.LimitLevelFS = s.keys[q].Account, lf
+			}
+			if r > 1 || s.res.NormShares[q] <= 0 {
+				watch = append(watch, q)
+				if q != lab {
+					rec.Above = append(rec.Above, s.keys[q].Account)
+				}
+			}
+		}
+	}
 	switch {
 	case !(ns > 0):
 		rec.Ratio = math.NaN()
@@ -192,16 +276,17 @@ func (s *snapTree) recover(lab int32, algo string, halfLifeSec int64, damp float
 		return rec
 	case math.IsNaN(rec.Ratio):
 		return rec
-	case rec.Ratio <= 1:
+	case !fairTree && rec.Ratio <= 1, fairTree && len(watch) == 0:
 		rec.State = RecoveryWithin
 		return rec
 	case halfLifeSec <= 0:
 		rec.State = RecoveryNoDecay
 		return rec
 	}
-	p := &projector{s: s, algo: algo, damp: damp, lab: lab, end: s.end(lab), buf: make([]float64, s.t.Len())}
+	p := &projector{s: s, algo: algo, damp: damp, lab: lab, end: s.end(lab), watch: watch, buf: make([]float64, s.t.Len())}
 	hi := 200 * halfLifeSec // d^hi < 1e-40: the lab's usage is gone
-	if fl := p.ratio(decay.DecayOver(halfLifeSec, hi)); fl > 1 {
+	// A level that only tends to its share (ratio → 1) never reaches it.
+	if fl := p.ratio(decay.DecayOver(halfLifeSec, hi)); fl >= 1 {
 		rec.State, rec.Floor = RecoveryNever, fl
 		return rec
 	}

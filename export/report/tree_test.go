@@ -61,13 +61,30 @@ func TestRecoveryByHand(t *testing.T) {
 		row("B", "", "root", 20, 250, 0.2, 0.25), row("B", "b1", "B", 1, 250, 1, 1),
 		row("C", "", "root", 50, 0, 0.5, 0), row("C", "c1", "C", 1, 0, 1, 0),
 	}
-	// root: D (usage 800) holding L1 (600) and L2 (200); E (200).
+	// root: D (usage 800) holding L1 (600) and L2 (200); E (600).
 	deep := []spec{
+		row("root", "", "", -1, 1400, 0, 1),
+		row("D", "", "root", 1, 800, 0.5, 800.0/1400),
+		row("L1", "", "D", 1, 600, 0.5, 0.75), row("L1", "x", "L1", 1, 600, 1, 1),
+		row("L2", "", "D", 1, 200, 0.5, 0.25), row("L2", "y", "L2", 1, 200, 1, 1),
+		row("E", "", "root", 1, 600, 0.5, 600.0/1400), row("E", "z", "E", 1, 600, 1, 1),
+	}
+	// The same with E at 200 (root 1000): without L1, D would use exactly
+	// its share (200 of 400), so D's LevelFS only tends to 1.
+	deepTight := []spec{
 		row("root", "", "", -1, 1000, 0, 1),
 		row("D", "", "root", 1, 800, 0.5, 0.8),
 		row("L1", "", "D", 1, 600, 0.5, 0.75), row("L1", "x", "L1", 1, 600, 1, 1),
 		row("L2", "", "D", 1, 200, 0.5, 0.25), row("L2", "y", "L2", 1, 200, 1, 1),
 		row("E", "", "root", 1, 200, 0.5, 0.2), row("E", "z", "E", 1, 200, 1, 1),
+	}
+	// root: D (usage 900) whose only child is L (900); E (100). L's own
+	// LevelFS is 1 (S = 1, all of D's usage), D's is 0.5/0.9.
+	dept := []spec{
+		row("root", "", "", -1, 1000, 0, 1),
+		row("D", "", "root", 1, 900, 0.5, 0.9),
+		row("L", "", "D", 1, 900, 1, 1), row("L", "x", "L", 1, 900, 1, 1),
+		row("E", "", "root", 1, 100, 0.5, 0.1), row("E", "z", "E", 1, 100, 1, 1),
 	}
 	// root: A alone has usage: its fraction stays 1 whatever it decays to.
 	alone := []spec{
@@ -94,7 +111,19 @@ func TestRecoveryByHand(t *testing.T) {
 		{"fair tree B", "fair_tree", "B", flat, week, 1.25, RecoveryAfter, math.Log2(4.0/3) * effHalfLife7d, 0},
 		{"fair tree C", "fair_tree", "C", flat, week, 0, RecoveryWithin, 0, 0},
 		// L1 under D: S = 0.5, a = 600, o = 200 (L2; E is not at its level): f ≤ 1/3.
+		// D (ratio (800/1400)/0.5 = 8/7) must get back to its share too:
+		// f_D = (0.5·(1400−600) − (800−600))/(600·0.5) = 2/3, later than 1/3.
 		{"fair tree deep L1", "fair_tree", "L1", deep, week, 1.5, RecoveryAfter, math.Log2(3) * effHalfLife7d, 0},
+		// With E at 200: f_D = (0.5·(1000−600) − 200)/(600·0.5) = 0: D's
+		// ratio (200 + 600f)/(400 + 600f)/0.5 only tends to 1.
+		{"fair tree deep L1, D tight", "fair_tree", "L1", deepTight, week, 1.5, RecoveryNever, 0, 1},
+		// L is D's only child (ratio 1), but D used 1.8× its share:
+		// f_D = (0.5·(1000−900) − 0)/(900·0.5) = 1/9.
+		{"fair tree only child", "fair_tree", "L", dept, week, 1, RecoveryAfter, math.Log2(9) * effHalfLife7d, 0},
+		// Classic: L's EffectvUsage already holds D's; only L's ratio counts.
+		{"classic only child", "classic", "L", dept, week, 1, RecoveryWithin, 0, 0},
+		// E is below its share and so is every level above it (none).
+		{"fair tree E", "fair_tree", "E", dept, week, 0.2, RecoveryWithin, 0, 0},
 		// A alone: usage/share stays 1/0.5 = 2.
 		{"alone", "fair_tree", "A", alone, week, 2, RecoveryNever, 0, 2},
 		{"no decay", "fair_tree", "A", flat, 0, 2.5, RecoveryNoDecay, 0, 0},
@@ -123,6 +152,47 @@ func TestRecoveryByHand(t *testing.T) {
 				t.Errorf("floor = %v, want %v", got.Floor, tc.floor)
 			}
 		})
+	}
+}
+
+// TestRecoveryLimit: under Fair Tree the limiting level is the account
+// with the lowest LevelFS = NormShares/EffectvUsage on the lab's path to
+// root's child (the trees of TestRecoveryByHand, worked by hand).
+func TestRecoveryLimit(t *testing.T) {
+	dept := []spec{
+		row("root", "", "", -1, 1000, 0, 1),
+		row("D", "", "root", 1, 900, 0.5, 0.9),
+		row("L", "", "D", 1, 900, 1, 1), row("L", "x", "L", 1, 900, 1, 1),
+		row("E", "", "root", 1, 100, 0.5, 0.1), row("E", "z", "E", 1, 100, 1, 1),
+	}
+	deep := []spec{
+		row("root", "", "", -1, 1000, 0, 1),
+		row("D", "", "root", 1, 800, 0.5, 0.8),
+		row("L1", "", "D", 1, 600, 0.5, 0.75), row("L1", "x", "L1", 1, 600, 1, 1),
+		row("L2", "", "D", 1, 200, 0.5, 0.25), row("L2", "y", "L2", 1, 200, 1, 1),
+		row("E", "", "root", 1, 200, 0.5, 0.2), row("E", "z", "E", 1, 200, 1, 1),
+	}
+	for _, tc := range []struct {
+		name, algo, lab string
+		rows            []spec
+		limit           string
+		lf              float64
+	}{
+		{"only child", "fair_tree", "L", dept, "D", 0.5 / 0.9}, // L 1, D 0.5556
+		{"deep L1", "fair_tree", "L1", deep, "D", 0.5 / 0.8},   // L1 0.5/0.75 = 0.667, D 0.625
+		{"deep L2", "fair_tree", "L2", deep, "D", 0.5 / 0.8},   // L2 2, D 0.625
+		{"top level", "fair_tree", "E", dept, "E", 0.5 / 0.1},  // E 5, nothing above
+		{"classic", "classic", "L", dept, "", 0},               // no levels
+	} {
+		s, err := newSnapTree(fsRows(tc.algo, tc.rows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lab, _ := s.account(tc.lab)
+		got := s.recover(lab, tc.algo, 7*86400, 1)
+		if got.Limit != tc.limit || !near(got.LimitLevelFS, tc.lf, 1e-12) {
+			t.Errorf("%s: limit %s LevelFS %v, want %s %v", tc.name, got.Limit, got.LimitLevelFS, tc.limit, tc.lf)
+		}
 	}
 }
 
