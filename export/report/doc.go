@@ -20,7 +20,7 @@
 //   - usage against share over time: the lab's EffectvUsage (the usage the
 //     algorithm compares with the share) against its NormShares, and
 //     NormUsage (share of the whole cluster's usage) where it differs;
-//   - TRES-hours per UTC month (CPU, GPU, memory GB = GiB, billing) from the
+//   - TRES-hours per UTC month (CPU, GPU, memory GiB, billing) from the
 //     usage table, undecayed;
 //   - top users (usage table), top partitions and the biggest jobs (jobs
 //     table, each job counted for the seconds it ran inside the period);

@@ -141,7 +141,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 
 	fmt.Fprintf(&b, "<footer>Computed by fairledger from the fair-share history of cluster %s with Slurm's own "+
 		"billing, decay and fair-share arithmetic. Hours are undecayed; factors and usage fractions are the sshare "+
-		"values at each snapshot. Memory GB = 1024 MiB.</footer>\n</body>\n</html>\n", esc(r.Cluster))
+		"values at each snapshot. Memory GiB = 1024 MiB.</footer>\n</body>\n</html>\n", esc(r.Cluster))
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("write html report %s: %w", r.Account, err)

@@ -498,7 +498,7 @@ ORDER BY account, b DESC, start, job_id`)
 	for i, row := range r.Rows {
 		j := JobUsage{Account: asString(row[0]), User: asString(row[1]), Partition: asString(row[2]),
 			JobID: asString(row[3]), Start: asTime(row[4]), State: asString(row[6]), CPUs: asInt(row[7]),
-			GPUs: asFloat(row[8]), MemGB: asFloat(row[9]) / 1024, BillingHours: asFloat(row[10]) / 3600}
+			GPUs: asFloat(row[8]), MemGiB: asFloat(row[9]) / 1024, BillingHours: asFloat(row[10]) / 3600}
 		if row[5] != nil {
 			e := asTime(row[5])
 			j.End = &e

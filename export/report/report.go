@@ -97,24 +97,24 @@ type MonthUsage struct {
 	// Month is YYYY-MM.
 	Month string
 	// BillingHours is Σ billing × UsageFactor × hours; CPUHours, GPUHours
-	// and MemGBHours (GiB × hours) are the allocated TRES × hours.
-	BillingHours, CPUHours, GPUHours, MemGBHours float64
+	// and MemGiBHours (GiB × hours) are the allocated TRES × hours.
+	BillingHours, CPUHours, GPUHours, MemGiBHours float64
 }
 
 // UserUsage is one row of the top users table.
 type UserUsage struct {
-	User                                         string
-	BillingHours, CPUHours, GPUHours, MemGBHours float64
+	User                                          string
+	BillingHours, CPUHours, GPUHours, MemGiBHours float64
 	// Share is the user's fraction of the lab's billing-hours.
 	Share float64
 }
 
 // PartitionUsage is one row of the top partitions table.
 type PartitionUsage struct {
-	Partition                   string
-	Jobs                        int64
-	BillingHours, CPUHours      float64
-	GPUHours, MemGBHours, Share float64
+	Partition                    string
+	Jobs                         int64
+	BillingHours, CPUHours       float64
+	GPUHours, MemGiBHours, Share float64
 }
 
 // JobUsage is one row of the biggest jobs table: a job run, counted for
@@ -125,7 +125,7 @@ type JobUsage struct {
 	// End is nil while the job runs.
 	End          *time.Time
 	CPUs         int64
-	GPUs, MemGB  float64
+	GPUs, MemGiB float64
 	BillingHours float64
 }
 
@@ -215,11 +215,11 @@ func (d *Dataset) Report(account string) (*Report, error) {
 		mu.BillingHours += m.BillingSec / 3600
 		mu.CPUHours += m.CPUSec / 3600
 		mu.GPUHours += m.GPUSec / 3600
-		mu.MemGBHours += m.MemMBSec / 1024 / 3600
+		mu.MemGiBHours += m.MemMBSec / 1024 / 3600
 		uu.BillingHours += m.BillingSec / 3600
 		uu.CPUHours += m.CPUSec / 3600
 		uu.GPUHours += m.GPUSec / 3600
-		uu.MemGBHours += m.MemMBSec / 1024 / 3600
+		uu.MemGiBHours += m.MemMBSec / 1024 / 3600
 		assocBilling[assocKey{Account: m.Account, User: m.User}] += m.BillingSec / 3600
 	}
 	// Every UTC month of the period gets a row, used or not.
@@ -233,7 +233,7 @@ func (d *Dataset) Report(account string) (*Report, error) {
 		r.Total.BillingHours += mu.BillingHours
 		r.Total.CPUHours += mu.CPUHours
 		r.Total.GPUHours += mu.GPUHours
-		r.Total.MemGBHours += mu.MemGBHours
+		r.Total.MemGiBHours += mu.MemGiBHours
 	}
 	slices.Sort(userNames)
 	for _, u := range userNames {
@@ -292,7 +292,7 @@ func (d *Dataset) Report(account string) (*Report, error) {
 		pu.BillingHours += p.BillingSec / 3600
 		pu.CPUHours += p.CPUSec / 3600
 		pu.GPUHours += p.GPUSec / 3600
-		pu.MemGBHours += p.MemMBSec / 1024 / 3600
+		pu.MemGiBHours += p.MemMBSec / 1024 / 3600
 	}
 	slices.Sort(partNames)
 	var partTotal float64

@@ -89,17 +89,17 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math
 //
 // labA, period 2025-01-01 to 2025-03-31:
 //
-//	January:  J6 12 h in period: 4·12 = 48 CPU-h, 8·12 = 96 GB-h, billing 4·12 = 48
-//	          J1 24 h: 8·24 = 192 CPU-h, 16·24 = 384 GB-h, billing 192
-//	          J3 6 h (18:00–24:00): 16·6 = 96 CPU-h, 64·6 = 384 GB-h, billing 16·0.5·6 = 48
+//	January:  J6 12 h in period: 4·12 = 48 CPU-h, 8·12 = 96 GiB-h, billing 4·12 = 48
+//	          J1 24 h: 8·24 = 192 CPU-h, 16·24 = 384 GiB-h, billing 192
+//	          J3 6 h (18:00–24:00): 16·6 = 96 CPU-h, 64·6 = 384 GiB-h, billing 16·0.5·6 = 48
 //	          → CPU 336, GPU 0, mem 864, billing 288
-//	February: J3 6 h: 96 CPU-h, 384 GB-h, billing 48
-//	          J2 24 h: 4·24 = 96 CPU-h, 2·24 = 48 GPU-h, 32·24 = 768 GB-h, billing 24·24 = 576
+//	February: J3 6 h: 96 CPU-h, 384 GiB-h, billing 48
+//	          J2 24 h: 4·24 = 96 CPU-h, 2·24 = 48 GPU-h, 32·24 = 768 GiB-h, billing 24·24 = 576
 //	          → CPU 192, GPU 48, mem 1152, billing 624
 //	March:    nothing
 //
-// labB: March only: J4 48 h: 96 CPU-h, 192 GB-h, billing 96; J5 48 h: 48 CPU-h,
-// 48 GPU-h, 384 GB-h, billing 528 → CPU 144, GPU 48, mem 576, billing 624.
+// labB: March only: J4 48 h: 96 CPU-h, 192 GiB-h, billing 96; J5 48 h: 48 CPU-h,
+// 48 GPU-h, 384 GiB-h, billing 528 → CPU 144, GPU 48, mem 576, billing 624.
 func TestMonthsByHand(t *testing.T) {
 	tests := []struct {
 		account string
@@ -124,7 +124,7 @@ func TestMonthsByHand(t *testing.T) {
 		for i, w := range tc.want {
 			g := got[i]
 			if g.Month != w.Month || !near(g.BillingHours, w.BillingHours, 1e-9) || !near(g.CPUHours, w.CPUHours, 1e-9) ||
-				!near(g.GPUHours, w.GPUHours, 1e-9) || !near(g.MemGBHours, w.MemGBHours, 1e-9) {
+				!near(g.GPUHours, w.GPUHours, 1e-9) || !near(g.MemGiBHours, w.MemGiBHours, 1e-9) {
 				t.Errorf("%s month %d = %+v, want %+v", tc.account, i, g, w)
 			}
 		}
@@ -164,7 +164,7 @@ func TestTopTablesByHand(t *testing.T) {
 	for i, w := range wantUsers {
 		g := r.TopUsers[i]
 		if g.User != w.User || !near(g.BillingHours, w.BillingHours, 1e-12) || !near(g.CPUHours, w.CPUHours, 1e-12) ||
-			!near(g.GPUHours, w.GPUHours, 1e-12) || !near(g.MemGBHours, w.MemGBHours, 1e-12) || !near(g.Share, w.Share, 1e-12) {
+			!near(g.GPUHours, w.GPUHours, 1e-12) || !near(g.MemGiBHours, w.MemGiBHours, 1e-12) || !near(g.Share, w.Share, 1e-12) {
 			t.Errorf("top user %d = %+v, want %+v", i, g, w)
 		}
 	}
@@ -176,7 +176,7 @@ func TestTopTablesByHand(t *testing.T) {
 		g := r.TopPartitions[i]
 		if g.Partition != w.Partition || g.Jobs != w.Jobs || !near(g.BillingHours, w.BillingHours, 1e-12) ||
 			!near(g.CPUHours, w.CPUHours, 1e-12) || !near(g.GPUHours, w.GPUHours, 1e-12) ||
-			!near(g.MemGBHours, w.MemGBHours, 1e-12) || !near(g.Share, w.Share, 1e-12) {
+			!near(g.MemGiBHours, w.MemGiBHours, 1e-12) || !near(g.Share, w.Share, 1e-12) {
 			t.Errorf("top partition %d = %+v, want %+v", i, g, w)
 		}
 	}
@@ -642,14 +642,14 @@ func TestJobsStartedBeforePeriod(t *testing.T) {
 		billingH float64
 	}{
 		{"2025-02-01", Options{From: day("2025-02-01"), To: day("2025-02-02")},
-			[]PartitionUsage{{Partition: "cpu", Jobs: 1, BillingHours: 48, CPUHours: 96, MemGBHours: 384, Share: 1}},
+			[]PartitionUsage{{Partition: "cpu", Jobs: 1, BillingHours: 48, CPUHours: 96, MemGiBHours: 384, Share: 1}},
 			[]job{{"1003", 48}}, 48},
 		{"2025-01-01", Options{From: day("2025-01-01"), To: day("2025-01-02")},
-			[]PartitionUsage{{Partition: "cpu", Jobs: 1, BillingHours: 48, CPUHours: 48, MemGBHours: 96, Share: 1}},
+			[]PartitionUsage{{Partition: "cpu", Jobs: 1, BillingHours: 48, CPUHours: 48, MemGiBHours: 96, Share: 1}},
 			[]job{{"1006", 48}}, 48},
 		{"2025-02", Options{From: day("2025-02-01"), To: day("2025-03-01")},
-			[]PartitionUsage{{Partition: "gpu", Jobs: 1, BillingHours: 576, CPUHours: 96, GPUHours: 48, MemGBHours: 768, Share: 576.0 / 624},
-				{Partition: "cpu", Jobs: 1, BillingHours: 48, CPUHours: 96, MemGBHours: 384, Share: 48.0 / 624}},
+			[]PartitionUsage{{Partition: "gpu", Jobs: 1, BillingHours: 576, CPUHours: 96, GPUHours: 48, MemGiBHours: 768, Share: 576.0 / 624},
+				{Partition: "cpu", Jobs: 1, BillingHours: 48, CPUHours: 96, MemGiBHours: 384, Share: 48.0 / 624}},
 			[]job{{"1002", 576}, {"1003", 48}}, 624},
 	} {
 		r := buildTiny(t, "labA", tc.opt)
@@ -663,7 +663,7 @@ func TestJobsStartedBeforePeriod(t *testing.T) {
 				g := r.TopPartitions[i]
 				if g.Partition != w.Partition || g.Jobs != w.Jobs || !near(g.BillingHours, w.BillingHours, 1e-12) ||
 					!near(g.CPUHours, w.CPUHours, 1e-12) || !near(g.GPUHours, w.GPUHours, 1e-12) ||
-					!near(g.MemGBHours, w.MemGBHours, 1e-12) || !near(g.Share, w.Share, 1e-12) {
+					!near(g.MemGiBHours, w.MemGiBHours, 1e-12) || !near(g.Share, w.Share, 1e-12) {
 					t.Errorf("%s: top partition %d = %+v, want %+v", tc.name, i, g, w)
 				}
 			}
@@ -719,5 +719,26 @@ func TestRecoveryOnlyChildDemo(t *testing.T) {
 	}
 	if strings.Contains(text, "nothing to recover") {
 		t.Errorf("explanation says nothing to recover:\n%s", text)
+	}
+}
+
+// TestMemoryInGiB: memory figures are mem_mb/1024 (GiB), and every format
+// says so: no "GB" label is left.
+func TestMemoryInGiB(t *testing.T) {
+	r := buildTiny(t, "labA", period)
+	for _, f := range []string{FormatHTML, FormatMarkdown, FormatCSV} {
+		var b bytes.Buffer
+		if err := r.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		s := b.String()
+		if !strings.Contains(s, "Memory GiB-hours") {
+			t.Errorf("%s: no \"Memory GiB-hours\"", f)
+		}
+		for _, bad := range []string{"GB-hours", "Memory GB", "GB = "} {
+			if strings.Contains(s, bad) {
+				t.Errorf("%s: still says %q", f, bad)
+			}
+		}
 	}
 }

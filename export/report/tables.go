@@ -75,7 +75,7 @@ func (r *Report) summaryTable() table {
 		{"Billing-hours in period", fmtHours(r.Total.BillingHours)},
 		{"CPU-hours in period", fmtHours(r.Total.CPUHours)},
 		{"GPU-hours in period", fmtHours(r.Total.GPUHours)},
-		{"Memory GB-hours in period", fmtHours(r.Total.MemGBHours)},
+		{"Memory GiB-hours in period", fmtHours(r.Total.MemGiBHours)},
 	}...)
 	return table{ID: "summary", Title: "Summary", Head: []string{"Item", "Value"}, Rows: rows, Num: []bool{false, false}}
 }
@@ -153,9 +153,9 @@ func (r *Report) usageChart() *lineChart {
 // monthsTable is TRES-hours per month.
 func (r *Report) monthsTable() table {
 	t := table{ID: "tres_month", Title: "TRES-hours per month (undecayed)",
-		Head: []string{"Month", "Billing-hours", "CPU-hours", "GPU-hours", "Memory GB-hours"}, Num: numCols(5)}
+		Head: []string{"Month", "Billing-hours", "CPU-hours", "GPU-hours", "Memory GiB-hours"}, Num: numCols(5)}
 	for _, m := range append(append([]MonthUsage(nil), r.Months...), r.Total) {
-		t.Rows = append(t.Rows, []string{m.Month, fmtHours(m.BillingHours), fmtHours(m.CPUHours), fmtHours(m.GPUHours), fmtHours(m.MemGBHours)})
+		t.Rows = append(t.Rows, []string{m.Month, fmtHours(m.BillingHours), fmtHours(m.CPUHours), fmtHours(m.GPUHours), fmtHours(m.MemGiBHours)})
 	}
 	return t
 }
@@ -166,7 +166,7 @@ func (r *Report) monthCharts() []*barChart {
 	labels := make([]string, len(r.Months))
 	cpu, gpu, mem := make([]float64, len(r.Months)), make([]float64, len(r.Months)), make([]float64, len(r.Months))
 	for i, m := range r.Months {
-		labels[i], cpu[i], gpu[i], mem[i] = m.Month, m.CPUHours, m.GPUHours, m.MemGBHours
+		labels[i], cpu[i], gpu[i], mem[i] = m.Month, m.CPUHours, m.GPUHours, m.MemGiBHours
 	}
 	out := []*barChart{{ID: "cpu-hours", Title: "CPU-hours per month", Desc: "Allocated CPUs × hours run, per UTC month.",
 		Labels: labels, Values: cpu, Color: palette[3]}}
@@ -174,8 +174,8 @@ func (r *Report) monthCharts() []*barChart {
 		out = append(out, &barChart{ID: "gpu-hours", Title: "GPU-hours per month", Desc: "Allocated GPUs × hours run, per UTC month.",
 			Labels: labels, Values: gpu, Color: palette[4]})
 	}
-	if r.Total.MemGBHours > 0 {
-		out = append(out, &barChart{ID: "mem-hours", Title: "Memory GB-hours per month", Desc: "Allocated memory (GB = 1024 MiB) × hours run, per UTC month.",
+	if r.Total.MemGiBHours > 0 {
+		out = append(out, &barChart{ID: "mem-hours", Title: "Memory GiB-hours per month", Desc: "Allocated memory (GiB, 1024 MiB) × hours run, per UTC month.",
 			Labels: labels, Values: mem, Color: palette[2]})
 	}
 	return out
@@ -202,19 +202,19 @@ func (r *Report) usersTable() table {
 
 func (r *Report) topUsersTable() table {
 	t := table{ID: "top_users", Title: "Top users in the period",
-		Head: []string{"User", "Billing-hours", "Share of lab", "CPU-hours", "GPU-hours", "Memory GB-hours"}, Num: numCols(6)}
+		Head: []string{"User", "Billing-hours", "Share of lab", "CPU-hours", "GPU-hours", "Memory GiB-hours"}, Num: numCols(6)}
 	for _, u := range r.TopUsers {
-		t.Rows = append(t.Rows, []string{u.User, fmtHours(u.BillingHours), fmtPct(u.Share), fmtHours(u.CPUHours), fmtHours(u.GPUHours), fmtHours(u.MemGBHours)})
+		t.Rows = append(t.Rows, []string{u.User, fmtHours(u.BillingHours), fmtPct(u.Share), fmtHours(u.CPUHours), fmtHours(u.GPUHours), fmtHours(u.MemGiBHours)})
 	}
 	return t
 }
 
 func (r *Report) topPartitionsTable() table {
 	t := table{ID: "top_partitions", Title: "Top partitions in the period",
-		Head: []string{"Partition", "Jobs", "Billing-hours", "Share of lab", "CPU-hours", "GPU-hours", "Memory GB-hours"}, Num: numCols(7)}
+		Head: []string{"Partition", "Jobs", "Billing-hours", "Share of lab", "CPU-hours", "GPU-hours", "Memory GiB-hours"}, Num: numCols(7)}
 	for _, p := range r.TopPartitions {
 		t.Rows = append(t.Rows, []string{p.Partition, fmtCount(p.Jobs), fmtHours(p.BillingHours), fmtPct(p.Share),
-			fmtHours(p.CPUHours), fmtHours(p.GPUHours), fmtHours(p.MemGBHours)})
+			fmtHours(p.CPUHours), fmtHours(p.GPUHours), fmtHours(p.MemGiBHours)})
 	}
 	return t
 }
@@ -226,7 +226,7 @@ func (r *Report) jobsTable() table {
 		sub = sub || j.Account != r.Account
 	}
 	t := table{ID: "biggest_jobs", Title: "Biggest jobs in the period (times UTC)",
-		Head: []string{"#", "Job", "User", "Partition", "State", "Start", "End", "CPUs", "GPUs", "Memory GB", "Billing-hours"},
+		Head: []string{"#", "Job", "User", "Partition", "State", "Start", "End", "CPUs", "GPUs", "Memory GiB", "Billing-hours"},
 		Num:  []bool{true, false, false, false, false, false, false, true, true, true, true}}
 	if sub {
 		t.Head = slices.Insert(t.Head, 3, "Account")
@@ -238,7 +238,7 @@ func (r *Report) jobsTable() table {
 			end = fmtMinute(*j.End)
 		}
 		row := []string{fmtCount(int64(i + 1)), j.JobID, j.User, j.Partition, j.State, fmtMinute(j.Start), end,
-			fmtCount(j.CPUs), fmtFixed(j.GPUs, 0), fmtFixed(j.MemGB, 1), fmtHours(j.BillingHours)}
+			fmtCount(j.CPUs), fmtFixed(j.GPUs, 0), fmtFixed(j.MemGiB, 1), fmtHours(j.BillingHours)}
 		if sub {
 			row = slices.Insert(row, 3, j.Account)
 		}
