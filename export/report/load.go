@@ -250,7 +250,7 @@ func (d *Dataset) resolvePeriod(q *querier, opt Options) error {
 		d.From = asTime(r.Rows[0][0]).Truncate(24 * time.Hour)
 	}
 	if !d.From.Before(d.To) {
-		return fmt.Errorf("report: empty period: from %s is not before to %s", fmtTime(d.From), fmtTime(d.To))
+		return emptyPeriod(opt, d.From, d.To)
 	}
 	r, err = q.query("snapshots", "SELECT DISTINCT snapshot FROM fairshare WHERE cluster = "+c+
 		" AND "+d.monthRange()+" AND snapshot >= "+tsLit(d.From)+" AND snapshot <= "+tsLit(d.To)+" ORDER BY 1")
@@ -262,13 +262,39 @@ func (d *Dataset) resolvePeriod(q *querier, opt Options) error {
 		all = append(all, asTime(row[0]))
 	}
 	if len(all) == 0 {
-		return fmt.Errorf("report: cluster %s has no fair-share snapshot between %s and %s",
-			d.Cluster, fmtTime(d.From), fmtTime(d.To))
+		r, err := q.query("snapshot range", "SELECT min(snapshot), max(snapshot) FROM fairshare WHERE cluster = "+c)
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("report: cluster %s has no fair-share snapshot between %s and %s (its snapshots run from %s to %s)",
+			d.Cluster, fmtTime(d.From), fmtTime(d.To), fmtTime(asTime(r.Rows[0][0])), fmtTime(asTime(r.Rows[0][1])))
 	}
 	d.snapshots = thin(all, maxPoints)
 	d.Last = all[len(all)-1]
 	return nil
 }
+
+// emptyPeriod explains a period with nothing in it in the user's terms:
+// the dates given (--to as its last day, inclusive) and the end of the
+// history the defaulted one came from (from the history's start, to its
+// last snapshot).
+func emptyPeriod(opt Options, from, to time.Time) error {
+	switch {
+	case opt.From.IsZero() && !opt.To.IsZero():
+		return fmt.Errorf("report: empty period: --to %s ends before the history starts on %s",
+			fmtDate(lastDay(opt.To)), fmtDate(from))
+	case !opt.From.IsZero() && opt.To.IsZero():
+		return fmt.Errorf("report: empty period: --from %s is not before the history's last snapshot (%s)",
+			fmtDate(opt.From), fmtTime(to))
+	case !opt.From.IsZero():
+		return fmt.Errorf("report: empty period: --from %s is after --to %s", fmtDate(opt.From), fmtDate(lastDay(opt.To)))
+	}
+	return fmt.Errorf("report: empty period: the history starts on %s and its last snapshot is at %s",
+		fmtDate(from), fmtTime(to))
+}
+
+// lastDay is the last UTC day of a period that ends (exclusive) at t.
+func lastDay(t time.Time) time.Time { return t.Add(-time.Nanosecond).Truncate(24 * time.Hour) }
 
 // thin keeps at most about limit snapshots: all of them if they fit, else
 // the last snapshot of each k-day bucket counted from the first UTC day (k

@@ -469,7 +469,14 @@ func TestErrors(t *testing.T) {
 		{"labZ", period, `account "labZ" is not in the association tree of cluster tiny at 2025-04-01 00:00 UTC`},
 		{"labA", Options{Cluster: "other"}, `cluster "other" has no fair-share snapshots in the history (clusters: tiny)`},
 		{"labA", Options{From: day("2026-01-01"), To: day("2026-02-01")}, "cluster tiny has no fair-share snapshot between 2026-01-01 00:00 UTC and 2026-02-01 00:00 UTC"},
-		{"labA", Options{From: day("2025-02-01"), To: day("2025-01-01")}, "empty period"},
+		{"labA", Options{From: day("2025-02-01"), To: day("2025-01-01")}, "empty period: --from 2025-02-01 is after --to 2024-12-31"},
+		// The history starts on 2024-12-31 (J6's first usage day): --to
+		// 2024-12-30 (To 2024-12-31 00:00) ends before it.
+		{"labA", Options{To: day("2024-12-31")}, "report: empty period: --to 2024-12-30 ends before the history starts on 2024-12-31"},
+		// The last snapshot is 2025-04-01 00:00.
+		{"labA", Options{From: day("2025-04-01")}, "report: empty period: --from 2025-04-01 is not before the history's last snapshot (2025-04-01 00:00 UTC)"},
+		{"labA", Options{From: day("2025-06-01")}, "report: empty period: --from 2025-06-01 is not before"},
+		{"labA", Options{From: day("2024-12-01"), To: day("2024-12-31")}, "(its snapshots run from 2025-01-02 00:00 UTC to 2025-04-01 00:00 UTC)"},
 	} {
 		_, err := Build(ctx, dir, tc.account, tc.opt)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
