@@ -60,14 +60,13 @@ func checkFreshStart(cps []*checkpoint, cluster string, lo int64, loFrom string)
 // job start or end: a typo in the date charges running jobs up to it and
 // takes snapshots of an empty future.
 func (s *stream) warnFarTo(to int64, log zerolog.Logger) {
-	latest := max(s.maxEnd, s.maxStart)
-	if latest <= 0 || time.Duration(to-latest)*time.Second <= staleRunningAfter {
+	last, days, ok := s.longAfterNewestJob(to)
+	if !ok {
 		return
 	}
-	last := time.Unix(latest, 0).UTC()
 	log.Warn().Time("latest_job_time", last).
 		Msgf("--to %s is %d days after the newest job start or end in the sacct files (%s): running jobs are charged up to it; check the date",
-			fmtUnix(to), (to-latest)/86400, last.Format(time.RFC3339))
+			fmtUnix(to), days, last.Format(time.RFC3339))
 }
 
 // supersededCheckpoints are the names of the checkpoints of cps strictly

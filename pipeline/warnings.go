@@ -41,15 +41,22 @@ func (s *stream) checkClusters(sum *Summary, fresh bool, log zerolog.Logger) err
 // running while the input's newest job start or end is long past: an old
 // dump with a RUNNING row would charge that job up to today.
 func (s *stream) warnStaleRunning(now int64, log zerolog.Logger) {
-	latest := max(s.maxEnd, s.maxStart)
-	if latest <= 0 { // no job of the cluster seen
+	last, days, ok := s.longAfterNewestJob(now)
+	if !ok {
 		return
 	}
-	if time.Duration(now-latest)*time.Second <= staleRunningAfter {
-		return
-	}
-	last := time.Unix(latest, 0).UTC()
 	log.Warn().Time("latest_job_time", last).
 		Msgf("the window ends now because a job is RUNNING, but the newest job start or end in the sacct files is %s, %d days ago: an old dump charges its running jobs up to today; pass --to (for example --to %s)",
-			last.Format(time.RFC3339), (now-latest)/86400, last.Truncate(24*time.Hour).Add(24*time.Hour).Format(time.DateOnly))
+			last.Format(time.RFC3339), days, last.Truncate(24*time.Hour).Add(24*time.Hour).Format(time.DateOnly))
+}
+
+// longAfterNewestJob reports whether t is more than staleRunningAfter
+// after the input's newest job start or end (false when no job of the
+// cluster was read), with that time and how many whole days before t it is.
+func (s *stream) longAfterNewestJob(t int64) (time.Time, int64, bool) {
+	latest := max(s.maxEnd, s.maxStart)
+	if latest <= 0 || time.Duration(t-latest)*time.Second <= staleRunningAfter {
+		return time.Time{}, 0, false
+	}
+	return time.Unix(latest, 0).UTC(), (t - latest) / 86400, true
 }
