@@ -14,28 +14,25 @@ import (
 	"github.com/fairledger/fairledger/pipeline"
 )
 
-// The summary line names dropped duplicates only when there are some.
-func TestSummaryLineDuplicates(t *testing.T) {
-	s := &pipeline.Summary{RunID: "r", Cluster: "c"}
-	if line := summaryLine(s); strings.Contains(line, "duplicates") {
-		t.Errorf("no duplicates, yet: %s", line)
-	}
-	s.Duplicates = 3
-	if line := summaryLine(s); !strings.Contains(line, "; duplicates dropped 3 ") {
-		t.Errorf("3 duplicates, not named: %s", line)
-	}
-}
-
-// The summary line names the history's jobs a recomputed window could not
-// charge only when there are some.
-func TestSummaryLineUnrecharged(t *testing.T) {
-	s := &pipeline.Summary{RunID: "r", Cluster: "c"}
-	if line := summaryLine(s); strings.Contains(line, "missing from the input") {
-		t.Errorf("none missing, yet: %s", line)
-	}
-	s.Unrecharged = 2
-	if line := summaryLine(s); !strings.Contains(line, "; history jobs missing from the input 2 (kept, not charged") {
-		t.Errorf("2 missing jobs, not named: %s", line)
+// The summary line names dropped duplicates, and the history's jobs a
+// recomputed window could not charge, only when there are some.
+func TestSummaryLineCounts(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(*pipeline.Summary)
+		want string
+	}{
+		{"duplicates", func(s *pipeline.Summary) { s.Duplicates = 3 }, "; duplicates dropped 3 "},
+		{"unrecharged", func(s *pipeline.Summary) { s.Unrecharged = 2 }, "; history jobs missing from the input 2 (kept, not charged"},
+	} {
+		s := &pipeline.Summary{RunID: "r", Cluster: "c"}
+		if line := summaryLine(s); strings.Contains(line, c.want[:20]) {
+			t.Errorf("%s: none, yet: %s", c.name, line)
+		}
+		c.set(s)
+		if line := summaryLine(s); !strings.Contains(line, c.want) {
+			t.Errorf("%s: not named: %s", c.name, line)
+		}
 	}
 }
 
