@@ -76,34 +76,13 @@ func (w Weights) String() string {
 	return b.String()
 }
 
-// TRESLess orders canonical TRES names the way billing sums them: cpu, mem,
-// node, then every other TRES in byte order of its canonical name.
-//
-// Slurm sums in TRES-id order: the fixed ids cpu(1), mem(2), energy(3),
-// node(4), billing(5), fs/disk(6), vmem(7), pages(8), then gres, license and
-// bb TRES in the order the database created them, which no log records. The
+// TRESLess orders canonical TRES names the way Slurm sums them: the order
+// of slurmctld's TRES array, schemas.CompareTRES (cpu, mem, energy, node,
+// billing, fs/disk, vmem, pages, then the other TRES by type, then name).
+// assoc_mgr_tres_weighted adds the weighted counts in that array order; the
 // order only matters where floating-point rounding moves a sum across an
-// integer (the truncated billing=); cpu, mem and node, the TRES nearly every
-// weight string uses, come first as in Slurm.
-func TRESLess(a, b string) bool {
-	ra, rb := sumRank(a), sumRank(b)
-	if ra != rb {
-		return ra < rb
-	}
-	return a < b
-}
-
-func sumRank(tres string) int {
-	switch tres {
-	case "cpu":
-		return 0
-	case "mem":
-		return 1
-	case "node":
-		return 2
-	}
-	return 3
-}
+// integer (the truncated billing=).
+func TRESLess(a, b string) bool { return schemas.CompareTRES(a, b) < 0 }
 
 // ItemError is a problem with one comma-separated TRESBillingWeights item.
 type ItemError struct {

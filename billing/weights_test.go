@@ -65,9 +65,11 @@ func TestParseWeights(t *testing.T) {
 		{",CPU=1,, Mem=1 ,", Weights{{"cpu", 1}, {"mem", 1}}},
 		{"", nil},
 		{"  ", nil},
-		// summation order: cpu, mem, node, then byte order.
+		// summation order, slurmctld's TRES array: the static TRES by id
+		// (cpu 1, mem 2, node 4, fs/disk 6), then the others by type
+		// (bb < gres < license), then name.
 		{"license/b=1,gres/gpu=1,node=1,bb/x=1,mem=1,cpu=1,fs/disk=1,gres/gpu:a100=1", Weights{
-			{"cpu", 1}, {"mem", 1}, {"node", 1}, {"bb/x", 1}, {"fs/disk", 1}, {"gres/gpu", 1}, {"gres/gpu:a100", 1}, {"license/b", 1},
+			{"cpu", 1}, {"mem", 1}, {"node", 1}, {"fs/disk", 1}, {"bb/x", 1}, {"gres/gpu", 1}, {"gres/gpu:a100", 1}, {"license/b", 1},
 		}},
 	}
 	for _, tt := range tests {

@@ -61,8 +61,9 @@ func readSacctSQL(path string) string {
 // It reproduces synth.Billable, the reference the generator computes
 // AllocTRES' billing= with: SUM mode (PriorityFlags without MAX_TRES,
 // refused otherwise), B = cpu·w + memMiB·w + node·w + the other weighted
-// TRES in byte order of their names (billing.TRESLess, the order
-// ParseWeights returns them in), added left to right; a partition without
+// TRES in byte order of their names (for the gres and license TRES the
+// generator writes, the order billing.TRESLess gives and ParseWeights
+// returns them in), added left to right; a partition without
 // weights bills its CPU count; a partition slurm.conf does not know falls
 // back to AllocTRES' billing= (as fairledger does). Weights are written as
 // strings cast to DOUBLE: a bare 1.2 would be a DECIMAL in DuckDB, whose
