@@ -68,7 +68,7 @@ func TestOpenDuckDBViews(t *testing.T) {
 	if err := WriteResult(&out, res, FormatCSV); err != nil {
 		t.Fatal(err)
 	}
-	want := "cluster,month,account,b,n\nc1,2025-01,labA,5.5,2\nc1,2025-02,labB,10,1\nc2,2025-01,labA,7,1\n"
+	want := "cluster,month,account,b,n\nc1,2025-01,labA,5.5,2\nc1,2025-02,labB,10.0,1\nc2,2025-01,labA,7.0,1\n"
 	if out.String() != want {
 		t.Errorf("csv =\n%s\nwant\n%s", out.String(), want)
 	}

@@ -287,8 +287,12 @@ func scalarText(t *colType, v any) string {
 	return fmt.Sprint(v)
 }
 
-// formatFloat writes a float in its shortest exact form (bits 32 or 64),
-// with DuckDB's spellings of the non-finite values.
+// formatFloat writes a float as DuckDB casts it to VARCHAR (bits 32 or
+// 64): the shortest digits that read back to the same value, in positional
+// form with at least one decimal (10.0, 0.0001, -0.0) when the decimal
+// exponent is in [-4, 16), otherwise in scientific form with a signed
+// two-digit-or-more exponent (1e+16, 1.234e-05); and DuckDB's spellings of
+// the non-finite values.
 func formatFloat(f float64, bits int) string {
 	switch {
 	case math.IsInf(f, 1):
@@ -298,7 +302,17 @@ func formatFloat(f float64, bits int) string {
 	case math.IsNaN(f):
 		return "nan"
 	}
-	return strconv.FormatFloat(f, 'f', -1, bits)
+	sci := strconv.FormatFloat(f, 'e', -1, bits) // d[.ddd]e±XX
+	mant, exps, _ := strings.Cut(sci, "e")
+	exp, _ := strconv.Atoi(exps)
+	if exp < -4 || exp >= 16 {
+		return mant + "e" + exps
+	}
+	s := strconv.FormatFloat(f, 'f', -1, bits)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
 }
 
 // decimalText writes the unscaled Value with the point Scale digits from

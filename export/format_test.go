@@ -93,6 +93,18 @@ var formatCases = []struct {
 	{"double", "DOUBLE", 0.5, "0.5", "0.5"},
 	{"double inf", "DOUBLE", math.Inf(1), "inf", `"inf"`},
 	{"float", "FLOAT", float32(0.1), "0.1", "0.1"},
+	// Text: DuckDB's (x)::VARCHAR, as DuckDB 1.5.5 printed it: positional
+	// with a decimal for exponents -4..15, scientific otherwise. JSON: the
+	// shortest %g form, scientific from exponent 6 (any JSON number will do).
+	{"double integral", "DOUBLE", 10.0, "10.0", "10"},
+	{"double negative zero", "DOUBLE", math.Copysign(0, -1), "-0.0", "-0"},
+	{"double 1e15", "DOUBLE", 1e15, "1000000000000000.0", "1e+15"},
+	{"double 1e16", "DOUBLE", 1e16, "1e+16", "1e+16"},
+	{"double large", "DOUBLE", 123456789012345678.0, "1.2345678901234568e+17", "1.2345678901234568e+17"},
+	{"double 1e-4", "DOUBLE", 0.0001, "0.0001", "0.0001"},
+	{"double small", "DOUBLE", 0.00001234, "1.234e-05", "1.234e-05"},
+	{"float integral", "FLOAT", float32(123456789), "123456790.0", "1.2345679e+08"},
+	{"float 1e16", "FLOAT", float32(1e16), "1e+16", "1e+16"},
 	{"boolean", "BOOLEAN", false, "false", "false"},
 	{"varchar", "VARCHAR", `he said "<hi>"`, `he said "<hi>"`, `"he said \"<hi>\""`},
 	{"json", "JSON", map[string]any{"a": []any{1.0, 2.0}}, `{"a":[1,2]}`, `{"a":[1,2]}`},
