@@ -18,6 +18,7 @@ type fairshareWriter struct {
 	h      *export.History
 	m      *model
 	lo, to int64
+	dry    bool // a dry run: compute the snapshots, write nothing
 
 	proj      []*fairshare.Projection   // per tree, built on first use
 	assocRows [][]export.AssociationRow // per tree, its associations rows, built on first use
@@ -73,9 +74,15 @@ func (w *fairshareWriter) snapshot(at int64, own []float64) error {
 }
 
 // flush writes the current month's fairshare and associations partitions,
-// keeping the snapshots of the existing files outside (lo, to].
+// keeping the snapshots of the existing files outside (lo, to]; a dry run
+// only drops the month's rows.
 func (w *fairshareWriter) flush() error {
 	if len(w.fs) == 0 {
+		return nil
+	}
+	if w.dry {
+		w.fs, w.assoc = w.fs[:0], w.assoc[:0]
+		w.fsVals.Reset()
 		return nil
 	}
 	keep := func(s time.Time) bool { return s.Unix() <= w.lo || s.Unix() > w.to }

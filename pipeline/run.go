@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -80,6 +81,12 @@ type Options struct {
 	Log zerolog.Logger
 	// Progress, when set, is called after every batch of sacct rows.
 	Progress func(Progress)
+	// DryRun reads and computes everything a run would, its refusals
+	// included, and writes nothing: no history file, checkpoint or runs
+	// row, and no spill files (the jobs and usage tables are not built). A
+	// missing history directory is not created; an existing one is locked
+	// while the dry run reads its checkpoints, as a run locks it.
+	DryRun bool
 }
 
 // Progress reports how far the sacct files have been read.
@@ -104,6 +111,9 @@ type Summary struct {
 	From, To time.Time
 	// Resumed reports that the run continued from a checkpoint.
 	Resumed bool
+	// DryRun reports a dry run (Options.DryRun): nothing was written, and
+	// RunID, JobsWritten, Unrecharged and Partitions stay zero.
+	DryRun bool
 	// Files are the per-file counts of the sacct files; Ingest their sum.
 	Files  []ingest.Stats
 	Ingest ingest.Stats
@@ -174,38 +184,28 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if err := CheckSnapshotEvery(opt.SnapshotEvery); err != nil {
 		return nil, err // before hours of reading
 	}
-	sum := &Summary{Started: opt.Now()}
+	sum := &Summary{Started: opt.Now(), DryRun: opt.DryRun}
 	m, err := newModel(in, opt)
 	if err != nil {
 		return nil, err
 	}
 	sum.Cluster = m.cluster
-	h, err := export.Open(opt.History)
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := h.Lock(opt.LockWait, opt.Now)
+	h, unlock, err := openHistory(opt)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if n, err := h.CleanTemps(); err != nil {
-		return nil, err
-	} else if n > 0 {
-		opt.Log.Warn().Int("files", n).Msg("removed temp files of an interrupted run")
-	}
-	if err := removeStaleSpills(h.Dir); err != nil {
-		return nil, err
-	}
 	cps, err := loadCheckpoints(h, m.cluster)
 	if err != nil {
 		return nil, err
 	}
-	sp, err := newSpill(h.Dir)
-	if err != nil {
-		return nil, err
+	var sp *spill // nil in a dry run: the jobs tables are not built
+	if !opt.DryRun {
+		if sp, err = newSpill(h.Dir); err != nil {
+			return nil, err
+		}
+		defer sp.close()
 	}
-	defer sp.close()
 
 	dict := export.NewJobDict() // the names and TRES sets of every jobs record of the run
 	st := newStream(m, cps, opt, sp, dict)
@@ -289,13 +289,17 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	}
 	jw := &jobsWriter{h: h, cluster: m.cluster, to: to, lo: lo, spill: sp, dict: dict, extent: extent}
 	jobsDone := make(chan error, 1)
-	go func() {
-		err := jw.write(ctx, lo, carriedMonths, sum)
-		sum.Phases.Jobs = opt.Now().Sub(read) // read by Run after jobsDone
-		jobsDone <- err
-	}()
+	if opt.DryRun {
+		jobsDone <- nil
+	} else {
+		go func() {
+			err := jw.write(ctx, lo, carriedMonths, sum)
+			sum.Phases.Jobs = opt.Now().Sub(read) // read by Run after jobsDone
+			jobsDone <- err
+		}()
+	}
 
-	fw := &fairshareWriter{h: h, m: m, lo: lo, to: to}
+	fw := &fairshareWriter{h: h, m: m, lo: lo, to: to, dry: opt.DryRun}
 	parents := make([]int32, len(m.keys))
 	for i := range parents {
 		parents[i] = -1
@@ -323,6 +327,10 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.Snapshots, sum.Partitions = fw.snapshots, fw.files+jw.files
+	if opt.DryRun {
+		sum.Finished = opt.Now()
+		return sum, nil
+	}
 	if sum.Unrecharged > 0 {
 		log.Warn().Int64("jobs", sum.Unrecharged).
 			Msg("jobs of the history in the recomputed window are missing from the sacct input: they stay in the jobs and usage tables but are not charged to fair share; rerun the window with every sacct file of it")
@@ -351,6 +359,39 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	return sum, nil
+}
+
+// openHistory opens the history of a run and locks it; the caller defers
+// unlock. A run creates a missing directory and removes what an
+// interrupted run left (temp and spill files); a dry run does neither: it
+// reads a missing directory as an empty history, without locking it.
+func openHistory(opt Options) (h *export.History, unlock func() error, err error) {
+	if opt.DryRun {
+		if _, err := os.Stat(opt.History); errors.Is(err, fs.ErrNotExist) {
+			return &export.History{Dir: opt.History}, func() error { return nil }, nil
+		}
+	}
+	if h, err = export.Open(opt.History); err != nil {
+		return nil, nil, err
+	}
+	if unlock, err = h.Lock(opt.LockWait, opt.Now); err != nil {
+		return nil, nil, err
+	}
+	if opt.DryRun {
+		return h, unlock, nil
+	}
+	n, err := h.CleanTemps()
+	if err == nil {
+		if n > 0 {
+			opt.Log.Warn().Int("files", n).Msg("removed temp files of an interrupted run")
+		}
+		err = removeStaleSpills(h.Dir)
+	}
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return h, unlock, nil
 }
 
 func fmtUnix(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339) }
@@ -525,13 +566,15 @@ func newStream(m *model, cps []*checkpoint, opt Options, sp *spill, dict *export
 // hashingReader counts and hashes what the sacct reader consumes.
 type hashingReader struct {
 	r io.Reader
-	h hash.Hash
+	h hash.Hash    // nil: count only (a dry run records no inputs)
 	n atomic.Int64 // the sacct reader's goroutine reads; progress reports it
 }
 
 func (h *hashingReader) Read(p []byte) (int, error) {
 	n, err := h.r.Read(p)
-	h.h.Write(p[:n])
+	if h.h != nil {
+		h.h.Write(p[:n])
+	}
 	h.n.Add(int64(n))
 	return n, err
 }
@@ -556,7 +599,10 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 		if err != nil {
 			return fmt.Errorf("sacct: %w", err)
 		}
-		hr := &hashingReader{r: f, h: sha256.New()}
+		hr := &hashingReader{r: f}
+		if !opt.DryRun {
+			hr.h = sha256.New()
+		}
 		rd, err := ingest.NewSacctReader(p, hr, sopt)
 		if err != nil {
 			f.Close()
@@ -601,7 +647,9 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 		}
 		sum.Files = append(sum.Files, st)
 		sum.Ingest.Add(st)
-		s.inputs = append(s.inputs, export.RunInput{Path: p, SizeBytes: hr.n.Load(), SHA256: hex.EncodeToString(hr.h.Sum(nil))})
+		if hr.h != nil {
+			s.inputs = append(s.inputs, export.RunInput{Path: p, SizeBytes: hr.n.Load(), SHA256: hex.EncodeToString(hr.h.Sum(nil))})
+		}
 	}
 	s.dedupe(sum)
 	return nil
@@ -752,6 +800,9 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 			s.late = append(s.late, lateJob{key: k, end: end})
 		}
 		rows.add(month.key(start), int32(i))
+	}
+	if s.spill == nil { // a dry run
+		return nil
 	}
 	for _, mk := range rows.months() {
 		if err := s.spill.add(mk, t, rows.m[mk]); err != nil {

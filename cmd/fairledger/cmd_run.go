@@ -32,6 +32,7 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 		&cli.IntFlag{Name: "keep-checkpoints", Value: pipeline.DefaultKeepCheckpoints, Usage: "checkpoints kept per cluster (how many nights back a re-run can start)"},
 		&cli.Int64Flag{Name: "memory-limit", Value: pipeline.DefaultMemoryLimit >> 20, Usage: "soft memory limit in MiB for the Go runtime (ignored when GOMEMLIMIT is set; 0: none)"},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress line on stderr: auto (on a terminal), always or never"},
+		&cli.BoolFlag{Name: "dry-run", Usage: "read and compute everything (refusals and exit codes included) and write nothing to --history: check tonight's files or a slurm.conf change first"},
 	)
 	return &cli.Command{
 		Name:  "run",
@@ -95,6 +96,7 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		History: c.String("history"), Cluster: c.String("cluster"), From: from, To: to,
 		SnapshotEvery: c.Duration("snapshot-every"), Location: loc, Version: version,
 		LockWait: c.Duration("lock-wait"), KeepCheckpoints: c.Int("keep-checkpoints"), Log: log,
+		DryRun: c.Bool("dry-run"),
 	}
 	var bar *progressLine
 	if showProgress(c.String("progress"), stderr) {
@@ -220,7 +222,11 @@ func warnUnknownQOS(log zerolog.Logger, s *pipeline.Summary) {
 // summaryLine is the one line a cron mail shows.
 func summaryLine(s *pipeline.Summary) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "fairledger run %s: cluster %s, %s → %s", s.RunID, s.Cluster,
+	id := s.RunID
+	if s.DryRun {
+		id = "(dry run, nothing written)"
+	}
+	fmt.Fprintf(&b, "fairledger run %s: cluster %s, %s → %s", id, s.Cluster,
 		s.From.Format(time.RFC3339), s.To.Format(time.RFC3339))
 	if s.Resumed {
 		b.WriteString(" (resumed)")
@@ -264,6 +270,11 @@ func summaryLine(s *pipeline.Summary) string {
 		}
 	}
 	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	if s.DryRun {
+		fmt.Fprintf(&b, "; snapshots %d; elapsed %s (read %s, then decay %s); peak RSS %d MiB",
+			s.Snapshots, ms(s.Finished.Sub(s.Started)), ms(s.Phases.Read), ms(s.Phases.Decay), peakRSSMiB())
+		return b.String()
+	}
 	fmt.Fprintf(&b, "; snapshots %d; files %d; elapsed %s (read %s, then decay %s and jobs %s side by side); peak RSS %d MiB",
 		s.Snapshots, s.Partitions, ms(s.Finished.Sub(s.Started)), ms(s.Phases.Read), ms(s.Phases.Decay), ms(s.Phases.Jobs),
 		peakRSSMiB())
@@ -275,7 +286,7 @@ func summaryLine(s *pipeline.Summary) string {
 // as floats.
 func logSummary(log zerolog.Logger, s *pipeline.Summary) {
 	notCharged, fallback := resolveReasons(s.Resolve)
-	ev := log.Info().Str("run_id", s.RunID).Str("cluster", s.Cluster).Time("from", s.From).Time("to", s.To).
+	ev := log.Info().Str("run_id", s.RunID).Bool("dry_run", s.DryRun).Str("cluster", s.Cluster).Time("from", s.From).Time("to", s.To).
 		Bool("resumed", s.Resumed).Int64("read", s.Ingest.Read).Int64("ingested", s.Ingest.Ingested).
 		Int64("rejected", s.Ingest.Rejected).Interface("skipped", s.Ingest.Skipped).
 		Int64("billed", s.Billing.Rows).Interface("billing_fallback", s.Billing.Fallback).Interface("unknown_qos", s.Billing.UnknownQOS).
