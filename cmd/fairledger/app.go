@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -130,9 +131,32 @@ func parseTime(flag, s string, loc *time.Location) (time.Time, error) {
 		return t, nil
 	}
 	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
-			return t, nil
+		t, err := time.ParseInLocation(layout, s, loc)
+		if err != nil {
+			continue
 		}
+		if layout != "2006-01-02" { // a day starts once, even where DST skips its midnight
+			if err := wallClockOnce(t, layout, s, loc); err != nil {
+				return time.Time{}, usagef("--%s %q: %v; give an offset (RFC 3339) or @UNIX", flag, s, err)
+			}
+		}
+		return t, nil
 	}
 	return time.Time{}, usagef("--%s %q: want YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS], RFC 3339 or @UNIX", flag, s)
+}
+
+// wallClockOnce checks that the local time s (parsed with layout into t)
+// names exactly one instant in loc: not one a DST change skips (spring
+// forward: Go would silently move it by the change) nor one it repeats (fall
+// back: Go would silently pick the first).
+func wallClockOnce(t time.Time, layout, s string, loc *time.Location) error {
+	if t.In(loc).Format(layout) != s {
+		return fmt.Errorf("does not exist in %s (a DST change skips it)", loc)
+	}
+	for _, d := range []time.Duration{-2 * time.Hour, -time.Hour, -30 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour} {
+		if t.Add(d).In(loc).Format(layout) == s {
+			return fmt.Errorf("is ambiguous in %s (a DST change repeats it)", loc)
+		}
+	}
+	return nil
 }
