@@ -69,18 +69,6 @@ func TestDryRunWritesNothing(t *testing.T) {
 	}
 }
 
-// TestDryRunRefusedLikeRun: a dry run refuses what the run would refuse
-// (here a window ending before the newest checkpoint), writing nothing.
-func TestDryRunRefusedLikeRun(t *testing.T) {
-	dir, files := siteWith(t, rwA+rwB, rwA+rwB+rwC)
-	hist := t.TempDir()
-	mustRun(t, dir, hist, rwT1, files[0])
-	mustRun(t, dir, hist, rwT2, files[1])
-	before := snapshotDir(t, hist)
-	_, err := dryRun(t, dir, hist, rwT1, files[0])
-	refused(t, err, "before 2025-01-01T02:00:00Z, where the history", hist, before)
-}
-
 // sameCounts compares what a dry run and the run it previewed report.
 func sameCounts(t *testing.T, what string, dry, real *pipeline.Summary) {
 	t.Helper()

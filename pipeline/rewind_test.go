@@ -64,6 +64,9 @@ func TestRunRefusesRewind(t *testing.T) {
 	before := snapshotDir(t, hist)
 	_, err := runTo(t, dir, hist, rwT1, files[0])
 	refused(t, err, "before 2025-01-01T02:00:00Z, where the history", hist, before)
+	// A dry run is refused as the run is.
+	_, err = dryRun(t, dir, hist, rwT1, files[0])
+	refused(t, err, "before 2025-01-01T02:00:00Z, where the history", hist, before)
 	// The default --to, the latest end (01:00), is refused the same way.
 	_, err = runTo(t, dir, hist, time.Time{}, files[0])
 	refused(t, err, "(the latest job end)", hist, before)
