@@ -123,6 +123,10 @@ func variedFairshare(n int, seed uint64, c snapshotCase) []FairshareRow {
 			g := []string{"", "cpu=1000", "cpu=60,gres/gpu=5", "mem=20G"}[r.IntN(4)]
 			row.GrpTRESMins = &g
 		}
+		if r.IntN(3) == 0 {
+			g := []string{"", "cpu=0,mem=0,energy=0", "cpu=620,mem=1054480,energy=0,node=200", "cpu=20"}[r.IntN(4)]
+			row.TRESRunMins = &g
+		}
 		if r.Float64() < 0.05 && i > 0 { // equal sort keys, other columns differ
 			p := rows[r.IntN(i)]
 			row.Snapshot, row.Account, row.User, row.Partition = p.Snapshot, p.Account, p.User, p.Partition

@@ -344,3 +344,22 @@ func FairshareFromRows(rows []FairshareRow) (*fairshare.Tree, *fairshare.Result,
 	}
 	return t, res, nil
 }
+
+// TRESRunMinsFromRows returns the tres_run_mins cell of each row in the
+// tree position order of t, which FairshareFromRows rebuilt from the same
+// rows, for fairshare.SshareOptions.TRESRunMins: "" where the cell is NULL
+// (limits not enforced, or a snapshot written before the column existed),
+// which sshare prints as zeros. It returns nil when every cell is NULL.
+func TRESRunMinsFromRows(rows []FairshareRow, t *fairshare.Tree) []string {
+	var out []string
+	for i := range rows {
+		if rows[i].TRESRunMins == nil {
+			continue
+		}
+		if out == nil {
+			out = make([]string, t.Len())
+		}
+		out[t.Pos[i]] = *rows[i].TRESRunMins
+	}
+	return out
+}

@@ -81,6 +81,7 @@ type FairshareRow struct {
 	LevelFS      *float64  `parquet:"level_fs"`
 	Rank         *int32    `parquet:"rank"`
 	GrpTRESMins  *string   `parquet:"grp_tres_mins"`
+	TRESRunMins  *string   `parquet:"tres_run_mins"`
 }
 
 // AssociationRow is one row of the associations table (see

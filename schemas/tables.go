@@ -233,6 +233,7 @@ func fairshareTable() Table {
 			{"level_fs", TypeDouble, true, "", "Fair Tree LevelFS, +Infinity for no usage; NULL for root, FairShare=parent and other algorithms."},
 			{"rank", TypeInt32, true, "", "Fair Tree rank of a user (FairShare = rank/N); NULL for accounts and other algorithms."},
 			{"grp_tres_mins", TypeString, true, "", "The association's GrpTRESMins limit as sacctmgr prints it (`cpu=1000,gres/gpu=50`, TRES-minutes), shown by sshare -l; NULL when none is set."},
+			{"tres_run_mins", TypeString, true, "TRES-minutes", "sshare -l TRESRunMins as sshare printed it (`cpu=96,mem=393216,energy=0,node=1,...`, every TRES of the cluster in sshare's order, mem in MiB): the TRES-minutes that the jobs running at the snapshot's tick, of the association and every association below it, still hold of their time limits — Σ AllocTRES × UsageFactor × the seconds of the time limit not yet run, ⌊÷60⌋ (Slurm's grp_used_tres_run_secs); a job without a time limit (timelimit_min NULL) holds slurmctld's INFINITE limit of 4294967295 minutes. NULL where every TRES is at 0 minutes, always when AccountingStorageEnforce lacks limits (slurmctld keeps no such count then), and in snapshots written before the column existed: sshare prints zeros for all three."},
 		},
 	}
 }
