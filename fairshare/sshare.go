@@ -44,13 +44,14 @@ type SshareOptions struct {
 	// included: slurmctld matches the association's account name only.
 	Accounts []string
 	// TRES are the cluster's TRES names in the order sshare lists them
-	// (schemas.ClusterTRES). TRESRunMins prints name=0 for each: the
-	// TRES-minutes committed by running jobs are not modelled. Empty
-	// prints "cpu=0", what Slurm's own sshare tests print (test24.x set up
-	// only the cpu TRES; the SLURM-SEMANTICS.md §10 vectors).
+	// (schemas.ClusterTRES). A TRESRunMins cell without a value prints
+	// name=0 for each. Empty prints "cpu=0", what Slurm's own sshare tests
+	// print (test24.x set up only the cpu TRES; the SLURM-SEMANTICS.md §10
+	// vectors).
 	TRES []string
-	// TRESRunMins is an optional per-position TRESRunMins string; nil or ""
-	// prints the zeros of TRES.
+	// TRESRunMins is an optional per-position TRESRunMins cell, as the
+	// pipeline computes it (AppendTRESRunMins); nil or "" prints the zeros
+	// of TRES.
 	TRESRunMins []string
 	// Fields, when not empty, is sshare's -o/--format list and replaces the
 	// columns Long and Partitions choose. Each item is a case-insensitive

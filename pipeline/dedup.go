@@ -150,10 +150,11 @@ type winner struct {
 // ids entry) in place: of each key read more than once the last record
 // stays; when it is a decay job, it takes the place of the key's first
 // decay job (so that giving the same file twice gives decay the jobs of
-// giving it once, in the same order). It marks the replaced others dead and
+// giving it once, in the same order); extra, when it is kept, moves along.
+// It marks the replaced others dead and
 // returns the number of records dropped and the winner of every key read
 // more than once.
-func (d *dedup) finish(jobs *decay.Jobs) (int64, map[jobKey]winner) {
+func (d *dedup) finish(jobs *decay.Jobs, extra *jobExtra) (int64, map[jobKey]winner) {
 	if len(d.cand) == 0 {
 		return 0, nil
 	}
@@ -215,6 +216,7 @@ func (d *dedup) finish(jobs *decay.Jobs) (int64, map[jobKey]winner) {
 			if keep != last {
 				jobs.Start[keep], jobs.End[keep] = jobs.Start[last], jobs.End[last]
 				jobs.Rate[keep], jobs.Assoc[keep] = jobs.Rate[last], jobs.Assoc[last]
+				extra.move(keep, last)
 			}
 		} else {
 			winners[k] = winner{end: d.others[-1-last].end}
@@ -237,9 +239,11 @@ func (d *dedup) finish(jobs *decay.Jobs) (int64, map[jobKey]winner) {
 				continue
 			}
 			jobs.Start[n], jobs.End[n], jobs.Rate[n], jobs.Assoc[n] = jobs.Start[j], jobs.End[j], jobs.Rate[j], jobs.Assoc[j]
+			extra.move(n, j)
 			n++
 		}
 		jobs.Start, jobs.End, jobs.Rate, jobs.Assoc = jobs.Start[:n], jobs.End[:n], jobs.Rate[:n], jobs.Assoc[:n]
+		extra.truncate(n)
 	}
 	return dropped, winners
 }

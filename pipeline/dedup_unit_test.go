@@ -56,7 +56,7 @@ func TestDedupMatchesMap(t *testing.T) {
 				otherRec = append(otherRec, i)
 			}
 		}
-		dropped, winners := d.finish(&jobs)
+		dropped, winners := d.finish(&jobs, &jobExtra{})
 
 		// The map's answer: the last record of a key wins; when charged, it
 		// takes the place of the key's first charged record.

@@ -28,11 +28,14 @@ type fairshareWriter struct {
 	fs        []export.FairshareRow  // the month's rows, reused from month to month
 	fsVals    export.FairshareValues // the numbers fs points to, reused likewise
 	assoc     []export.AssociationRow
+	run       *tresRun // TRESRunMins; nil without limits enforced
 
 	snapshots, files int
 }
 
-func (w *fairshareWriter) snapshot(at int64, own []float64) error {
+// snapshot computes the snapshot at time at from own, every universe
+// association's own usage as of the grid tick tick, and adds its rows.
+func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	t := time.Unix(at, 0).UTC()
 	mon := monthStart(at)
 	if !mon.Equal(w.month) {
@@ -61,13 +64,25 @@ func (w *fairshareWriter) snapshot(at int64, own []float64) error {
 	default:
 		fairshare.FairTree(tree, w.raw, &w.res)
 	}
+	start := len(w.fs)
 	w.fs = export.AppendFairshareRows(w.fs, &w.fsVals, t, tree, &w.res)
+	if w.run != nil {
+		cells, err := w.run.cells(w.snapshots, tick, w.proj[i], len(own))
+		if err != nil {
+			return err
+		}
+		for p := range cells {
+			if cells[p] != "" {
+				w.fs[start+p].TRESRunMins = &cells[p]
+			}
+		}
+	}
 	// A tree's associations rows differ from snapshot to snapshot only in
 	// the snapshot time; the copies share the share counts they point to.
-	start := len(w.assoc)
+	first := len(w.assoc)
 	w.assoc = append(w.assoc, w.assocRows[i]...)
-	for k := range w.assoc[start:] {
-		w.assoc[start+k].Snapshot = t
+	for k := range w.assoc[first:] {
+		w.assoc[first+k].Snapshot = t
 	}
 	w.snapshots++
 	return nil

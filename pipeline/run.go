@@ -281,6 +281,12 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if len(snaps) == 0 {
 		snaps = []int64{to}
 	}
+	fw := &fairshareWriter{h: h, m: m, lo: lo, to: to, dry: opt.DryRun}
+	if m.params.LimitsEnforced {
+		// Before the jobs writer adds to dict: a snapshot of it is read
+		// while it does.
+		fw.run = newTRESRun(m, st, dict.Snapshot(), snaps)
+	}
 	// The jobs and usage tables do not depend on decay: write them while
 	// decay and the fair-share snapshots run.
 	extent := map[string]int64{}
@@ -299,7 +305,6 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		}()
 	}
 
-	fw := &fairshareWriter{h: h, m: m, lo: lo, to: to, dry: opt.DryRun}
 	parents := make([]int32, len(m.keys))
 	for i := range parents {
 		parents[i] = -1
@@ -310,7 +315,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			return fw.snapshot(at, usage)
+			return fw.snapshot(at, tick, usage)
 		},
 	})
 	if err == nil {
@@ -319,7 +324,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		err = fmt.Errorf("decay: %w", err)
 	}
 	sum.Phases.Decay = opt.Now().Sub(read)
-	st.jobs = decay.Jobs{}
+	st.jobs, st.extra, fw.run = decay.Jobs{}, jobExtra{}, nil
 	if jerr := <-jobsDone; err == nil {
 		err = jerr
 	}
@@ -524,6 +529,7 @@ type stream struct {
 	spill   *spill
 	table   *export.JobTable // the current batch's records
 	jobs    decay.Jobs
+	extra   jobExtra // beside jobs, with limits enforced (TRESRunMins)
 	mem     memory.Allocator
 	toKnown bool
 	to      int64
@@ -665,7 +671,7 @@ func (s *stream) dedupe(sum *Summary) {
 	if dd == nil {
 		return
 	}
-	dropped, winners := dd.finish(&s.jobs)
+	dropped, winners := dd.finish(&s.jobs, &s.extra)
 	sum.Duplicates = dropped
 	if dropped == 0 {
 		return
@@ -734,6 +740,9 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 	sum.Billing.Add(bst)
 	if n, free := int(billed.NumRows()), cap(s.jobs.Start)-len(s.jobs.Start); n > free {
 		s.jobs.Reserve(max(len(s.jobs.Start)+n, expect+expect/20, cap(s.jobs.Start)*5/4))
+		if s.m.params.LimitsEnforced {
+			s.extra.reserve(cap(s.jobs.Start))
+		}
 	}
 	if s.dedup == nil {
 		s.dedup = newDedup(expect)
@@ -767,6 +776,9 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 		r := &t.Recs[i]
 		if s.charged[i] {
 			dd.charged(r.JobIDRaw)
+			if s.m.params.LimitsEnforced {
+				s.extra.add(r)
+			}
 		}
 		if !ours[codes[i]] {
 			sum.OtherCluster++
@@ -800,6 +812,9 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 			s.late = append(s.late, lateJob{key: k, end: end})
 		}
 		rows.add(month.key(start), int32(i))
+	}
+	if s.m.params.LimitsEnforced && len(s.extra.tres) != len(s.jobs.Start) {
+		return fmt.Errorf("%d TRESRunMins records for %d decay jobs", len(s.extra.tres), len(s.jobs.Start))
 	}
 	if s.spill == nil { // a dry run
 		return nil
@@ -911,6 +926,9 @@ func (s *stream) settle(ck *checkpoint, lo, to int64, sum *Summary, log zerolog.
 		s.jobs.End = append(s.jobs.End, j.End)
 		s.jobs.Rate = append(s.jobs.Rate, j.Rate)
 		s.jobs.Assoc = append(s.jobs.Assoc, a)
+		if s.m.params.LimitsEnforced {
+			s.extra.addNone() // the checkpoint does not keep its TRES
+		}
 		s.running = append(s.running, j)
 		sum.CarriedUnseen++
 		months = append(months, monthKey(monthStart(j.Start)))

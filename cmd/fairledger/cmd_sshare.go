@@ -27,8 +27,10 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			"else of $USER, else of the current user (none when that fails); --accounts keeps the rows of the named accounts only (not their " +
 			"sub-accounts), as slurmctld does. GrpTRESMins is each association's limit from the " +
 			"association dump's GrpTRESMins column (blank without one), printed as sshare does (raw counts, " +
-			"mem in MiB, in TRES order); TRESRunMins lists every TRES of the cluster at 0 (running jobs' " +
-			"TRES-minutes are not recorded); the FairShare of classic accounts is blank, as in sshare ≥ 25.11.",
+			"mem in MiB, in TRES order); TRESRunMins lists every TRES of the cluster with the TRES-minutes " +
+			"that the jobs running at the snapshot's tick (of the association and all below it) still hold of " +
+			"their time limits, × UsageFactor, as slurmctld counts them with AccountingStorageEnforce=limits " +
+			"(all 0 without limits); the FairShare of classic accounts is blank, as in sshare ≥ 25.11.",
 		UseShortOptionHandling: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
@@ -106,6 +108,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				Fields:      splitList(c.String("format")),
 				Cluster:     snap.cluster,
 				TRES:        tres,
+				TRESRunMins: export.TRESRunMinsFromRows(snap.rows, tree),
 			}
 			// sshare.c: -a lists every user; otherwise the -u list, or
 			// the calling user when there is none (SLURM-SEMANTICS.md §7).
