@@ -67,6 +67,15 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 		}
 	}
 	last := monthStart(w.to)
+	// Every record of a month after to's starts after to: left for a later
+	// run, and not merged, so merge does not count it in AfterTo.
+	for mk := range jobMonths {
+		if m, err := time.Parse("2006-01", mk); err == nil && m.After(last) {
+			if sf := w.spill.months[mk]; sf != nil {
+				sum.AfterTo += int64(sf.n)
+			}
+		}
+	}
 
 	// Jobs of earlier months that run into the first month.
 	var carry []export.JobRec
