@@ -333,6 +333,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	}
 	sum.Snapshots, sum.Partitions = fw.snapshots, fw.files+jw.files
 	if opt.DryRun {
+		sum.AfterTo = st.afterToCount(to)
 		sum.Finished = opt.Now()
 		return sum, nil
 	}
@@ -542,8 +543,10 @@ type stream struct {
 	seen             map[jobKey]bool
 	newestCk         int64
 	late             []lateJob
-	dedup            *dedup // nil until the first batch
-	charged          []bool // batch's scratch: rows given to decay
+	afterTo          int64   // a dry run's records left for a later run (see noteAfterTo)
+	afterToStarts    []int64 // a dry run's record starts while to is unknown (see noteAfterTo)
+	dedup            *dedup  // nil until the first batch
+	charged          []bool  // batch's scratch: rows given to decay
 	inputs           []export.RunInput
 	byMonth          monthRows // batch's scratch
 }
@@ -812,6 +815,9 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 			s.late = append(s.late, lateJob{key: k, end: end})
 		}
 		rows.add(month.key(start), int32(i))
+		if s.spill == nil {
+			s.noteAfterTo(r, start)
+		}
 	}
 	if s.m.params.LimitsEnforced && len(s.extra.tres) != len(s.jobs.Start) {
 		return fmt.Errorf("%d TRESRunMins records for %d decay jobs", len(s.extra.tres), len(s.jobs.Start))
@@ -825,6 +831,36 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 		}
 	}
 	return nil
+}
+
+// noteAfterTo counts, in a dry run, the records that a run's jobs writer
+// counts as left for a later run (Summary.AfterTo, see afterTo): a dry run
+// builds no jobs table. While the window's end is not known (the default
+// --to) it keeps the record's start, shifted left one bit and odd when the
+// record ended at its start, for afterToCount.
+func (s *stream) noteAfterTo(r *export.JobRec, start int64) {
+	if s.toKnown {
+		if afterTo(r, start, s.to) {
+			s.afterTo++
+		}
+		return
+	}
+	k := start << 1
+	if !r.Running() && unixSec(r.End) == start {
+		k |= 1
+	}
+	s.afterToStarts = append(s.afterToStarts, k)
+}
+
+// afterToCount is a dry run's Summary.AfterTo once the window ends at to.
+func (s *stream) afterToCount(to int64) int64 {
+	n := s.afterTo
+	for _, k := range s.afterToStarts {
+		if start := k >> 1; start > to || (start == to && k&1 == 0) {
+			n++
+		}
+	}
+	return n
 }
 
 // monthRows groups a batch's row indexes by start month, in slices kept
