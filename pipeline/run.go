@@ -856,7 +856,7 @@ func (s *stream) noteAfterTo(r *export.JobRec, start int64) {
 func (s *stream) afterToCount(to int64) int64 {
 	n := s.afterTo
 	for _, k := range s.afterToStarts {
-		if start := k >> 1; start > to || (start == to && k&1 == 0) {
+		if leftForLater(k>>1, k&1 == 1, to) {
 			n++
 		}
 	}

@@ -391,7 +391,13 @@ func (w *jobsWriter) recharged(r *export.JobRec, start int64) bool {
 // zero-length job at to belongs to the run that ends at to, the only run
 // whose window holds it when to is the default, the latest end).
 func afterTo(r *export.JobRec, start, to int64) bool {
-	return start > to || (start == to && (r.Running() || unixSec(r.End) != to))
+	return leftForLater(start, !r.Running() && unixSec(r.End) == start, to)
+}
+
+// leftForLater is afterTo's rule for a record that starts at start and,
+// when zeroLength, also ended there.
+func leftForLater(start int64, zeroLength bool, to int64) bool {
+	return start > to || (start == to && !zeroLength)
 }
 
 // mergeRef is a record's key for merge: its job_id_raw, its start in
