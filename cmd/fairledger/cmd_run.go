@@ -118,7 +118,7 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		err = cerr
 	}
 	if err != nil {
-		return interrupted(ctx, err)
+		return interrupted(ctx, err, opt.DryRun)
 	}
 	warnUnknownQOS(log, sum)
 	logSummary(log, sum)
@@ -167,10 +167,13 @@ func signalContext(parent context.Context) (ctx context.Context, stop func()) {
 // interrupted says what an error of a run canceled by a signal means for
 // the history, and carries the signal for the exit code; other errors are
 // returned as they are.
-func interrupted(ctx context.Context, err error) error {
+func interrupted(ctx context.Context, err error, dry bool) error {
 	var ie *interruptError
 	if !errors.Is(err, context.Canceled) || !errors.As(context.Cause(ctx), &ie) {
 		return err
+	}
+	if dry {
+		return fmt.Errorf("dry run interrupted by %w; nothing was written: %w", ie, err)
 	}
 	return fmt.Errorf("run interrupted by %w; the history is unchanged where not yet written, and the next run recomputes this night: %w", ie, err)
 }
