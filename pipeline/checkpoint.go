@@ -48,6 +48,13 @@ type carriedJob struct {
 	End      int64     `json:"end"` // decay.Running, or a known end after To
 	Rate     float64   `json:"rate"`
 	Key      [3]string `json:"key"`
+	// TRES (AllocTRES), QOS and TimelimitMin are what sshare's TRESRunMins
+	// needs of the job should a later night's input lack it; kept only
+	// with limits enforced. A checkpoint without them (older, or without
+	// limits) leaves such a job holding nothing.
+	TRES         map[string]float64 `json:"tres,omitempty"`
+	QOS          string             `json:"qos,omitempty"`
+	TimelimitMin uint32             `json:"timelimit_min,omitempty"`
 }
 
 // jobKey identifies a job allocation run: requeued runs share the raw id

@@ -807,8 +807,12 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 		}
 		if end == decay.Running || (s.toKnown && end > s.to) {
 			if a, _ := s.m.res.Lookup(names[r.Account], names[r.User], names[r.Partition]); a >= 0 {
-				s.running = append(s.running, carriedJob{JobIDRaw: r.JobIDRaw, Start: start, End: end,
-					Rate: r.Billing * r.UsageFactor, Key: keyArray(s.m.keys[a])})
+				j := carriedJob{JobIDRaw: r.JobIDRaw, Start: start, End: end,
+					Rate: r.Billing * r.UsageFactor, Key: keyArray(s.m.keys[a])}
+				if s.m.params.LimitsEnforced {
+					j.TRES, j.QOS, j.TimelimitMin = t.Dict.TRESMap(r.TRES), names[r.QOS], timeLimitMin(r)
+				}
+				s.running = append(s.running, j)
 			}
 		}
 		if start < s.newestCk {
@@ -963,7 +967,7 @@ func (s *stream) settle(ck *checkpoint, lo, to int64, sum *Summary, log zerolog.
 		s.jobs.Rate = append(s.jobs.Rate, j.Rate)
 		s.jobs.Assoc = append(s.jobs.Assoc, a)
 		if s.m.params.LimitsEnforced {
-			s.extra.addNone() // the checkpoint does not keep its TRES
+			s.extra.addCarried(s.table.Dict, j)
 		}
 		s.running = append(s.running, j)
 		sum.CarriedUnseen++

@@ -22,21 +22,31 @@ type jobExtra struct {
 
 // add appends the extra columns of one job record.
 func (x *jobExtra) add(r *export.JobRec) {
-	limit := uint32(fairshare.InfiniteTimeLimitMin)
-	if r.Valid&export.ValidTimelimitMin != 0 {
-		limit = uint32(min(max(r.TimelimitMin, 0), math.MaxUint32))
-	}
 	x.tres = append(x.tres, r.TRES)
 	x.qos = append(x.qos, r.QOS)
-	x.limitMin = append(x.limitMin, limit)
+	x.limitMin = append(x.limitMin, timeLimitMin(r))
 }
 
-// addNone appends a job whose TRES are unknown (a job carried from a
-// checkpoint that the input lacks): it holds nothing.
-func (x *jobExtra) addNone() {
-	x.tres = append(x.tres, 0)
-	x.qos = append(x.qos, 0)
-	x.limitMin = append(x.limitMin, 0)
+// timeLimitMin is a record's time limit in minutes,
+// fairshare.InfiniteTimeLimitMin when sacct gave none.
+func timeLimitMin(r *export.JobRec) uint32 {
+	if r.Valid&export.ValidTimelimitMin == 0 {
+		return fairshare.InfiniteTimeLimitMin
+	}
+	return uint32(min(max(r.TimelimitMin, 0), math.MaxUint32))
+}
+
+// addCarried appends a job carried from a checkpoint that the input lacks,
+// with the TRES, QOS and time limit the checkpoint kept (adding them to
+// dict); one kept without them (an older checkpoint) holds nothing.
+func (x *jobExtra) addCarried(dict *export.JobDict, j carriedJob) {
+	var tres, qos, limit uint32
+	if len(j.TRES) > 0 {
+		tres, qos, limit = dict.TRESSet(j.TRES), dict.Name(j.QOS), j.TimelimitMin
+	}
+	x.tres = append(x.tres, tres)
+	x.qos = append(x.qos, qos)
+	x.limitMin = append(x.limitMin, limit)
 }
 
 // reserve makes room for n jobs in all.
