@@ -8,12 +8,7 @@ import (
 // floorTick returns the last tick of the grid origin + k·period at or
 // before t (Unix seconds).
 func floorTick(t, origin, period int64) int64 {
-	d := t - origin
-	q := d / period
-	if d%period < 0 {
-		q--
-	}
-	return origin + q*period
+	return origin + floorDiv(t-origin, period)*period
 }
 
 // CheckSnapshotEvery reports whether every is a valid snapshot interval
