@@ -402,3 +402,65 @@ func TestYardstickBillingMatchesGenerator(t *testing.T) {
 	}
 	t.Logf("SQL billing equals billing= on %d of %d jobs (%d GPU jobs)", agree, n, gpu)
 }
+
+// BenchmarkDuckDBYardstickWritingYear5M is the yardstick with a history to
+// write, as a DuckDB-only pipeline would have it: the same file, read and
+// billed as in yardstickSQL, is first written as a zstd Parquet table of
+// one row per sacct row (its columns and the billing), and the billing-
+// seconds per account and day are then grouped from that table. It
+// measures what writing a jobs table costs DuckDB itself on this machine,
+// beside BenchmarkDuckDBYardstickYear5M, which writes nothing.
+//
+//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export -run '^$' -bench DuckDBYardstickWritingYear5M -benchtime 1x
+func BenchmarkDuckDBYardstickWritingYear5M(b *testing.B) {
+	f, err := synth.Cached(benchDir(), synth.Year5M())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cols, bill, err := billingSQL(f.SlurmConf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var names []string
+	for _, c := range sacctColumns {
+		names = append(names, `"`+c[0]+`"`)
+	}
+	out := filepath.Join(b.TempDir(), "jobs.parquet")
+	write := "COPY (SELECT " + strings.Join(names, ", ") + ", CASE WHEN Start IS NOT NULL AND AllocTRES IS NOT NULL THEN " + bill +
+		" END AS billing FROM (SELECT *, " + cols + " FROM " + readSacctSQL(f.Sacct) + ")) TO " + quoteSQL(out) +
+		" (FORMAT parquet, COMPRESSION zstd)"
+	group := "SELECT Account AS account, CAST(Start AS DATE) AS day, count(*) AS jobs, sum(billing * ElapsedRaw) AS billing_sec" +
+		" FROM read_parquet(" + quoteSQL(out) + ") WHERE billing IS NOT NULL GROUP BY ALL ORDER BY ALL"
+	ctx := context.Background()
+	db, err := OpenDuckDB(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	resetPeakRSS()
+	b.ResetTimer()
+	cpu0 := cpuSeconds()
+	var res *Result
+	for range b.N {
+		if _, err = db.Query(ctx, write); err != nil {
+			b.Fatal(err)
+		}
+		if res, err = db.Query(ctx, group); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	cpu := cpuSeconds() - cpu0
+	fi, err := os.Stat(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows := float64(f.Summary.Rows)
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(sec, "wall-s")
+	b.ReportMetric(rows/sec, "rows/s")
+	b.ReportMetric(float64(len(res.Rows)), "groups")
+	b.ReportMetric(float64(fi.Size())/1e6, "jobs-MB")
+	b.ReportMetric(cpu*1e9/rows/float64(b.N), "cpu-ns/row")
+	b.ReportMetric(peakRSSMiB(), "peakRSS-MiB")
+}
