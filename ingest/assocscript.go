@@ -15,9 +15,10 @@ const (
 	// AssocSkipNotAssoc counts statements about other things than the
 	// association tree (QOS, list/show, coordinators, ...).
 	AssocSkipNotAssoc = "not an association statement"
-	// AssocSkipNoTreeChange counts modify statements that set nothing the
-	// tree depends on (e.g. `modify user ... set qos=...`).
-	AssocSkipNoTreeChange = "modify without fairshare or parent"
+	// AssocSkipNoTreeChange counts modify statements that set nothing
+	// fairledger reads (e.g. `modify user ... set qos=...`): no Fairshare,
+	// Parent or GrpTRESMins/GrpCPUMins.
+	AssocSkipNoTreeChange = "modify without fairshare, parent or GrpTRESMins"
 )
 
 // errUnknownSacctmgrCommand is the error of a statement whose first word is
@@ -44,6 +45,9 @@ type assocStmt struct {
 	names  []string
 	where  map[string][]string // canonical key → comma-split values (add: all keys)
 	set    map[string][]string // modify only
+	// limits are the GrpTRESMins/GrpCPUMins options of an add or of a
+	// modify's set part, in statement order.
+	limits []limitTok
 }
 
 // ParseAssocScript replays a site's `sacctmgr -i` command script (one
@@ -61,9 +65,18 @@ type assocStmt struct {
 //     partition; without Account= the DefaultAccount is the account. A
 //     DefaultAccount missing from a given Account= list gets no association
 //     (as in sacctmgr's add user), which Stats.Warnings notes.
-//   - `modify account|user [where] ... set Fairshare=n|Parent=p` is applied
-//     to the matching associations built so far; one that matches none is
-//     rejected. A modify that sets neither is skipped (AssocSkipNoTreeChange).
+//   - `modify account|user [where] ... set Fairshare=n|Parent=p|
+//     GrpTRESMins=...` is applied to the matching associations built so
+//     far; one that matches none is rejected. A modify that sets none of
+//     them is skipped (AssocSkipNoTreeChange).
+//   - GrpTRESMins=type=count,... (checked as ParseTRESLimit checks the
+//     dump's column) and the legacy GrpCPUMins=N (cpu=N) of an add account,
+//     add user or modify set give Association.GrpTRESMins, as slurmdbd
+//     stores them: an add gets the statement's items only (a new
+//     association inherits no GrpTRESMins from its parent); a modify
+//     replaces the items it names and keeps the others; a count of -1 clears
+//     its TRES. Limits of add/modify cluster (the root association) are not
+//     read. See assocscript_limits.go for the Slurm source this follows.
 //   - `delete user ...` removes the matching user associations; `delete
 //     account` only when no association hangs below it; `delete cluster` is
 //     rejected as unsupported.
@@ -225,6 +238,14 @@ func (b *assocBuilder) apply(idx, line int, text string) (string, *ParseError) {
 			s.names = append(s.names, assocSplit(t)...)
 			continue
 		}
+		if f := limitField(k); f != "" {
+			// A limit in a modify's where part selects nothing here (as
+			// the other where keys fairledger does not read).
+			if verb == "add" || inSet {
+				s.limits = append(s.limits, limitTok{field: f, value: v})
+			}
+			continue
+		}
 		key := assocKeyword(k)
 		if key == "" {
 			continue // an attribute the tree does not depend on
@@ -291,10 +312,21 @@ func (b *assocBuilder) add(idx int, s *assocStmt) (string, *ParseError) {
 		b.rejectAccounts(s)
 		return "", &ParseError{File: b.file, Line: s.line, Field: "Fairshare", Value: shareStr, Err: err}
 	}
+	// GrpTRESMins of a new association: the statement's own items, cleared
+	// ones dropped; nothing comes from the parent (see assocscript_limits.go).
+	var limit string
+	if s.entity != "cluster" {
+		items, perr := parseLimitToks(b.file, s.line, s.limits)
+		if perr != nil {
+			b.rejectAccounts(s)
+			return "", perr
+		}
+		limit = applyLimit("", items)
+	}
 	mk := func(cluster, account, user, partition, parent string) {
 		b.recs = append(b.recs, assocRec{rec: idx, a: Association{
 			Cluster: cluster, Account: account, User: user, Partition: partition, Parent: parent,
-			Shares: shares, SharesParent: isParent, File: b.file, Line: s.line,
+			Shares: shares, SharesParent: isParent, GrpTRESMins: limit, File: b.file, Line: s.line,
 		}})
 	}
 	switch s.entity {
@@ -410,7 +442,9 @@ func (b *assocBuilder) matches(s *assocStmt) []int {
 func (b *assocBuilder) modify(s *assocStmt) (string, *ParseError) {
 	share, hasShare := s.set["fairshare"]
 	parent, hasParent := s.set["parent"]
-	if !hasShare && !hasParent {
+	// Limits of the root association (modify cluster) are not read.
+	hasLimit := len(s.limits) > 0 && s.entity != "cluster"
+	if !hasShare && !hasParent && !hasLimit {
 		return AssocSkipNoTreeChange, nil
 	}
 	if s.entity == "cluster" {
@@ -435,6 +469,13 @@ func (b *assocBuilder) modify(s *assocStmt) (string, *ParseError) {
 			return "", &ParseError{File: b.file, Line: s.line, Field: "Fairshare", Value: share[0], Err: err}
 		}
 	}
+	var limit []limitItem
+	if hasLimit {
+		var perr *ParseError
+		if limit, perr = parseLimitToks(b.file, s.line, s.limits); perr != nil {
+			return "", perr
+		}
+	}
 	idx := b.matches(s)
 	if len(idx) == 0 {
 		return "", newParseError(b.file, s.line, "Name", strings.Join(s.names, ","), "modify "+s.entity+" matches no association")
@@ -446,6 +487,9 @@ func (b *assocBuilder) modify(s *assocStmt) (string, *ParseError) {
 		}
 		if hasParent {
 			a.Parent = parent[0]
+		}
+		if hasLimit {
+			a.GrpTRESMins = applyLimit(a.GrpTRESMins, limit)
 		}
 	}
 	return "", nil

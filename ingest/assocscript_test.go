@@ -13,7 +13,7 @@ import (
 //   - 1 add cluster + 62 add account + 96 add user = 159 ingested;
 //   - 5 add QOS + 1 remove QOS + 1 list = 7 skipped as not association
 //     statements; 61 modify account + 95 modify user, all `set qos=` only,
-//     = 156 skipped as modify without fairshare or parent.
+//     = 156 skipped as modify without fairshare, parent or GrpTRESMins.
 //
 // The tree: root, the root user (added by add cluster), 62 accounts
 // (account0, account001..account061, all Fairshare=100 under root) and 96
