@@ -26,7 +26,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			"Rows as sshare selects them: without -a, all account rows and the user rows of --users, " +
 			"else of $USER, else of the current user (none when that fails); --accounts keeps the rows of the named accounts only (not their " +
 			"sub-accounts), as slurmctld does. GrpTRESMins is each association's limit from the " +
-			"association dump's GrpTRESMins column (blank without one), printed as sshare does (raw counts, " +
+			"association dump's GrpTRESMins column or the sacctmgr script's GrpTRESMins/GrpCPUMins (blank without one), printed as sshare does (raw counts, " +
 			"mem in MiB, in TRES order); TRESRunMins lists every TRES of the cluster with the TRES-minutes " +
 			"that the jobs running at the snapshot's tick (of the association and all below it) still hold of " +
 			"their time limits, × UsageFactor, as slurmctld counts them with AccountingStorageEnforce=limits " +
