@@ -101,6 +101,8 @@ func FuzzParseAssocScript(f *testing.F) {
 	f.Add("add cluster c\nadd account a,b parent=b\nmodify account a set parent=a fairshare=parent\ndelete user root\n")
 	f.Add("add user u account=x \\\n partition=p\nremove account x\n'\n")
 	f.Add("modifY ACCt set shAre=") // once panicked: set key with an empty value
+	f.Add("add account a GrpTRESMins=cpu=5,mem=2G GrpCPUMins=-1\nadd user u account=a grpcpumins=7\n" +
+		"modify user where name=u set GrpTRESMins=mem=-1,gres/gpu=3\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		as, st, err := ParseAssocScript("fuzz.txt", strings.NewReader(in))
 		assocFuzzCheck(t, as, st, err)
