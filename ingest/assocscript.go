@@ -75,8 +75,9 @@ type assocStmt struct {
 //     stores them: an add gets the statement's items only (a new
 //     association inherits no GrpTRESMins from its parent); a modify
 //     replaces the items it names and keeps the others; a count of -1 clears
-//     its TRES. Limits of add/modify cluster (the root association) are not
-//     read. See assocscript_limits.go for the Slurm source this follows.
+//     its TRES. An add cluster's limit is the root account association's
+//     (the root user association gets none); a modify cluster's is not read.
+//     See assocscript_limits.go for the Slurm source this follows.
 //   - `delete user ...` removes the matching user associations; `delete
 //     account` only when no association hangs below it; `delete cluster` is
 //     rejected as unsupported.
@@ -314,15 +315,13 @@ func (b *assocBuilder) add(idx int, s *assocStmt) (string, *ParseError) {
 	}
 	// GrpTRESMins of a new association: the statement's own items, cleared
 	// ones dropped; nothing comes from the parent (see assocscript_limits.go).
-	var limit string
-	if s.entity != "cluster" {
-		items, perr := parseLimitToks(b.file, s.line, s.limits)
-		if perr != nil {
-			b.rejectAccounts(s)
-			return "", perr
-		}
-		limit = applyLimit("", items)
+	// An add cluster's go to the root account's association.
+	items, perr := parseLimitToks(b.file, s.line, s.limits)
+	if perr != nil {
+		b.rejectAccounts(s)
+		return "", perr
 	}
+	limit := applyLimit("", items)
 	mk := func(cluster, account, user, partition, parent string) {
 		b.recs = append(b.recs, assocRec{rec: idx, a: Association{
 			Cluster: cluster, Account: account, User: user, Partition: partition, Parent: parent,
@@ -339,7 +338,8 @@ func (b *assocBuilder) add(idx int, s *assocStmt) (string, *ParseError) {
 				b.clusters = append(b.clusters, c)
 			}
 			mk(c, "root", "", "", "")
-			// Slurm adds the root user to every new cluster (as_mysql_add_clusters).
+			// Slurm adds the root user to every new cluster
+			// (as_mysql_add_clusters), as a fresh association: no limits.
 			b.recs = append(b.recs, assocRec{rec: idx, a: Association{
 				Cluster: c, Account: "root", User: "root", Parent: "root", Shares: 1, File: b.file, Line: s.line,
 			}})

@@ -25,6 +25,12 @@ import (
 //     current ones and combines them with TRES_STR_FLAG_REMOVE: the new item
 //     wins for its TRES, a cleared TRES disappears, every other current item
 //     stays.
+//   - add cluster: sacctmgr_add_cluster copies the statement's limits into
+//     the cluster's root association (slurmdb_copy_assoc_rec_limits); the
+//     root user association that as_mysql_add_clusters then adds is a
+//     fresh record, with no limits of its own. (modify cluster's limits are
+//     not read: which of the root associations its condition, acct=root
+//     without a user list, selects is left to slurmdbd's query.)
 //   - No inheritance: _set_assoc_limits_for_add copies a parent's
 //     def_qos_id, max_jobs, max_jobs_accrue, min_prio_thresh,
 //     max_submit_jobs, max_wall_pj, priority, max_tres_pj, max_tres_pn,

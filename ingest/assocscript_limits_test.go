@@ -58,6 +58,22 @@ func TestParseAssocScriptLimitsAdd(t *testing.T) {
 	}
 }
 
+// add cluster's limit is the root account association's; the root user
+// association Slurm adds with it has none, and nothing below inherits it.
+func TestParseAssocScriptLimitsCluster(t *testing.T) {
+	got, st, errs := scriptLimits(t, "add cluster c GrpTRESMins=node=4,cpu=1000\nadd account a\n")
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	checkLimits(t, got, map[string]string{"root|": "cpu=1000,node=4", "root|root": "", "a|": ""})
+	if st.Read != 2 || st.Ingested != 2 || !st.Balanced() {
+		t.Errorf("stats = %s, want read=2 ingested=2", st.String())
+	}
+	if _, _, errs = scriptLimits(t, "add cluster c GrpCPUMins=x\n"); len(errs) != 1 || !strings.Contains(errs[0], `GrpCPUMins="x"`) {
+		t.Errorf("errors = %q, want the bad GrpCPUMins", errs)
+	}
+}
+
 // A modify replaces the TRES it names, keeps the others, and -1 removes a
 // TRES (mod_tres_str); a limit-only modify is applied and ingested, while a
 // qos-only one is still skipped.
