@@ -17,6 +17,17 @@ func scriptLimits(t *testing.T, script string) (map[string]string, Stats, []stri
 	return got, st, assocErrorLines(t, err)
 }
 
+// cleanScriptLimits is scriptLimits for a script that must parse without
+// errors.
+func cleanScriptLimits(t *testing.T, script string) (map[string]string, Stats) {
+	t.Helper()
+	got, st, errs := scriptLimits(t, script)
+	if len(errs) > 0 {
+		t.Fatalf("errors: %q", errs)
+	}
+	return got, st
+}
+
 func checkLimits(t *testing.T, got, want map[string]string) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -40,10 +51,7 @@ func TestParseAssocScriptLimitsAdd(t *testing.T) {
 		"add user u account=a GrpCPUMins=500\n" +
 		"add user v account=b GrpTRESMins=gres/gpu=10,cpu=-1 GrpTRESMins=cpu=7\n" +
 		"add account d GrpTRESMins=cpu=5 GrpCPUMins=-1\n"
-	got, st, errs := scriptLimits(t, script)
-	if len(errs) > 0 {
-		t.Fatalf("errors: %q", errs)
-	}
+	got, st := cleanScriptLimits(t, script)
 	checkLimits(t, got, map[string]string{
 		"root|":     "",
 		"root|root": "",
@@ -61,15 +69,12 @@ func TestParseAssocScriptLimitsAdd(t *testing.T) {
 // add cluster's limit is the root account association's; the root user
 // association Slurm adds with it has none, and nothing below inherits it.
 func TestParseAssocScriptLimitsCluster(t *testing.T) {
-	got, st, errs := scriptLimits(t, "add cluster c GrpTRESMins=node=4,cpu=1000\nadd account a\n")
-	if len(errs) > 0 {
-		t.Fatalf("errors: %q", errs)
-	}
+	got, st := cleanScriptLimits(t, "add cluster c GrpTRESMins=node=4,cpu=1000\nadd account a\n")
 	checkLimits(t, got, map[string]string{"root|": "cpu=1000,node=4", "root|root": "", "a|": ""})
 	if st.Read != 2 || st.Ingested != 2 || !st.Balanced() {
 		t.Errorf("stats = %s, want read=2 ingested=2", st.String())
 	}
-	if _, _, errs = scriptLimits(t, "add cluster c GrpCPUMins=x\n"); len(errs) != 1 || !strings.Contains(errs[0], `GrpCPUMins="x"`) {
+	if _, _, errs := scriptLimits(t, "add cluster c GrpCPUMins=x\n"); len(errs) != 1 || !strings.Contains(errs[0], `GrpCPUMins="x"`) {
 		t.Errorf("errors = %q, want the bad GrpCPUMins", errs)
 	}
 }
@@ -87,10 +92,7 @@ func TestParseAssocScriptLimitsModify(t *testing.T) {
 		"add account e GrpTRESMins=cpu=1\n" +
 		"modify account e set GrpTRESMins=cpu=-1\n" +
 		"modify account where name=e set fairshare=3 GrpTRESMins=node=2\n"
-	got, st, errs := scriptLimits(t, script)
-	if len(errs) > 0 {
-		t.Fatalf("errors: %q", errs)
-	}
+	got, st := cleanScriptLimits(t, script)
 	checkLimits(t, got, map[string]string{
 		"root|":     "",
 		"root|root": "",
@@ -133,10 +135,7 @@ func TestParseAssocScriptLimitsRejected(t *testing.T) {
 // The limit a script gives reads back through ParseTRESLimit to the same
 // counts as the dump reader's column would give: mem=20G is 20480 MiB.
 func TestParseAssocScriptLimitsReadBack(t *testing.T) {
-	got, _, errs := scriptLimits(t, "add account a GrpTRESMins=mem=20G,cpu=6000\n")
-	if len(errs) > 0 {
-		t.Fatalf("errors: %q", errs)
-	}
+	got, _ := cleanScriptLimits(t, "add account a GrpTRESMins=mem=20G,cpu=6000\n")
 	counts, err := ParseTRESLimit(got["a|"])
 	if err != nil {
 		t.Fatalf("ParseTRESLimit(%q): %v", got["a|"], err)
