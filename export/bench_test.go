@@ -3,7 +3,6 @@ package export
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -67,13 +66,14 @@ func benchWriteJobs(b *testing.B, cluster string, month time.Time, rows any, n i
 	}
 	b.StopTimer()
 	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
-	fi, err := os.Stat(filepath.Join(h.Dir, "jobs", "cluster="+cluster, "month="+month.Format("2006-01"), "data.parquet"))
-	if err != nil {
-		b.Fatal(err)
+	ps, err := h.Partitions(schemas.TableJobs)
+	if err != nil || len(ps) != 1 {
+		b.Fatalf("jobs files %+v, %v; want one", ps, err)
 	}
+	size := ps[0].Bytes
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-	b.ReportMetric(float64(fi.Size())/float64(n), "disk-bytes/row")
-	b.ReportMetric(float64(fi.Size()), "file-bytes")
+	b.ReportMetric(float64(size)/float64(n), "disk-bytes/row")
+	b.ReportMetric(float64(size), "file-bytes")
 	b.ReportMetric(float64(n), "rows")
 }
 

@@ -3,17 +3,19 @@
 // fair-share snapshots, association trees, run records) into the Parquet
 // history analysts query with SQL, and defines DuckDB views over it.
 //
-// The history is hive-partitioned:
+// The history is a series of generations, each a hive-partitioned tree of
+// immutable Parquet segments; the current symlink names the committed one:
 //
-//	<history>/<table>/cluster=<cluster>/month=<YYYY-MM>/data.parquet
-//	<history>/runs/cluster=<cluster>/month=<YYYY-MM>/run-<20060102T150405Z>-<8 hex>.parquet
-//	<history>/manifest.json
+//	<history>/current -> gen/<N>
+//	<history>/gen/<N>/manifest.json
+//	<history>/gen/<N>/<table>/cluster=<cluster>/month=<YYYY-MM>/part-<16 hex>.parquet (or hot-…)
+//	<history>/gen/<N>/state/cluster=<cluster>/checkpoint-<20060102T150405Z>.json
 //
 // with the columns defined once in schemas.Tables (cluster and month live
-// only in the path). Every file is written to a dot-prefixed temp file in
-// its directory, fsynced, renamed into place and the directory fsynced, so
-// a reader sees the old file or the new one, never a torn one; identical
-// rows give identical bytes.
+// only in the path). A writer builds the next generation in a Txn (new
+// files, hard links to the files it keeps, the manifest) and publishes it
+// with one rename of the symlink; a reader pins a generation with a View.
+// Equal rows give equal bytes and file names. See docs/history-store.md.
 //
 // export touches files: it writes and reads the history directory. It is
 // the only package that links cgo (through DuckDB, for the views).

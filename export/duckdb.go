@@ -24,6 +24,11 @@ type DB struct {
 	Tables []string
 	// Missing are the history tables that have no file yet.
 	Missing []string
+	// Generation is the committed generation the views read; it stays in
+	// place until Close, whatever runs commit meanwhile.
+	Generation int64
+
+	view *View
 }
 
 // ExistingHistory checks that dir is an existing directory, for the
@@ -43,7 +48,11 @@ func ExistingHistory(dir string) error {
 }
 
 // OpenDuckDB opens an in-memory DuckDB database and defines a view per
-// history table that has files under dir, from schemas.ViewsSQL.
+// history table that has files under dir, from schemas.ViewsSQL, over the
+// committed generation, pinned until Close (a run committing meanwhile
+// changes nothing the session reads). Every file's size and Parquet footer
+// are checked first, so that a damaged file is named rather than failing
+// a query inside DuckDB.
 func OpenDuckDB(ctx context.Context, dir string) (*DB, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -52,24 +61,40 @@ func OpenDuckDB(ctx context.Context, dir string) (*DB, error) {
 	if err := ExistingHistory(dir); err != nil {
 		return nil, err
 	}
+	v, err := (&History{Dir: abs}).View()
+	if err != nil {
+		return nil, err
+	}
+	if err := v.CheckFooters(); err != nil {
+		v.Close()
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			return nil, fmt.Errorf("%w (in %s); run fairledger verify --history %s to check every file",
+				err, filepath.Join(dir, genDir, genName(v.Generation())), dir)
+		}
+		return nil, err
+	}
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
+		v.Close()
 		return nil, fmt.Errorf("open duckdb: %w", err)
 	}
 	// One connection: variables and settings are per connection.
 	db.SetMaxOpenConns(1)
-	d := &DB{db: db}
+	d := &DB{db: db, view: v, Generation: v.Generation()}
 	if _, err := db.ExecContext(ctx, "SET VARIABLE history = "+quoteSQL(abs)); err != nil {
-		db.Close()
+		d.Close()
 		return nil, fmt.Errorf("set history: %w", err)
 	}
+	pinned := "'/" + genDir + "/" + genName(v.Generation()) + "/"
 	for _, st := range schemas.ViewStatements() {
-		if st.Table != "" && !hasFiles(abs, st.Table) {
+		if st.Table != "" && len(v.Files(st.Table, "")) == 0 {
 			d.Missing = append(d.Missing, st.Table)
 			continue
 		}
-		if _, err := db.ExecContext(ctx, st.SQL); err != nil {
-			db.Close()
+		q := strings.ReplaceAll(st.SQL, "'/"+currentLink+"/", pinned)
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			d.Close()
 			return nil, fmt.Errorf("define view %s: %w", st.Table, err)
 		}
 		if st.Table != "" {
@@ -79,22 +104,17 @@ func OpenDuckDB(ctx context.Context, dir string) (*DB, error) {
 	return d, nil
 }
 
-// hasFiles reports whether a table has at least one Parquet file.
-func hasFiles(dir, table string) bool {
-	m, _ := filepath.Glob(filepath.Join(dir, table, "cluster=*", "month=*", "*.parquet"))
-	for _, f := range m {
-		if !strings.HasPrefix(filepath.Base(f), ".") {
-			return true
-		}
-	}
-	return false
-}
-
 // quoteSQL quotes s as a SQL string literal.
 func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// Close closes the session.
-func (d *DB) Close() error { return d.db.Close() }
+// Close closes the session and releases its generation.
+func (d *DB) Close() error {
+	err := d.db.Close()
+	if verr := d.view.Close(); err == nil {
+		err = verr
+	}
+	return err
+}
 
 // Result is a query's column names and rows (values as the driver returns
 // them: int64, float64, string, bool, time.Time, []byte, duckdb.Decimal,

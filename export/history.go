@@ -2,9 +2,9 @@ package export
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -41,31 +41,53 @@ type History struct {
 	// Dir is the history's root directory.
 	Dir string
 
-	mu sync.Mutex // serialises manifest updates
+	mu sync.Mutex // serialises the one-shot commits (WritePartition, AppendRun, ...)
 }
 
-// Partition is one file of the history.
+// Partition is one file of the history, as its generation's manifest lists
+// it: a segment of a (table, cluster, month) partition, or a checkpoint
+// (Table TableState).
 type Partition struct {
-	// Table is the table name (schemas.TableJobs, ...).
+	// Table is the table name (schemas.TableJobs, ...) or TableState.
 	Table string `json:"table"`
-	// Cluster and Month (YYYY-MM) are the hive partition values.
+	// Cluster and Month (YYYY-MM) are the hive partition values (no month
+	// for a checkpoint).
 	Cluster string `json:"cluster"`
-	Month   string `json:"month"`
-	// Path is the file's slash-separated path relative to the history.
+	Month   string `json:"month,omitempty"`
+	// Path is the file's slash-separated path relative to the generation.
 	Path string `json:"path"`
-	// Rows is the number of rows in the file.
+	// Rows is the number of rows in the file (0 for a checkpoint).
 	Rows int64 `json:"rows"`
 	// Bytes is the file size.
 	Bytes int64 `json:"bytes"`
-	// SHA256 is the hex SHA-256 of the file; set in the manifest, empty
-	// from Partitions (which does not read whole files).
-	SHA256 string `json:"sha256,omitempty"`
+	// SHA256 is the hex SHA-256 of the file.
+	SHA256 string `json:"sha256"`
+	// Hot marks a segment that later runs are expected to rewrite: jobs
+	// charged up to less than HotWindow before the run's --to (running
+	// ones among them), usage of the days from the UTC day of --to on.
+	Hot bool `json:"hot,omitempty"`
+	// MinTime and MaxTime bound the rows' times in Unix seconds: a jobs
+	// segment's starts, a usage segment's days, a fairshare or
+	// associations segment's snapshots, a runs segment's starts.
+	MinTime int64 `json:"min_time,omitempty"`
+	MaxTime int64 `json:"max_time,omitempty"`
+	// MinID and MaxID bound a jobs segment's job_id_raw; MaxEnd is the
+	// latest time any of its jobs is charged to (start + charged_sec).
+	MinID  int64 `json:"min_id,omitempty"`
+	MaxID  int64 `json:"max_id,omitempty"`
+	MaxEnd int64 `json:"max_end,omitempty"`
 }
 
-// Manifest lists every file of a history, sorted by path. It holds no
-// timestamps, so the same history always has the same manifest.
+// Manifest lists every file of one generation of a history, sorted by
+// path. It holds no timestamps: the same rows give the same manifest, but
+// for the generation number.
 type Manifest struct {
-	Partitions []Partition `json:"partitions"`
+	// Format is StoreFormat.
+	Format int `json:"format"`
+	// Generation is the generation's number, from 1.
+	Generation int64 `json:"generation"`
+	// Partitions are the files, sorted by path.
+	Partitions []Partition `json:"files"`
 }
 
 // Open opens (creating it if needed) the history directory dir. It fails
@@ -100,46 +122,29 @@ func partitionDir(table, cluster, month string) string {
 	return path.Join(table, "cluster="+cluster, "month="+month)
 }
 
-// WritePartition replaces the (table, cluster, month) partition with rows,
-// which must be a []JobRow or *JobTable, []UsageRow, []FairshareRow or
-// []AssociationRow matching table. month is truncated to its UTC month.
-// Rows are written in the table's sort order (schemas.Table.SortBy) without
-// modifying the caller's slice; a *JobTable is sorted in place
-// (JobTable.Sort) instead. The write is atomic and idempotent: equal
-// rows give a byte-identical file, and readers see either the previous file
-// or the new one. The manifest is rewritten afterwards.
+// WritePartition replaces the (table, cluster, month) partition with rows
+// in a commit of its own (see Txn.Write for the rows): the partition's
+// segments are removed and rows written as one. It is for tests and tools;
+// a run writes through one Txn. The caller holds the history's lock or is
+// the only writer.
 func (h *History) WritePartition(table, cluster string, month time.Time, rows any) error {
-	if err := validCluster(cluster); err != nil {
-		return fmt.Errorf("write partition %s: %w", table, err)
-	}
-	def, err := schemas.TableByName(table)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, err := h.Begin()
 	if err != nil {
-		return fmt.Errorf("write partition: %w", err)
-	}
-	var n int
-	var encode func(io.Writer) error
-	switch r := rows.(type) {
-	case []JobRow:
-		n, encode = len(r), jobsEncoder(jobTableOf(r), def.SortBy)
-	case *JobTable:
-		r.Sort()
-		n, encode = len(r.Recs), jobsEncoder(r, def.SortBy)
-	case []UsageRow:
-		n, encode = len(r), usageEncoder(r, def.SortBy)
-	case []FairshareRow:
-		n, encode = len(r), fairshareEncoder(r, def.SortBy)
-	case []AssociationRow:
-		n, encode = len(r), associationsEncoder(r, def.SortBy)
-	default:
-		return fmt.Errorf("write partition %s: rows of type %T", table, rows)
-	}
-	if want := tableOf(rows); want != table {
-		return fmt.Errorf("write partition %s: %T rows belong to table %s", table, rows, want)
+		return err
 	}
 	m := month.UTC().Format(monthLayout)
-	rel := path.Join(partitionDir(table, cluster, m), dataFile)
-	p := Partition{Table: table, Cluster: cluster, Month: m, Path: rel, Rows: int64(n)}
-	return h.writeFile(p, encode)
+	for _, p := range t.Base().Files(table, cluster) {
+		if p.Month == m {
+			t.Remove(p)
+		}
+	}
+	if _, err := t.Write(table, cluster, month, rows, false); err != nil {
+		t.Abort()
+		return err
+	}
+	return t.Commit()
 }
 
 // tableOf names the table of a rows slice.
@@ -159,47 +164,21 @@ func tableOf(rows any) string {
 	return ""
 }
 
-// AppendRun writes run as a new file of the runs table, in the month of
-// run.Started (UTC): run-<Started>-<8 hex>.parquet, where the hex digits
-// are the start of SHA-256(RunID), so appending the same run again rewrites
-// the same file. It returns the file's partition entry.
+// AppendRun writes run as a new file of the runs table in a commit of its
+// own (a run appends through its Txn) and returns the file's entry.
 func (h *History) AppendRun(cluster string, run RunRow) (Partition, error) {
-	if err := validCluster(cluster); err != nil {
-		return Partition{}, fmt.Errorf("append run: %w", err)
-	}
-	if run.RunID == "" {
-		return Partition{}, errors.New("append run: empty run id")
-	}
-	started := run.Started.UTC()
-	m := started.Format(monthLayout)
-	id := sha256.Sum256([]byte(run.RunID))
-	name := "run-" + started.Format(runLayout) + "-" + hex.EncodeToString(id[:4]) + ".parquet"
-	p := Partition{Table: schemas.TableRuns, Cluster: cluster, Month: m,
-		Path: path.Join(partitionDir(schemas.TableRuns, cluster, m), name), Rows: 1}
-	def, err := schemas.TableByName(schemas.TableRuns)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, err := h.Begin()
 	if err != nil {
 		return Partition{}, err
 	}
-	rows := []RunRow{run}
-	if err := h.writeFile(p, encoder(rows, nil, def.SortBy)); err != nil {
+	p, err := t.AppendRun(cluster, run)
+	if err != nil {
+		t.Abort()
 		return Partition{}, err
 	}
-	return h.manifestEntry(p.Path)
-}
-
-// writeFile writes p's file atomically with encode and records it in the
-// manifest.
-func (h *History) writeFile(p Partition, encode func(io.Writer) error) error {
-	dir, name := path.Split(p.Path)
-	size, sum, err := writeAtomic(h.Dir, filepath.FromSlash(dir), name, encode)
-	if err != nil {
-		return fmt.Errorf("write partition %s: %w", p.Path, err)
-	}
-	p.Bytes, p.SHA256 = size, sum
-	if err := h.updateManifest(p); err != nil {
-		return fmt.Errorf("write partition %s: %w", p.Path, err)
-	}
-	return nil
+	return p, t.Commit()
 }
 
 // writerOptions are the Parquet settings of every history file: zstd at
@@ -627,30 +606,23 @@ func stringValue(s string) parquet.Value {
 	return parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
-// writeAtomic writes root/dir/name: a temp file .name.tmp-* in the same
-// directory is written, fsynced, renamed over name, and the directory (and
-// its parents up to root, which may be new) fsynced. It returns the size
-// and hex SHA-256 of what was written. On error the temp file is removed
-// and any previous file is left as it was.
-func writeAtomic(root, dir, name string, encode func(io.Writer) error) (size int64, sum string, err error) {
-	full := filepath.Join(root, dir)
-	if err := os.MkdirAll(full, 0o755); err != nil {
+// writeFileIn writes dir/name with encode (creating dir), fsynced when
+// sync is set, and returns its size and hex SHA-256. On error the file is
+// removed.
+func writeFileIn(dir, name string, encode func(io.Writer) error, sync bool) (size int64, sum string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, "", err
 	}
-	f, err := os.CreateTemp(full, "."+name+tmpMarker+"*")
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return 0, "", err
 	}
-	tmp := f.Name()
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			os.Remove(f.Name())
 		}
 	}()
-	if err = f.Chmod(0o644); err != nil {
-		return 0, "", err
-	}
 	h := sha256.New()
 	cw := &countingWriter{w: io.MultiWriter(f, h)}
 	bw := bufio.NewWriterSize(cw, 1<<20)
@@ -660,23 +632,13 @@ func writeAtomic(root, dir, name string, encode func(io.Writer) error) (size int
 	if err = bw.Flush(); err != nil {
 		return 0, "", err
 	}
-	if err = f.Sync(); err != nil {
-		return 0, "", err
+	if sync {
+		if err = f.Sync(); err != nil {
+			return 0, "", err
+		}
 	}
 	if err = f.Close(); err != nil {
 		return 0, "", err
-	}
-	if err = os.Rename(tmp, filepath.Join(full, name)); err != nil {
-		return 0, "", err
-	}
-	// Make the rename, and any directory MkdirAll created, durable.
-	for d := full; ; d = filepath.Dir(d) {
-		if err := syncDir(d); err != nil {
-			return 0, "", err
-		}
-		if d == filepath.Clean(root) || d == filepath.Dir(d) {
-			break
-		}
 	}
 	return cw.n, hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -704,300 +666,76 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// ReadPartition reads the (table, cluster, month) partition into dst, a
-// *[]JobRow, *[]UsageRow, *[]FairshareRow or *[]AssociationRow matching
-// table, in file order. A missing partition is an error wrapping
-// fs.ErrNotExist.
+// ReadPartition reads the committed (table, cluster, month) partition
+// into dst (see View.ReadPartition). A missing partition is an error
+// wrapping fs.ErrNotExist.
 func (h *History) ReadPartition(table, cluster string, month time.Time, dst any) error {
 	if err := validCluster(cluster); err != nil {
 		return fmt.Errorf("read partition %s: %w", table, err)
 	}
-	rel := path.Join(partitionDir(table, cluster, month.UTC().Format(monthLayout)), dataFile)
-	file := filepath.Join(h.Dir, filepath.FromSlash(rel))
-	var err error
-	switch d := dst.(type) {
-	case *[]JobRow:
-		err = readInto(file, table, d)
-	case *[]UsageRow:
-		err = readInto(file, table, d)
-	case *[]FairshareRow:
-		err = readInto(file, table, d)
-	case *[]AssociationRow:
-		err = readInto(file, table, d)
-	default:
-		err = fmt.Errorf("destination of type %T", dst)
-	}
-	if err != nil {
-		return fmt.Errorf("read partition %s: %w", rel, err)
-	}
-	return nil
-}
-
-func readInto[T any](file, table string, dst *[]T) error {
-	if want := tableOf(*dst); want != table {
-		return fmt.Errorf("%T rows belong to table %s", *dst, want)
-	}
-	rows, err := parquet.ReadFile[T](file)
+	v, err := h.View()
 	if err != nil {
 		return err
 	}
-	*dst = rows
-	return nil
+	defer v.Close()
+	return v.ReadPartition(table, cluster, month, dst)
 }
 
-// ReadRuns reads every run file of a (cluster, month) partition of the runs
-// table, in file name (= start time) order. A missing partition reads as
-// no runs.
+// decodeRows decodes a Parquet file's bytes into dst and returns the
+// number of rows. A panic of the decoder on malformed bytes is returned
+// as an error.
+func decodeRows[T any](b []byte, dst *[]T) (n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n, err = 0, fmt.Errorf("malformed Parquet: %v", r)
+		}
+	}()
+	rows, err := parquet.Read[T](bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return 0, err
+	}
+	*dst = rows
+	return len(rows), nil
+}
+
+// ReadRuns reads the committed runs of a (cluster, month) partition in
+// start order. A missing partition reads as no runs.
 func (h *History) ReadRuns(cluster string, month time.Time) ([]RunRow, error) {
 	if err := validCluster(cluster); err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
-	dir := filepath.Join(h.Dir, filepath.FromSlash(partitionDir(schemas.TableRuns, cluster, month.UTC().Format(monthLayout))))
-	entries, err := os.ReadDir(dir) // sorted by name
+	var out []RunRow
+	err := h.ReadPartition(schemas.TableRuns, cluster, month, &out)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read runs: %w", err)
-	}
-	var out []RunRow
-	for _, e := range entries {
-		if !isRunFile(e.Name()) {
-			continue
-		}
-		rows, err := parquet.ReadFile[RunRow](filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("read runs %s: %w", e.Name(), err)
-		}
-		out = append(out, rows...)
-	}
-	return out, nil
+	return out, err
 }
 
-func isRunFile(name string) bool {
-	return strings.HasPrefix(name, "run-") && strings.HasSuffix(name, ".parquet")
-}
-
-// isTemp reports a temp file left by writeAtomic.
+// isTemp reports a temp file left by an interrupted write.
 func isTemp(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, tmpMarker)
 }
 
-// CleanTemps removes the temp files a crashed writer left anywhere in the
-// history and returns how many it removed. Call it when no writer runs
-// (e.g. at the start of a run, under the run's lock): it would also remove
-// the temp file of a write in progress, making that write fail.
-func (h *History) CleanTemps() (int, error) {
-	n := 0
-	err := filepath.WalkDir(h.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() && isTemp(d.Name()) {
-			if err := os.Remove(p); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		return n, fmt.Errorf("clean temp files: %w", err)
-	}
-	return n, nil
-}
-
-// Partitions lists the files of table found on disk (temp files ignored),
-// sorted by path, with their row counts read from the Parquet footers.
-// SHA256 is left empty: see ReadManifest.
+// Partitions lists the committed files of table, sorted by path.
 func (h *History) Partitions(table string) ([]Partition, error) {
 	if _, err := schemas.TableByName(table); err != nil {
 		return nil, fmt.Errorf("list partitions: %w", err)
 	}
-	var out []Partition
-	clusters, err := os.ReadDir(filepath.Join(h.Dir, table))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list partitions: %w", err)
-	}
-	for _, c := range clusters {
-		cluster, ok := strings.CutPrefix(c.Name(), "cluster=")
-		if !ok || !c.IsDir() {
-			continue
-		}
-		months, err := os.ReadDir(filepath.Join(h.Dir, table, c.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("list partitions: %w", err)
-		}
-		for _, m := range months {
-			month, ok := strings.CutPrefix(m.Name(), "month=")
-			if !ok || !m.IsDir() {
-				continue
-			}
-			files, err := os.ReadDir(filepath.Join(h.Dir, table, c.Name(), m.Name()))
-			if err != nil {
-				return nil, fmt.Errorf("list partitions: %w", err)
-			}
-			for _, f := range files {
-				name := f.Name()
-				if table == schemas.TableRuns && !isRunFile(name) || table != schemas.TableRuns && name != dataFile {
-					continue
-				}
-				p := Partition{Table: table, Cluster: cluster, Month: month,
-					Path: path.Join(table, c.Name(), m.Name(), name)}
-				if err := h.stat(&p); err != nil {
-					return nil, fmt.Errorf("list partitions: %w", err)
-				}
-				out = append(out, p)
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b Partition) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
-}
-
-// stat fills p.Rows and p.Bytes from the file's footer.
-func (h *History) stat(p *Partition) error {
-	f, err := os.Open(filepath.Join(h.Dir, filepath.FromSlash(p.Path)))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	pf, err := parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return fmt.Errorf("%s: %w", p.Path, err)
-	}
-	p.Rows, p.Bytes = pf.NumRows(), fi.Size()
-	return nil
-}
-
-// ReadManifest reads <history>/manifest.json; a history without one has an
-// empty manifest.
-func (h *History) ReadManifest() (Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(h.Dir, manifestFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Manifest{}, nil
-	}
-	if err != nil {
-		return Manifest{}, fmt.Errorf("read manifest: %w", err)
-	}
-	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return Manifest{}, fmt.Errorf("read manifest %s: %w", manifestFile, err)
-	}
-	return m, nil
-}
-
-// RebuildManifest rewrites the manifest from the files on disk, hashing
-// each one: the repair after a crash between a file's rename and the
-// manifest's, or after files were copied in by hand.
-func (h *History) RebuildManifest() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	m, err := h.scan()
-	if err != nil {
-		return fmt.Errorf("rebuild manifest: %w", err)
-	}
-	return h.writeManifest(m)
-}
-
-// scan builds a manifest from the files on disk.
-func (h *History) scan() (Manifest, error) {
-	var all []Partition
-	for _, t := range schemas.Tables() {
-		ps, err := h.Partitions(t.Name)
-		if err != nil {
-			return Manifest{}, err
-		}
-		for i := range ps {
-			sum, err := hashFile(filepath.Join(h.Dir, filepath.FromSlash(ps[i].Path)))
-			if err != nil {
-				return Manifest{}, err
-			}
-			ps[i].SHA256 = sum
-		}
-		all = append(all, ps...)
-	}
-	return Manifest{Partitions: all}, nil
-}
-
-func hashFile(name string) (string, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// updateManifest replaces (or adds) p's entry and rewrites the manifest
-// atomically. A history without a manifest gets one built from its files.
-func (h *History) updateManifest(p Partition) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var m Manifest
-	_, err := os.Stat(filepath.Join(h.Dir, manifestFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		m, err = h.scan()
-	case err == nil:
-		m, err = h.ReadManifest()
-	}
-	if err != nil {
-		return err
-	}
-	i, found := slices.BinarySearchFunc(m.Partitions, p.Path, func(e Partition, path string) int {
-		return strings.Compare(e.Path, path)
-	})
-	if found {
-		m.Partitions[i] = p
-	} else {
-		m.Partitions = slices.Insert(m.Partitions, i, p)
-	}
-	return h.writeManifest(m)
-}
-
-func (h *History) writeManifest(m Manifest) error {
-	slices.SortFunc(m.Partitions, func(a, b Partition) int { return strings.Compare(a.Path, b.Path) })
-	if m.Partitions == nil {
-		m.Partitions = []Partition{}
-	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("write manifest: %w", err)
-	}
-	b = append(b, '\n')
-	if _, _, err := writeAtomic(h.Dir, ".", manifestFile, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	}); err != nil {
-		return fmt.Errorf("write manifest: %w", err)
-	}
-	return nil
-}
-
-// manifestEntry returns the manifest's entry for path.
-func (h *History) manifestEntry(p string) (Partition, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	m, err := h.ReadManifest()
 	if err != nil {
-		return Partition{}, err
+		return nil, err
 	}
-	for _, e := range m.Partitions {
-		if e.Path == p {
-			return e, nil
-		}
+	return m.Files(table, ""), nil
+}
+
+// ReadManifest reads the committed generation's manifest; an empty history
+// has an empty one (generation 0).
+func (h *History) ReadManifest() (Manifest, error) {
+	v, err := h.View()
+	if err != nil {
+		return Manifest{}, err
 	}
-	return Partition{}, fmt.Errorf("manifest has no entry for %s", p)
+	defer v.Close()
+	return v.Manifest, nil
 }

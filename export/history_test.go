@@ -2,12 +2,16 @@ package export
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -254,7 +258,7 @@ func TestFileSchemas(t *testing.T) {
 		if err != nil || len(ps) != 1 {
 			t.Fatalf("Partitions(%s) = %v, %v; want one", def.Name, ps, err)
 		}
-		f := openParquet(t, filepath.Join(h.Dir, ps[0].Path))
+		f := openParquet(t, histPath(h, ps[0]))
 		fields := f.Schema().Fields()
 		var names, want []string
 		for _, fl := range fields {
@@ -296,10 +300,84 @@ func openParquet(t *testing.T, name string) *parquet.File {
 	return f
 }
 
+// histPath is the path of file p of the committed generation,
+// through the current symlink.
+func histPath(h *History, p Partition) string {
+	return filepath.Join(h.Dir, currentLink, filepath.FromSlash(p.Path))
+}
+
+// histFiles returns the committed files of the (table, cluster, month)
+// partition.
+func histFiles(t *testing.T, h *History, table, cluster, month string) []Partition {
+	t.Helper()
+	m, err := h.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Partition
+	for _, p := range m.Files(table, cluster) {
+		if p.Month == month {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// histOnlyFile returns the one committed file of a partition.
+func histOnlyFile(t *testing.T, h *History, table, cluster, month string) Partition {
+	t.Helper()
+	ps := histFiles(t, h, table, cluster, month)
+	if len(ps) != 1 {
+		t.Fatalf("partition %s has files %+v, want one", partitionDir(table, cluster, month), ps)
+	}
+	return ps[0]
+}
+
+// histGenerations lists the numbered directories under <history>/gen.
+func histGenerations(t *testing.T, h *History) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(h.Dir, genDir))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// histContentNamed checks that file p is named by its content: part- and
+// the first 16 hex digits of the SHA-256 of its bytes, which the manifest
+// records with its size.
+func histContentNamed(t *testing.T, h *History, p Partition) []byte {
+	t.Helper()
+	b, err := os.ReadFile(histPath(h, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	hexSum := hex.EncodeToString(sum[:])
+	want := path.Join(partitionDir(p.Table, p.Cluster, p.Month), "part-"+hexSum[:16]+".parquet")
+	if p.Path != want || p.SHA256 != hexSum || p.Bytes != int64(len(b)) {
+		t.Errorf("file %s: sha256 %s, %d bytes; the file is %s, %d bytes, so want path %s", p.Path, p.SHA256, p.Bytes, hexSum, len(b), want)
+	}
+	return b
+}
+
+// TestIdempotent: writing the same rows again (in another order) gives the
+// same bytes, so the same content-named file, which replaces the
+// partition's segment rather than adding one; the manifest entry is
+// exactly the file's (size, hash, rows and the statistics, worked out by
+// hand); other rows give another name and the old file leaves the
+// generation.
 func TestIdempotent(t *testing.T) {
 	h := openHistory(t)
-	dir := filepath.Join(h.Dir, "jobs", "cluster=c1", "month=2025-01")
+	dir := filepath.Join(h.Dir, currentLink, "jobs", "cluster=c1", "month=2025-01")
 	var files [2][]byte
+	var entries [2]Partition
 	for i := range files {
 		// The second write gets the same rows in another order and with
 		// maps built in another insertion order: same bytes.
@@ -310,84 +388,207 @@ func TestIdempotent(t *testing.T) {
 		if err := h.WritePartition(schemas.TableJobs, "c1", jan, rows); err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "data.parquet"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[i] = b
+		entries[i] = histOnlyFile(t, h, schemas.TableJobs, "c1", "2025-01")
+		files[i] = histContentNamed(t, h, entries[i])
 	}
-	if !bytes.Equal(files[0], files[1]) {
-		t.Errorf("two writes of the same rows differ (%d and %d bytes)", len(files[0]), len(files[1]))
+	if !bytes.Equal(files[0], files[1]) || entries[0] != entries[1] {
+		t.Errorf("two writes of the same rows differ: %+v (%d bytes) and %+v (%d bytes)", entries[0], len(files[0]), entries[1], len(files[1]))
 	}
-	entries, err := os.ReadDir(dir)
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 1 || entries[0].Name() != "data.parquet" {
-		t.Errorf("partition directory holds %v, want only data.parquet", entries)
+	if len(ents) != 1 || ents[0].Name() != path.Base(entries[1].Path) {
+		t.Errorf("partition directory holds %v, want only %s", ents, path.Base(entries[1].Path))
 	}
 	m, err := h.ReadManifest()
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(files[1])
-	want := []Partition{{Table: "jobs", Cluster: "c1", Month: "2025-01", Path: "jobs/cluster=c1/month=2025-01/data.parquet",
-		Rows: 3, Bytes: int64(len(files[1])), SHA256: hex.EncodeToString(sum[:])}}
-	if !reflect.DeepEqual(m.Partitions, want) {
-		t.Errorf("manifest = %+v, want %+v", m.Partitions, want)
+	// Starts 2025-01-01T00:00:00Z (1735689600, 42+1), 2025-01-02T10:00:00.00025Z
+	// (1735812000 floored, 101_3), 2025-01-03T00:00:00Z (1735862400, 99);
+	// job_id_raw 43..104; the latest charged end 99's 1735862400 + 86400.
+	want := Manifest{Format: StoreFormat, Generation: 2, Partitions: []Partition{{Table: "jobs", Cluster: "c1", Month: "2025-01",
+		Path: "jobs/cluster=c1/month=2025-01/part-" + hex.EncodeToString(sum[:8]) + ".parquet",
+		Rows: 3, Bytes: int64(len(files[1])), SHA256: hex.EncodeToString(sum[:]),
+		MinTime: 1735689600, MaxTime: 1735862400, MinID: 43, MaxID: 104, MaxEnd: 1735948800}}}
+	if !reflect.DeepEqual(m, want) {
+		t.Errorf("manifest = %+v, want %+v", m, want)
+	}
+
+	// Other rows: another file, and the old one is not in the generation.
+	if err := h.WritePartition(schemas.TableJobs, "c1", jan, sampleJobs()[:2]); err != nil {
+		t.Fatal(err)
+	}
+	p := histOnlyFile(t, h, schemas.TableJobs, "c1", "2025-01")
+	histContentNamed(t, h, p)
+	if p.Path == entries[1].Path || p.Rows != 2 {
+		t.Errorf("rewrite with 2 rows: %+v, want a new file of 2 rows", p)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 || ents[0].Name() != path.Base(p.Path) {
+		t.Errorf("after the rewrite the partition directory holds %v, want only %s", ents, path.Base(p.Path))
 	}
 }
 
+// TestSameRowsSameManifest: the manifest holds no timestamps, so the same
+// writes in another order give the same manifest but for the generation.
+func TestSameRowsSameManifest(t *testing.T) {
+	writes := []func(h *History) error{
+		func(h *History) error { return h.WritePartition(schemas.TableJobs, "c1", jan, sampleJobs()) },
+		func(h *History) error { return h.WritePartition(schemas.TableUsage, "c1", jan, sampleUsage()) },
+		func(h *History) error { _, err := h.AppendRun("c1", sampleRun()); return err },
+		func(h *History) error { return h.WriteState("c1", "checkpoint-a.json", []byte(`{"a":1}`)) },
+	}
+	var ms [2]Manifest
+	for i := range ms {
+		h := openHistory(t)
+		for j := range writes {
+			if i == 1 {
+				j = len(writes) - 1 - j
+			}
+			if err := writes[j](h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// One more commit on the second history: generation numbers differ.
+		if i == 1 {
+			if err := h.WritePartition(schemas.TableUsage, "c1", jan, sampleUsage()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := h.ReadManifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms[i] = m
+	}
+	if ms[0].Generation != 4 || ms[1].Generation != 5 {
+		t.Errorf("generations %d and %d, want 4 and 5", ms[0].Generation, ms[1].Generation)
+	}
+	ms[1].Generation = ms[0].Generation
+	if !reflect.DeepEqual(ms[0], ms[1]) || len(ms[0].Partitions) != 4 {
+		t.Errorf("manifests differ:\n%+v\n%+v", ms[0], ms[1])
+	}
+}
+
+// TestCrashSafety: a commit that dies before switching the current symlink
+// (a stage directory with a half-written temp file, or a whole generation
+// renamed into place but never made current) changes nothing a reader
+// sees, and the next commit's Begin removes its files; a write that fails
+// midway leaves no file and, aborted, the history as it was.
 func TestCrashSafety(t *testing.T) {
 	h := openHistory(t)
 	if err := h.WritePartition(schemas.TableUsage, "c1", jan, sampleUsage()); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(h.Dir, "usage", "cluster=c1", "month=2025-01")
-	good, err := os.ReadFile(filepath.Join(dir, "data.parquet"))
+	p := histOnlyFile(t, h, schemas.TableUsage, "c1", "2025-01")
+	good, err := os.ReadFile(histPath(h, p))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A crash leaves an empty temp file and a half-written one.
-	if err := os.WriteFile(filepath.Join(dir, ".data.parquet.tmp-111"), nil, 0o644); err != nil {
+	before, err := h.ReadManifest()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".data.parquet.tmp-222"), good[:len(good)/2], 0o644); err != nil {
+	// A crash mid-commit: a stage directory holding a written segment and
+	// a half-written temp file.
+	stage := filepath.Join(h.Dir, genDir, stagePrefix+genName(2)+"-0badc0de", "usage", "cluster=c1", "month=2025-01")
+	if err := os.MkdirAll(stage, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// A write that fails midway (the encoder errors after some bytes)
-	// leaves no temp file and the previous file intact.
-	boom := errors.New("disk full")
-	_, _, err = writeAtomic(h.Dir, filepath.Join("usage", "cluster=c1", "month=2025-01"), "data.parquet", func(w io.Writer) error {
-		w.Write(good[:100])
-		return boom
-	})
-	if !errors.Is(err, boom) {
-		t.Errorf("writeAtomic error = %v, want %v", err, boom)
+	if err := os.WriteFile(filepath.Join(stage, "part-0123456789abcdef.parquet"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stage, ".part-new"+tmpMarker), good[:len(good)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A crash after the rename of the stage but before the symlink
+	// switch: generation 2, complete, with a second segment, never current.
+	uncommitted := filepath.Join(h.Dir, genDir, genName(2))
+	if err := os.MkdirAll(filepath.Join(uncommitted, "usage", "cluster=c1", "month=2025-01"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{p.Path, "usage/cluster=c1/month=2025-01/part-0123456789abcdef.parquet"} {
+		if err := os.WriteFile(filepath.Join(uncommitted, filepath.FromSlash(name)), good, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m2 := before
+	m2.Generation = 2
+	m2.Partitions = append(slices.Clone(m2.Partitions), p)
+	m2.Partitions[1].Path = "usage/cluster=c1/month=2025-01/part-0123456789abcdef.parquet"
+	b, err := json.Marshal(m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(uncommitted, manifestFile), b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 
+	// Readers see generation 1 only.
 	var got []UsageRow
 	if err := h.ReadPartition(schemas.TableUsage, "c1", jan, &got); err != nil || len(got) != 3 {
 		t.Errorf("ReadPartition after crash = %d rows, %v; want 3 rows", len(got), err)
 	}
 	ps, err := h.Partitions(schemas.TableUsage)
-	if err != nil || len(ps) != 1 || ps[0].Rows != 3 {
-		t.Errorf("Partitions after crash = %+v, %v; want one of 3 rows", ps, err)
+	if err != nil || len(ps) != 1 || ps[0] != p {
+		t.Errorf("Partitions after crash = %+v, %v; want %+v", ps, err, p)
 	}
-	n, err := h.CleanTemps()
-	if err != nil || n != 2 {
-		t.Errorf("CleanTemps() = %d, %v; want 2, nil", n, err)
+	db, err := OpenDuckDB(context.Background(), h.Dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 || entries[0].Name() != "data.parquet" {
-		t.Errorf("after CleanTemps the partition holds %v, want only data.parquet", entries)
+	res, err := db.Query(context.Background(), "SELECT count(*) FROM usage")
+	db.Close()
+	if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != int64(3) || db.Generation != 1 {
+		t.Errorf("DuckDB after crash: %+v, %v, generation %d; want 3 rows of generation 1", res, err, db.Generation)
 	}
-	after, _ := os.ReadFile(filepath.Join(dir, "data.parquet"))
-	if !bytes.Equal(after, good) {
-		t.Errorf("data.parquet changed by a failed write")
+
+	// A write that fails midway (the encoder errors after some bytes)
+	// returns the error and leaves no file in the stage.
+	tx, err := h.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Begin removed what the crashes left: only generation 1 and its own stage.
+	if gens := histGenerations(t, h); !slices.Equal(gens, []string{genName(1)}) {
+		t.Errorf("after Begin the generations are %v, want only %s", gens, genName(1))
+	}
+	stages, _ := filepath.Glob(filepath.Join(h.Dir, genDir, stagePrefix+"*"))
+	if len(stages) != 1 || stages[0] != tx.stage {
+		t.Errorf("after Begin the stages are %v, want only the new one %s", stages, tx.stage)
+	}
+	boom := errors.New("disk full")
+	fp := Partition{Table: schemas.TableUsage, Cluster: "c1", Month: "2025-01"}
+	err = tx.writeNamed(&fp, partitionDir(schemas.TableUsage, "c1", "2025-01"), "part-", ".parquet", func(w io.Writer) error {
+		w.Write(good[:100])
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Errorf("failed write error = %v, want %v", err, boom)
+	}
+	if left, _ := os.ReadDir(filepath.Join(tx.stage, "usage", "cluster=c1", "month=2025-01")); len(left) != 0 {
+		t.Errorf("a failed write left %v in the stage", left)
+	}
+	tx.Remove(p)
+	tx.Abort()
+	if stages, _ := filepath.Glob(filepath.Join(h.Dir, genDir, stagePrefix+"*")); len(stages) != 0 {
+		t.Errorf("Abort left the stages %v", stages)
+	}
+	after, err := h.ReadManifest()
+	if err != nil || !reflect.DeepEqual(after, before) {
+		t.Errorf("manifest after an aborted commit = %+v, %v; want %+v", after, err, before)
+	}
+	if b, _ := os.ReadFile(histPath(h, p)); !bytes.Equal(b, good) {
+		t.Errorf("%s changed by a failed write", p.Path)
 	}
 }
 
+// TestAppendRunAndManifest: each run is a content-named file of the runs
+// partition of its start month; appending the same run again adds nothing
+// and ReadRuns reads every file in start order. The manifest lists every
+// file of the generation, no more, no less, with its size and SHA-256.
 func TestAppendRunAndManifest(t *testing.T) {
 	h := openHistory(t)
 	run := sampleRun()
@@ -395,28 +596,38 @@ func TestAppendRunAndManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// run-<Started UTC>-<first 8 hex of SHA-256(run_id)>.parquet.
-	id := sha256.Sum256([]byte(run.RunID))
-	wantPath := "runs/cluster=c1/month=2025-02/run-20250201T030405Z-" + hex.EncodeToString(id[:4]) + ".parquet"
-	if p.Path != wantPath || p.Rows != 1 {
-		t.Errorf("AppendRun path, rows = %s, %d; want %s, 1", p.Path, p.Rows, wantPath)
+	histContentNamed(t, h, p)
+	started := run.Started.Unix()
+	if p.Table != schemas.TableRuns || p.Cluster != "c1" || p.Month != "2025-02" || p.Rows != 1 || p.MinTime != started || p.MaxTime != started {
+		t.Errorf("AppendRun = %+v; want a file of 1 row in runs/cluster=c1/month=2025-02, times %d", p, started)
 	}
-	// Appending the same run again is idempotent; another run adds a file.
+	// Appending the same run again is idempotent; other runs add a file
+	// each (the last started first: read back in start order).
 	if _, err := h.AppendRun("c1", run); err != nil {
 		t.Fatal(err)
 	}
+	if ps, err := h.Partitions(schemas.TableRuns); err != nil || len(ps) != 1 || ps[0] != p {
+		t.Errorf("after appending the same run: %+v, %v; want only %+v", ps, err, p)
+	}
 	run2 := run
 	run2.RunID, run2.Started, run2.Skipped, run2.Inputs = "second", ts("2025-02-02T00:00:00Z", 0), nil, nil
-	if _, err := h.AppendRun("c1", run2); err != nil {
-		t.Fatal(err)
+	run0 := run2
+	run0.RunID, run0.Started = "earlier", ts("2025-02-01T00:00:00Z", 0)
+	for _, r := range []RunRow{run2, run0} {
+		if _, err := h.AppendRun("c1", r); err != nil {
+			t.Fatal(err)
+		}
 	}
 	got, err := h.ReadRuns("c1", ts("2025-02-15T00:00:00Z", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := normalize([]RunRow{run, run2})
+	want := normalize([]RunRow{run0, run, run2})
 	if !reflect.DeepEqual(normalize(got), want) {
 		t.Errorf("ReadRuns =\n%+v\nwant\n%+v", got, want)
+	}
+	if got, err := h.ReadRuns("c1", ts("2025-03-01T00:00:00Z", 0)); err != nil || got != nil {
+		t.Errorf("ReadRuns of a month without runs = %v, %v; want none", got, err)
 	}
 	if err := h.WritePartition(schemas.TableJobs, "c2", jan, sampleJobs()); err != nil {
 		t.Fatal(err)
@@ -425,30 +636,50 @@ func TestAppendRunAndManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var paths []string
+	if m.Format != StoreFormat || m.Generation != 5 {
+		t.Errorf("manifest format %d generation %d, want %d and 5 (4 appends, 1 write)", m.Format, m.Generation, StoreFormat)
+	}
+	var paths, parts []string
+	listed := map[string]bool{}
 	for _, e := range m.Partitions {
 		paths = append(paths, e.Path)
-		b, err := os.ReadFile(filepath.Join(h.Dir, e.Path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(b)
-		if e.SHA256 != hex.EncodeToString(sum[:]) || e.Bytes != int64(len(b)) {
-			t.Errorf("manifest %s: sha256 %s, %d bytes; file has %x, %d bytes", e.Path, e.SHA256, e.Bytes, sum, len(b))
-		}
+		parts = append(parts, partitionDir(e.Table, e.Cluster, e.Month))
+		listed[e.Path] = true
+		histContentNamed(t, h, e)
 	}
-	wantPaths := []string{"jobs/cluster=c2/month=2025-01/data.parquet", wantPath,
-		"runs/cluster=c1/month=2025-02/run-20250202T000000Z-" + func() string { s := sha256.Sum256([]byte("second")); return hex.EncodeToString(s[:4]) }() + ".parquet"}
-	if !slices.Equal(paths, wantPaths) {
-		t.Errorf("manifest paths = %v, want %v", paths, wantPaths)
+	if !slices.IsSorted(paths) {
+		t.Errorf("manifest paths not sorted: %v", paths)
 	}
-	// RebuildManifest from disk gives the same manifest.
-	if err := h.RebuildManifest(); err != nil {
+	if want := []string{"jobs/cluster=c2/month=2025-01", "runs/cluster=c1/month=2025-02", "runs/cluster=c1/month=2025-02", "runs/cluster=c1/month=2025-02"}; !slices.Equal(parts, want) {
+		t.Errorf("manifest partitions = %v, want %v", parts, want)
+	}
+	// The generation's directory holds exactly the manifest's files and
+	// the manifest itself.
+	gen := filepath.Join(h.Dir, genDir, genName(m.Generation))
+	err = filepath.WalkDir(gen, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(gen, p)
+		if rel = filepath.ToSlash(rel); rel != manifestFile && !listed[rel] {
+			t.Errorf("generation %d holds %s, which its manifest does not list", m.Generation, rel)
+		}
+		delete(listed, rel)
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	m2, err := h.ReadManifest()
-	if err != nil || !reflect.DeepEqual(m, m2) {
-		t.Errorf("RebuildManifest = %+v, %v; want %+v", m2, err, m)
+	if len(listed) != 0 {
+		t.Errorf("files listed but missing: %v", listed)
+	}
+	raw, err := os.ReadFile(filepath.Join(h.Dir, currentLink, manifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onDisk Manifest
+	if err := json.Unmarshal(raw, &onDisk); err != nil || !reflect.DeepEqual(onDisk, m) {
+		t.Errorf("current/manifest.json = %s, %v; want %+v", raw, err, m)
 	}
 }
 
@@ -474,5 +705,15 @@ func TestWritePartitionErrors(t *testing.T) {
 	var dst []JobRow
 	if err := h.ReadPartition(schemas.TableJobs, "c1", jan, &dst); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ReadPartition of a missing partition = %v, want ErrNotExist", err)
+	}
+	// The failed commits were aborted: nothing committed, no stage left.
+	if m, err := h.ReadManifest(); err != nil || m.Generation != 0 || len(m.Partitions) != 0 {
+		t.Errorf("manifest after failed writes = %+v, %v; want generation 0, no files", m, err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(h.Dir, genDir)); len(entries) != 0 {
+		t.Errorf("failed writes left %v in %s", entries, genDir)
+	}
+	if _, err := os.Lstat(filepath.Join(h.Dir, currentLink)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("failed writes made %s: %v", currentLink, err)
 	}
 }

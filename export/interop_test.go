@@ -8,7 +8,8 @@ import (
 )
 
 // TestDuckDBReadsHistory reads files written by WritePartition with DuckDB,
-// another engine: the map, NULLs, +Inf and microsecond timestamps survive.
+// another engine, straight through the current symlink (as the DuckDB CLI
+// reads a history): the map, NULLs, +Inf and microsecond timestamps survive.
 func TestDuckDBReadsHistory(t *testing.T) {
 	h := openHistory(t)
 	if err := h.WritePartition(schemas.TableJobs, "c1", jan, sampleJobs()); err != nil {
@@ -25,7 +26,7 @@ func TestDuckDBReadsHistory(t *testing.T) {
 	var gpu float64
 	var startUS, nullEnds int64
 	var cluster string
-	q := `SELECT tres['gres/gpu:a100'], epoch_us(start), cluster FROM read_parquet('` + h.Dir + `/jobs/*/*/data.parquet', hive_partitioning = true) WHERE job_id = '101_3'`
+	q := `SELECT tres['gres/gpu:a100'], epoch_us(start), cluster FROM read_parquet('` + h.Dir + `/current/jobs/*/*/*.parquet', hive_partitioning = true) WHERE job_id = '101_3'`
 	if err := db.QueryRow(q).Scan(&gpu, &startUS, &cluster); err != nil {
 		t.Fatalf("%v\n%s", err, q)
 	}
@@ -33,14 +34,14 @@ func TestDuckDBReadsHistory(t *testing.T) {
 	if gpu != 2 || startUS != 1735812000_000250 || cluster != "c1" {
 		t.Errorf("duckdb 101_3: gpu %v, start %d µs, cluster %q; want 2, 1735812000000250, c1", gpu, startUS, cluster)
 	}
-	if err := db.QueryRow(`SELECT count(*) FROM read_parquet('` + h.Dir + `/jobs/*/*/data.parquet') WHERE "end" IS NULL`).Scan(&nullEnds); err != nil {
+	if err := db.QueryRow(`SELECT count(*) FROM read_parquet('` + h.Dir + `/current/jobs/*/*/*.parquet') WHERE "end" IS NULL`).Scan(&nullEnds); err != nil {
 		t.Fatal(err)
 	}
 	if nullEnds != 1 {
 		t.Errorf("duckdb jobs with NULL end = %d, want 1", nullEnds)
 	}
 	var infs, nullLevel int64
-	if err := db.QueryRow(`SELECT count(*) FILTER (WHERE isinf(level_fs)), count(*) FILTER (WHERE level_fs IS NULL) FROM read_parquet('`+h.Dir+`/fairshare/*/*/data.parquet')`).Scan(&infs, &nullLevel); err != nil {
+	if err := db.QueryRow(`SELECT count(*) FILTER (WHERE isinf(level_fs)), count(*) FILTER (WHERE level_fs IS NULL) FROM read_parquet('`+h.Dir+`/current/fairshare/*/*/*.parquet')`).Scan(&infs, &nullLevel); err != nil {
 		t.Fatal(err)
 	}
 	// sampleFairshare: physics and bob have level_fs +Inf; root and alice NULL.

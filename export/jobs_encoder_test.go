@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,7 +150,7 @@ func TestJobsEncodings(t *testing.T) {
 	if err := h.WritePartition(schemas.TableJobs, "c1", jan, variedJobs(500, 8, false)); err != nil {
 		t.Fatal(err)
 	}
-	f := openParquet(t, filepath.Join(h.Dir, "jobs", "cluster=c1", "month=2025-01", "data.parquet"))
+	f := openParquet(t, histPath(h, histOnlyFile(t, h, schemas.TableJobs, "c1", "2025-01")))
 	const (
 		delta = "DELTA_BINARY_PACKED"
 		dict  = "RLE_DICTIONARY"
@@ -198,7 +197,7 @@ func TestJobsColumnCodecs(t *testing.T) {
 	none := []string{"end", "elapsed_sec", "charged_sec"}
 	snappy := []string{"job_id_raw", "source_line", "billing_slurm", "submit", "eligible", "start", "timelimit_min",
 		"alloc_cpus", "array_job_id", "array_task_id", "het_job_id"}
-	f, err := os.Open(filepath.Join(h.Dir, "jobs", "cluster=c1", "month=2025-01", "data.parquet"))
+	f, err := os.Open(histPath(h, histOnlyFile(t, h, schemas.TableJobs, "c1", "2025-01")))
 	if err != nil {
 		t.Fatal(err)
 	}

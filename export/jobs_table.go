@@ -464,3 +464,29 @@ func AppendTRESEntry(b []byte, key string, val float64) []byte {
 	b = append(b, key...)
 	return binary.LittleEndian.AppendUint64(b, math.Float64bits(val))
 }
+
+// Slice returns the records lo..hi of t as a table sharing t's memory
+// (its dictionary and job ids), for writing part of a sorted table as a
+// file of its own. The slice must not be appended to.
+func (t *JobTable) Slice(lo, hi int) *JobTable {
+	return &JobTable{Dict: t.Dict, Recs: t.Recs[lo:hi:hi], ids: t.ids}
+}
+
+// Compare compares records a and b of t in the jobs table's order
+// (account, user, start, job_id_raw, job_id).
+func (t *JobTable) Compare(a, b *JobRec) int {
+	d := t.Dict
+	if c := strings.Compare(d.names[a.Account], d.names[b.Account]); c != 0 {
+		return c
+	}
+	if c := strings.Compare(d.names[a.User], d.names[b.User]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.JobIDRaw, b.JobIDRaw); c != 0 {
+		return c
+	}
+	return bytes.Compare(t.JobID(a), t.JobID(b))
+}

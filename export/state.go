@@ -2,9 +2,10 @@ package export
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -17,73 +18,106 @@ import (
 )
 
 // The history also holds, per cluster, the checkpoints a run resumes from
-// (<history>/state/cluster=<c>/<name>) and one lock file
-// (<history>/.lock). They are not tables: DuckDB's views never see them.
+// (state/cluster=<c>/<name> in every generation, listed in its manifest
+// as Table TableState) and one lock file (<history>/.lock). They are not
+// tables: DuckDB's views never see them.
 
 const stateDir = "state"
 
-// WriteState stores a checkpoint blob of cluster under name, atomically
-// (temp file, fsync, rename): a crash leaves the previous blob or the new
-// one, never a torn one.
+// WriteState stores a checkpoint blob of cluster under name in a commit of
+// its own (a run writes its checkpoint through its Txn).
 func (h *History) WriteState(cluster, name string, data []byte) error {
-	if err := validStateName(cluster, name); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	dir := filepath.Join(stateDir, "cluster="+cluster)
-	_, _, err := writeAtomic(h.Dir, dir, name, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, err := h.Begin()
 	if err != nil {
-		return fmt.Errorf("write state %s/%s: %w", dir, name, err)
+		return err
 	}
-	return nil
+	if err := t.WriteState(cluster, name, data); err != nil {
+		t.Abort()
+		return err
+	}
+	return t.Commit()
 }
 
-// ReadState returns the checkpoint blob of cluster stored under name.
+// ReadState returns the committed checkpoint blob of cluster stored under
+// name, verified against the manifest.
 func (h *History) ReadState(cluster, name string) ([]byte, error) {
 	if err := validStateName(cluster, name); err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
-	b, err := os.ReadFile(filepath.Join(h.Dir, stateDir, "cluster="+cluster, name))
+	v, err := h.View()
 	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
+		return nil, err
+	}
+	defer v.Close()
+	return v.ReadState(cluster, name)
+}
+
+// ReadState returns the view's checkpoint blob of cluster named name,
+// verified against the manifest.
+func (v *View) ReadState(cluster, name string) ([]byte, error) {
+	want := path.Join(stateDir, "cluster="+cluster, name)
+	for _, p := range v.Files(TableState, cluster) {
+		if p.Path == want {
+			return readVerified(v.Path(p), p)
+		}
+	}
+	return nil, fmt.Errorf("read state %s: %w", want, fs.ErrNotExist)
+}
+
+// readVerified reads file and checks it against its manifest entry p. A
+// file the manifest lists and the disk lacks is damage, not "no data".
+func readVerified(file string, p Partition) ([]byte, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &CorruptError{Path: p.Path, Problem: "cannot be read: " + err.Error()}
+	}
+	if int64(len(b)) != p.Bytes {
+		return nil, &CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d bytes, the manifest says %d", len(b), p.Bytes)}
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != p.SHA256 {
+		return nil, &CorruptError{Path: p.Path, Problem: "SHA-256 differs from the manifest's"}
 	}
 	return b, nil
 }
 
-// States lists the checkpoint names of cluster, sorted; none is not an
-// error.
+// States lists the committed checkpoint names of cluster, sorted; none is
+// not an error.
 func (h *History) States(cluster string) ([]string, error) {
 	if err := validCluster(cluster); err != nil {
 		return nil, fmt.Errorf("list states: %w", err)
 	}
-	entries, err := os.ReadDir(filepath.Join(h.Dir, stateDir, "cluster="+cluster))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	m, err := h.ReadManifest()
 	if err != nil {
-		return nil, fmt.Errorf("list states: %w", err)
+		return nil, err
 	}
-	var out []string
-	for _, e := range entries {
-		if e.Type().IsRegular() && !isTemp(e.Name()) {
-			out = append(out, e.Name())
-		}
-	}
-	slices.Sort(out)
-	return out, nil
+	return m.States(cluster), nil
 }
 
-// RemoveState deletes a checkpoint of cluster.
+// States lists the manifest's checkpoint names of cluster, sorted.
+func (m *Manifest) States(cluster string) []string {
+	var out []string
+	for _, p := range m.Files(TableState, cluster) {
+		out = append(out, path.Base(p.Path))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RemoveState deletes a checkpoint of cluster in a commit of its own.
 func (h *History) RemoveState(cluster, name string) error {
 	if err := validStateName(cluster, name); err != nil {
 		return fmt.Errorf("remove state: %w", err)
 	}
-	if err := os.Remove(filepath.Join(h.Dir, stateDir, "cluster="+cluster, name)); err != nil {
-		return fmt.Errorf("remove state: %w", err)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, err := h.Begin()
+	if err != nil {
+		return err
 	}
-	return nil
+	t.RemoveState(cluster, name)
+	return t.Commit()
 }
 
 func validStateName(cluster, name string) error {
@@ -144,13 +178,18 @@ func (h *History) Lock(wait time.Duration, now func() time.Time) (unlock func() 
 	}, nil
 }
 
-// HasPartition reports whether the (table, cluster, month) partition file
-// exists.
+// HasPartition reports whether the committed (table, cluster, month)
+// partition has a file.
 func (h *History) HasPartition(table, cluster string, month time.Time) bool {
-	if validCluster(cluster) != nil {
+	m, err := h.ReadManifest()
+	if err != nil {
 		return false
 	}
-	rel := path.Join(partitionDir(table, cluster, month.UTC().Format(monthLayout)), dataFile)
-	fi, err := os.Stat(filepath.Join(h.Dir, filepath.FromSlash(rel)))
-	return err == nil && fi.Mode().IsRegular()
+	mk := month.UTC().Format(monthLayout)
+	for _, p := range m.Files(table, cluster) {
+		if p.Month == mk {
+			return true
+		}
+	}
+	return false
 }

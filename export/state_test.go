@@ -1,8 +1,13 @@
 package export
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,8 +47,10 @@ func TestLock(t *testing.T) {
 	unlock2()
 }
 
-// TestStates: checkpoints are written atomically, listed in name order and
-// removed; names that are paths are refused.
+// TestStates: checkpoints are committed as files of the generation,
+// listed in its manifest (Table TableState, size and SHA-256), listed in
+// name order, replaced, removed and checked when read; names that are
+// paths are refused; the DuckDB views never see them.
 func TestStates(t *testing.T) {
 	h, err := Open(t.TempDir())
 	if err != nil {
@@ -61,16 +68,66 @@ func TestStates(t *testing.T) {
 	if b, err := h.ReadState("c1", "b.json"); err != nil || string(b) != "b.json" {
 		t.Fatalf("read %q, %v", b, err)
 	}
+	m, err := h.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("b.json"))
+	wantB := Partition{Table: TableState, Cluster: "c1", Path: "state/cluster=c1/b.json", Bytes: 6, SHA256: hex.EncodeToString(sum[:])}
+	if len(m.Partitions) != 2 || m.Partitions[1] != wantB || m.Generation != 2 {
+		t.Errorf("manifest %+v, want generation 2 with a.json and %+v", m, wantB)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.Dir, currentLink, "state", "cluster=c1", "b.json")); err != nil || string(b) != "b.json" {
+		t.Errorf("current/state/cluster=c1/b.json: %q, %v", b, err)
+	}
+	// Writing a name again replaces it.
+	if err := h.WriteState("c1", "b.json", []byte("b2")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := h.ReadState("c1", "b.json"); err != nil || string(b) != "b2" {
+		t.Errorf("read after rewrite %q, %v; want b2", b, err)
+	}
+	if names, _ := h.States("c1"); strings.Join(names, ",") != "a.json,b.json" {
+		t.Errorf("after rewrite: %v", names)
+	}
 	if err := h.RemoveState("c1", "a.json"); err != nil {
 		t.Fatal(err)
 	}
 	if names, _ := h.States("c1"); len(names) != 1 {
 		t.Errorf("after remove: %v", names)
 	}
+	if _, err := os.Stat(filepath.Join(h.Dir, currentLink, "state", "cluster=c1", "a.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a removed checkpoint is still in the generation: %v", err)
+	}
+	if _, err := h.ReadState("c1", "a.json"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("read a removed checkpoint: %v, want ErrNotExist", err)
+	}
 	if err := h.WriteState("c1", "../x", nil); err == nil {
 		t.Error("a path as state name was accepted")
 	}
 	if names, err := h.States("other"); err != nil || names != nil {
 		t.Errorf("unknown cluster: %v, %v", names, err)
+	}
+	// The views see no checkpoint: every table is missing.
+	d, err := OpenDuckDB(context.Background(), h.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Tables) != 0 || len(d.Missing) != 5 {
+		t.Errorf("views over checkpoints only: tables %v, missing %v", d.Tables, d.Missing)
+	}
+	d.Close()
+	// A damaged checkpoint is refused, naming it. (A new file: the
+	// generations share the old one.)
+	f := filepath.Join(h.Dir, currentLink, "state", "cluster=c1", "b.json")
+	if err := os.Remove(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, []byte("b3"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ce *CorruptError
+	if _, err := h.ReadState("c1", "b.json"); !errors.As(err, &ce) || ce.Path != "state/cluster=c1/b.json" {
+		t.Errorf("read a damaged checkpoint: %v, want a CorruptError of state/cluster=c1/b.json", err)
 	}
 }

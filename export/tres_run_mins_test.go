@@ -1,9 +1,7 @@
 package export
 
 import (
-	"os"
-	"path"
-	"path/filepath"
+	"bytes"
 	"testing"
 	"time"
 
@@ -87,17 +85,11 @@ func TestTRESRunMinsColumn(t *testing.T) {
 		old[i] = fairshareRowBeforeTRESRun{r.Snapshot, r.Algorithm, r.Account, r.User, r.Partition, r.Parent, r.Depth, r.IsUser,
 			r.RawShares, r.SharesParent, r.NormShares, r.RawUsage, r.NormUsage, r.EffectvUsage, r.FairShare, r.LevelFS, r.Rank, r.GrpTRESMins}
 	}
-	file := filepath.Join(h.Dir, filepath.FromSlash(path.Join(partitionDir(schemas.TableFairshare, "c1", "2025-03"), dataFile)))
-	f, err := os.Create(file)
-	if err != nil {
+	var file bytes.Buffer
+	if err := parquet.Write(&file, old); err != nil {
 		t.Fatal(err)
 	}
-	if err := parquet.Write(f, old); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	commitForeign(t, h, foreignFile{schemas.TableFairshare, "c1", "2025-03", file.Bytes()})
 	back = nil
 	if err := h.ReadPartition(schemas.TableFairshare, "c1", snap, &back); err != nil {
 		t.Fatalf("read a partition without tres_run_mins: %v", err)

@@ -1,8 +1,11 @@
 package pipeline
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,9 +39,10 @@ type checkpoint struct {
 	State []byte `json:"state"`
 	// Running are the jobs still running at To.
 	Running []carriedJob `json:"running"`
-	// JobsExtent maps a month of the jobs table (YYYY-MM) to the latest
-	// time (Unix seconds) any of its jobs was charged to.
-	JobsExtent map[string]int64 `json:"jobs_extent"`
+	// JobsExtent was, before the generation store, how far each month of
+	// the jobs table reached; the segments' statistics (MaxEnd) hold it
+	// now. Read from older checkpoints, never written.
+	JobsExtent map[string]int64 `json:"jobs_extent,omitempty"`
 }
 
 // carriedJob is a job running at a checkpoint's To.
@@ -78,20 +82,18 @@ func checkpointName(to int64) string {
 	return "checkpoint-" + time.Unix(to, 0).UTC().Format("20060102T150405Z") + ".json"
 }
 
-// loadCheckpoints reads every checkpoint of cluster, oldest first.
-func loadCheckpoints(h *export.History, cluster string) ([]*checkpoint, error) {
-	names, err := h.States(cluster)
-	if err != nil {
-		return nil, err
-	}
+// loadCheckpoints reads every checkpoint of cluster in the manifest m,
+// oldest first; read returns a file's bytes, verified against m.
+func loadCheckpoints(m *export.Manifest, read func(export.Partition) ([]byte, error), cluster string) ([]*checkpoint, error) {
 	var out []*checkpoint
-	for _, n := range names {
+	for _, p := range m.Files(export.TableState, cluster) {
+		n := path.Base(p.Path)
 		if !strings.HasPrefix(n, "checkpoint-") {
 			continue
 		}
-		b, err := h.ReadState(cluster, n)
+		b, err := read(p)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("checkpoint of cluster %s: %w", cluster, err)
 		}
 		var c checkpoint
 		if err := json.Unmarshal(b, &c); err != nil {
@@ -102,32 +104,29 @@ func loadCheckpoints(h *export.History, cluster string) ([]*checkpoint, error) {
 		}
 		out = append(out, &c)
 	}
+	slices.SortFunc(out, func(a, b *checkpoint) int { return cmp.Compare(a.To, b.To) })
 	return out, nil
 }
 
-// saveCheckpoint writes c and removes all but the newest keep checkpoints.
-func saveCheckpoint(h *export.History, c *checkpoint, keep int) error {
+// saveCheckpoint writes c into the commit and drops all but the newest
+// keep checkpoints of its cluster.
+func saveCheckpoint(tx *export.Txn, c *checkpoint, keep int) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}
-	if err := h.WriteState(c.Cluster, checkpointName(c.To), b); err != nil {
-		return err
-	}
-	names, err := h.States(c.Cluster)
-	if err != nil {
+	if err := tx.WriteState(c.Cluster, checkpointName(c.To), b); err != nil {
 		return err
 	}
 	var cps []string
-	for _, n := range names {
-		if strings.HasPrefix(n, "checkpoint-") {
+	for _, p := range tx.Files(export.TableState, c.Cluster) {
+		if n := path.Base(p.Path); strings.HasPrefix(n, "checkpoint-") {
 			cps = append(cps, n)
 		}
 	}
+	slices.Sort(cps)
 	for len(cps) > keep {
-		if err := h.RemoveState(c.Cluster, cps[0]); err != nil {
-			return err
-		}
+		tx.RemoveState(c.Cluster, cps[0])
 		cps = cps[1:]
 	}
 	return nil

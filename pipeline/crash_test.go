@@ -19,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/fairledger/fairledger/pipeline"
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // TestCrashChild is the process TestCrashSafety kills: it runs one night
@@ -33,7 +34,11 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := siteInputs(t, dir, os.Getenv("FAIRLEDGER_CRASH_SACCT"))
-	if _, err := pipeline.Run(context.Background(), in, runOpts(os.Getenv("FAIRLEDGER_CRASH_HISTORY"), time.Unix(to, 0))); err != nil {
+	opt := runOpts(os.Getenv("FAIRLEDGER_CRASH_HISTORY"), time.Unix(to, 0))
+	if from, err := strconv.ParseInt(os.Getenv("FAIRLEDGER_CRASH_FROM"), 10, 64); err == nil {
+		opt.From = time.Unix(from, 0) // a recompute
+	}
+	if _, err := pipeline.Run(context.Background(), in, opt); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -112,11 +117,12 @@ func TestCrashSafety(t *testing.T) {
 // crashChild runs one night (sacct up to to) into hist in a child process
 // and sends it SIGKILL after delay. It reports whether the signal killed
 // the child; a child that fails on its own fails the test.
-func crashChild(t *testing.T, dir, hist, sacct string, to time.Time, delay time.Duration) bool {
+func crashChild(t *testing.T, dir, hist, sacct string, to time.Time, delay time.Duration, env ...string) bool {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "FAIRLEDGER_CRASH_DIR="+dir, "FAIRLEDGER_CRASH_HISTORY="+hist,
 		"FAIRLEDGER_CRASH_SACCT="+sacct, "FAIRLEDGER_CRASH_TO="+strconv.FormatInt(to.Unix(), 10))
+	cmd.Env = append(cmd.Env, env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +142,23 @@ func crashChild(t *testing.T, dir, hist, sacct string, to time.Time, delay time.
 // (which lists the runs).
 func historyState(t *testing.T, hist string) map[string][]byte {
 	t.Helper()
-	m := snapshotDir(t, hist)
-	for k := range m {
-		if strings.HasPrefix(k, "runs/") || k == "manifest.json" {
-			delete(m, k)
+	m := map[string][]byte{}
+	for _, table := range []string{schemas.TableJobs, schemas.TableUsage, schemas.TableFairshare, schemas.TableAssociations} {
+		for k, b := range tableFiles(t, hist, table) {
+			m[table+"/"+k] = b
 		}
+	}
+	states, err := filepath.Glob(filepath.Join(hist, "current", "state", "cluster=*", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range states {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(hist, p)
+		m[filepath.ToSlash(rel)] = b
 	}
 	return m
 }

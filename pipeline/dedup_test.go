@@ -61,7 +61,7 @@ func TestSameFileTwiceIsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameHistory(t, twice, once, "state/cluster=synth/checkpoint-20250210T000000Z.json")
+	sameHistory(t, twice, once, "current/state/cluster=synth/checkpoint-20250210T000000Z.json")
 	if s1.Duplicates != 0 || s2.Duplicates != s1.Ingest.Ingested {
 		t.Errorf("duplicates: once %d, twice %d; want 0 and the %d records of one copy", s1.Duplicates, s2.Duplicates, s1.Ingest.Ingested)
 	}
@@ -148,7 +148,7 @@ func TestOverlappingNightlyFiles(t *testing.T) {
 	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, mf), runOpts(want, to)); err != nil {
 		t.Fatal(err)
 	}
-	sameHistory(t, both, want, "state/cluster=synth/checkpoint-"+to.Format("20060102T150405Z")+".json")
+	sameHistory(t, both, want, "current/state/cluster=synth/checkpoint-"+to.Format("20060102T150405Z")+".json")
 	if sum.Duplicates != int64(overlap) {
 		t.Errorf("duplicates %d, want the %d rows in both files", sum.Duplicates, overlap)
 	}
@@ -202,13 +202,8 @@ func jobRows(t *testing.T, history, cluster string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := h.Partitions(schemas.TableJobs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, p := range parts {
-		m, _ := time.Parse("2006-01", p.Month)
+	for _, m := range partitionMonths(t, h, schemas.TableJobs, cluster) {
 		var rows []export.JobRow
 		if err := h.ReadPartition(schemas.TableJobs, cluster, m, &rows); err != nil {
 			t.Fatal(err)
@@ -250,7 +245,7 @@ func TestRunningThenFinishedChargedOnce(t *testing.T) {
 	if g, w := jobRows(t, hist, "test24_1"), []string{"2001 3600", "2002 600"}; !slices.Equal(g, w) {
 		t.Errorf("jobs %v, want %v", g, w)
 	}
-	cp, err := os.ReadFile(filepath.Join(hist, "state", "cluster=test24_1", "checkpoint-20250101T010000Z.json"))
+	cp, err := os.ReadFile(filepath.Join(hist, "current", "state", "cluster=test24_1", "checkpoint-20250101T010000Z.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

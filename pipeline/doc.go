@@ -10,22 +10,22 @@
 //
 // # Incremental runs
 //
-// Every run ends by storing a checkpoint of the cluster under
-// <history>/state/cluster=<c>/: the decay State at the run's --to (each
-// association's own decayed usage, keyed by association), the jobs that
-// were still running at --to and, per month of the jobs table, the latest
-// time any of its jobs was charged to. A run resumes from the newest
-// checkpoint taken before its --to (or at or before --from when given), so
+// Every run ends by storing a checkpoint of the cluster (state/cluster=<c>/
+// in the generation it commits): the decay State at the run's --to (each
+// association's own decayed usage, keyed by association) and the jobs that
+// were still running at --to. A run resumes from the newest checkpoint
+// taken before its --to (or at or before --from when given), so
 //
 //   - the next night continues where the last one stopped: decay charges only
 //     the ticks after the checkpoint, so a job seen RUNNING last night and
 //     finished tonight is charged its remaining ticks exactly once;
 //   - running the same night again resumes from the same checkpoint and
-//     recomputes the same rows, which replace the previous ones: the history
-//     is byte-for-byte the same (only a new runs file is added);
-//   - a run killed at any point leaves complete files (every write is atomic)
-//     and no checkpoint for its night, so running it again recomputes the
-//     night from the previous checkpoint.
+//     recomputes the same rows, which replace the previous ones: every
+//     table holds the same rows (only a runs row is added);
+//   - everything a run writes, checkpoint included, goes into one commit
+//     (export.Txn): a run that fails or is killed at any point leaves the
+//     history exactly as it was, so running it again recomputes the night
+//     from the previous checkpoint.
 //
 // A job that was running at the checkpoint but is missing from tonight's
 // sacct files is charged as still running, with a warning. A job tonight's
@@ -37,10 +37,15 @@
 //
 // The jobs table is keyed by (job_id_raw, start): a row of tonight's input
 // replaces the row with the same key, except that a finished row is never
-// replaced by a running one. The usage table is recomputed from the jobs
-// table for every month from the oldest month tonight's jobs touch to the
-// month of --to. Fair-share snapshots and their association trees in
-// (resume point, --to] replace those already there.
+// replaced by a running one. A night reads and rewrites only the hot
+// segments — the jobs charged up to less than HotWindow before --to,
+// running ones among them — and any settled segment that holds a key of
+// its input (found through the segments' statistics). Usage is recomputed
+// from the earliest day whose charge changed, from every job charged on
+// the days after it, in the order a single run sums them. Fair-share
+// snapshots and their association trees in (resume point, --to] replace
+// those already there. compact keeps the number of segments bounded. The
+// layout and its reasons: docs/history-store.md.
 package pipeline
 
 // DefaultMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)

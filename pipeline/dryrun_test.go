@@ -247,7 +247,7 @@ func TestDryRunMatchesRun(t *testing.T) {
 			if want := strings.Replace(strings.Replace(tc.want, "from 00:00", "from 0s", 1), "from 01:00", "from 1h0m0s", 1); got != want {
 				t.Errorf("dry run: %s\nwant:    %s", got, want)
 			}
-			if !dry.DryRun || dry.RunID != "" || dry.JobsWritten != 0 || dry.Partitions != 0 || dry.Unrecharged != 0 {
+			if !dry.DryRun || dry.RunID != "" || dry.JobsWritten != 0 || dry.Partitions != 0 || dry.Unrecharged != 0 || dry.Generation != 0 {
 				t.Errorf("dry run: DryRun %v, RunID %q, jobs written %d, files %d, unrecharged %d; want true, \"\", 0, 0, 0",
 					dry.DryRun, dry.RunID, dry.JobsWritten, dry.Partitions, dry.Unrecharged)
 			}
@@ -262,7 +262,7 @@ func TestDryRunMatchesRun(t *testing.T) {
 // times.
 func comparable(s *pipeline.Summary) pipeline.Summary {
 	c := *s
-	c.RunID, c.DryRun, c.JobsWritten, c.Unrecharged, c.Partitions = "", false, 0, 0, 0
+	c.RunID, c.DryRun, c.JobsWritten, c.Unrecharged, c.Partitions, c.Compacted, c.Generation = "", false, 0, 0, 0, 0, 0
 	c.Phases, c.Started, c.Finished = pipeline.Phases{}, time.Time{}, time.Time{}
 	return c
 }

@@ -83,7 +83,11 @@ func BenchmarkFairshareSnapshots(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		w.h, w.month, w.snapshots, w.files = h, time.Time{}, 0, 0
+		tx, err := h.Begin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.tx, w.month, w.snapshots, w.files = tx, time.Time{}, 0, 0
 		if i == 0 {
 			b.ResetTimer()
 			cpu = 0

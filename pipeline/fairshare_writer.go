@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"errors"
-	"io/fs"
 	"slices"
 	"time"
 
@@ -12,10 +10,10 @@ import (
 )
 
 // fairshareWriter turns usage snapshots into fairshare and associations
-// rows and writes them a month at a time, replacing the snapshots in
-// (lo, to] and keeping the others.
+// rows and writes them a month at a time as new segments, replacing the
+// snapshots in (lo, to] and keeping the others.
 type fairshareWriter struct {
-	h      *export.History
+	tx     *export.Txn // nil in a dry run
 	m      *model
 	lo, to int64
 	dry    bool // a dry run: compute the snapshots, write nothing
@@ -88,9 +86,10 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	return nil
 }
 
-// flush writes the current month's fairshare and associations partitions,
-// keeping the snapshots of the existing files outside (lo, to]; a dry run
-// only drops the month's rows.
+// flush writes the current month's fairshare and associations rows as a
+// new segment of each table. A segment of the month with snapshots after
+// lo (a recompute) is replaced, its snapshots outside (lo, to] kept in the
+// new one; a night reads nothing. A dry run only drops the month's rows.
 func (w *fairshareWriter) flush() error {
 	if len(w.fs) == 0 {
 		return nil
@@ -101,28 +100,11 @@ func (w *fairshareWriter) flush() error {
 		return nil
 	}
 	keep := func(s time.Time) bool { return s.Unix() <= w.lo || s.Unix() > w.to }
-	var oldFS []export.FairshareRow
-	if err := readIfExists(w.h, schemas.TableFairshare, w.m.cluster, w.month, &oldFS); err != nil {
+	var err error
+	if w.fs, err = replaceSnapshots(w, schemas.TableFairshare, w.fs, func(r *export.FairshareRow) bool { return keep(r.Snapshot) }); err != nil {
 		return err
 	}
-	for _, r := range oldFS {
-		if keep(r.Snapshot) {
-			w.fs = append(w.fs, r)
-		}
-	}
-	if err := w.h.WritePartition(schemas.TableFairshare, w.m.cluster, w.month, w.fs); err != nil {
-		return err
-	}
-	var oldAssoc []export.AssociationRow
-	if err := readIfExists(w.h, schemas.TableAssociations, w.m.cluster, w.month, &oldAssoc); err != nil {
-		return err
-	}
-	for _, r := range oldAssoc {
-		if keep(r.Snapshot) {
-			w.assoc = append(w.assoc, r)
-		}
-	}
-	if err := w.h.WritePartition(schemas.TableAssociations, w.m.cluster, w.month, w.assoc); err != nil {
+	if w.assoc, err = replaceSnapshots(w, schemas.TableAssociations, w.assoc, func(r *export.AssociationRow) bool { return keep(r.Snapshot) }); err != nil {
 		return err
 	}
 	w.files += 2
@@ -131,11 +113,27 @@ func (w *fairshareWriter) flush() error {
 	return nil
 }
 
-// readIfExists reads a partition; a missing one reads as no rows.
-func readIfExists(h *export.History, table, cluster string, month time.Time, dst any) error {
-	err := h.ReadPartition(table, cluster, month, dst)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+// replaceSnapshots writes rows as a new segment of table for the current
+// month, after moving into it the rows that keep keeps of the month's
+// segments with snapshots after lo, which it removes. It returns rows
+// (grown), for reuse.
+func replaceSnapshots[T any](w *fairshareWriter, table string, rows []T, keep func(*T) bool) ([]T, error) {
+	mk := monthKey(w.month)
+	for _, p := range w.tx.Base().Files(table, w.m.cluster) {
+		if p.Month != mk || p.MaxTime <= w.lo {
+			continue
+		}
+		var old []T
+		if err := w.tx.Read(p, &old); err != nil {
+			return rows, err
+		}
+		for i := range old {
+			if keep(&old[i]) {
+				rows = append(rows, old[i])
+			}
+		}
+		w.tx.Remove(p)
 	}
-	return err
+	_, err := w.tx.Write(table, w.m.cluster, w.month, any(rows), false)
+	return rows, err
 }

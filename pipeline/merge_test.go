@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -52,7 +53,7 @@ func TestMerge(t *testing.T) {
 	for i := range before {
 		tb.AppendRow(&before[i])
 	}
-	w.merge(tb, 0, &mj)
+	w.merge(tb, 0, len(tb.Recs), &mj)
 	if len(tb.Recs) != len(before) || mj.written != int64(len(before)) {
 		t.Fatalf("the month before: %d records, written %d; want %d", len(tb.Recs), mj.written, len(before))
 	}
@@ -63,7 +64,7 @@ func TestMerge(t *testing.T) {
 			tb.AppendRow(&rows[i])
 		}
 	}
-	w.merge(tb, len(old), &mj)
+	w.merge(tb, len(old), len(tb.Recs), &mj)
 	charged := map[int64]int64{} // source line → charged hours
 	var lines []int64
 	for _, r := range tb.Recs {
@@ -109,7 +110,12 @@ func TestMonthsStopsOnCancel(t *testing.T) {
 	h, sp := testHistory(t)
 	jan := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	months := []time.Time{jan, jan.AddDate(0, 1, 0), jan.AddDate(0, 2, 0)}
-	w := &jobsWriter{h: h, cluster: "c", to: months[2].Unix(), spill: sp, extent: map[string]int64{}}
+	tx, err := h.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Abort()
+	w := &jobsWriter{tx: tx, cluster: "c", to: months[2].Unix(), spill: sp, rewritten: map[string]bool{}, changeAt: math.MaxInt64}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := w.months(ctx, months, map[string]bool{}, nil, &Summary{}); !errors.Is(err, context.Canceled) {
@@ -121,11 +127,12 @@ func TestMonthsStopsOnCancel(t *testing.T) {
 }
 
 // TestMonthsRewritesSeveralMonths runs four months through the jobs
-// writer, each with an old jobs partition that brings names and a TRES set
+// writer, each with an old jobs segment that brings names and a TRES set
 // the dictionary has not seen, so the dictionary grows while the month
-// before is encoded (run it with -race). Every partition must come back
-// with its rows as written (they are sorted and their charged time is
-// already up to to), and every month gets a usage partition.
+// before is encoded (run it with -race). The old rows were charged one
+// hour of their two (as by a run that ended in the middle of them), so
+// every segment is rewritten with its rows charged their full two hours,
+// and every month gets a usage segment of the recomputed days.
 func TestMonthsRewritesSeveralMonths(t *testing.T) {
 	h, sp := testHistory(t)
 	jan := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -143,17 +150,28 @@ func TestMonthsRewritesSeveralMonths(t *testing.T) {
 			end := start.Add(2 * time.Hour)
 			rows = append(rows, export.JobRow{JobID: fmt.Sprint(100*i + j), JobIDRaw: int64(100*i + j),
 				User: fmt.Sprintf("u%d-%d", i, j), Account: fmt.Sprintf("acct%d", i), Partition: "p", QOS: "normal",
-				State: "COMPLETED", SourceFile: fmt.Sprintf("f%d", i), Start: start, End: &end, ChargedSec: 7200,
+				State: "COMPLETED", SourceFile: fmt.Sprintf("f%d", i), Start: start, End: &end, ChargedSec: 3600,
 				AllocCPUs: 2, Billing: 2, UsageFactor: 1, TRES: map[string]float64{"cpu": 2, fmt.Sprintf("gres/m%d", i): 1}})
 		}
 		if err := h.WritePartition(schemas.TableJobs, "c", m, rows); err != nil {
 			t.Fatal(err)
 		}
 		fresh[monthKey(m)] = true
+		for k := range rows {
+			rows[k].ChargedSec = 7200
+		}
 		want[monthKey(m)] = rows
 	}
-	w := &jobsWriter{h: h, cluster: "c", to: to.Unix(), spill: sp, dict: export.NewJobDict(), extent: map[string]int64{}}
-	if err := w.months(context.Background(), months, fresh, nil, &Summary{}); err != nil {
+	tx, err := h.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &jobsWriter{tx: tx, cluster: "c", to: to.Unix(), hotFrom: to.Unix() - int64(HotWindow/time.Second), spill: sp,
+		dict: export.NewJobDict(), rewritten: map[string]bool{}, changeAt: math.MaxInt64}
+	if err := w.months(context.Background(), months, fresh, w.segments(), &Summary{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	if w.files != 8 {

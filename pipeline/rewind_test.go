@@ -157,7 +157,7 @@ func TestRecomputeRemovesSupersededCheckpoints(t *testing.T) {
 	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, files[1]), opt); err != nil {
 		t.Fatal(err)
 	}
-	ents, err := os.ReadDir(filepath.Join(hist, "state", "cluster=test24_1"))
+	ents, err := os.ReadDir(filepath.Join(hist, "current", "state", "cluster=test24_1"))
 	if err != nil {
 		t.Fatal(err)
 	}

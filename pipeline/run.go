@@ -14,6 +14,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -150,6 +151,10 @@ type Summary struct {
 	Snapshots int
 	// Partitions is the number of history files written (runs excluded).
 	Partitions int
+	// Compacted is the number of segments compaction merged (see compact).
+	Compacted int
+	// Generation is the history generation the run committed.
+	Generation int64
 	// Started and Finished bound the run.
 	Started, Finished time.Time
 	// Phases are how long the run's stages took.
@@ -195,7 +200,30 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	defer unlock()
-	cps, err := loadCheckpoints(h, m.cluster)
+	// Everything a run writes goes into one commit on top of the committed
+	// generation (its base); a dry run reads that generation, pinned.
+	var tx *export.Txn
+	var base *export.Manifest
+	var readState func(export.Partition) ([]byte, error)
+	if opt.DryRun {
+		v, err := h.View()
+		if err != nil {
+			return nil, err
+		}
+		defer v.Close()
+		base = &v.Manifest
+		readState = func(p export.Partition) ([]byte, error) { return v.ReadState(p.Cluster, path.Base(p.Path)) }
+	} else {
+		if tx, err = h.Begin(); err != nil {
+			return nil, err
+		}
+		defer tx.Abort() // nothing after Commit
+		if err := tx.CheckBase(); err != nil {
+			return nil, fmt.Errorf("%w; nothing was written: run fairledger verify --history %s", err, opt.History)
+		}
+		base, readState = tx.Base(), tx.ReadBytes
+	}
+	cps, err := loadCheckpoints(base, readState, m.cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +309,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if len(snaps) == 0 {
 		snaps = []int64{to}
 	}
-	fw := &fairshareWriter{h: h, m: m, lo: lo, to: to, dry: opt.DryRun}
+	fw := &fairshareWriter{tx: tx, m: m, lo: lo, to: to, dry: opt.DryRun}
 	if m.params.LimitsEnforced {
 		// Before the jobs writer adds to dict: a snapshot of it is read
 		// while it does.
@@ -289,11 +317,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	}
 	// The jobs and usage tables do not depend on decay: write them while
 	// decay and the fair-share snapshots run.
-	extent := map[string]int64{}
-	if len(cps) > 0 {
-		maps.Copy(extent, cps[len(cps)-1].JobsExtent)
-	}
-	jw := &jobsWriter{h: h, cluster: m.cluster, to: to, lo: lo, spill: sp, dict: dict, extent: extent}
+	jw := &jobsWriter{tx: tx, cluster: m.cluster, to: to, lo: lo, hotFrom: to - int64(HotWindow/time.Second), spill: sp, dict: dict}
 	jobsDone := make(chan error, 1)
 	if opt.DryRun {
 		jobsDone <- nil
@@ -351,19 +375,29 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		keys[i] = keyArray(k)
 	}
 	cp := &checkpoint{Version: checkpointVersion, Cluster: m.cluster, To: to, Origin: origin, Keys: keys, State: blob,
-		Running: st.nextRunning(to), JobsExtent: jw.extent}
-	if err := saveCheckpoint(h, cp, opt.KeepCheckpoints); err != nil {
+		Running: st.nextRunning(to)}
+	if err := saveCheckpoint(tx, cp, opt.KeepCheckpoints); err != nil {
 		return nil, err
 	}
 	for _, name := range supersededCheckpoints(cps, lo, to) {
-		if err := h.RemoveState(m.cluster, name); err != nil {
-			return nil, err
-		}
+		tx.RemoveState(m.cluster, name)
 	}
-	sum.Finished = opt.Now()
-	if err := appendRun(h, m, in, st, sum, opt); err != nil {
+	compacted, err := compact(tx, m.cluster)
+	if err != nil {
 		return nil, err
 	}
+	sum.Compacted = compacted
+	sum.Finished = opt.Now()
+	if err := appendRun(tx, m, in, st, sum, opt); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	sum.Generation = tx.Generation()
 	return sum, nil
 }
 
@@ -386,14 +420,7 @@ func openHistory(opt Options) (h *export.History, unlock func() error, err error
 	if opt.DryRun {
 		return h, unlock, nil
 	}
-	n, err := h.CleanTemps()
-	if err == nil {
-		if n > 0 {
-			opt.Log.Warn().Int("files", n).Msg("removed temp files of an interrupted run")
-		}
-		err = removeStaleSpills(h.Dir)
-	}
-	if err != nil {
+	if err := removeStaleSpills(h.Dir); err != nil {
 		unlock()
 		return nil, nil, err
 	}
@@ -1021,7 +1048,7 @@ func (s *stream) nextRunning(to int64) []carriedJob {
 }
 
 // appendRun writes the run's row to the runs table.
-func appendRun(h *export.History, m *model, in Inputs, st *stream, sum *Summary, opt Options) error {
+func appendRun(tx *export.Txn, m *model, in Inputs, st *stream, sum *Summary, opt Options) error {
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return fmt.Errorf("run id: %w", err)
@@ -1044,7 +1071,7 @@ func appendRun(h *export.History, m *model, in Inputs, st *stream, sum *Summary,
 	if skipped == nil {
 		skipped = map[string]int64{}
 	}
-	_, err = h.AppendRun(m.cluster, export.RunRow{
+	_, err = tx.AppendRun(m.cluster, export.RunRow{
 		RunID: sum.RunID, Started: sum.Started.UTC(), Finished: sum.Finished.UTC(), Version: opt.Version,
 		Inputs: inputs, Config: cfg, Read: sum.Ingest.Read, Ingested: sum.Ingest.Ingested,
 		Rejected: sum.Ingest.Rejected, Skipped: skipped, JobsCharged: int64(sum.Decay.JobsCharged),

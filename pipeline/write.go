@@ -3,8 +3,9 @@ package pipeline
 import (
 	"cmp"
 	"context"
-	"maps"
+	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,17 +13,32 @@ import (
 	"github.com/fairledger/fairledger/schemas"
 )
 
-// jobsWriter merges the spilled jobs into the jobs table and recomputes the
-// usage table, month by month in ascending order.
+// HotWindow is how far back from a run's --to a jobs row stays in a hot
+// segment: the rows of jobs charged up to less than HotWindow before --to
+// (running ones among them), which the next nights' overlapping sacct
+// windows give again and whose usage days they recompute. A night rewrites
+// the hot segments only; a row given again after it left them is found
+// through the segments' statistics and its segment rewritten (correct,
+// slower).
+const HotWindow = 3 * 24 * time.Hour
+
+// jobsWriter merges the spilled jobs into the jobs table and recomputes
+// the usage days they change, month by month in ascending order, writing
+// new segments into the run's commit. It reads only the segments a run
+// can change: the hot ones, those holding a key of the input, and those
+// charging time in the window (see doc.go).
 type jobsWriter struct {
-	h       *export.History
+	tx      *export.Txn
 	cluster string
 	to      int64
 	lo      int64 // the window's start, for merge's count of Unrecharged
+	hotFrom int64 // rows charged up to after this go to hot segments
 	spill   *spill
 	dict    *export.JobDict // the run's: the spill's records refer to it
-	extent  map[string]int64
 	files   int
+
+	rewritten map[string]bool // base jobs segments this run replaces
+	changeAt  int64           // the earliest time whose usage changed, in the months done so far
 
 	sums usageSums  // usage's, reused from month to month
 	refs []mergeRef // merge's scratch, reused from month to month
@@ -48,13 +64,31 @@ func effEnd(r *export.JobRec, to int64) int64 {
 	return min(unixSec(r.End), to)
 }
 
+// segments returns the base's jobs segments of the cluster by month.
+func (w *jobsWriter) segments() map[string][]export.Partition {
+	out := map[string][]export.Partition{}
+	for _, p := range w.tx.Base().Files(schemas.TableJobs, w.cluster) {
+		out[p.Month] = append(out[p.Month], p)
+	}
+	return out
+}
+
 func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string, sum *Summary) error {
+	w.rewritten, w.changeAt = map[string]bool{}, math.MaxInt64
+	segs := w.segments()
 	jobMonths := map[string]bool{}
 	for _, mk := range w.spill.monthKeys() {
 		jobMonths[mk] = true
 	}
 	for _, mk := range carriedMonths {
 		jobMonths[mk] = true
+	}
+	for mk, ps := range segs {
+		for _, p := range ps {
+			if p.Hot {
+				jobMonths[mk] = true
+			}
+		}
 	}
 	first := monthStart(lo)
 	for mk := range jobMonths {
@@ -76,68 +110,44 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 			}
 		}
 	}
-
-	// Jobs of earlier months that run into the first month.
-	var carry []export.JobRec
-	for _, mk := range slices.Sorted(maps.Keys(w.extent)) {
-		m, err := time.Parse("2006-01", mk)
-		if err != nil || !m.Before(first) || w.extent[mk] <= first.Unix() {
-			continue
-		}
-		t, err := w.readTable(m, nil)
-		if err != nil {
-			return err
-		}
-		for _, r := range t.Recs {
-			if effEnd(&r, w.to) > first.Unix() {
-				carry = append(carry, r)
-			}
-		}
-	}
-
 	var months []time.Time
 	for m := first; !m.After(last); m = m.AddDate(0, 1, 0) {
 		months = append(months, m)
 	}
-	return w.months(ctx, months, jobMonths, carry, sum)
+	return w.months(ctx, months, jobMonths, segs, sum)
 }
 
-// readTable reads month m's jobs partition, if any, into t (emptied
-// first) and returns t; a nil t is a new table. The table adds the
-// partition's names and TRES sets to w.dict.
-func (w *jobsWriter) readTable(m time.Time, t *export.JobTable) (*export.JobTable, error) {
+// readSegment appends the rows of base jobs segment p to t.
+func (w *jobsWriter) readSegment(p export.Partition, t *export.JobTable) error {
 	var rows []export.JobRow
-	if err := readIfExists(w.h, schemas.TableJobs, w.cluster, m, &rows); err != nil {
-		return nil, err
+	if err := w.tx.Read(p, &rows); err != nil {
+		return err
 	}
-	if t == nil {
-		t = export.NewJobTable(w.dict, len(rows))
-	}
-	t.Dict = w.dict // a reused table has the snapshot of its last month
-	t.Reset()
 	for i := range rows {
 		t.AppendRow(&rows[i])
 	}
-	return t, nil
+	return nil
 }
 
 // monthJobs is a month's jobs table, in the table's order, as prepare
-// leaves it for the month's jobs partition and usage.
+// leaves it for the month's jobs segments and usage.
 type monthJobs struct {
 	m                time.Time
 	table            *export.JobTable
 	names            []string // the dictionary's names when the month was prepared
-	fresh            bool
+	rewrite          bool     // the month's segments (segs) are replaced by table
+	segs             []export.Partition
 	afterTo, written int64
 	unrecharged      int64 // see Summary.Unrecharged
+	changeAt         int64 // the earliest time a record of the month changes usage
 	err              error
 }
 
-// encodedJobs is what encoding a month's jobs partition gives back: the
-// table, free for another month, and whether the partition was written.
+// encodedJobs is what encoding a month's jobs segments gives back: the
+// table, free for another month, and the number of files written.
 type encodedJobs struct {
 	table *export.JobTable
-	wrote bool
+	files int
 	err   error
 }
 
@@ -145,43 +155,37 @@ type encodedJobs struct {
 // one being encoded.
 const jobTables = 2
 
-// months writes the jobs and usage partitions of months (ascending). A
+// months writes the jobs segments and usage of months (ascending). A
 // month's usage depends on the jobs of earlier months running into it, so
 // the calling goroutine prepares the months' tables and computes their
 // usage in month order, while another goroutine encodes and writes each
-// month's jobs partition (row groups in parallel) as the next month is
-// prepared. (Encoding in the goroutine that prepared the table left a
-// core idle for part of every month once decay was done; a third stage
-// needed a third table, which under the run's memory limit cost more in
-// garbage collection than it saved.) At most two months of jobs records
-// are in memory, in two tables that are reused from month to month (a new
-// table for every month spent 0.7 CPU-s of a 5 M-job year zeroing
-// memory). (Merging several months at once used more CPU and memory for
-// the same wall time.)
+// month's jobs segments (row groups in parallel) as the next month is
+// prepared. At most two months of jobs records are in memory, in two
+// tables that are reused from month to month (a new table for every month
+// spent 0.7 CPU-s of a 5 M-job year zeroing memory).
 //
 // Only the calling goroutine adds to w.dict; prepare hands each table on
 // with a snapshot of the dictionary (JobDict.Snapshot), which the encoder
 // reads while the next month adds to w.dict.
-func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths map[string]bool, carry []export.JobRec, sum *Summary) error {
+func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths map[string]bool, segs map[string][]export.Partition, sum *Summary) error {
 	toEncode := make(chan monthJobs)
 	done := make(chan encodedJobs, jobTables) // never blocks: one per table
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer close(done)
 		for mj := range toEncode {
-			wrote, err := w.encode(ctx, &mj)
-			done <- encodedJobs{mj.table, wrote, err}
+			n, err := w.encode(ctx, &mj)
+			done <- encodedJobs{mj.table, n, err}
 		}
 	})
 	collect := func(e encodedJobs) error {
-		if e.wrote {
-			w.files++
-		}
+		w.files += e.files
 		return e.err
 	}
 	err := func() error {
 		room := w.spill.maxMonth() // so that a table is not outgrown by a later month
 		made := 0
+		var carry []export.JobRec
 		for _, m := range months {
 			var t *export.JobTable
 			if made < jobTables {
@@ -193,7 +197,8 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 				}
 				t = e.table
 			}
-			mj := w.prepare(ctx, m, jobMonths[monthKey(m)], t)
+			mk := monthKey(m)
+			mj := w.prepare(ctx, m, jobMonths[mk], segs[mk], t)
 			if mj.err != nil {
 				return mj.err
 			}
@@ -201,7 +206,7 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 			sum.JobsWritten += mj.written
 			sum.Unrecharged += mj.unrecharged
 			var err error
-			if carry, err = w.usage(m, mj.table.Recs, mj.names, carry); err != nil {
+			if carry, err = w.usage(&mj, segs, carry); err != nil {
 				return err
 			}
 			toEncode <- mj // usage copied what it keeps; encoding only reads the table
@@ -218,78 +223,194 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 	return err
 }
 
-// prepare reads month m's jobs partition into t and, when the run has jobs
-// of that month (fresh), merges the spilled records into it; it leaves the
-// table sorted, using a snapshot of w.dict (for the encoder). The
-// goroutine that runs prepare is the only one adding to w.dict.
-func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, t *export.JobTable) monthJobs {
-	mj := monthJobs{m: m, fresh: fresh}
+// prepare loads into t the month's segments the run rewrites — the hot
+// ones; in a month with input records (fresh) those charging time in the
+// window and those holding a key of the input — and merges the spilled
+// records into them. It leaves the table sorted, using a snapshot of
+// w.dict (for the encoder). The goroutine that runs prepare is the only
+// one adding to w.dict.
+func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs []export.Partition, t *export.JobTable) monthJobs {
+	mj := monthJobs{m: m, changeAt: math.MaxInt64}
 	if mj.err = ctx.Err(); mj.err != nil {
 		return mj
 	}
-	t, err := w.readTable(m, t)
-	if err != nil {
-		mj.err = err
-		return mj
+	t.Dict = w.dict // a reused table has the snapshot of its last month
+	t.Reset()
+	loaded := func(p export.Partition) error {
+		w.rewritten[p.Path] = true
+		mj.segs = append(mj.segs, p)
+		return w.readSegment(p, t)
 	}
+	for _, p := range segs {
+		if p.Hot || (fresh && p.MaxEnd > w.lo) {
+			if mj.err = loaded(p); mj.err != nil {
+				return mj
+			}
+		}
+	}
+	old := len(t.Recs)
 	if fresh {
-		old := len(t.Recs)
 		if mj.err = w.spill.read(monthKey(m), t); mj.err != nil {
 			return mj
 		}
-		w.merge(t, old, &mj)
 	}
+	spilled := len(t.Recs)
+	if spilled > old && slices.ContainsFunc(segs, func(p export.Partition) bool { return !w.rewritten[p.Path] }) {
+		if mj.err = w.loadHolders(segs, t, old, spilled, &mj, loaded); mj.err != nil {
+			return mj
+		}
+	}
+	mj.rewrite = len(mj.segs) > 0 || spilled > old
+	w.merge(t, old, spilled, &mj)
 	t.Sort()
 	t.Dict = w.dict.Snapshot()
 	mj.table, mj.names = t, t.Dict.Names()
 	return mj
 }
 
-// encode rewrites the jobs partition of a fresh month prepared as mj, when
-// it has records or had a partition, and reports whether it wrote one. It
-// reads only mj's table and the dictionary snapshot the table holds.
-func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
+// loadHolders loads the settled segments not loaded yet that hold the key
+// of a spilled record (t's records old..spilled) found in no loaded one:
+// a job given again after it left the hot segments. The segments'
+// statistics (ranges of job_id_raw and start) rule most out unread.
+func (w *jobsWriter) loadHolders(segs []export.Partition, t *export.JobTable, old, spilled int, mj *monthJobs, load func(export.Partition) error) error {
+	have := make(map[jobKey]bool, old)
+	for i := range t.Recs[:old] {
+		have[jobKey{t.Recs[i].JobIDRaw, unixSec(t.Recs[i].Start)}] = true
 	}
-	if !mj.fresh || (len(mj.table.Recs) == 0 && !w.h.HasPartition(schemas.TableJobs, w.cluster, mj.m)) {
-		return false, nil
+	var missing []jobKey
+	for i := old; i < spilled; i++ {
+		if k := (jobKey{t.Recs[i].JobIDRaw, unixSec(t.Recs[i].Start)}); !have[k] {
+			missing = append(missing, k)
+		}
 	}
-	if err := w.h.WritePartition(schemas.TableJobs, w.cluster, mj.m, mj.table); err != nil {
-		return false, err
+	want := map[jobKey]bool{}
+	for _, k := range missing {
+		want[k] = true
 	}
-	return true, nil
+	for _, p := range segs {
+		if w.rewritten[p.Path] || !slices.ContainsFunc(missing, func(k jobKey) bool {
+			return k.id >= p.MinID && k.id <= p.MaxID && k.start >= p.MinTime && k.start <= p.MaxTime
+		}) {
+			continue
+		}
+		scratch := export.NewJobTable(w.dict, int(p.Rows))
+		if err := w.readSegment(p, scratch); err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(scratch.Recs, func(r export.JobRec) bool { return want[jobKey{r.JobIDRaw, unixSec(r.Start)}] }) {
+			continue
+		}
+		w.rewritten[p.Path] = true
+		mj.segs = append(mj.segs, p)
+		for i := range scratch.Recs {
+			t.Append(scratch.Recs[i], scratch.JobID(&scratch.Recs[i]))
+		}
+	}
+	return nil
 }
 
-// usage records how far month m's jobs reach and writes the month's usage
-// partition from the jobs carried in from earlier months and recs (in the
-// table's order, so that usage sums in the same order whichever run
-// computes it); names are the dictionary's. It returns the jobs that run
-// into the next month.
-func (w *jobsWriter) usage(m time.Time, recs []export.JobRec, names []string, carry []export.JobRec) ([]export.JobRec, error) {
+// encode writes the month's jobs segments from mj's table — the rows
+// charged up to hotFrom or earlier as one segment, the later ones (hot)
+// as another — and removes the segments they replace. It reads only mj's
+// table and the dictionary snapshot the table holds, and returns the
+// number of files written.
+func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if !mj.rewrite {
+		return 0, nil
+	}
+	t := mj.table
+	// Stable partition: the settled records first, then the hot ones; both
+	// stay in the table's order.
+	var hot []export.JobRec
+	k := 0
+	for i := range t.Recs {
+		r := t.Recs[i]
+		if unixSec(r.Start)+r.ChargedSec > w.hotFrom || r.Running() {
+			hot = append(hot, r)
+			continue
+		}
+		t.Recs[k] = r
+		k++
+	}
+	copy(t.Recs[k:], hot)
+	// Removed first: a new segment equal to an old one has its name, and
+	// stays.
+	for _, p := range mj.segs {
+		w.tx.Remove(p)
+	}
+	files := 0
+	for _, part := range []struct {
+		t   *export.JobTable
+		hot bool
+	}{{t.Slice(0, k), false}, {t.Slice(k, len(t.Recs)), true}} {
+		if len(part.t.Recs) == 0 {
+			continue
+		}
+		if _, err := w.tx.Write(schemas.TableJobs, w.cluster, mj.m, part.t, part.hot); err != nil {
+			return files, err
+		}
+		files++
+	}
+	return files, nil
+}
+
+// usage recomputes the month's usage from the earliest day whose usage
+// changed (by a record of this month or an earlier one) on, from the jobs
+// carried in from earlier months and the month's records (in the table's
+// order, so that usage sums in the same order whichever run computes
+// it), and replaces the usage rows of those days. It returns the jobs
+// that run into the next month.
+func (w *jobsWriter) usage(mj *monthJobs, segs map[string][]export.Partition, carry []export.JobRec) ([]export.JobRec, error) {
+	m := mj.m
 	next := m.AddDate(0, 1, 0)
-	var ext int64
-	for i := range recs {
-		ext = max(ext, effEnd(&recs[i], w.to))
-	}
-	if len(recs) > 0 {
-		w.extent[monthKey(m)] = ext
-	}
-	u := &w.sums
-	u.reset(names)
-	u.add(carry, m.Unix(), next.Unix(), w.to)
-	u.add(recs, m.Unix(), next.Unix(), w.to)
-	if len(u.rows) > 0 || w.h.HasPartition(schemas.TableUsage, w.cluster, m) {
-		if err := w.h.WritePartition(schemas.TableUsage, w.cluster, m, u.rows); err != nil {
+	w.changeAt = min(w.changeAt, mj.changeAt)
+	if w.changeAt < next.Unix() {
+		from := max(m.Unix(), utcDay(w.changeAt))
+		// Rows that reach into the recomputed days from segments the run
+		// does not rewrite (a late or changed job before the hot
+		// segments): the month's own are rewritten with it, earlier
+		// months' join the carry for this month.
+		grew := false
+		for _, p := range segs[monthKey(m)] {
+			if !w.rewritten[p.Path] && p.MaxEnd > from {
+				w.rewritten[p.Path] = true
+				mj.segs, mj.rewrite, grew = append(mj.segs, p), true, true
+				mj.table.Dict = w.dict // the snapshot prepare left is read-only
+				if err := w.readSegment(p, mj.table); err != nil {
+					return nil, err
+				}
+			}
+		}
+		extra, err := w.reaching(segs, m, from)
+		if err != nil {
 			return nil, err
 		}
-		w.files++
+		if grew || extra != nil {
+			mj.table.Sort()
+			mj.table.Dict = w.dict.Snapshot()
+			mj.names = mj.table.Dict.Names()
+		}
+		sums := carry
+		if extra != nil {
+			sums = canonicalCarry(append(slices.Clone(carry), extra.Recs...), mj.names)
+		}
+		u := &w.sums
+		u.reset(mj.names)
+		u.add(sums, from, next.Unix(), w.to)
+		u.add(mj.table.Recs, from, next.Unix(), w.to)
+		if err := w.writeUsage(m, from); err != nil {
+			return nil, err
+		}
 	}
 	// Keep copies of the records that run into the next month, so this
 	// month's table can be reused. The carried records that still run on
 	// are kept in carry's own array (each moves to a position at or before
 	// its own), so that the carry is not reallocated every month.
 	kept := carry[:0]
+	recs := mj.table.Recs
 	for _, part := range [][]export.JobRec{carry, recs} {
 		for i := range part {
 			if effEnd(&part[i], w.to) > next.Unix() {
@@ -300,20 +421,123 @@ func (w *jobsWriter) usage(m time.Time, recs []export.JobRec, names []string, ca
 	return kept, nil
 }
 
-// merge merges the records t holds from the spill (from position old on)
-// into the table's records before them: a spilled record replaces the
-// table's records of the same (job_id_raw, start), except that a finished
-// record is never replaced by a running one; of spilled records with the
-// same key the later wins. It drops the spilled records a later run
-// writes (see afterTo), and sets every kept record's charged time up to
-// to. The records
-// keep their relative order (not significant: the full sort key is
-// unique once the keys are merged, and the caller sorts).
-func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
+// reaching reads the records of earlier months' segments the run does not
+// rewrite that are charged past from (nil when there are none).
+func (w *jobsWriter) reaching(segs map[string][]export.Partition, m time.Time, from int64) (*export.JobTable, error) {
+	var out *export.JobTable
+	for mk, ps := range segs {
+		if mk >= monthKey(m) {
+			continue
+		}
+		for _, p := range ps {
+			if w.rewritten[p.Path] || p.MaxEnd <= from {
+				continue
+			}
+			t := export.NewJobTable(w.dict, int(p.Rows))
+			if err := w.readSegment(p, t); err != nil {
+				return nil, err
+			}
+			if out == nil {
+				out = export.NewJobTable(w.dict, 0)
+			}
+			for i := range t.Recs {
+				if effEnd(&t.Recs[i], w.to) > from {
+					out.Recs = append(out.Recs, t.Recs[i]) // usage needs no job id
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// canonicalCarry sorts carried records as the months' carry holds them:
+// by start month, then in the jobs table's order (account, user, start,
+// job_id_raw; a key is unique once merged).
+func canonicalCarry(recs []export.JobRec, names []string) []export.JobRec {
+	slices.SortStableFunc(recs, func(a, b export.JobRec) int {
+		ma, mb := monthStart(unixSec(a.Start)), monthStart(unixSec(b.Start))
+		if c := ma.Compare(mb); c != 0 {
+			return c
+		}
+		if c := strings.Compare(names[a.Account], names[b.Account]); c != 0 {
+			return c
+		}
+		if c := strings.Compare(names[a.User], names[b.User]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.JobIDRaw, b.JobIDRaw)
+	})
+	return recs
+}
+
+// writeUsage replaces the month's usage rows of the days from from on by
+// w.sums' rows: the month's usage segments wholly before from stay,
+// those wholly after are removed, one across from keeps its earlier days
+// in the new settled segment. Days from to's UTC day on go to a hot
+// segment, which the next night replaces without reading.
+func (w *jobsWriter) writeUsage(m time.Time, from int64) error {
+	mk := monthKey(m)
+	var settled []export.UsageRow
+	for _, p := range w.tx.Base().Files(schemas.TableUsage, w.cluster) {
+		if p.Month != mk || p.MaxTime < from {
+			continue
+		}
+		if p.MinTime < from {
+			var rows []export.UsageRow
+			if err := w.tx.Read(p, &rows); err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if r.PeriodStart.Unix() < from {
+					settled = append(settled, r)
+				}
+			}
+		}
+		w.tx.Remove(p)
+	}
+	hotDay := utcDay(w.to)
+	var hot []export.UsageRow
+	for _, r := range w.sums.rows {
+		if r.PeriodStart.Unix() >= hotDay {
+			hot = append(hot, r)
+		} else {
+			settled = append(settled, r)
+		}
+	}
+	for _, part := range []struct {
+		rows []export.UsageRow
+		hot  bool
+	}{{settled, false}, {hot, true}} {
+		if len(part.rows) == 0 {
+			continue
+		}
+		if _, err := w.tx.Write(schemas.TableUsage, w.cluster, m, part.rows, part.hot); err != nil {
+			return err
+		}
+		w.files++
+	}
+	return nil
+}
+
+// merge merges the records t holds from the spill (positions lo..hi) into
+// the table's other records (from the history's segments): a spilled
+// record replaces the table's records of the same (job_id_raw, start),
+// except that a finished record is never replaced by a running one; of
+// spilled records with the same key the later wins. It drops the spilled
+// records a later run writes (see afterTo), sets every kept record's
+// charged time up to to, and notes in mj.changeAt the earliest time from
+// which the month's usage changes. The records keep their relative order
+// (not significant: the full sort key is unique once the keys are merged,
+// and the caller sorts).
+func (w *jobsWriter) merge(t *export.JobTable, lo, hi int, mj *monthJobs) {
 	recs := t.Recs
+	spilled := func(pos int32) bool { return int(pos) >= lo && int(pos) < hi }
 	refs := slices.Grow(w.refs[:0], len(recs))
 	for i := range recs {
-		if start := unixSec(recs[i].Start); i < old || !afterTo(&recs[i], start, w.to) {
+		if start := unixSec(recs[i].Start); !spilled(int32(i)) || !afterTo(&recs[i], start, w.to) {
 			refs = append(refs, mergeRef{recs[i].JobIDRaw, start, int32(i)})
 		} else {
 			mj.afterTo++
@@ -332,17 +556,22 @@ func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
 	keep := slices.Grow(w.keep[:0], len(recs))[:len(recs)]
 	clear(keep)
 	w.keep = keep
-	for lo := 0; lo < len(refs); {
-		hi := lo + 1
-		for hi < len(refs) && refs[hi].id == refs[lo].id && refs[hi].start == refs[lo].start {
-			hi++
+	charged := func(r *export.JobRec, start int64) int64 { return max(0, effEnd(r, w.to)-start) }
+	change := func(at int64) { mj.changeAt = min(mj.changeAt, at) }
+	for k := 0; k < len(refs); {
+		h := k + 1
+		for h < len(refs) && refs[h].id == refs[k].id && refs[h].start == refs[k].start {
+			h++
 		}
-		group := refs[lo:hi]
-		lo = hi
-		win := int32(-1)
+		group := refs[k:h]
+		k = h
+		start := group[0].start
+		win, prev := int32(-1), int32(-1)
 		for _, r := range group {
-			if int(r.pos) >= old {
+			if spilled(r.pos) {
 				win = r.pos // the same run twice in the input: the later record wins
+			} else if prev < 0 {
+				prev = r.pos
 			}
 		}
 		if win < 0 { // not in the input: the table's records stay
@@ -351,19 +580,25 @@ func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
 				if w.recharged(&recs[r.pos], r.start) {
 					mj.unrecharged++
 				}
+				if c := charged(&recs[r.pos], start); c != recs[r.pos].ChargedSec {
+					change(start + min(c, recs[r.pos].ChargedSec))
+				}
 			}
 			continue
 		}
 		mj.written++
-		if recs[win].Running() {
-			for _, r := range group {
-				if int(r.pos) < old && !recs[r.pos].Running() {
-					win = r.pos // a finished record outlives a running one
-					break
-				}
-			}
+		if recs[win].Running() && prev >= 0 && !recs[prev].Running() {
+			win = prev // a finished record outlives a running one
 		}
 		keep[win] = true
+		switch c := charged(&recs[win], start); {
+		case prev < 0:
+			change(start) // a job new to the history
+		case win != prev && !sameUsage(&recs[win], &recs[prev]):
+			change(start)
+		case c != recs[prev].ChargedSec:
+			change(start + min(c, recs[prev].ChargedSec))
+		}
 	}
 	out := recs[:0]
 	for i := range recs {
@@ -374,6 +609,14 @@ func (w *jobsWriter) merge(t *export.JobTable, old int, mj *monthJobs) {
 		}
 	}
 	t.Recs = out
+}
+
+// sameUsage reports whether two records of a job charge usage alike per
+// second: the same association, partition, billing and allocation.
+func sameUsage(a, b *export.JobRec) bool {
+	return a.Account == b.Account && a.User == b.User && a.Partition == b.Partition &&
+		a.Billing == b.Billing && a.UsageFactor == b.UsageFactor && a.AllocCPUs == b.AllocCPUs &&
+		a.MemMB == b.MemMB && a.GPU == b.GPU
 }
 
 // recharged reports whether a record that starts at start, kept in the

@@ -116,7 +116,11 @@ func partitionColumns() []Column {
 	}
 }
 
-const partitionLayout = "<history>/%s/cluster=<cluster>/month=<YYYY-MM>/data.parquet"
+// partitionLayout is where a table's files are: in the committed
+// generation (current -> gen/<N>), one or more segment files per
+// partition, each named by the first 16 hex digits of its SHA-256 (hot-
+// for a segment later runs are expected to replace).
+const partitionLayout = "<history>/current/%s/cluster=<cluster>/month=<YYYY-MM>/{part,hot}-<16 hex of SHA-256>.parquet"
 
 // Tables returns every history table definition, in a fixed order (jobs,
 // usage, fairshare, associations, runs). Each call returns fresh values the
@@ -265,7 +269,7 @@ func runsTable() Table {
 		Name: TableRuns,
 		Description: "One row per fairledger run, appended (never rewritten) as its own file: what was read " +
 			"and how every input row was accounted for (read = ingested + rejected + Σ skipped).",
-		Layout:    "<history>/runs/cluster=<cluster>/month=<YYYY-MM>/run-<started as 20060102T150405Z>-<8 hex>.parquet",
+		Layout:    fmt.Sprintf(partitionLayout, TableRuns),
 		SortBy:    []string{"started"},
 		Partition: partitionColumns(),
 		Columns: []Column{

@@ -1,5 +1,7 @@
 -- fairledger history views: one view per table over the hive-partitioned
--- Parquet files <history>/<table>/cluster=<c>/month=<YYYY-MM>/*.parquet.
+-- Parquet files of the committed generation,
+-- <history>/current/<table>/cluster=<c>/month=<YYYY-MM>/*.parquet
+-- (current is a symlink a run switches in one step when it commits).
 -- `fairledger sql` runs this file itself. From the DuckDB CLI:
 --
 --   SET VARIABLE history = '/var/lib/fairledger/history';
@@ -9,21 +11,21 @@
 SET TimeZone = 'UTC';
 
 CREATE OR REPLACE VIEW jobs AS
-SELECT * FROM read_parquet(getvariable('history') || '/jobs/cluster=*/month=*/data.parquet',
+SELECT * FROM read_parquet(getvariable('history') || '/current/jobs/cluster=*/month=*/*.parquet',
     hive_partitioning = true, hive_types = {'cluster': VARCHAR, 'month': VARCHAR}, union_by_name = true);
 
 CREATE OR REPLACE VIEW usage AS
-SELECT * FROM read_parquet(getvariable('history') || '/usage/cluster=*/month=*/data.parquet',
+SELECT * FROM read_parquet(getvariable('history') || '/current/usage/cluster=*/month=*/*.parquet',
     hive_partitioning = true, hive_types = {'cluster': VARCHAR, 'month': VARCHAR}, union_by_name = true);
 
 CREATE OR REPLACE VIEW fairshare AS
-SELECT * FROM read_parquet(getvariable('history') || '/fairshare/cluster=*/month=*/data.parquet',
+SELECT * FROM read_parquet(getvariable('history') || '/current/fairshare/cluster=*/month=*/*.parquet',
     hive_partitioning = true, hive_types = {'cluster': VARCHAR, 'month': VARCHAR}, union_by_name = true);
 
 CREATE OR REPLACE VIEW associations AS
-SELECT * FROM read_parquet(getvariable('history') || '/associations/cluster=*/month=*/data.parquet',
+SELECT * FROM read_parquet(getvariable('history') || '/current/associations/cluster=*/month=*/*.parquet',
     hive_partitioning = true, hive_types = {'cluster': VARCHAR, 'month': VARCHAR}, union_by_name = true);
 
 CREATE OR REPLACE VIEW runs AS
-SELECT * FROM read_parquet(getvariable('history') || '/runs/cluster=*/month=*/run-*.parquet',
+SELECT * FROM read_parquet(getvariable('history') || '/current/runs/cluster=*/month=*/*.parquet',
     hive_partitioning = true, hive_types = {'cluster': VARCHAR, 'month': VARCHAR}, union_by_name = true);

@@ -2,6 +2,9 @@ package main
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -75,9 +78,16 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			if err != nil {
 				return err
 			}
-			snap, err := findSnapshot(h, c.String("cluster"), at)
+			// One pinned generation for the whole command: a run
+			// committing meanwhile changes nothing read here.
+			v, err := h.View()
 			if err != nil {
 				return err
+			}
+			defer v.Close()
+			snap, err := findSnapshot(v, dir, c.String("cluster"), at)
+			if err != nil {
+				return damagedHistory(err, v, dir)
 			}
 			tree, res, err := export.FairshareFromRows(snap.rows)
 			if err != nil {
@@ -94,9 +104,9 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				}
 				tree.GrpTRESMins[p] = ingest.SshareTRES(counts)
 			}
-			tres, err := snapshotTRES(h, snap)
+			tres, err := snapshotTRES(v, snap)
 			if err != nil {
-				return err
+				return damagedHistory(err, v, dir)
 			}
 			opt := fairshare.SshareOptions{
 				Long:        c.Bool("long"),
@@ -163,33 +173,32 @@ type snapshotRows struct {
 
 // findSnapshot picks the cluster (the only one when cluster is empty) and
 // returns the rows of its latest snapshot at or before at (zero: the latest
-// of all). It reads the partition of at's month first and goes back month
-// by month through the months that have a partition, stopping at the first
-// that holds a snapshot at or before at, so only the partitions needed are
-// read.
-func findSnapshot(h *export.History, cluster string, at time.Time) (snapshotRows, error) {
-	parts, err := h.Partitions(schemas.TableFairshare)
-	if err != nil {
-		return snapshotRows{}, err
-	}
+// of all) from v, the pinned generation of the history in dir. It reads
+// the partition of at's month first and goes back month by month through
+// the months that have a partition, stopping at the first that holds a
+// snapshot at or before at, so only the partitions needed are read (a
+// partition may have several segment files: readChecked reads them all).
+func findSnapshot(v *export.View, dir, cluster string, at time.Time) (snapshotRows, error) {
 	var clusters []string
 	months := map[string][]string{}
-	for _, p := range parts {
+	for _, p := range v.Files(schemas.TableFairshare, "") {
 		if _, ok := months[p.Cluster]; !ok {
 			clusters = append(clusters, p.Cluster)
 		}
-		months[p.Cluster] = append(months[p.Cluster], p.Month)
+		if !slices.Contains(months[p.Cluster], p.Month) {
+			months[p.Cluster] = append(months[p.Cluster], p.Month)
+		}
 	}
 	slices.Sort(clusters)
 	switch {
 	case len(clusters) == 0:
-		return snapshotRows{}, fmt.Errorf("history %s has no fair-share snapshots yet (run fairledger run first)", h.Dir)
+		return snapshotRows{}, fmt.Errorf("history %s has no fair-share snapshots yet (run fairledger run first)", dir)
 	case cluster == "" && len(clusters) > 1:
-		return snapshotRows{}, usagef("history %s holds clusters %s: choose one with --cluster", h.Dir, strings.Join(clusters, ", "))
+		return snapshotRows{}, usagef("history %s holds clusters %s: choose one with --cluster", dir, strings.Join(clusters, ", "))
 	case cluster == "":
 		cluster = clusters[0]
 	case months[cluster] == nil:
-		return snapshotRows{}, fmt.Errorf("history %s has no fair-share snapshots of cluster %q (clusters: %s)", h.Dir, cluster, strings.Join(clusters, ", "))
+		return snapshotRows{}, fmt.Errorf("history %s has no fair-share snapshots of cluster %q (clusters: %s)", dir, cluster, strings.Join(clusters, ", "))
 	}
 	ms := months[cluster]
 	slices.Sort(ms)
@@ -203,7 +212,7 @@ func findSnapshot(h *export.History, cluster string, at time.Time) (snapshotRows
 			return snapshotRows{}, fmt.Errorf("fairshare partition of cluster %s: bad month %q", cluster, m)
 		}
 		var rows []export.FairshareRow
-		if err := h.ReadPartition(schemas.TableFairshare, cluster, month, &rows); err != nil {
+		if err := readChecked(v, schemas.TableFairshare, cluster, month, &rows); err != nil {
 			return snapshotRows{}, err
 		}
 		var best time.Time
@@ -225,24 +234,20 @@ func findSnapshot(h *export.History, cluster string, at time.Time) (snapshotRows
 		return snapshotRows{cluster: cluster, time: best, rows: out}, nil
 	}
 	if at.IsZero() {
-		return snapshotRows{}, fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", h.Dir, cluster)
+		return snapshotRows{}, fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", dir, cluster)
 	}
 	return snapshotRows{}, fmt.Errorf("no fair-share snapshot of cluster %s at or before %s (its first partition is month %s)", cluster, at.Format(time.RFC3339), ms[len(ms)-1])
 }
 
 // snapshotTRES returns the TRES list recorded in the config of the run that
 // wrote snap: the first run of the cluster that started at or after the
-// snapshot, else the latest before it (as reports pick it). A history with
-// no such run, or written before runs recorded the list, gets the TRES
-// every Slurm database holds (schemas.StaticTRES).
-func snapshotTRES(h *export.History, snap snapshotRows) ([]string, error) {
-	parts, err := h.Partitions(schemas.TableRuns)
-	if err != nil {
-		return nil, err
-	}
+// snapshot, else the latest before it (as reports pick it), read from v.
+// A history with no such run, or written before runs recorded the list,
+// gets the TRES every Slurm database holds (schemas.StaticTRES).
+func snapshotTRES(v *export.View, snap snapshotRows) ([]string, error) {
 	var months []string
-	for _, p := range parts {
-		if p.Cluster == snap.cluster && !slices.Contains(months, p.Month) {
+	for _, p := range v.Files(schemas.TableRuns, snap.cluster) {
+		if !slices.Contains(months, p.Month) {
 			months = append(months, p.Month)
 		}
 	}
@@ -253,8 +258,8 @@ func snapshotTRES(h *export.History, snap snapshotRows) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("runs partition of cluster %s: bad month %q", snap.cluster, m)
 		}
-		runs, err := h.ReadRuns(snap.cluster, month)
-		if err != nil {
+		var runs []export.RunRow
+		if err := readChecked(v, schemas.TableRuns, snap.cluster, month, &runs); err != nil {
 			return nil, err
 		}
 		for i := range runs {
@@ -284,6 +289,42 @@ func snapshotTRES(h *export.History, snap snapshotRows) ([]string, error) {
 		return schemas.StaticTRES(), nil
 	}
 	return cfg.TRES, nil
+}
+
+// readChecked reads the (table, cluster, month) partition of v into dst
+// (every segment file, in the table's order) after checking each file's
+// size and SHA-256 against the manifest: View.ReadPartition checks sizes
+// and row counts only, and a damaged page can decode into wrong numbers or
+// make the Parquet reader panic. The files sshare reads are small.
+func readChecked(v *export.View, table, cluster string, month time.Time, dst any) error {
+	m := month.UTC().Format("2006-01")
+	for _, p := range v.Files(table, cluster) {
+		if p.Month != m {
+			continue
+		}
+		b, err := os.ReadFile(v.Path(p))
+		if err != nil {
+			return &export.CorruptError{Path: p.Path, Problem: err.Error()}
+		}
+		if int64(len(b)) != p.Bytes {
+			return &export.CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d bytes, the manifest says %d", len(b), p.Bytes)}
+		}
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != p.SHA256 {
+			return &export.CorruptError{Path: p.Path, Problem: "SHA-256 differs from the manifest's"}
+		}
+	}
+	return v.ReadPartition(table, cluster, month, dst)
+}
+
+// damagedHistory adds to an error reading a damaged file of v (the
+// CorruptError naming it) where it is and how to check the whole history
+// in dir, as export.OpenDuckDB does for sql and report.
+func damagedHistory(err error, v *export.View, dir string) error {
+	var ce *export.CorruptError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%w (in %s); run fairledger verify --history %s to check every file", err, v.Dir, dir)
+	}
+	return err
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

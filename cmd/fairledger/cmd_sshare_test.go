@@ -162,17 +162,11 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// TestSshareCommand runs `fairledger sshare` on a history of two snapshots
-// and checks the exact -P output of §10.2 and §10.1 and which snapshot --at
-// picks.
-func TestSshareCommand(t *testing.T) {
-	t.Setenv("USER", "uD1")
-	t.Setenv("TZ", "Europe/Paris")
-	dir := sshareHistory(t, "demo")
-
-	// testdata/e2e/test24_4/expected.txt is the `sshare -a -l -p` output of
-	// §10.2 (the spec's 35 lines with sshare's indentation); -P drops the
-	// trailing '|'.
+// want24_4lP is `sshare -a -l -P` of §10.2: testdata/e2e/test24_4/
+// expected.txt is the `sshare -a -l -p` output (the spec's 35 lines with
+// sshare's indentation); -P drops the trailing '|'.
+func want24_4lP(t *testing.T) string {
+	t.Helper()
 	expected, err := os.ReadFile("../../testdata/e2e/test24_4/expected.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +175,18 @@ func TestSshareCommand(t *testing.T) {
 	for _, l := range strings.SplitAfter(strings.TrimSuffix(string(expected), "\n"), "\n") {
 		ft.WriteString(strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "|") + "\n")
 	}
+	return ft.String()
+}
+
+// TestSshareCommand runs `fairledger sshare` on a history of two snapshots
+// and checks the exact -P output of §10.2 and §10.1 and which snapshot --at
+// picks.
+func TestSshareCommand(t *testing.T) {
+	t.Setenv("USER", "uD1")
+	t.Setenv("TZ", "Europe/Paris")
+	dir := sshareHistory(t, "demo")
+
+	ft := want24_4lP(t)
 
 	for _, c := range []struct {
 		name     string
@@ -188,15 +194,15 @@ func TestSshareCommand(t *testing.T) {
 		want     string
 		snapshot string // in the stderr report
 	}{
-		{"latest", []string{"-a", "-l", "-P"}, ft.String(), "snapshot 2025-03-01T00:00:00+01:00"},
+		{"latest", []string{"-a", "-l", "-P"}, ft, "snapshot 2025-03-01T00:00:00+01:00"},
 		// Short options combine, as with sshare.
-		{"at the snapshot, combined flags", []string{"--at", "2025-03-01", "-alP"}, ft.String(), "snapshot 2025-03-01T00:00:00+01:00"},
+		{"at the snapshot, combined flags", []string{"--at", "2025-03-01", "-alP"}, ft, "snapshot 2025-03-01T00:00:00+01:00"},
 		// Paris midnight of February 28th is before the March snapshot
 		// (February 28th 23:00 UTC): the February partition has nothing
 		// at or before it, so the January one is read.
 		{"day before", []string{"--at", "2025-02-28", "-a", "-P"}, want24_1P, "snapshot 2025-02-01T00:00:00+01:00"},
 		{"RFC 3339", []string{"--at", "2025-02-28T22:59:59Z", "-a", "-P"}, want24_1P, "snapshot 2025-02-01T00:00:00+01:00"},
-		{"after the last", []string{"--at", "2026-01-01T12:00", "-a", "-l", "-P"}, ft.String(), "snapshot 2025-03-01T00:00:00+01:00"},
+		{"after the last", []string{"--at", "2026-01-01T12:00", "-a", "-l", "-P"}, ft, "snapshot 2025-03-01T00:00:00+01:00"},
 	} {
 		code, out, errs := runCLI(t, append([]string{"sshare", "--history", dir}, c.args...)...)
 		if code != 0 {
@@ -341,5 +347,131 @@ func TestSshareWithoutUSER(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("accounts = %q, want %q", got, want)
+	}
+}
+
+// TestSshareSegments: a month of snapshots stored as several segment files
+// (a run writes the days it recomputes as a new segment) reads as their
+// union: the §10.2 snapshot split over two files, and a later snapshot of
+// the classic tree in a third, print as one; --at picks within the union.
+func TestSshareSegments(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	dir := t.TempDir()
+	h, err := export.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1 := time.Date(2025, 2, 10, 0, 0, 0, 0, time.UTC)
+	s2 := time.Date(2025, 2, 20, 0, 0, 0, 0, time.UTC)
+	ft := snapshotOf(t, tree24_4, fairshare.FairTreeAlgo, s1)
+	tx, err := h.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every other row in each half: neither file is in the table's order
+	// alone.
+	var even, odd []export.FairshareRow
+	for i, r := range ft {
+		if i%2 == 0 {
+			even = append(even, r)
+		} else {
+			odd = append(odd, r)
+		}
+	}
+	for _, w := range []struct {
+		rows []export.FairshareRow
+		hot  bool
+	}{{even, false}, {odd, false}, {snapshotOf(t, tree24_1, fairshare.ClassicAlgo, s2), true}} {
+		if _, err := tx.Write(schemas.TableFairshare, "demo", s1, w.rows, w.hot); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := export.MarshalConfig(export.RunConfig{Cluster: "demo", TRES: []string{"cpu"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, started := range []time.Time{s1.Add(time.Hour), s2.Add(time.Hour)} {
+		if _, err := tx.AppendRun("demo", export.RunRow{RunID: fmt.Sprintf("r%d", i), Started: started, Finished: started, Config: cfg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := h.Partitions(schemas.TableFairshare); err != nil || len(ps) != 3 {
+		t.Fatalf("fairshare files %+v, %v; want 3 segments of one month", ps, err)
+	}
+	if code, out, errs := runCLI(t, "sshare", "--history", dir, "-a", "-l", "-P", "--at", "2025-02-15"); code != 0 || out != want24_4lP(t) {
+		t.Errorf("--at 2025-02-15: exit %d, stdout =\n%s\nstderr %s", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, "sshare", "--history", dir, "-a", "-P"); code != 0 || out != want24_1P || !strings.Contains(errs, "snapshot 2025-02-20T00:00:00Z") {
+		t.Errorf("latest: exit %d, stdout =\n%s\nstderr %s", code, out, errs)
+	}
+}
+
+// TestDamagedHistory: a history file that does not match its manifest
+// makes sshare, sql and report exit 1 naming the file, where it is and how
+// to check the history, instead of a panic or a DuckDB error. A file cut
+// short fails all three (its size); one with a flipped byte and the right
+// size fails sshare, which checks the SHA-256 of the files it reads (a
+// flipped byte can decode into wrong numbers, or make the Parquet reader
+// panic).
+func TestDamagedHistory(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	for _, c := range []struct {
+		name     string
+		damage   func(file string, size int64) error
+		problem  func(size int64) string
+		commands []string
+	}{
+		{"cut short", func(f string, size int64) error { return os.Truncate(f, size-10) },
+			func(size int64) string { return fmt.Sprintf("%d bytes, the manifest says %d", size-10, size) },
+			[]string{"sshare", "sql", "report"}},
+		{"flipped byte", func(f string, size int64) error {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			b[size/2] ^= 0x10
+			return os.WriteFile(f, b, 0o644)
+		}, func(int64) string { return "SHA-256 differs from the manifest's" }, []string{"sshare"}},
+	} {
+		dir := sshareHistory(t, "demo")
+		h, err := export.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := h.View()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The latest snapshot's month: the one sshare reads.
+		var feb export.Partition
+		for _, p := range v.Files(schemas.TableFairshare, "demo") {
+			if p.Month == "2025-02" {
+				feb = p
+			}
+		}
+		file, gen := v.Path(feb), v.Dir
+		v.Close()
+		if feb.Path == "" {
+			t.Fatal("no fairshare file of 2025-02")
+		}
+		if err := c.damage(file, feb.Bytes); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("fairledger: history file %s is damaged: %s (in %s); run fairledger verify --history %s to check every file\n",
+			feb.Path, c.problem(feb.Bytes), gen, dir)
+		for _, cmd := range c.commands {
+			args := map[string][]string{
+				"sshare": {"sshare", "--history", dir, "-a"},
+				"sql":    {"sql", "--history", dir, "SELECT count(*) FROM runs"},
+				"report": {"report", "--history", dir, "--account", "aA", "--format", "md"},
+			}[cmd]
+			code, out, errs := runCLI(t, args...)
+			if code != 1 || out != "" || errs != want {
+				t.Errorf("%s: %s: exit %d, stdout %q, stderr\n%q\nwant exit 1 and\n%q", c.name, cmd, code, out, errs, want)
+			}
+		}
 	}
 }

@@ -144,22 +144,23 @@ func TestExampleQueries(t *testing.T) {
 	})
 }
 
-// fairshareRows reads every fairshare partition of cluster with parquet-go.
+// fairshareRows reads every fairshare file of cluster with parquet-go,
+// from one pinned generation (a partition may have several files).
 func fairshareRows(t *testing.T, hist, cluster string) []export.FairshareRow {
 	t.Helper()
 	h, err := export.Open(hist)
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := h.Partitions(schemas.TableFairshare)
+	v, err := h.View()
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer v.Close()
 	var all []export.FairshareRow
-	for _, p := range parts {
-		m, _ := time.Parse("2006-01", p.Month)
+	for _, p := range v.Files(schemas.TableFairshare, cluster) {
 		var rows []export.FairshareRow
-		if err := h.ReadPartition(schemas.TableFairshare, cluster, m, &rows); err != nil {
+		if err := v.Read(p, &rows); err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, rows...)

@@ -1,0 +1,858 @@
+package export
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// The history's files on disk (see docs/history-store.md):
+//
+//	<history>/current -> gen/<N>          the committed generation (a symlink)
+//	<history>/gen/<N>/manifest.json        every file of generation N
+//	<history>/gen/<N>/<table>/cluster=<c>/month=<YYYY-MM>/<segment>.parquet
+//	<history>/gen/<N>/state/cluster=<c>/checkpoint-<time>.json
+//	<history>/gen/.stage-<N>-<random>/     a commit being built
+//	<history>/.lock                        the writers' lock
+//
+// A file, once written, never changes: a generation is a directory of hard
+// links to the files it keeps from the one before plus the files its run
+// wrote. A commit builds the new generation in a stage directory, makes it
+// durable (syncfs), renames it to gen/<N> and switches the current symlink
+// with one rename. Readers resolve the symlink once and read that
+// generation (View), holding a shared flock on its manifest so that the
+// generation is not removed under them.
+
+const (
+	currentLink = "current"
+	genDir      = "gen"
+	stagePrefix = ".stage-"
+	// StoreFormat is the manifest's format number: 2 is the generation
+	// store (1, implicit, was the single-directory layout of
+	// data.parquet files rewritten in place).
+	StoreFormat = 2
+	// keepGenerations is how many committed generations a commit keeps:
+	// the new one and the one before, for readers that resolved the
+	// symlink just before it switched (older ones are removed unless a
+	// reader holds them).
+	keepGenerations = 2
+)
+
+// TableState is the Table of a checkpoint file's manifest entry.
+const TableState = "state"
+
+// genName is the directory name of generation n.
+func genName(n int64) string { return fmt.Sprintf("%08d", n) }
+
+// ErrOldLayout is returned when a history was written by a fairledger
+// before the generation store; Migrate converts it.
+var ErrOldLayout = errors.New("history has the old layout (files rewritten in place); `fairledger run` or `fairledger verify --migrate` converts it")
+
+// committed returns the committed generation's number (0 for an empty
+// history) by reading the current symlink.
+func (h *History) committed() (int64, error) {
+	target, err := os.Readlink(filepath.Join(h.Dir, currentLink))
+	if errors.Is(err, fs.ErrNotExist) {
+		if h.oldLayout() {
+			return 0, fmt.Errorf("%s: %w", h.Dir, ErrOldLayout)
+		}
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("history %s: %w", h.Dir, err)
+	}
+	n, err := strconv.ParseInt(path.Base(filepath.ToSlash(target)), 10, 64)
+	if err != nil || path.Dir(filepath.ToSlash(target)) != genDir {
+		return 0, fmt.Errorf("history %s: current points to %q, not to gen/<number>", h.Dir, target)
+	}
+	return n, nil
+}
+
+// oldLayout reports files of the layout before generations: a manifest or
+// a table directory at the root.
+func (h *History) oldLayout() bool {
+	if _, err := os.Stat(filepath.Join(h.Dir, manifestFile)); err == nil {
+		return true
+	}
+	for _, t := range schemas.Tables() {
+		if fi, err := os.Stat(filepath.Join(h.Dir, t.Name)); err == nil && fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// genPath is the directory of generation n.
+func (h *History) genPath(n int64) string { return filepath.Join(h.Dir, genDir, genName(n)) }
+
+// readGenManifest reads generation n's manifest.
+func (h *History) readGenManifest(n int64) (Manifest, error) {
+	if n == 0 {
+		return Manifest{Format: StoreFormat, Partitions: []Partition{}}, nil
+	}
+	b, err := os.ReadFile(filepath.Join(h.genPath(n), manifestFile))
+	if err != nil {
+		return Manifest{}, fmt.Errorf("read manifest of generation %d: %w", n, err)
+	}
+	return decodeManifest(b, n)
+}
+
+func decodeManifest(b []byte, n int64) (Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Manifest{}, fmt.Errorf("manifest of generation %d: %w", n, err)
+	}
+	if m.Format != StoreFormat || m.Generation != n {
+		return Manifest{}, fmt.Errorf("manifest of generation %d: format %d generation %d", n, m.Format, m.Generation)
+	}
+	return m, nil
+}
+
+// View is one committed generation of a history, pinned for reading: its
+// files stay in place until Close, whatever runs commit meanwhile.
+type View struct {
+	// Dir is the generation's directory (absolute when the history's is).
+	Dir string
+	// Manifest lists the generation's files.
+	Manifest Manifest
+	lock     *os.File
+}
+
+// View pins the committed generation for reading. An empty history (no
+// commit yet) gives a View with no files and an empty Dir.
+func (h *History) View() (*View, error) {
+	for try := 0; ; try++ {
+		n, err := h.committed()
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return &View{Manifest: Manifest{Format: StoreFormat, Partitions: []Partition{}}}, nil
+		}
+		dir := h.genPath(n)
+		f, err := os.Open(filepath.Join(dir, manifestFile))
+		if errors.Is(err, fs.ErrNotExist) && try < 5 {
+			continue // removed between the readlink and the open: read the symlink again
+		}
+		if err != nil {
+			return nil, fmt.Errorf("history %s: %w", h.Dir, err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("history %s: pin generation %d: %w", h.Dir, n, err)
+		}
+		b, err := io.ReadAll(f)
+		if err == nil && len(b) == 0 && try < 5 {
+			f.Close() // emptied by a removal that raced the flock
+			continue
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("history %s: %w", h.Dir, err)
+		}
+		m, err := decodeManifest(b, n)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("history %s: %w", h.Dir, err)
+		}
+		return &View{Dir: dir, Manifest: m, lock: f}, nil
+	}
+}
+
+// Close releases the generation.
+func (v *View) Close() error {
+	if v == nil || v.lock == nil {
+		return nil
+	}
+	err := v.lock.Close()
+	v.lock = nil
+	return err
+}
+
+// Generation is the pinned generation's number (0: an empty history).
+func (v *View) Generation() int64 { return v.Manifest.Generation }
+
+// Files returns the view's files of table and cluster ("" for every
+// cluster), in path order.
+func (v *View) Files(table, cluster string) []Partition {
+	return v.Manifest.Files(table, cluster)
+}
+
+// Files returns the manifest's files of table and cluster ("" for every
+// cluster), in path order.
+func (m *Manifest) Files(table, cluster string) []Partition {
+	var out []Partition
+	for _, p := range m.Partitions {
+		if p.Table == table && (cluster == "" || p.Cluster == cluster) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Path is the full path of one of the view's files.
+func (v *View) Path(p Partition) string { return filepath.Join(v.Dir, filepath.FromSlash(p.Path)) }
+
+// Read reads file p of the view into dst (a *[]JobRow, *[]UsageRow,
+// *[]FairshareRow, *[]AssociationRow or *[]RunRow matching p.Table), after
+// checking its size and row count against the manifest.
+func (v *View) Read(p Partition, dst any) error {
+	return readSegment(v.Path(p), p, dst)
+}
+
+// ReadPartition reads every file of the (table, cluster, month) partition
+// into dst, in the table's sort order. A partition without files is an
+// error wrapping fs.ErrNotExist.
+func (v *View) ReadPartition(table, cluster string, month time.Time, dst any) error {
+	m := month.UTC().Format(monthLayout)
+	var files []Partition
+	for _, p := range v.Files(table, cluster) {
+		if p.Month == m {
+			files = append(files, p)
+		}
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("read partition %s: %w", partitionDir(table, cluster, m), fs.ErrNotExist)
+	}
+	return readSegments(func(p Partition) string { return v.Path(p) }, files, dst)
+}
+
+// readSegments reads files into dst and sorts the union in the table's
+// order.
+func readSegments(full func(Partition) string, files []Partition, dst any) error {
+	switch d := dst.(type) {
+	case *[]JobRow:
+		return readSorted(full, files, d, compareJobs)
+	case *[]UsageRow:
+		return readSorted(full, files, d, compareUsage)
+	case *[]FairshareRow:
+		return readSorted(full, files, d, compareFairshare)
+	case *[]AssociationRow:
+		return readSorted(full, files, d, compareAssociations)
+	case *[]RunRow:
+		return readSorted(full, files, d, func(a, b *RunRow) int { return a.Started.Compare(b.Started) })
+	}
+	return fmt.Errorf("read: destination of type %T", dst)
+}
+
+func readSorted[T any](full func(Partition) string, files []Partition, dst *[]T, cmp func(a, b *T) int) error {
+	var all []T
+	for _, p := range files {
+		var rows []T
+		if err := readSegment(full(p), p, &rows); err != nil {
+			return err
+		}
+		all = append(all, rows...)
+	}
+	if len(files) > 1 {
+		slices.SortStableFunc(all, func(a, b T) int { return cmp(&a, &b) })
+	}
+	*dst = all
+	return nil
+}
+
+// readSegment reads one file into dst, checking its size, SHA-256 and row
+// count against its manifest entry p: what a file's bytes are decoded
+// into is never damaged data (hashing costs little next to decoding).
+func readSegment(file string, p Partition, dst any) error {
+	if want := tableOf(derefRows(dst)); want != "" && want != p.Table {
+		return fmt.Errorf("read %s: %T rows belong to table %s", p.Path, dst, want)
+	}
+	b, err := readVerified(file, p)
+	if err != nil {
+		return err
+	}
+	var n int
+	switch d := dst.(type) {
+	case *[]JobRow:
+		n, err = decodeRows(b, d)
+	case *[]UsageRow:
+		n, err = decodeRows(b, d)
+	case *[]FairshareRow:
+		n, err = decodeRows(b, d)
+	case *[]AssociationRow:
+		n, err = decodeRows(b, d)
+	case *[]RunRow:
+		n, err = decodeRows(b, d)
+	default:
+		err = fmt.Errorf("destination of type %T", dst)
+	}
+	if err != nil {
+		return &CorruptError{Path: p.Path, Problem: "not readable Parquet: " + err.Error()}
+	}
+	if int64(n) != p.Rows {
+		return &CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d rows, the manifest says %d", n, p.Rows)}
+	}
+	return nil
+}
+
+// derefRows returns the slice a *[]T points to, for tableOf.
+func derefRows(dst any) any {
+	switch d := dst.(type) {
+	case *[]JobRow:
+		return *d
+	case *[]UsageRow:
+		return *d
+	case *[]FairshareRow:
+		return *d
+	case *[]AssociationRow:
+		return *d
+	case *[]RunRow:
+		return *d
+	}
+	return nil
+}
+
+// CorruptError is a history file that does not match its manifest entry or
+// is not readable Parquet.
+type CorruptError struct {
+	Path    string // relative to the generation
+	Problem string
+}
+
+func (e *CorruptError) Error() string {
+	return "history file " + e.Path + " is damaged: " + e.Problem
+}
+
+// Txn is one commit being built: the files a run writes and removes on top
+// of the committed generation it started from (its base). Nothing it does
+// is visible until Commit; Abort (or a crash) leaves the history as it
+// was. Its methods may be called from several goroutines. Only one Txn
+// may be open on a history at a time: the caller holds the history's lock
+// (Lock), or is a test in one process.
+type Txn struct {
+	h     *History
+	base  Manifest
+	gen   int64 // the generation Commit makes
+	stage string
+	mu    sync.Mutex
+	add   map[string]Partition
+	drop  map[string]bool
+	done  bool
+}
+
+// Begin starts a commit on top of the committed generation. It removes
+// what interrupted commits left (stage directories, and generations newer
+// than the committed one, which no reader can have pinned).
+func (h *History) Begin() (*Txn, error) {
+	base, err := h.committed()
+	if err != nil {
+		return nil, err
+	}
+	m, err := h.readGenManifest(base)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.removeUncommitted(base); err != nil {
+		return nil, err
+	}
+	gen := base + 1
+	var rnd [4]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, fmt.Errorf("begin commit: %w", err)
+	}
+	stage := filepath.Join(h.Dir, genDir, stagePrefix+genName(gen)+"-"+hex.EncodeToString(rnd[:]))
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return nil, fmt.Errorf("begin commit: %w", err)
+	}
+	return &Txn{h: h, base: m, gen: gen, stage: stage, add: map[string]Partition{}, drop: map[string]bool{}}, nil
+}
+
+// removeUncommitted removes stage directories and generations after base.
+func (h *History) removeUncommitted(base int64) error {
+	entries, err := os.ReadDir(filepath.Join(h.Dir, genDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("clean history: %w", err)
+	}
+	for _, e := range entries {
+		n, err := strconv.ParseInt(e.Name(), 10, 64)
+		if strings.HasPrefix(e.Name(), stagePrefix) || (err == nil && n > base) {
+			if err := os.RemoveAll(filepath.Join(h.Dir, genDir, e.Name())); err != nil {
+				return fmt.Errorf("clean history: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Base returns the manifest of the generation the commit builds on.
+func (t *Txn) Base() *Manifest { return &t.base }
+
+// Generation is the number the commit will have.
+func (t *Txn) Generation() int64 { return t.gen }
+
+// Read reads file p of the base, or one the commit wrote, into dst (see
+// View.Read), verifying its SHA-256: a run never builds on a damaged file.
+func (t *Txn) Read(p Partition, dst any) error {
+	return readSegment(t.filePath(p), p, dst)
+}
+
+// CheckBase checks that every file of the base is there with the size its
+// manifest gives: a run refuses to build on a history with a missing or
+// truncated file (Verify checks the contents).
+func (t *Txn) CheckBase() error {
+	for _, p := range t.base.Partitions {
+		fi, err := os.Stat(t.basePath(p))
+		if err != nil {
+			return &CorruptError{Path: p.Path, Problem: "missing: " + err.Error()}
+		}
+		if fi.Size() != p.Bytes {
+			return &CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d bytes, the manifest says %d", fi.Size(), p.Bytes)}
+		}
+	}
+	return nil
+}
+
+// ReadBytes returns base file p's bytes, verified against the manifest.
+func (t *Txn) ReadBytes(p Partition) ([]byte, error) {
+	return readVerified(t.basePath(p), p)
+}
+
+func (t *Txn) basePath(p Partition) string {
+	return filepath.Join(t.h.genPath(t.base.Generation), filepath.FromSlash(p.Path))
+}
+
+// filePath is where file p is: in the stage when the commit wrote it.
+func (t *Txn) filePath(p Partition) string {
+	t.mu.Lock()
+	_, added := t.add[p.Path]
+	t.mu.Unlock()
+	if added {
+		return filepath.Join(t.stage, filepath.FromSlash(p.Path))
+	}
+	return t.basePath(p)
+}
+
+// Remove drops file p from the new generation: a base file, or one the
+// commit wrote (compaction merges those too).
+func (t *Txn) Remove(p Partition) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.drop[p.Path] = true
+	if _, ok := t.add[p.Path]; ok {
+		delete(t.add, p.Path)
+		os.Remove(filepath.Join(t.stage, filepath.FromSlash(p.Path)))
+	}
+}
+
+// Write writes rows (a []JobRow or *JobTable, []UsageRow, []FairshareRow,
+// []AssociationRow or []RunRow matching table) as a new file of the
+// (table, cluster, month) partition, named by its content, and returns its
+// manifest entry. Rows are written in the table's sort order (a *JobTable
+// is sorted in place). hot marks a file the next runs are expected to
+// replace (see Partition.Hot). No rows write no file (an empty entry).
+func (t *Txn) Write(table, cluster string, month time.Time, rows any, hot bool) (Partition, error) {
+	if err := validCluster(cluster); err != nil {
+		return Partition{}, fmt.Errorf("write %s: %w", table, err)
+	}
+	def, err := schemas.TableByName(table)
+	if err != nil {
+		return Partition{}, fmt.Errorf("write: %w", err)
+	}
+	if want := tableOf(rows); want != "" && want != table {
+		return Partition{}, fmt.Errorf("write %s: %T rows belong to table %s", table, rows, want)
+	}
+	p := Partition{Table: table, Cluster: cluster, Month: month.UTC().Format(monthLayout), Hot: hot}
+	encode, err := rowsEncoder(def, rows, &p)
+	if err != nil {
+		return Partition{}, fmt.Errorf("write %s: %w", table, err)
+	}
+	if p.Rows == 0 {
+		return Partition{}, nil
+	}
+	dir := partitionDir(table, cluster, p.Month)
+	prefix := "part-"
+	if hot {
+		prefix = "hot-"
+	}
+	if err := t.writeNamed(&p, dir, prefix, ".parquet", encode); err != nil {
+		return Partition{}, fmt.Errorf("write %s: %w", dir, err)
+	}
+	return p, nil
+}
+
+// writeNamed writes a new file into the stage under dir, named prefix +
+// 16 hex digits of its SHA-256 + suffix, and records it.
+func (t *Txn) writeNamed(p *Partition, dir, prefix, suffix string, encode func(io.Writer) error) error {
+	t.mu.Lock()
+	if t.done {
+		t.mu.Unlock()
+		return errors.New("commit already finished")
+	}
+	t.mu.Unlock()
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := "." + prefix + hex.EncodeToString(rnd[:]) + tmpMarker
+	size, sum, err := writeFileIn(filepath.Join(t.stage, filepath.FromSlash(dir)), tmp, encode, false)
+	if err != nil {
+		return err
+	}
+	name := prefix + sum[:16] + suffix
+	full := filepath.Join(t.stage, filepath.FromSlash(dir))
+	if err := os.Rename(filepath.Join(full, tmp), filepath.Join(full, name)); err != nil {
+		return err
+	}
+	p.Path, p.Bytes, p.SHA256 = path.Join(dir, name), size, sum
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.add[p.Path] = *p
+	delete(t.drop, p.Path)
+	return nil
+}
+
+// WriteState stores a checkpoint blob of cluster under name (replacing a
+// base file of that name).
+func (t *Txn) WriteState(cluster, name string, data []byte) error {
+	if err := validStateName(cluster, name); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	dir := path.Join(stateDir, "cluster="+cluster)
+	full := filepath.Join(t.stage, filepath.FromSlash(dir))
+	tmp := "." + name + tmpMarker
+	size, sum, err := writeFileIn(full, tmp, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, false)
+	if err == nil {
+		err = os.Rename(filepath.Join(full, tmp), filepath.Join(full, name))
+	}
+	if err != nil {
+		return fmt.Errorf("write state %s/%s: %w", dir, name, err)
+	}
+	p := Partition{Table: TableState, Cluster: cluster, Path: path.Join(dir, name), Bytes: size, SHA256: sum}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.add[p.Path] = p
+	delete(t.drop, p.Path)
+	return nil
+}
+
+// RemoveState drops the checkpoint of cluster named name.
+func (t *Txn) RemoveState(cluster, name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := path.Join(stateDir, "cluster="+cluster, name)
+	t.drop[p] = true
+	delete(t.add, p)
+}
+
+// AppendRun writes run as a new file of the runs table, in the month of
+// run.Started (UTC).
+func (t *Txn) AppendRun(cluster string, run RunRow) (Partition, error) {
+	if run.RunID == "" {
+		return Partition{}, errors.New("append run: empty run id")
+	}
+	return t.Write(schemas.TableRuns, cluster, run.Started, []RunRow{run}, false)
+}
+
+// Files returns the files of table and cluster the new generation would
+// have if committed now, in path order.
+func (t *Txn) Files(table, cluster string) []Partition {
+	m := t.manifest()
+	return m.Files(table, cluster)
+}
+
+// manifest is the new generation's manifest: the base's files less those
+// removed, plus those written.
+func (t *Txn) manifest() Manifest {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := Manifest{Format: StoreFormat, Generation: t.gen}
+	for _, p := range t.base.Partitions {
+		if _, replaced := t.add[p.Path]; !t.drop[p.Path] && !replaced {
+			m.Partitions = append(m.Partitions, p)
+		}
+	}
+	for _, p := range t.add {
+		m.Partitions = append(m.Partitions, p)
+	}
+	slices.SortFunc(m.Partitions, func(a, b Partition) int { return strings.Compare(a.Path, b.Path) })
+	if m.Partitions == nil {
+		m.Partitions = []Partition{}
+	}
+	return m
+}
+
+// Changed reports whether the commit writes or removes anything.
+func (t *Txn) Changed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.add) > 0 || len(t.drop) > 0
+}
+
+// Commit makes the new generation the history's: it links the base files
+// it keeps into the stage, writes the manifest, makes the stage durable,
+// renames it to gen/<N> and switches the current symlink, the one step
+// that publishes it. Then it removes the generations no reader needs.
+func (t *Txn) Commit() error {
+	m := t.manifest()
+	t.mu.Lock()
+	t.done = true
+	t.mu.Unlock()
+	baseDir := t.h.genPath(t.base.Generation)
+	made := map[string]bool{}
+	for _, p := range m.Partitions {
+		if _, ok := t.add[p.Path]; ok {
+			continue
+		}
+		dst := filepath.Join(t.stage, filepath.FromSlash(p.Path))
+		if d := filepath.Dir(dst); !made[d] {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return t.fail(err)
+			}
+			made[d] = true
+		}
+		if err := os.Link(filepath.Join(baseDir, filepath.FromSlash(p.Path)), dst); err != nil {
+			return t.fail(err)
+		}
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return t.fail(err)
+	}
+	if err := os.WriteFile(filepath.Join(t.stage, manifestFile), append(b, '\n'), 0o644); err != nil {
+		return t.fail(err)
+	}
+	if err := syncFS(t.stage); err != nil {
+		return t.fail(err)
+	}
+	final := t.h.genPath(t.gen)
+	if err := os.Rename(t.stage, final); err != nil {
+		return t.fail(err)
+	}
+	if err := syncDir(filepath.Dir(final)); err != nil {
+		return t.fail(err)
+	}
+	// The commit point: current switches from the base to the new
+	// generation in one rename.
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(t.h.Dir, "."+currentLink+tmpMarker+hex.EncodeToString(rnd[:]))
+	if err := os.Symlink(path.Join(genDir, genName(t.gen)), tmp); err != nil {
+		return fmt.Errorf("commit generation %d: %w", t.gen, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(t.h.Dir, currentLink)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("commit generation %d: %w", t.gen, err)
+	}
+	if err := syncDir(t.h.Dir); err != nil {
+		return fmt.Errorf("commit generation %d: %w", t.gen, err)
+	}
+	t.h.removeOldGenerations(t.gen)
+	return nil
+}
+
+func (t *Txn) fail(err error) error {
+	os.RemoveAll(t.stage)
+	return fmt.Errorf("commit generation %d: %w", t.gen, err)
+}
+
+// Abort discards the commit: nothing it wrote becomes visible.
+func (t *Txn) Abort() {
+	t.mu.Lock()
+	done := t.done
+	t.done = true
+	t.mu.Unlock()
+	if !done {
+		os.RemoveAll(t.stage)
+	}
+}
+
+// removeOldGenerations removes committed generations older than the
+// keepGenerations newest, except those a reader holds (a shared flock on
+// their manifest). It is best effort: a generation left now is removed
+// by a later commit.
+func (h *History) removeOldGenerations(current int64) {
+	entries, err := os.ReadDir(filepath.Join(h.Dir, genDir))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		n, err := strconv.ParseInt(e.Name(), 10, 64)
+		if err != nil || n > current-keepGenerations {
+			continue
+		}
+		dir := filepath.Join(h.Dir, genDir, e.Name())
+		f, err := os.OpenFile(filepath.Join(dir, manifestFile), os.O_RDWR, 0)
+		if err == nil {
+			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+				f.Close()
+				continue // a reader holds it
+			}
+			// Empty it while locked, so that a reader that opened it
+			// before the removal reads no manifest and reads the symlink
+			// again.
+			_ = f.Truncate(0)
+			_ = f.Close()
+		}
+		os.RemoveAll(dir)
+	}
+}
+
+// syncFS flushes the file system holding dir: one call makes every file
+// and directory entry a commit wrote durable.
+func syncFS(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		return fmt.Errorf("syncfs %s: %w", dir, err)
+	}
+	return nil
+}
+
+// jobStats sets a jobs file's statistics: the range of starts and raw ids
+// and the latest time a job was charged to (start + charged_sec).
+func jobStats(p *Partition, t *JobTable) {
+	for i := range t.Recs {
+		r := &t.Recs[i]
+		s := floorSec(r.Start)
+		e := s + r.ChargedSec
+		if i == 0 {
+			p.MinTime, p.MaxTime, p.MinID, p.MaxID, p.MaxEnd = s, s, r.JobIDRaw, r.JobIDRaw, e
+			continue
+		}
+		p.MinTime, p.MaxTime = min(p.MinTime, s), max(p.MaxTime, s)
+		p.MinID, p.MaxID = min(p.MinID, r.JobIDRaw), max(p.MaxID, r.JobIDRaw)
+		p.MaxEnd = max(p.MaxEnd, e)
+	}
+}
+
+// timeStats sets a file's time range from each row's time.
+func timeStats[T any](p *Partition, rows []T, at func(*T) time.Time) {
+	for i := range rows {
+		s := at(&rows[i]).Unix()
+		if i == 0 {
+			p.MinTime, p.MaxTime = s, s
+			continue
+		}
+		p.MinTime, p.MaxTime = min(p.MinTime, s), max(p.MaxTime, s)
+	}
+}
+
+// floorSec converts Unix microseconds to seconds, rounding down.
+func floorSec(us int64) int64 {
+	s := us / 1e6
+	if us%1e6 < 0 {
+		s--
+	}
+	return s
+}
+
+// CheckFooters checks every data file of the view as a query engine would
+// open it: its size against the manifest and its Parquet footer. It reads
+// a few kilobytes per file; the data pages are checked by Verify.
+func (v *View) CheckFooters() error {
+	for _, p := range v.Manifest.Partitions {
+		if p.Table == TableState {
+			continue
+		}
+		if err := checkFooter(v.Path(p), p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFooter checks one file's size and Parquet footer against p.
+func checkFooter(file string, p Partition) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return &CorruptError{Path: p.Path, Problem: err.Error()}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return &CorruptError{Path: p.Path, Problem: err.Error()}
+	}
+	if fi.Size() != p.Bytes {
+		return &CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d bytes, the manifest says %d", fi.Size(), p.Bytes)}
+	}
+	pf, err := parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return &CorruptError{Path: p.Path, Problem: "not valid Parquet: " + err.Error()}
+	}
+	if pf.NumRows() != p.Rows {
+		return &CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d rows, the manifest says %d", pf.NumRows(), p.Rows)}
+	}
+	return nil
+}
+
+// rowsEncoder returns the function writing rows as a file of table def,
+// and sets p's row count and statistics.
+func rowsEncoder(def schemas.Table, rows any, p *Partition) (func(io.Writer) error, error) {
+	switch r := rows.(type) {
+	case []JobRow:
+		jt := jobTableOf(r)
+		p.Rows = int64(len(r))
+		jobStats(p, jt)
+		return jobsEncoder(jt, def.SortBy), nil
+	case *JobTable:
+		r.Sort()
+		p.Rows = int64(len(r.Recs))
+		jobStats(p, r)
+		return jobsEncoder(r, def.SortBy), nil
+	case []UsageRow:
+		p.Rows = int64(len(r))
+		timeStats(p, r, func(r *UsageRow) time.Time { return r.PeriodStart })
+		return usageEncoder(r, def.SortBy), nil
+	case []FairshareRow:
+		p.Rows = int64(len(r))
+		timeStats(p, r, func(r *FairshareRow) time.Time { return r.Snapshot })
+		return fairshareEncoder(r, def.SortBy), nil
+	case []AssociationRow:
+		p.Rows = int64(len(r))
+		timeStats(p, r, func(r *AssociationRow) time.Time { return r.Snapshot })
+		return associationsEncoder(r, def.SortBy), nil
+	case []RunRow:
+		p.Rows = int64(len(r))
+		timeStats(p, r, func(r *RunRow) time.Time { return r.Started })
+		return encoder(r, func(a, b *RunRow) int { return a.Started.Compare(b.Started) }, def.SortBy), nil
+	}
+	return nil, fmt.Errorf("rows of type %T", rows)
+}
+
+// EncodeRows returns rows (as Txn.Write takes them) encoded as one file
+// of table, in the table's order: the bytes one segment of exactly these
+// rows has, whichever segments they are stored in. Tests compare
+// histories written in different steps with it.
+func EncodeRows(table string, rows any) ([]byte, error) {
+	def, err := schemas.TableByName(table)
+	if err != nil {
+		return nil, err
+	}
+	var p Partition
+	encode, err := rowsEncoder(def, rows, &p)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := encode(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

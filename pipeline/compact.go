@@ -1,0 +1,120 @@
+package pipeline
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// compactFanIn is how many settled segments of one size class a partition
+// (table, cluster, month) gathers before compaction merges them into one.
+const compactFanIn = 4
+
+// sizeClass is a segment's size class: rows in [4^c, 4^(c+1)).
+func sizeClass(rows int64) int { return (bits.Len64(uint64(max(rows, 1))) - 1) / 2 }
+
+// compact merges, in every table, the settled segments of a partition
+// that has compactFanIn or more of one size class into one segment, in
+// the run's commit, until no partition has (a merge may fill the next
+// class). So after a run no partition holds more than compactFanIn-1
+// settled segments of one size class: a history's file count grows with
+// its months, not its nights, and a row is rewritten about log4(rows of a
+// month) times. A run writes about one settled segment per table and
+// partition, so a merge is rare and, but for the one that closes a
+// month's largest class, small. Hot segments are rewritten by every run
+// and never merged. It returns the number of segments merged.
+func compact(tx *export.Txn, cluster string) (int, error) {
+	merged := 0
+	for _, table := range []string{schemas.TableJobs, schemas.TableUsage, schemas.TableFairshare, schemas.TableAssociations, schemas.TableRuns} {
+		for {
+			group := pickCompaction(tx.Files(table, cluster))
+			if len(group) == 0 {
+				break
+			}
+			if err := mergeGroup(tx, table, cluster, group); err != nil {
+				return merged, err
+			}
+			merged += len(group)
+		}
+	}
+	return merged, nil
+}
+
+// mergeGroup merges one partition's segments of table (see mergeSegments).
+func mergeGroup(tx *export.Txn, table, cluster string, group []export.Partition) error {
+	switch table {
+	case schemas.TableJobs:
+		return mergeSegments[export.JobRow](tx, table, cluster, group)
+	case schemas.TableUsage:
+		return mergeSegments[export.UsageRow](tx, table, cluster, group)
+	case schemas.TableFairshare:
+		return mergeSegments[export.FairshareRow](tx, table, cluster, group)
+	case schemas.TableAssociations:
+		return mergeSegments[export.AssociationRow](tx, table, cluster, group)
+	case schemas.TableRuns:
+		return mergeSegments[export.RunRow](tx, table, cluster, group)
+	}
+	return fmt.Errorf("compact: table %s", table)
+}
+
+// pickCompaction returns the segments to merge among files (one table's,
+// in path order): see compact.
+func pickCompaction(files []export.Partition) []export.Partition {
+	type key struct {
+		month string
+		class int
+	}
+	groups := map[key][]export.Partition{}
+	var keys []key
+	for _, p := range files {
+		if p.Hot {
+			continue
+		}
+		k := key{p.Month, sizeClass(p.Rows)}
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], p)
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.month != b.month {
+			if a.month < b.month {
+				return -1
+			}
+			return 1
+		}
+		return a.class - b.class
+	})
+	for _, k := range keys {
+		if len(groups[k]) >= compactFanIn {
+			return groups[k]
+		}
+	}
+	return nil
+}
+
+// mergeSegments replaces the segments of one partition by one segment of
+// their rows.
+func mergeSegments[T any](tx *export.Txn, table, cluster string, segs []export.Partition) error {
+	var rows []T
+	for _, p := range segs {
+		var part []T
+		if err := tx.Read(p, &part); err != nil {
+			return err
+		}
+		rows = append(rows, part...)
+	}
+	month, err := time.Parse("2006-01", segs[0].Month)
+	if err != nil {
+		return err
+	}
+	for _, p := range segs {
+		tx.Remove(p)
+	}
+	_, err = tx.Write(table, cluster, month, any(rows), false)
+	return err
+}

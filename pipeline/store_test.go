@@ -1,0 +1,357 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/pipeline"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// TestLongSacctWindowNights: nights whose sacct files reach five days back
+// (sacct -S now-5days) give jobs again after they left the hot segments
+// (pipeline.HotWindow is three days); each is found through the settled
+// segments' statistics and replaced, never duplicated, and the history
+// equals one run over the whole window, as with one-day files.
+func TestLongSacctWindowNights(t *testing.T) {
+	dir, from, end := nightlyCluster(t, 2500)
+	single := t.TempDir()
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, "sacct.psv")), runOpts(single, end)); err != nil {
+		t.Fatal(err)
+	}
+	nightly := t.TempDir()
+	for n := from.AddDate(0, 0, 1); !n.After(end); n = n.AddDate(0, 0, 1) {
+		f := filepath.Join(dir, "long-"+n.Format(time.DateOnly)+".psv")
+		sacctAsOf(t, filepath.Join(dir, "sacct.psv"), f, n.AddDate(0, 0, -5), n)
+		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, f), runOpts(nightly, n)); err != nil {
+			t.Fatalf("night %s: %v", n.Format(time.DateOnly), err)
+		}
+	}
+	for _, table := range []string{schemas.TableUsage, schemas.TableFairshare, schemas.TableAssociations} {
+		sameFiles(t, table, tableFiles(t, nightly, table), tableFiles(t, single, table))
+	}
+	g, w := jobsWithoutSource(t, nightly, "synth"), jobsWithoutSource(t, single, "synth")
+	if len(g) != len(w) {
+		t.Fatalf("jobs: %d rows, want %d (one per job run)", len(g), len(w))
+	}
+	for i := range w {
+		if !reflect.DeepEqual(g[i], w[i]) {
+			t.Fatalf("jobs row %d:\n got %v\nwant %v", i, g[i], w[i])
+		}
+	}
+}
+
+// TestRecomputeKilledThenNight: a --from recompute killed at random
+// moments leaves the history it started from (one commit publishes
+// everything, the removal of the checkpoints it supersedes included), and
+// the ordinary night after it gives the history the uninterrupted
+// recompute and night give: the same usage, fair-share snapshots,
+// association trees, jobs (but for their source file and line: the
+// recompute reads another file than the nights did) and final checkpoint.
+func TestRecomputeKilledThenNight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir, from, end := nightlyCluster(t, 6000)
+	recomputeTo := from.AddDate(0, 0, 12)
+	full := filepath.Join(dir, "recompute.psv")
+	sacctAsOf(t, filepath.Join(dir, "sacct.psv"), full, from, recomputeTo)
+	recomputeFrom := from.AddDate(0, 0, 4)
+	next := recomputeTo.AddDate(0, 0, 1)
+	nightAfter := nightFile(dir, next)
+	sacctAsOf(t, filepath.Join(dir, "sacct.psv"), nightAfter, recomputeTo, next)
+	base := t.TempDir()
+	nights(t, dir, base, from, recomputeTo)
+	_ = end
+
+	run := func(hist, sacct string, to time.Time, from time.Time) {
+		t.Helper()
+		opt := runOpts(hist, to)
+		opt.From = from
+		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, sacct), opt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := t.TempDir()
+	copyDir(t, base, ref)
+	t0 := time.Now()
+	run(ref, full, recomputeTo, recomputeFrom)
+	d := time.Since(t0)
+	run(ref, nightAfter, next, time.Time{})
+	want := computedState(t, ref, next)
+
+	r := rand.New(rand.NewPCG(9, 3))
+	killed := 0
+	for try := 0; try < 6; try++ {
+		hist := t.TempDir()
+		copyDir(t, base, hist)
+		delay := time.Duration(r.Float64() * 1.2 * float64(d))
+		if crashChild(t, dir, hist, full, recomputeTo, delay, "FAIRLEDGER_CRASH_FROM="+strconv.FormatInt(recomputeFrom.Unix(), 10)) {
+			killed++
+		}
+		checkReadable(t, hist)
+		run(hist, nightAfter, next, time.Time{})
+		sameFiles(t, fmt.Sprintf("try %d (killed after %s)", try, delay), computedState(t, hist, next), want)
+	}
+	if killed < 3 {
+		t.Errorf("only %d of 6 recomputes were killed before they finished", killed)
+	}
+}
+
+// computedState is what a history computed: its usage, fairshare and
+// associations tables, its jobs without source file and line, and the
+// checkpoint at to.
+func computedState(t *testing.T, hist string, to time.Time) map[string][]byte {
+	t.Helper()
+	m := map[string][]byte{}
+	for _, table := range []string{schemas.TableUsage, schemas.TableFairshare, schemas.TableAssociations} {
+		for k, b := range tableFiles(t, hist, table) {
+			m[table+"/"+k] = b
+		}
+	}
+	jobs, err := export.EncodeRows(schemas.TableJobs, jobsWithoutSource(t, hist, "synth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m["jobs"] = jobs
+	cp := "current/state/cluster=synth/checkpoint-" + to.UTC().Format("20060102T150405Z") + ".json"
+	if m[cp], err = os.ReadFile(filepath.Join(hist, cp)); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// copyDir copies a history, keeping its symbolic link (a history's files
+// are hard links between generations; a copy may hold them twice).
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case fi.IsDir():
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunRefusesDamagedHistory: a run refuses to build on a history whose
+// files do not match its manifest — a truncated file anywhere, a flipped
+// byte in a file the night reads (a hot jobs segment) — naming the file,
+// and leaves the history as it was.
+func TestRunRefusesDamagedHistory(t *testing.T) {
+	dir, from, _ := nightlyCluster(t, 1500)
+	hist := t.TempDir()
+	nights(t, dir, hist, from, from.AddDate(0, 0, 6))
+	n := from.AddDate(0, 0, 7)
+	sacctAsOf(t, filepath.Join(dir, "sacct.psv"), nightFile(dir, n), n.AddDate(0, 0, -1), n)
+	h, err := export.Open(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hot, settled export.Partition
+	for _, p := range m.Files(schemas.TableJobs, "synth") {
+		if p.Hot {
+			hot = p
+		} else {
+			settled = p
+		}
+	}
+	if hot.Path == "" || settled.Path == "" {
+		t.Fatalf("want a hot and a settled jobs segment, have %v", m.Files(schemas.TableJobs, "synth"))
+	}
+	for _, c := range []struct {
+		name   string
+		p      export.Partition
+		damage func(b []byte) []byte
+	}{
+		{"flipped bytes in a hot segment", hot, func(b []byte) []byte {
+			for i := len(b) / 2; i < len(b)/2+16; i++ {
+				b[i] ^= 0xff
+			}
+			return b
+		}},
+		{"truncated settled segment", settled, func(b []byte) []byte { return b[:len(b)-100] }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := filepath.Join(hist, "current", filepath.FromSlash(c.p.Path))
+			good, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The file is a hard link shared by generations: write a new
+			// inode in its place, as a disk error would change the data.
+			if err := os.Remove(file); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, c.damage(append([]byte(nil), good...)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshotDir(t, hist)
+			_, err = pipeline.Run(context.Background(), siteInputs(t, dir, nightFile(dir, n)), runOpts(hist, n))
+			var ce *export.CorruptError
+			if !errors.As(err, &ce) || ce.Path != c.p.Path {
+				t.Fatalf("run on a damaged history: %v, want a CorruptError naming %s", err, c.p.Path)
+			}
+			sameFiles(t, "history after the refused run", snapshotDir(t, hist), before)
+			if err := os.WriteFile(file, good, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, nightFile(dir, n)), runOpts(hist, n)); err != nil {
+		t.Fatalf("run after the repair: %v", err)
+	}
+}
+
+// TestNightsFileCount: three weeks of nights leave a bounded number of
+// files — compaction merges a partition's settled segments of a size
+// class once it has four, so after a run no partition holds more than
+// three of one class, and the history far fewer files than runs × tables.
+func TestNightsFileCount(t *testing.T) {
+	dir, from, _ := nightlyCluster(t, 1500)
+	hist := t.TempDir()
+	nights(t, dir, hist, from, from.AddDate(0, 0, 21))
+	h, err := export.Open(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type class struct{ table, month string }
+	perClass := map[class]map[int]int{}
+	data := 0
+	for _, p := range m.Partitions {
+		if p.Table == export.TableState {
+			continue
+		}
+		data++
+		if p.Hot {
+			continue
+		}
+		k := class{p.Table, p.Month}
+		if perClass[k] == nil {
+			perClass[k] = map[int]int{}
+		}
+		c := 0
+		for r := p.Rows; r >= 4; r /= 4 {
+			c++
+		}
+		perClass[k][c]++
+		if perClass[k][c] > 3 {
+			t.Errorf("%s %s: %d settled segments of %d to %d rows", p.Table, p.Month, perClass[k][c], 1<<(2*c), 1<<(2*c+2))
+		}
+	}
+	// 21 nights write 21 runs files and, each, a fairshare, an
+	// associations, a jobs and a usage segment: over 105 files without
+	// compaction. With it, a month of one table holds at most 3 segments
+	// of each class reached (1-row runs files reach class 2 in 21 nights)
+	// and one hot one.
+	if data > 50 {
+		t.Errorf("%d data files after 21 nights", data)
+	}
+	t.Logf("%d data files after 21 nights", data)
+}
+
+// TestLateJobUsage: a job missing from the files of the nights it ran in
+// and given for the first time a week later, after it left the hot
+// segments, is not charged to fair share (it ended before the checkpoint:
+// outside the window), but it joins the jobs table and its usage days are
+// recomputed with every other job of those days, read from the settled
+// segments: the usage and jobs tables equal one run's over the whole
+// window.
+func TestLateJobUsage(t *testing.T) {
+	dir, from, end := nightlyCluster(t, 2000)
+	full := filepath.Join(dir, "sacct.psv")
+	data, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	col := map[string]int{}
+	for i, h := range strings.Split(lines[0], "|") {
+		col[h] = i
+	}
+	// The late job: a finished job that ran a few hours on the fourth day.
+	day4 := from.AddDate(0, 0, 3).Unix()
+	var late string
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "|")
+		s, err1 := strconv.ParseInt(f[col["Start"]], 10, 64)
+		e, err2 := strconv.ParseInt(f[col["End"]], 10, 64)
+		if err1 == nil && err2 == nil && s > day4 && e < day4+86400 && e-s > 3600 && f[col["State"]] == "COMPLETED" {
+			late = l
+			break
+		}
+	}
+	if late == "" {
+		t.Fatal("no job for the test")
+	}
+	seen := from.AddDate(0, 0, 11)
+	hist := t.TempDir()
+	for n := from.AddDate(0, 0, 1); !n.After(end); n = n.AddDate(0, 0, 1) {
+		f := nightFile(dir, n)
+		sacctAsOf(t, full, f, n.AddDate(0, 0, -1), n)
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.Replace(b, []byte(late+"\n"), nil, 1)
+		if n.Equal(seen) {
+			b = append(b, late+"\n"...)
+		}
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := pipeline.Run(context.Background(), siteInputs(t, dir, f), runOpts(hist, n))
+		if err != nil {
+			t.Fatalf("night %s: %v", n.Format(time.DateOnly), err)
+		}
+		if n.Equal(seen) && sum.Decay.JobsOutside < 1 {
+			t.Errorf("night %s: %d jobs outside the window, want the late one among them", n.Format(time.DateOnly), sum.Decay.JobsOutside)
+		}
+	}
+	single := t.TempDir()
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, full), runOpts(single, end)); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "usage", tableFiles(t, hist, schemas.TableUsage), tableFiles(t, single, schemas.TableUsage))
+	g, w := jobsWithoutSource(t, hist, "synth"), jobsWithoutSource(t, single, "synth")
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("jobs differ: %d rows, want %d", len(g), len(w))
+	}
+}
