@@ -48,7 +48,7 @@ func compact(tx *export.Txn, cluster string) (int, error) {
 func mergeGroup(tx *export.Txn, table, cluster string, group []export.Partition) error {
 	switch table {
 	case schemas.TableJobs:
-		return mergeSegments[export.JobRow](tx, table, cluster, group)
+		return mergeJobs(tx, cluster, group)
 	case schemas.TableUsage:
 		return mergeSegments[export.UsageRow](tx, table, cluster, group)
 	case schemas.TableFairshare:
@@ -116,5 +116,35 @@ func mergeSegments[T any](tx *export.Txn, table, cluster string, segs []export.P
 		tx.Remove(p)
 	}
 	_, err = tx.Write(table, cluster, month, any(rows), false)
+	return err
+}
+
+// mergeJobs is mergeSegments for the jobs table: the rows gather in a
+// JobTable (pointer-free records, names and TRES sets interned), one
+// segment's decoded rows at a time, so that merging a month's segments
+// holds about 200 bytes a row rather than the decoded rows' 400 and more.
+func mergeJobs(tx *export.Txn, cluster string, segs []export.Partition) error {
+	var n int64
+	for _, p := range segs {
+		n += p.Rows
+	}
+	t := export.NewJobTable(export.NewJobDict(), int(n))
+	for _, p := range segs {
+		var rows []export.JobRow
+		if err := tx.Read(p, &rows); err != nil {
+			return err
+		}
+		for i := range rows {
+			t.AppendRow(&rows[i])
+		}
+	}
+	month, err := time.Parse("2006-01", segs[0].Month)
+	if err != nil {
+		return err
+	}
+	for _, p := range segs {
+		tx.Remove(p)
+	}
+	_, err = tx.Write(schemas.TableJobs, cluster, month, t, false)
 	return err
 }
