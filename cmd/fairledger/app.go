@@ -61,6 +61,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			reportCommand(stdout, stderr),
 			sshareCommand(stdout, stderr),
 			runCommand(stdout, stderr),
+			verifyCommand(stdout, stderr),
 			demoCommand(stdout, stderr),
 		},
 	}
