@@ -402,9 +402,11 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 }
 
 // openHistory opens the history of a run and locks it; the caller defers
-// unlock. A run creates a missing directory and removes what an
-// interrupted run left (temp and spill files); a dry run does neither: it
-// reads a missing directory as an empty history, without locking it.
+// unlock. A run creates a missing directory, removes what an interrupted
+// run left (spill files; Begin removes stages) and converts a history of
+// the layout before generations (export.History.Migrate); a dry run does
+// none of that: it reads a missing directory as an empty history, without
+// locking it, and refuses an old layout.
 func openHistory(opt Options) (h *export.History, unlock func() error, err error) {
 	if opt.DryRun {
 		if _, err := os.Stat(opt.History); errors.Is(err, fs.ErrNotExist) {
@@ -423,6 +425,15 @@ func openHistory(opt Options) (h *export.History, unlock func() error, err error
 	if err := removeStaleSpills(h.Dir); err != nil {
 		unlock()
 		return nil, nil, err
+	}
+	n, err := h.Migrate()
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	if n > 0 {
+		opt.Log.Warn().Int("files", n).Str("history", h.Dir).
+			Msg("converted a history of the layout before generations (data.parquet files) into generation 1")
 	}
 	return h, unlock, nil
 }

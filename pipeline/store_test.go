@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/ingest/synth"
 	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -354,4 +355,41 @@ func TestLateJobUsage(t *testing.T) {
 	if !reflect.DeepEqual(g, w) {
 		t.Errorf("jobs differ: %d rows, want %d", len(g), len(w))
 	}
+}
+
+// TestRunConvertsOldHistory: a history written by the release before the
+// generation store (testdata/history-v1: two runs of a synthetic cluster,
+// see its README) is converted by the next run, which then continues it:
+// every table and the final checkpoint equal those of a history the
+// current code wrote with the same runs.
+func TestRunConvertsOldHistory(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := synth.WriteDir(dir, synth.Options{Seed: 5, Jobs: 3000, Labs: 20, Cluster: "synth", Location: time.UTC}); err != nil {
+		t.Fatal(err)
+	}
+	sacct := filepath.Join(dir, "sacct.psv")
+	old := t.TempDir()
+	copyDir(t, filepath.Join("..", "testdata", "history-v1"), old)
+	fresh := t.TempDir()
+	for _, to := range []string{"2025-02-15", "2025-04-05"} {
+		at, _ := time.Parse(time.DateOnly, to)
+		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, sacct), runOpts(fresh, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := time.Date(2025, 4, 6, 0, 0, 0, 0, time.UTC)
+	dry := runOpts(old, next)
+	dry.DryRun = true
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, sacct), dry); !errors.Is(err, export.ErrOldLayout) {
+		t.Fatalf("dry run on the old layout: %v, want ErrOldLayout", err)
+	}
+	for _, h := range []string{old, fresh} {
+		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, sacct), runOpts(h, next)); err != nil {
+			t.Fatalf("%s: %v", h, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(old, "manifest.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the old manifest is still there: %v", err)
+	}
+	sameFiles(t, "converted and continued", computedState(t, old, next), computedState(t, fresh, next))
 }
