@@ -3,8 +3,10 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -392,4 +394,95 @@ func TestRunConvertsOldHistory(t *testing.T) {
 		t.Errorf("the old manifest is still there: %v", err)
 	}
 	sameFiles(t, "converted and continued", computedState(t, old, next), computedState(t, fresh, next))
+}
+
+// TestRecomputeRebuildsRemovedFiles: when damaged files are removed from
+// the history (what fairledger verify --repair does: one commit without
+// them), a recompute from the newest checkpoint at or before their
+// earliest row, with the nights' sacct files from then on, rebuilds them:
+// the usage, snapshots, association trees, jobs and final checkpoint equal
+// those of the undamaged history.
+func TestRecomputeRebuildsRemovedFiles(t *testing.T) {
+	dir, from, end := nightlyCluster(t, 2500)
+	want := t.TempDir()
+	nights(t, dir, want, from, end)
+	// January's files reach back to the first run (no checkpoint before
+	// them: the rerun starts at the origin); February's have checkpoints
+	// before them.
+	for _, month := range []string{"2025-01", "2025-02"} {
+		t.Run(month, func(t *testing.T) { rebuildRemoved(t, dir, want, month, end) })
+	}
+}
+
+func rebuildRemoved(t *testing.T, dir, want, month string, last time.Time) {
+	hist := t.TempDir()
+	copyDir(t, want, hist)
+	h, err := export.Open(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := h.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One settled file of each kind of the month.
+	var earliest int64 = math.MaxInt64
+	removed := 0
+	for _, table := range []string{schemas.TableJobs, schemas.TableUsage, schemas.TableFairshare, schemas.TableAssociations} {
+		for _, p := range tx.Base().Files(table, "synth") {
+			if p.Month == month && !p.Hot {
+				tx.Remove(p)
+				earliest = min(earliest, p.MinTime)
+				removed++
+				break
+			}
+		}
+	}
+	if removed != 4 {
+		t.Fatalf("removed %d files, want one of each of the 4 tables", removed)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// The newest checkpoint at or before the earliest removed row, or,
+	// when none is, the history's origin (where its first run started).
+	var c time.Time
+	var origin int64
+	for _, name := range mustStates(t, h) {
+		b, err := h.ReadState("synth", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cp struct{ To, Origin int64 }
+		if err := json.Unmarshal(b, &cp); err != nil {
+			t.Fatal(err)
+		}
+		origin = cp.Origin
+		if cp.To <= earliest {
+			c = time.Unix(cp.To, 0).UTC()
+		}
+	}
+	if c.IsZero() {
+		c = time.Unix(origin, 0).UTC()
+	}
+	var files []string
+	for n := c.Truncate(24*time.Hour).AddDate(0, 0, 1); !n.After(last); n = n.AddDate(0, 0, 1) {
+		files = append(files, nightFile(dir, n))
+	}
+	opt := runOpts(hist, last)
+	opt.From = c
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, files...), opt); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "rebuilt", computedState(t, hist, last), computedState(t, want, last))
+}
+
+// mustStates lists the checkpoints of cluster synth, oldest first.
+func mustStates(t *testing.T, h *export.History) []string {
+	t.Helper()
+	names, err := h.States("synth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
 }

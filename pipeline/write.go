@@ -74,7 +74,11 @@ func (w *jobsWriter) segments() map[string][]export.Partition {
 }
 
 func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string, sum *Summary) error {
-	w.rewritten, w.changeAt = map[string]bool{}, math.MaxInt64
+	// Usage is recomputed at least from the window's first UTC day: on a
+	// night only hot rows charge time there, and a recompute (--from)
+	// rebuilds the usage of its window even where no job changed (a usage
+	// file that verify --repair removed).
+	w.rewritten, w.changeAt = map[string]bool{}, lo
 	segs := w.segments()
 	jobMonths := map[string]bool{}
 	for _, mk := range w.spill.monthKeys() {
