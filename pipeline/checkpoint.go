@@ -61,6 +61,50 @@ type carriedJob struct {
 	TimelimitMin uint32             `json:"timelimit_min,omitempty"`
 }
 
+// storedCheckpoint is a checkpoint of the history, read only when needed:
+// its time is in its file name, its contents (half a megabyte and more on
+// a busy cluster, with the running jobs) are decoded by load.
+type storedCheckpoint struct {
+	checkpoint
+	part   export.Partition
+	read   func(export.Partition) ([]byte, error)
+	loaded bool
+}
+
+// load decodes the checkpoint, verified against the manifest, once.
+func (c *storedCheckpoint) load() error {
+	if c.loaded {
+		return nil
+	}
+	name := path.Base(c.part.Path)
+	b, err := c.read(c.part)
+	if err != nil {
+		return fmt.Errorf("checkpoint of cluster %s: %w", c.part.Cluster, err)
+	}
+	var full checkpoint
+	if err := json.Unmarshal(b, &full); err != nil {
+		return fmt.Errorf("checkpoint %s of cluster %s: %w", name, c.part.Cluster, err)
+	}
+	if full.Version != checkpointVersion {
+		return fmt.Errorf("checkpoint %s of cluster %s: version %d, want %d", name, c.part.Cluster, full.Version, checkpointVersion)
+	}
+	if full.To != c.To {
+		return fmt.Errorf("checkpoint %s of cluster %s: taken at %s, not at the time its name gives", name, c.part.Cluster, fmtUnix(full.To))
+	}
+	c.checkpoint, c.loaded = full, true
+	return nil
+}
+
+// loadAll loads every checkpoint of cps.
+func loadAll(cps []*storedCheckpoint) error {
+	for _, c := range cps {
+		if err := c.load(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // jobKey identifies a job allocation run: requeued runs share the raw id
 // but not the start.
 type jobKey struct {
@@ -76,35 +120,35 @@ func keyOf(a [3]string) fairshare.Key {
 	return fairshare.Key{Account: a[0], User: a[1], Partition: a[2]}
 }
 
+// checkpointLayout is the time layout of a checkpoint's file name.
+const checkpointLayout = "20060102T150405Z"
+
 // checkpointName is the file name of the checkpoint taken at to; names sort
 // by time.
 func checkpointName(to int64) string {
-	return "checkpoint-" + time.Unix(to, 0).UTC().Format("20060102T150405Z") + ".json"
+	return "checkpoint-" + time.Unix(to, 0).UTC().Format(checkpointLayout) + ".json"
 }
 
-// loadCheckpoints reads every checkpoint of cluster in the manifest m,
-// oldest first; read returns a file's bytes, verified against m.
-func loadCheckpoints(m *export.Manifest, read func(export.Partition) ([]byte, error), cluster string) ([]*checkpoint, error) {
-	var out []*checkpoint
+// loadCheckpoints lists the checkpoints of cluster in the manifest m,
+// oldest first, with their times (from their names); read returns a
+// file's bytes, verified against m, for storedCheckpoint.load.
+func loadCheckpoints(m *export.Manifest, read func(export.Partition) ([]byte, error), cluster string) ([]*storedCheckpoint, error) {
+	var out []*storedCheckpoint
 	for _, p := range m.Files(export.TableState, cluster) {
 		n := path.Base(p.Path)
-		if !strings.HasPrefix(n, "checkpoint-") {
+		stamp, ok := strings.CutPrefix(n, "checkpoint-")
+		if !ok {
 			continue
 		}
-		b, err := read(p)
+		at, err := time.Parse(checkpointLayout+".json", stamp)
 		if err != nil {
-			return nil, fmt.Errorf("checkpoint of cluster %s: %w", cluster, err)
+			return nil, fmt.Errorf("checkpoint %s of cluster %s: not a checkpoint name: %w", n, cluster, err)
 		}
-		var c checkpoint
-		if err := json.Unmarshal(b, &c); err != nil {
-			return nil, fmt.Errorf("checkpoint %s of cluster %s: %w", n, cluster, err)
-		}
-		if c.Version != checkpointVersion {
-			return nil, fmt.Errorf("checkpoint %s of cluster %s: version %d, want %d", n, cluster, c.Version, checkpointVersion)
-		}
-		out = append(out, &c)
+		c := &storedCheckpoint{part: p, read: read}
+		c.Cluster, c.To = cluster, at.Unix()
+		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b *checkpoint) int { return cmp.Compare(a.To, b.To) })
+	slices.SortFunc(out, func(a, b *storedCheckpoint) int { return cmp.Compare(a.To, b.To) })
 	return out, nil
 }
 
@@ -135,8 +179,8 @@ func saveCheckpoint(tx *export.Txn, c *checkpoint, keep int) error {
 // pickCheckpoint chooses where a run ending at to resumes: with from set,
 // the newest checkpoint at or before from; otherwise the newest taken
 // before to. nil means a fresh start.
-func pickCheckpoint(cps []*checkpoint, from time.Time, to int64) *checkpoint {
-	var best *checkpoint
+func pickCheckpoint(cps []*storedCheckpoint, from time.Time, to int64) *storedCheckpoint {
+	var best *storedCheckpoint
 	for _, c := range cps {
 		ok := c.To < to
 		if !from.IsZero() {

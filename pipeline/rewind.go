@@ -18,7 +18,7 @@ import (
 // checkpoint of the cluster is later (the snapshots, usage and jobs after
 // to would be those of another computation), or when an explicit --to is
 // after now (running jobs would be charged for time that has not passed).
-func checkWindowEnd(cps []*checkpoint, cluster string, to int64, toFrom string, explicit bool, now int64) error {
+func checkWindowEnd(cps []*storedCheckpoint, cluster string, to int64, toFrom string, explicit bool, now int64) error {
 	if explicit && to > now {
 		return fmt.Errorf("window: --to %s is after now (%s): running jobs would be charged for time that has not passed",
 			fmtUnix(to), fmtUnix(now))
@@ -41,7 +41,10 @@ func checkWindowEnd(cps []*checkpoint, cluster string, to int64, toFrom string, 
 // checkpoints' Origin: the usage charged before lo would be lost. A start
 // at or before the origin recomputes the whole history and is allowed;
 // so is any start when the checkpoints do not record their origin.
-func checkFreshStart(cps []*checkpoint, cluster string, lo int64, loFrom string) error {
+func checkFreshStart(cps []*storedCheckpoint, cluster string, lo int64, loFrom string) error {
+	if err := loadAll(cps); err != nil { // their origins
+		return err
+	}
 	origin := int64(0)
 	for _, c := range cps {
 		if c.Origin != 0 && (origin == 0 || c.Origin < origin) {
@@ -73,7 +76,7 @@ func (s *stream) warnFarTo(to int64, log zerolog.Logger) {
 // inside the window (lo, to) of a run that recomputed it: they hold usage
 // of an earlier computation of that period, and a later run resuming from
 // one would mix the two.
-func supersededCheckpoints(cps []*checkpoint, lo, to int64) []string {
+func supersededCheckpoints(cps []*storedCheckpoint, lo, to int64) []string {
 	var out []string
 	for _, c := range cps {
 		if c.To > lo && c.To < to {

@@ -236,7 +236,19 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	}
 
 	dict := export.NewJobDict() // the names and TRES sets of every jobs record of the run
-	st := newStream(m, cps, opt, sp, dict)
+	// The checkpoints whose running jobs the input may continue: with --to
+	// given (as cron gives it), the one the run resumes from; else any.
+	maybe := cps
+	if !opt.To.IsZero() {
+		maybe = nil
+		if c := pickCheckpoint(cps, opt.From, opt.To.Unix()); c != nil {
+			maybe = []*storedCheckpoint{c}
+		}
+	}
+	if err := loadAll(maybe); err != nil {
+		return nil, err
+	}
+	st := newStream(m, cps, maybe, opt, sp, dict)
 	if err := st.readAll(ctx, in, opt, sum); err != nil {
 		return nil, err
 	}
@@ -268,8 +280,11 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	var state *decay.State
 	var lo, origin int64
 	if ck != nil {
+		if err := ck.load(); err != nil {
+			return nil, err
+		}
 		var folded int
-		state, folded, err = resumeState(ck, m.keys, m.uni.Index)
+		state, folded, err = resumeState(&ck.checkpoint, m.keys, m.uni.Index)
 		if err != nil {
 			return nil, err
 		}
@@ -300,7 +315,11 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	log := opt.Log.With().Str("cluster", m.cluster).Logger()
 	log.Info().Time("from", sum.From).Time("to", sum.To).Bool("resumed", sum.Resumed).Msg("window")
 
-	carriedMonths := st.settle(ck, lo, to, sum, log)
+	var resumed *checkpoint
+	if ck != nil {
+		resumed = &ck.checkpoint
+	}
+	carriedMonths := st.settle(resumed, lo, to, sum, log)
 
 	snaps, err := snapshotTimes(lo, to, opt.SnapshotEvery, opt.Location)
 	if err != nil {
@@ -577,7 +596,7 @@ type stream struct {
 	maxStart         int64 // 0 when no job of the cluster was read
 	anyRunning       bool
 	running          []carriedJob
-	carriedKeys      map[jobKey]bool // running jobs of every checkpoint
+	carriedKeys      map[jobKey]bool // running jobs of the checkpoints the run may resume from
 	seen             map[jobKey]bool
 	newestCk         int64
 	late             []lateJob
@@ -594,17 +613,19 @@ type lateJob struct {
 	end int64 // decay.Running when running
 }
 
-func newStream(m *model, cps []*checkpoint, opt Options, sp *spill, dict *export.JobDict) *stream {
+func newStream(m *model, cps, loaded []*storedCheckpoint, opt Options, sp *spill, dict *export.JobDict) *stream {
 	s := &stream{m: m, opt: opt, spill: sp, table: export.NewJobTable(dict, 0), mem: memory.NewGoAllocator(),
 		minStart: math.MaxInt64, maxEnd: math.MinInt64,
 		carriedKeys: map[jobKey]bool{}, seen: map[jobKey]bool{}, newestCk: math.MinInt64}
 	if !opt.To.IsZero() {
 		s.toKnown, s.to = true, opt.To.Unix()
 	}
-	for _, c := range cps {
+	for _, c := range loaded {
 		for _, j := range c.Running {
 			s.carriedKeys[j.key()] = true
 		}
+	}
+	for _, c := range cps {
 		s.newestCk = max(s.newestCk, c.To)
 	}
 	return s
