@@ -433,14 +433,29 @@ func (t *Txn) migrateFile(f oldFile, entries []oldEntry, runs map[[2]string][]Ru
 // variable for the tests, which read small files in several chunks).
 var migrateChunk = 4096
 
-// decodeJobTable decodes a jobs file into a JobTable, a few thousand rows
-// at a time: a month of a large centre's jobs as []JobRow (a map and
-// pointers per row) would take several times the memory of its records.
+// decodeJobTable decodes a jobs file into a new JobTable (appendJobs).
 func decodeJobTable(b []byte) (*JobTable, error) {
+	t := NewJobTable(NewJobDict(), 0)
+	if err := appendJobs(b, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// appendJobs decodes a jobs file's bytes into t, a few thousand rows at a
+// time: a month of a large centre's jobs as []JobRow (a map and pointers
+// per row) would take several times the memory of its records.
+func appendJobs(b []byte, t *JobTable) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed Parquet: %v", r)
+		}
+	}()
 	r := parquet.NewGenericReader[JobRow](bytes.NewReader(b))
 	defer r.Close()
-	t := NewJobTable(NewJobDict(), int(r.NumRows()))
-	buf := make([]JobRow, migrateChunk)
+	t.Recs = slices.Grow(t.Recs, int(r.NumRows()))
+	before := len(t.Recs)
+	buf := make([]JobRow, min(int64(migrateChunk), max(r.NumRows(), 1)))
 	for {
 		clear(buf) // Read would reuse the rows' maps and pointers: a null would keep the value before
 		n, err := r.Read(buf)
@@ -451,13 +466,13 @@ func decodeJobTable(b []byte) (*JobTable, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if int64(len(t.Recs)) != r.NumRows() {
-		return nil, fmt.Errorf("%d rows read, the footer counts %d", len(t.Recs), r.NumRows())
+	if got := int64(len(t.Recs) - before); got != r.NumRows() {
+		return fmt.Errorf("%d rows read, the footer counts %d", got, r.NumRows())
 	}
-	return t, nil
+	return nil
 }
 
 // writeMarker writes migratingMarker durably.

@@ -409,6 +409,30 @@ func (t *Txn) Read(p Partition, dst any) error {
 	return readSegment(t.filePath(p), p, dst)
 }
 
+// ReadJobs appends the rows of jobs file p (of the base, or one the commit
+// wrote) to t, verified against the manifest and decoded a few thousand
+// rows at a time: the run's way to read jobs, without the transient
+// []JobRow of a whole file.
+func (t *Txn) ReadJobs(p Partition, dst *JobTable) error {
+	if p.Table != schemas.TableJobs {
+		return fmt.Errorf("read %s: not a jobs file", p.Path)
+	}
+	b, err := readVerified(t.filePath(p), p)
+	if err != nil {
+		return err
+	}
+	before := len(dst.Recs)
+	if err := appendJobs(b, dst); err != nil {
+		dst.Recs = dst.Recs[:before]
+		return &CorruptError{Path: p.Path, Problem: "not readable Parquet: " + err.Error()}
+	}
+	if n := int64(len(dst.Recs) - before); n != p.Rows {
+		dst.Recs = dst.Recs[:before]
+		return &CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d rows, the manifest says %d", n, p.Rows)}
+	}
+	return nil
+}
+
 // CheckBase checks that every file of the base is there with the size its
 // manifest gives: a run refuses to build on a history with a missing or
 // truncated file (Verify checks the contents).

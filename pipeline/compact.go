@@ -14,16 +14,21 @@ import (
 // (table, cluster, month) gathers before compaction merges them into one.
 const compactFanIn = 4
 
+// maxMergeRows bounds the rows of one merge (two row groups): a night's
+// compaction then costs a few hundred thousand rows at most, and a month
+// of a large cluster keeps a few segments of about this size.
+const maxMergeRows = 2 * export.RowGroupRows
+
 // sizeClass is a segment's size class: rows in [4^c, 4^(c+1)).
 func sizeClass(rows int64) int { return (bits.Len64(uint64(max(rows, 1))) - 1) / 2 }
 
 // compact merges, in every table, the settled segments of a partition
 // that has compactFanIn or more of one size class into one segment, in
 // the run's commit, until no partition has (a merge may fill the next
-// class). So after a run no partition holds more than compactFanIn-1
-// settled segments of one size class: a history's file count grows with
-// its months, not its nights, and a row is rewritten about log4(rows of a
-// month) times. A run writes about one settled segment per table and
+// class); a merge of more than maxMergeRows rows is left out. So after a
+// run no partition holds more than compactFanIn-1 settled segments of one
+// size class below that size: a history's file count grows with its
+// months, not its nights, and a row is rewritten a few times at most. A run writes about one settled segment per table and
 // partition, so a merge is rare and, but for the one that closes a
 // month's largest class, small. Hot segments are rewritten by every run
 // and never merged. It returns the number of segments merged.
@@ -90,8 +95,14 @@ func pickCompaction(files []export.Partition) []export.Partition {
 		return a.class - b.class
 	})
 	for _, k := range keys {
-		if len(groups[k]) >= compactFanIn {
-			return groups[k]
+		if g := groups[k]; len(g) >= compactFanIn {
+			var rows int64
+			for _, p := range g {
+				rows += p.Rows
+			}
+			if rows <= maxMergeRows {
+				return g
+			}
 		}
 	}
 	return nil
@@ -120,9 +131,9 @@ func mergeSegments[T any](tx *export.Txn, table, cluster string, segs []export.P
 }
 
 // mergeJobs is mergeSegments for the jobs table: the rows gather in a
-// JobTable (pointer-free records, names and TRES sets interned), one
-// segment's decoded rows at a time, so that merging a month's segments
-// holds about 200 bytes a row rather than the decoded rows' 400 and more.
+// JobTable (pointer-free records, names and TRES sets interned), decoded
+// a few thousand at a time, so that merging a month's segments holds
+// about 200 bytes a row rather than the decoded rows' 400 and more.
 func mergeJobs(tx *export.Txn, cluster string, segs []export.Partition) error {
 	var n int64
 	for _, p := range segs {
@@ -130,12 +141,8 @@ func mergeJobs(tx *export.Txn, cluster string, segs []export.Partition) error {
 	}
 	t := export.NewJobTable(export.NewJobDict(), int(n))
 	for _, p := range segs {
-		var rows []export.JobRow
-		if err := tx.Read(p, &rows); err != nil {
+		if err := tx.ReadJobs(p, t); err != nil {
 			return err
-		}
-		for i := range rows {
-			t.AppendRow(&rows[i])
 		}
 	}
 	month, err := time.Parse("2006-01", segs[0].Month)

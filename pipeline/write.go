@@ -123,14 +123,7 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 
 // readSegment appends the rows of base jobs segment p to t.
 func (w *jobsWriter) readSegment(p export.Partition, t *export.JobTable) error {
-	var rows []export.JobRow
-	if err := w.tx.Read(p, &rows); err != nil {
-		return err
-	}
-	for i := range rows {
-		t.AppendRow(&rows[i])
-	}
-	return nil
+	return w.tx.ReadJobs(p, t)
 }
 
 // monthJobs is a month's jobs table, in the table's order, as prepare
