@@ -299,7 +299,7 @@ func logSummary(log zerolog.Logger, s *pipeline.Summary) {
 		Int("jobs_empty", s.Decay.JobsEmpty).Int("jobs_outside", s.Decay.JobsOutside).Int64("ticks", s.Decay.Ticks).
 		Int("resets", s.Decay.Resets).Int64("jobs_written", s.JobsWritten).Int64("other_cluster", s.OtherCluster).
 		Int64("after_to", s.AfterTo).Int64("duplicates", s.Duplicates).Int64("unrecharged", s.Unrecharged).Int("carried_unseen", s.CarriedUnseen).Int("late", s.Late).
-		Int("snapshots", s.Snapshots).Int("files", s.Partitions).
+		Int("snapshots", s.Snapshots).Int("files", s.Partitions).Int("compacted", s.Compacted).Int64("generation", s.Generation).
 		Dur("elapsed", s.Finished.Sub(s.Started)).Dur("read_elapsed", s.Phases.Read).
 		Dur("decay_elapsed", s.Phases.Decay).Dur("jobs_elapsed", s.Phases.Jobs).Int64("peak_rss_mib", peakRSSMiB())
 	ev.Msg("run finished")
