@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -8,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -16,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -30,8 +34,64 @@ type Problem struct {
 	Path string
 	// What is wrong with it.
 	What string
-	// Repair is what to do about it, in words an administrator can act on.
+	// Repair is what to do about it, in words an administrator can act on
+	// (after Repair: what it did, and what is left to run).
 	Repair string
+	// File is the file's manifest entry; nil for a file the manifest does
+	// not list (Repair leaves those alone).
+	File *Partition
+	// Intact is a copy of the file with the manifest's size and SHA-256 in
+	// another generation of the history, or "".
+	Intact string
+	// Fixed is what Repair did with the file: FixedRemoved, FixedRestored,
+	// or "" (Verify; a file the manifest does not list).
+	Fixed string
+	// Rerun is the run that recomputes the file's rows once Repair has
+	// removed it (Verify: would remove it); nil when nothing is to be
+	// recomputed (a runs file, most checkpoints, a restored file).
+	Rerun *Rerun
+
+	kind damage // of a listed file
+}
+
+// What Repair did with a file (Problem.Fixed).
+const (
+	// FixedRemoved: the file is not in the repaired generation.
+	FixedRemoved = "removed"
+	// FixedRestored: the file is in the repaired generation again, linked
+	// from its intact copy in an older generation (Problem.Intact).
+	FixedRestored = "restored"
+)
+
+// Rerun is a `fairledger run` that recomputes rows of a cluster that
+// Repair removed: from the newest intact checkpoint at or before the
+// removed rows (or afresh from where the cluster's history started) to
+// the cluster's newest checkpoint, with every sacct file from its start on.
+type Rerun struct {
+	Cluster string
+	// From is where the run starts (Unix seconds, --from): Checkpoint's
+	// time, or with Fresh the origin of the cluster's history (0: not
+	// recorded by its checkpoints; the start of its first sacct file).
+	From int64
+	// Checkpoint is the name of the checkpoint the run resumes from; ""
+	// with Fresh.
+	Checkpoint string
+	// Fresh: no intact checkpoint is at or before the rows: the run starts
+	// afresh at the origin, reading every sacct file from there on.
+	Fresh bool
+	// To is the cluster's newest checkpoint time (Unix seconds, --to): the
+	// run must end at or after it. 0 when the cluster has no checkpoint.
+	To int64
+	// Command is the command line: the sacct files and the nightly run's
+	// other flags (--slurm-conf, --assoc, --qos, --tz, --cluster) are
+	// placeholders; RerunFlags says so in words.
+	Command string
+}
+
+// RerunFlags says, after a Rerun's Command, which flags its "..." stands
+// for.
+func RerunFlags(cluster string) string {
+	return `"..." = the --slurm-conf, --assoc, --qos, --tz and --cluster flags of cluster ` + cluster + `'s nightly run; one --sacct per file`
 }
 
 // VerifyReport is what Verify checked and found.
@@ -46,6 +106,12 @@ type VerifyReport struct {
 	// and hashed.
 	Files int
 	Bytes int64
+	// Repaired is the generation Repair committed (0: none).
+	Repaired int64
+	// Reruns are the runs that recompute what Repair removed (Verify:
+	// would remove), one per cluster (the earliest start any of its
+	// problems needs), sorted by cluster.
+	Reruns []Rerun
 }
 
 // Verify checks the committed generation's files of cluster ("" for every
@@ -57,16 +123,110 @@ type VerifyReport struct {
 // of every file, several files at a time; the generation stays pinned
 // (View) meanwhile, so runs may commit while it checks. A damaged file is
 // a Problem, not an error: errors are for a history Verify cannot check
-// at all (ErrOldLayout, an unreadable manifest, an unknown cluster).
+// at all (ErrOldLayout, an unreadable manifest, an unknown cluster). Each
+// Problem's Repair says what Repair would do and what to run after it.
 func (h *History) Verify(cluster string) (VerifyReport, error) {
+	rep, plans, err := h.verify(cluster)
+	if err != nil {
+		return rep, err
+	}
+	h.explain(&rep, plans)
+	return rep, nil
+}
+
+// Repair runs Verify and then, when files the manifest lists are damaged
+// or missing, makes one commit without them: a file with an intact copy
+// in an older generation (Problem.Intact) is linked back from it, every
+// other one is removed from the history (a damaged checkpoint too, the
+// newest included: runs then resume from the one before). Files the
+// manifest does not list are only reported (they are not part of the
+// generation's data, and the commit does not link them). The report's
+// Problems say what was done (Fixed) and what is left to run (Rerun; its
+// Reruns, one per cluster), Repaired the generation committed. The caller
+// holds the history's lock (Lock).
+func (h *History) Repair(cluster string) (VerifyReport, error) {
+	rep, plans, err := h.verify(cluster)
+	if err != nil {
+		return rep, err
+	}
+	var listed []int
+	for i := range rep.Problems {
+		if rep.Problems[i].File != nil {
+			listed = append(listed, i)
+		}
+	}
+	if len(listed) == 0 {
+		h.explain(&rep, plans)
+		return rep, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, err := h.Begin()
+	if err != nil {
+		return rep, fmt.Errorf("repair: %w", err)
+	}
+	if g := t.Base().Generation; g != rep.Generation {
+		t.Abort()
+		return rep, fmt.Errorf("repair: generation %d was committed while generation %d was verified: "+
+			"does a process write history %s without its lock? nothing was changed", g, rep.Generation, h.Dir)
+	}
+	for _, i := range listed {
+		pr := &rep.Problems[i]
+		if pr.Intact != "" {
+			if err := t.restore(*pr.File, pr.Intact); err != nil {
+				t.Abort()
+				return rep, fmt.Errorf("repair: %w", err)
+			}
+			pr.Fixed = FixedRestored
+			continue
+		}
+		t.Remove(*pr.File)
+		pr.Fixed = FixedRemoved
+	}
+	if err := t.Commit(); err != nil {
+		if cluster != "" {
+			err = fmt.Errorf("%w (the commit links every other file of the generation: is a file of another cluster "+
+				"missing? run verify --repair without --cluster)", err)
+		}
+		for _, i := range listed {
+			rep.Problems[i].Fixed = ""
+		}
+		return rep, fmt.Errorf("repair: %w", err)
+	}
+	rep.Repaired = t.Generation()
+	h.explain(&rep, plans)
+	return rep, nil
+}
+
+// restore links file p's intact copy (from another generation) into the
+// commit, in place of the base's damaged one.
+func (t *Txn) restore(p Partition, intact string) error {
+	dst := filepath.Join(t.stage, filepath.FromSlash(p.Path))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.Link(intact, dst); err != nil {
+		return fmt.Errorf("restore %s: %w", p.Path, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.add[p.Path] = p
+	delete(t.drop, p.Path)
+	return nil
+}
+
+// verify checks the files (see Verify) and returns the problems, without
+// their Repair texts, and the checkpoints of the clusters that have
+// problems with listed files, which the texts need.
+func (h *History) verify(cluster string) (VerifyReport, map[string]*clusterPlan, error) {
 	if cluster != "" {
 		if err := validCluster(cluster); err != nil {
-			return VerifyReport{}, fmt.Errorf("verify: %w", err)
+			return VerifyReport{}, nil, fmt.Errorf("verify: %w", err)
 		}
 	}
 	v, err := h.View()
 	if err != nil {
-		return VerifyReport{}, err
+		return VerifyReport{}, nil, err
 	}
 	defer v.Close()
 	rep := VerifyReport{Generation: v.Generation()}
@@ -84,7 +244,7 @@ func (h *History) Verify(cluster string) (VerifyReport, error) {
 			names = append(names, c)
 		}
 		slices.Sort(names)
-		return rep, fmt.Errorf("verify: history %s has no files of cluster %q (its clusters: %s)", h.Dir, cluster, strings.Join(names, ", "))
+		return rep, nil, fmt.Errorf("verify: history %s has no files of cluster %q (its clusters: %s)", h.Dir, cluster, strings.Join(names, ", "))
 	}
 	rep.Files = len(files)
 
@@ -109,28 +269,36 @@ func (h *History) Verify(cluster string) (VerifyReport, error) {
 					if kind != asWritten {
 						intact = h.intactCopy(v.Generation(), p, buf)
 					}
-					problems[i] = &Problem{Path: v.Path(p), What: what, Repair: repair(v.Path(p), p, kind, intact)}
+					problems[i] = &Problem{Path: v.Path(p), What: what, File: &files[i], Intact: intact, kind: kind}
 				}
 			}
 		})
 	}
 	wg.Wait()
 	rep.Bytes = bytes.Load()
+	damaged := map[string]bool{}
 	for _, p := range problems {
 		if p != nil {
 			rep.Problems = append(rep.Problems, *p)
+			damaged[p.File.Path] = true
+		}
+	}
+	plans := map[string]*clusterPlan{}
+	for _, p := range rep.Problems {
+		if c := p.File.Cluster; plans[c] == nil {
+			plans[c] = newClusterPlan(v, c, damaged)
 		}
 	}
 	if v.Dir != "" {
 		strays, err := strayFiles(v, cluster)
 		if err != nil {
-			return rep, err
+			return rep, nil, err
 		}
 		rep.Problems = append(rep.Problems, strays...)
 	}
 	rep.Problems = append(rep.Problems, h.oldLeftovers()...)
 	slices.SortStableFunc(rep.Problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
-	return rep, nil
+	return rep, plans, nil
 }
 
 // damage is how a file differs from its manifest entry, which decides
@@ -319,30 +487,301 @@ func tableNames() []string {
 	return out
 }
 
-// repair says what to do about file p (at full) damaged so; intact is
-// an intact copy of it in another generation, or "".
-func repair(full string, p Partition, kind damage, intact string) string {
+// clusterPlan is what the Repair texts of a cluster's files need: its
+// checkpoints, by time.
+type clusterPlan struct {
+	cluster string
+	cps     []checkpointInfo
+	// origin is the smallest non-zero "origin" of the intact checkpoints:
+	// where the cluster's history started (0: not recorded).
+	origin int64
+}
+
+type checkpointInfo struct {
+	name    string // the file name, checkpoint-<time>.json
+	at      int64  // its time (Unix seconds, the "to" of the run that wrote it; 0 unknown)
+	damaged bool   // a Problem: Repair removes (or restores) it
+}
+
+// newClusterPlan reads the checkpoints of cluster in v; damaged holds the
+// manifest paths of the files with problems.
+func newClusterPlan(v *View, cluster string, damaged map[string]bool) *clusterPlan {
+	c := &clusterPlan{cluster: cluster}
+	for _, p := range v.Files(TableState, cluster) {
+		ci := checkpointInfo{name: path.Base(p.Path), at: checkpointTime(path.Base(p.Path)), damaged: damaged[p.Path]}
+		if !ci.damaged {
+			var j struct {
+				To     int64 `json:"to"`
+				Origin int64 `json:"origin"`
+			}
+			if b, err := readVerified(v.Path(p), p); err == nil && json.Unmarshal(b, &j) == nil {
+				if ci.at == 0 {
+					ci.at = j.To
+				}
+				if j.Origin != 0 && (c.origin == 0 || j.Origin < c.origin) {
+					c.origin = j.Origin
+				}
+			}
+		}
+		c.cps = append(c.cps, ci)
+	}
+	slices.SortStableFunc(c.cps, func(a, b checkpointInfo) int { return cmp.Compare(a.at, b.at) })
+	return c
+}
+
+// checkpointTime is the time in a checkpoint's name
+// (checkpoint-20060102T150405Z.json), or 0.
+func checkpointTime(name string) int64 {
+	s, ok := strings.CutPrefix(name, "checkpoint-")
+	if !ok {
+		return 0
+	}
+	t, err := time.Parse(runLayout, strings.TrimSuffix(s, ".json"))
+	if err != nil {
+		return 0
+	}
+	return t.Unix()
+}
+
+// newest is the time of the cluster's newest checkpoint, damaged or not
+// (0: none): a run must end at or after it, and a recompute reaching it
+// recomputes everything the history holds of the cluster.
+func (c *clusterPlan) newest() int64 {
+	var t int64
+	for _, cp := range c.cps {
+		t = max(t, cp.at)
+	}
+	return t
+}
+
+// intactAtOrBefore is the newest intact checkpoint at or before t, or nil.
+func (c *clusterPlan) intactAtOrBefore(t int64) *checkpointInfo {
+	for i := len(c.cps) - 1; i >= 0; i-- {
+		if cp := &c.cps[i]; !cp.damaged && cp.at > 0 && cp.at <= t {
+			return cp
+		}
+	}
+	return nil
+}
+
+// newestIntact is the newest intact checkpoint, or nil.
+func (c *clusterPlan) newestIntact() *checkpointInfo { return c.intactAtOrBefore(math.MaxInt64) }
+
+// rerunFor is the run that recomputes data file p once it is removed: from
+// the newest intact checkpoint at or before its first row (strictly
+// before for snapshots: a run takes its snapshots after its start, not at
+// it), and before the newest checkpoint (a window must not be empty), to
+// the newest checkpoint; else afresh from the cluster's origin.
+func (c *clusterPlan) rerunFor(p Partition) *Rerun {
+	r := &Rerun{Cluster: c.cluster, To: c.newest()}
+	limit := p.MinTime
+	if p.Table == schemas.TableFairshare || p.Table == schemas.TableAssociations {
+		limit--
+	}
+	if r.To != 0 {
+		limit = min(limit, r.To-1)
+	}
+	if cp := c.intactAtOrBefore(limit); cp != nil {
+		r.From, r.Checkpoint = cp.at, cp.name
+	} else {
+		r.From, r.Fresh = c.origin, true
+	}
+	return r
+}
+
+// fresh is the run that recomputes the cluster from its origin: what is
+// left when it has no intact checkpoint.
+func (c *clusterPlan) fresh() *Rerun {
+	return &Rerun{Cluster: c.cluster, From: c.origin, Fresh: true, To: c.newest()}
+}
+
+// setCommand fills r.Command for history dir.
+func (r *Rerun) setCommand(dir string) {
+	from := "<the start of cluster " + r.Cluster + "'s first sacct file>"
+	sacct := "<every sacct file of cluster " + r.Cluster + ">"
+	if r.From != 0 {
+		from = fmtUnix(r.From)
+		sacct = "<every sacct file of cluster " + r.Cluster + " from " + fmtDate(r.From) + " on>"
+	}
+	cmd := "fairledger run --history " + dir + " --from " + from
+	if r.To != 0 {
+		cmd += " --to " + fmtUnix(r.To)
+	}
+	r.Command = cmd + " --sacct " + sacct + " ..."
+}
+
+// why says where a Rerun starts and ends, and why there; p is the file
+// it recomputes, nil for a checkpoint.
+func (r *Rerun) why(p *Partition) string {
+	first := " left" // after a checkpoint's removal
+	switch {
+	case p == nil:
+	case p.Table == schemas.TableFairshare || p.Table == schemas.TableAssociations:
+		// A run takes its snapshots after its start, not at it.
+		first = " before the file's first snapshot (" + fmtUnix(p.MinTime) + ")"
+	default:
+		first = " at or before the file's first row (" + fmtUnix(p.MinTime) + ")"
+	}
+	var s string
+	switch {
+	case !r.Fresh:
+		s = "from " + r.Checkpoint + ", the newest intact checkpoint" + first
+	case r.From != 0:
+		s = "no intact checkpoint is" + first + ": a fresh start where the cluster's history started (" + fmtUnix(r.From) +
+			", the checkpoints' origin), with every sacct file from then on"
+	default:
+		s = "no intact checkpoint is" + first + ", and none records where the cluster's history started: a fresh start at its first sacct file, with every sacct file"
+	}
+	if r.To != 0 {
+		s += ", to the newest checkpoint (a run must end there or later)"
+	}
+	return s + "; " + RerunFlags(r.Cluster)
+}
+
+func fmtUnix(t int64) string { return time.Unix(t, 0).UTC().Format(time.RFC3339) }
+
+func fmtDate(t int64) string { return time.Unix(t, 0).UTC().Format(time.DateOnly) }
+
+// explain sets the Repair text and Rerun of each problem with a listed
+// file (what Repair would do, or with rep.Repaired what it did), of the
+// strays after a repair commit, and rep.Reruns.
+func (h *History) explain(rep *VerifyReport, plans map[string]*clusterPlan) {
+	rep.Reruns = nil
+	byCluster := map[string]*Rerun{}
+	for i := range rep.Problems {
+		pr := &rep.Problems[i]
+		if pr.File == nil {
+			if rep.Repaired != 0 && strings.HasPrefix(pr.Path, h.genPath(rep.Generation)+string(filepath.Separator)) {
+				pr.Repair = fmt.Sprintf("not in generation %d, which --repair committed (a commit links only the files the manifest lists): "+
+					"nothing to do, it goes with generation %d when a later commit removes that generation", rep.Repaired, rep.Generation)
+			}
+			continue
+		}
+		plan := plans[pr.File.Cluster]
+		pr.Rerun = nil
+		pr.Repair = h.repairText(pr, plan, rep.Repaired)
+		if pr.Rerun == nil {
+			continue
+		}
+		r := byCluster[pr.File.Cluster]
+		if r == nil || earlier(pr.Rerun, r) {
+			cp := *pr.Rerun
+			byCluster[pr.File.Cluster] = &cp
+		}
+	}
+	for _, r := range byCluster {
+		rep.Reruns = append(rep.Reruns, *r)
+	}
+	slices.SortFunc(rep.Reruns, func(a, b Rerun) int { return strings.Compare(a.Cluster, b.Cluster) })
+}
+
+// earlier reports whether run a starts before b (a fresh start at an
+// unknown origin before everything).
+func earlier(a, b *Rerun) bool {
+	if a.Fresh != b.Fresh && a.From == b.From {
+		return a.Fresh
+	}
+	if (a.From == 0) != (b.From == 0) {
+		return a.From == 0
+	}
+	return a.From < b.From
+}
+
+// repairText says what to do about listed file pr.File (at pr.Path), or
+// with repaired != 0 what Repair did in that generation, and sets
+// pr.Rerun.
+func (h *History) repairText(pr *Problem, plan *clusterPlan, repaired int64) string {
+	p := pr.File
+	fix := "`fairledger verify --repair --history " + h.Dir + "`"
+	if pr.Fixed == FixedRestored {
+		return fmt.Sprintf("restored in generation %d from its intact copy %s (SHA-256 checked): nothing to recompute", repaired, pr.Intact)
+	}
+	var done string
+	if pr.Fixed == FixedRemoved {
+		done = fmt.Sprintf("removed from the history in generation %d", repaired)
+	}
 	var impact string
 	switch {
-	case kind == gone:
-		impact = "until it is back `fairledger run`, `sql` and `report` refuse this history"
-	case kind == asWritten:
-		return "the file is as the run wrote it (its SHA-256 is the manifest's), so every copy is the same: please report this as a bug; " +
-			"to get a history without it, rebuild one in a new directory from the cluster's first sacct file on " +
-			"(fairledger run --history NEWDIR --sacct <every sacct file> ...)"
+	case pr.kind == asWritten:
+		impact = "the file is as the run wrote it (its SHA-256 is the manifest's), so every copy is the same: please report this as a bug"
+	case pr.kind == gone:
+		impact = "until it is back or removed `fairledger run`, `sql` and `report` refuse this history"
 	case p.Table == TableState:
-		impact = "until it is back every run of cluster " + p.Cluster + " stops on it (a run reads every checkpoint of its cluster)"
+		impact = "until it is back or removed a run of cluster " + p.Cluster + " that resumes from it stops on it, and so does one that reads " +
+			"every checkpoint of the cluster (a run without --to, a fresh start)"
 	default:
-		impact = "until it is back a run that reads it (to rewrite or compact month " + p.Month + ") stops on it, and queries read damaged rows or fail"
+		impact = "until it is back or removed a run that reads it (to rewrite or compact month " + p.Month + ") stops on it, and queries read damaged rows or fail"
 	}
-	if p.Table == schemas.TableRuns {
+	if p.Table == schemas.TableRuns && done == "" {
 		impact = "the runs table only records which runs were made (their inputs and settings), no usage or fair-share figure depends on it; but " + impact
 	}
-	if intact != "" {
-		return impact + ": copy it back from an older generation, where it is intact (SHA-256 checked), before the next run " +
-			"commits (a commit removes the generations before the one it replaces): cp " + intact + " " + full
+	// The first option, while an older generation holds the file intact.
+	restore := ""
+	if pr.Intact != "" {
+		restore = "an intact copy (SHA-256 checked) is in " + pr.Intact + ": " + fix + " links it back, or copy it yourself before the next run commits " +
+			"(a commit removes the generations before the one it replaces): cp " + pr.Intact + " " + pr.Path + "; if that copy is gone by then, "
 	}
-	return impact + ": restore it from a backup of the history taken since it was written (files never change once written: any copy of " +
-		p.Path + ", under gen/<any number>/, whose SHA-256 is " + p.SHA256 + " is the right one); without a backup, rebuild the history " +
-		"in a new directory from the first sacct file on (fairledger run --history NEWDIR --sacct <every sacct file> ..., for each cluster)"
+
+	var what string
+	switch {
+	case p.Table == schemas.TableRuns:
+		if done != "" {
+			return done + ": the runs table lacks those run records; nothing else depends on them, nothing to recompute"
+		}
+		what = "remove it with " + fix + ": the runs table then lacks those run records; nothing else depends on them"
+	case p.Table == TableState:
+		what = h.checkpointText(pr, plan, fix, done)
+	default:
+		r := plan.rerunFor(*p)
+		r.setCommand(h.Dir)
+		if pr.Intact == "" {
+			pr.Rerun = r // else --repair links the copy back: nothing to recompute
+		}
+		run := "`" + r.Command + "` (" + r.why(p) + ")"
+		if done != "" {
+			return done + "; queries lack its " + strconv.FormatInt(p.Rows, 10) + " rows until you recompute them: " + run
+		}
+		what = "remove it with " + fix + ", then recompute its rows: " + run
+	}
+	if done != "" {
+		return what
+	}
+	if pr.Intact == "" && pr.kind != asWritten {
+		// A backup spares the recompute: files never change once written.
+		what += "; or, instead, copy it back from a backup: the right copy of " + p.Path + " has SHA-256 " + p.SHA256
+	}
+	return impact + ": " + restore + what
+}
+
+// checkpointText says what removing checkpoint pr.File does (did, with
+// done), and sets pr.Rerun when the cluster has no other intact one.
+func (h *History) checkpointText(pr *Problem, plan *clusterPlan, fix, done string) string {
+	p := pr.File
+	at := checkpointTime(path.Base(p.Path))
+	head := "remove it with " + fix
+	if done != "" {
+		head = done
+	}
+	last := plan.newestIntact()
+	if last == nil {
+		r := plan.fresh()
+		r.setCommand(h.Dir)
+		if pr.Intact == "" {
+			pr.Rerun = r
+		}
+		return head + ": cluster " + p.Cluster + " then has no intact checkpoint, so a run would start afresh and lose the usage charged before it; " +
+			"recompute the cluster from the start of its history instead: `" + r.Command + "` (" + r.why(nil) + ")"
+	}
+	if at == 0 || at > last.at {
+		return head + ": runs of cluster " + p.Cluster + " then resume from the one before, " + last.name + ": it is newer than every intact checkpoint, so the next nightly run " +
+			"recomputes from " + fmtUnix(last.at) + " on, nothing else to run. Its sacct input must reach back to then: if the nightly sacct window " +
+			"does not, run it once with every sacct file from " + fmtDate(last.at) + " on (`fairledger run --history " + h.Dir + " --from " +
+			fmtUnix(last.at) + " --sacct <every sacct file of cluster " + p.Cluster + " from " + fmtDate(last.at) + " on> ...`, " + RerunFlags(p.Cluster) + ")"
+	}
+	before := "afresh (it is the oldest)"
+	if cp := plan.intactAtOrBefore(at - 1); cp != nil {
+		before = "from the one before, " + cp.name + ","
+	}
+	return head + ": runs of cluster " + p.Cluster + " resume from the newest checkpoint, " + last.name + ", as before, and a recompute (--from) " +
+		"that would have started at this one starts " + before + " instead: nothing to rerun"
 }
