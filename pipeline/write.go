@@ -320,19 +320,25 @@ func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (int, error) {
 	}
 	t := mj.table
 	// Stable partition: the settled records first, then the hot ones; both
-	// stay in the table's order.
-	var hot []export.JobRec
+	// stay in the table's order. Records move only from the first hot one
+	// on (a backfill's months but the last have none).
+	isHot := func(r *export.JobRec) bool { return unixSec(r.Start)+r.ChargedSec > w.hotFrom || r.Running() }
 	k := 0
-	for i := range t.Recs {
-		r := t.Recs[i]
-		if unixSec(r.Start)+r.ChargedSec > w.hotFrom || r.Running() {
-			hot = append(hot, r)
-			continue
-		}
-		t.Recs[k] = r
+	for k < len(t.Recs) && !isHot(&t.Recs[k]) {
 		k++
 	}
-	copy(t.Recs[k:], hot)
+	if k < len(t.Recs) {
+		var hot []export.JobRec
+		for i := k; i < len(t.Recs); i++ {
+			if isHot(&t.Recs[i]) {
+				hot = append(hot, t.Recs[i])
+				continue
+			}
+			t.Recs[k] = t.Recs[i]
+			k++
+		}
+		copy(t.Recs[k:], hot)
+	}
 	// Removed first: a new segment equal to an old one has its name, and
 	// stays.
 	for _, p := range mj.segs {
