@@ -3,7 +3,6 @@ package export
 import (
 	"bytes"
 	"cmp"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -335,17 +334,7 @@ func (h *History) beginFirst() (*Txn, error) {
 	if err := h.removeUncommitted(0); err != nil {
 		return nil, err
 	}
-	const gen = 1
-	var rnd [4]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return nil, fmt.Errorf("begin commit: %w", err)
-	}
-	stage := filepath.Join(h.Dir, genDir, stagePrefix+genName(gen)+"-"+hex.EncodeToString(rnd[:]))
-	if err := os.MkdirAll(stage, 0o755); err != nil {
-		return nil, fmt.Errorf("begin commit: %w", err)
-	}
-	return &Txn{h: h, base: Manifest{Format: StoreFormat, Partitions: []Partition{}}, gen: gen, stage: stage,
-		add: map[string]Partition{}, drop: map[string]bool{}}, nil
+	return h.newTxn(Manifest{Format: StoreFormat, Partitions: []Partition{}}, 1)
 }
 
 // migrateFile writes old file f into the commit, or for a runs file adds

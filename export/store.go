@@ -365,7 +365,12 @@ func (h *History) Begin() (*Txn, error) {
 	if err := h.removeUncommitted(base); err != nil {
 		return nil, err
 	}
-	gen := base + 1
+	return h.newTxn(m, base+1)
+}
+
+// newTxn starts the commit of generation gen on top of base: a new stage
+// directory.
+func (h *History) newTxn(base Manifest, gen int64) (*Txn, error) {
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, fmt.Errorf("begin commit: %w", err)
@@ -374,7 +379,7 @@ func (h *History) Begin() (*Txn, error) {
 	if err := os.MkdirAll(stage, 0o755); err != nil {
 		return nil, fmt.Errorf("begin commit: %w", err)
 	}
-	return &Txn{h: h, base: m, gen: gen, stage: stage, add: map[string]Partition{}, drop: map[string]bool{}}, nil
+	return &Txn{h: h, base: base, gen: gen, stage: stage, add: map[string]Partition{}, drop: map[string]bool{}}, nil
 }
 
 // removeUncommitted removes stage directories and generations after base.

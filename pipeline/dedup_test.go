@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,15 +24,7 @@ func sameHistory(t *testing.T, got, want string, cp string) {
 	for _, table := range []string{schemas.TableUsage, schemas.TableFairshare, schemas.TableAssociations} {
 		sameFiles(t, table, tableFiles(t, got, table), tableFiles(t, want, table))
 	}
-	g, w := jobsWithoutSource(t, got, "synth"), jobsWithoutSource(t, want, "synth")
-	if len(g) != len(w) {
-		t.Fatalf("jobs: %d rows, want %d", len(g), len(w))
-	}
-	for i := range w {
-		if !reflect.DeepEqual(g[i], w[i]) {
-			t.Fatalf("jobs row %d:\n got %v\nwant %v", i, g[i], w[i])
-		}
-	}
+	sameJobs(t, got, want)
 	a, err1 := os.ReadFile(filepath.Join(got, cp))
 	b, err2 := os.ReadFile(filepath.Join(want, cp))
 	if err1 != nil || err2 != nil {

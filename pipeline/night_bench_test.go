@@ -60,7 +60,7 @@ func benchNight(b *testing.B, years int) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		hist := filepath.Join(b.TempDir(), "h")
-		copyTree(b, backfill, hist)
+		copyHistory(b, backfill, hist, true)
 		b.StartTimer()
 		r = runChild(b, files.Dir, hist, night, nightTo, time.Time{})
 	}
@@ -98,7 +98,7 @@ func BenchmarkThirtyNights5M(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		hist := filepath.Join(b.TempDir(), "h")
-		copyTree(b, backfill, hist)
+		copyHistory(b, backfill, hist, true)
 		b.StartTimer()
 		for k := 0; k < 30; k++ {
 			n := first.AddDate(0, 0, k)
@@ -278,14 +278,7 @@ func setMemoryLimit() { debug.SetMemoryLimit(pipeline.DefaultMemoryLimit) }
 
 // dataFiles counts the committed data files of a history.
 func dataFiles(b *testing.B, hist string) int {
-	h, err := export.Open(hist)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := h.ReadManifest()
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := manifestOf(b, hist)
 	n := 0
 	for _, p := range m.Partitions {
 		if p.Table != export.TableState {
@@ -293,40 +286,4 @@ func dataFiles(b *testing.B, hist string) int {
 		}
 	}
 	return n
-}
-
-// copyTree copies a history for a benchmark iteration, hard-linking its
-// data files and checkpoints (never written in place) and keeping its
-// symlink; manifests are copied (a commit empties an old generation's
-// manifest before removing it).
-func copyTree(b *testing.B, src, dst string) {
-	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, to)
-		case fi.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case fi.Name() == ".lock":
-			return nil
-		case fi.Name() == "manifest.json":
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(to, data, 0o644)
-		}
-		return os.Link(p, to)
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
 }

@@ -204,6 +204,72 @@ func mapsKeys(m map[string][]byte) func(func(string) bool) {
 	}
 }
 
+// sameJobs fails the test unless the jobs tables of two histories of
+// cluster synth hold the same rows but for their source file and line.
+func sameJobs(t *testing.T, got, want string) {
+	t.Helper()
+	g, w := jobsWithoutSource(t, got, "synth"), jobsWithoutSource(t, want, "synth")
+	if len(g) != len(w) {
+		t.Fatalf("jobs: %d rows, want %d (one per job run)", len(g), len(w))
+	}
+	for i := range w {
+		if !reflect.DeepEqual(g[i], w[i]) {
+			t.Fatalf("jobs row %d:\n got %v\nwant %v", i, g[i], w[i])
+		}
+	}
+}
+
+// manifestOf reads the committed manifest of a history.
+func manifestOf(t testing.TB, hist string) export.Manifest {
+	t.Helper()
+	h, err := export.Open(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// copyHistory copies a history, keeping its symbolic link; with link its
+// data files and checkpoints are hard-linked (they are never written in
+// place) and only the manifests copied (a commit empties an old
+// generation's manifest before removing it).
+func copyHistory(t testing.TB, src, dst string, link bool) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case fi.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case fi.Name() == ".lock":
+			return nil
+		case link && fi.Name() != "manifest.json":
+			return os.Link(p, to)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // jobsWithoutSource reads the jobs table with the source file and line
 // blanked (the nightly files are other files than the single one).
 func jobsWithoutSource(t *testing.T, history, cluster string) []export.JobRow {
@@ -242,15 +308,7 @@ func TestNightlyEqualsSingleRun(t *testing.T) {
 	for _, table := range []string{schemas.TableUsage, schemas.TableFairshare, schemas.TableAssociations} {
 		sameFiles(t, table, tableFiles(t, nightly, table), tableFiles(t, single, table))
 	}
-	g, w := jobsWithoutSource(t, nightly, "synth"), jobsWithoutSource(t, single, "synth")
-	if len(g) != len(w) {
-		t.Fatalf("jobs: %d rows, want %d", len(g), len(w))
-	}
-	for i := range w {
-		if !reflect.DeepEqual(g[i], w[i]) {
-			t.Fatalf("jobs row %d:\n got %v\nwant %v", i, g[i], w[i])
-		}
-	}
+	sameJobs(t, nightly, single)
 	// The last checkpoints hold the same usage state and running jobs.
 	cp := "current/state/cluster=synth/checkpoint-20250210T000000Z.json"
 	a, err1 := os.ReadFile(filepath.Join(nightly, cp))

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,15 +43,7 @@ func TestLongSacctWindowNights(t *testing.T) {
 	for _, table := range []string{schemas.TableUsage, schemas.TableFairshare, schemas.TableAssociations} {
 		sameFiles(t, table, tableFiles(t, nightly, table), tableFiles(t, single, table))
 	}
-	g, w := jobsWithoutSource(t, nightly, "synth"), jobsWithoutSource(t, single, "synth")
-	if len(g) != len(w) {
-		t.Fatalf("jobs: %d rows, want %d (one per job run)", len(g), len(w))
-	}
-	for i := range w {
-		if !reflect.DeepEqual(g[i], w[i]) {
-			t.Fatalf("jobs row %d:\n got %v\nwant %v", i, g[i], w[i])
-		}
-	}
+	sameJobs(t, nightly, single)
 }
 
 // TestRecomputeKilledThenNight: a --from recompute killed at random
@@ -87,7 +78,7 @@ func TestRecomputeKilledThenNight(t *testing.T) {
 		}
 	}
 	ref := t.TempDir()
-	copyDir(t, base, ref)
+	copyHistory(t, base, ref, false)
 	t0 := time.Now()
 	run(ref, full, recomputeTo, recomputeFrom)
 	d := time.Since(t0)
@@ -98,7 +89,7 @@ func TestRecomputeKilledThenNight(t *testing.T) {
 	killed := 0
 	for try := 0; try < 6; try++ {
 		hist := t.TempDir()
-		copyDir(t, base, hist)
+		copyHistory(t, base, hist, false)
 		delay := time.Duration(r.Float64() * 1.2 * float64(d))
 		if crashChild(t, dir, hist, full, recomputeTo, delay, "FAIRLEDGER_CRASH_FROM="+strconv.FormatInt(recomputeFrom.Unix(), 10)) {
 			killed++
@@ -135,37 +126,6 @@ func computedState(t *testing.T, hist string, to time.Time) map[string][]byte {
 	return m
 }
 
-// copyDir copies a history, keeping its symbolic link (a history's files
-// are hard links between generations; a copy may hold them twice).
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, to)
-		case fi.IsDir():
-			return os.MkdirAll(to, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestRunRefusesDamagedHistory: a run refuses to build on a history whose
 // files do not match its manifest — a truncated file anywhere, a flipped
 // byte in a file the night reads (a hot jobs segment) — naming the file,
@@ -176,14 +136,7 @@ func TestRunRefusesDamagedHistory(t *testing.T) {
 	nights(t, dir, hist, from, from.AddDate(0, 0, 6))
 	n := from.AddDate(0, 0, 7)
 	sacctAsOf(t, filepath.Join(dir, "sacct.psv"), nightFile(dir, n), n.AddDate(0, 0, -1), n)
-	h, err := export.Open(hist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.ReadManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := manifestOf(t, hist)
 	var hot, settled export.Partition
 	for _, p := range m.Files(schemas.TableJobs, "synth") {
 		if p.Hot {
@@ -247,14 +200,7 @@ func TestNightsFileCount(t *testing.T) {
 	dir, from, _ := nightlyCluster(t, 1500)
 	hist := t.TempDir()
 	nights(t, dir, hist, from, from.AddDate(0, 0, 21))
-	h, err := export.Open(hist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.ReadManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := manifestOf(t, hist)
 	type class struct{ table, month string }
 	perClass := map[class]map[int]int{}
 	data := 0
@@ -353,10 +299,7 @@ func TestLateJobUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFiles(t, "usage", tableFiles(t, hist, schemas.TableUsage), tableFiles(t, single, schemas.TableUsage))
-	g, w := jobsWithoutSource(t, hist, "synth"), jobsWithoutSource(t, single, "synth")
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("jobs differ: %d rows, want %d", len(g), len(w))
-	}
+	sameJobs(t, hist, single)
 }
 
 // TestRunConvertsOldHistory: a history written by the release before the
@@ -371,7 +314,7 @@ func TestRunConvertsOldHistory(t *testing.T) {
 	}
 	sacct := filepath.Join(dir, "sacct.psv")
 	old := t.TempDir()
-	copyDir(t, filepath.Join("..", "testdata", "history-v1"), old)
+	copyHistory(t, filepath.Join("..", "testdata", "history-v1"), old, false)
 	fresh := t.TempDir()
 	for _, to := range []string{"2025-02-15", "2025-04-05"} {
 		at, _ := time.Parse(time.DateOnly, to)
@@ -416,7 +359,7 @@ func TestRecomputeRebuildsRemovedFiles(t *testing.T) {
 
 func rebuildRemoved(t *testing.T, dir, want, month string, last time.Time) {
 	hist := t.TempDir()
-	copyDir(t, want, hist)
+	copyHistory(t, want, hist, false)
 	h, err := export.Open(hist)
 	if err != nil {
 		t.Fatal(err)
