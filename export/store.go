@@ -740,18 +740,36 @@ func (h *History) removeOldGenerations(current int64) {
 	}
 }
 
-// syncFS flushes the file system holding dir: one call makes every file
-// and directory entry a commit wrote durable.
+// syncFS makes every file and directory entry under dir durable: one
+// syncfs of its file system, or, where the file system does not have it,
+// an fsync of each file and directory.
 func syncFS(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("syncfs %s: %w", dir, err)
+	err = unix.Syncfs(int(f.Fd()))
+	f.Close()
+	if err == nil {
+		return nil
 	}
-	return nil
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", p, err)
+		}
+		return nil
+	})
 }
 
 // jobStats sets a jobs file's statistics: the range of starts and raw ids
