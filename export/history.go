@@ -643,6 +643,8 @@ func writeFileIn(dir, name string, encode func(io.Writer) error, sync bool) (siz
 	return cw.n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// syncDir fsyncs a directory (or a file): what it lists, or holds, is
+// durable once it returns.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -650,7 +652,7 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
+		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
 }

@@ -760,15 +760,7 @@ func syncFS(dir string) error {
 		if d.Type()&fs.ModeSymlink != 0 {
 			return nil
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", p, err)
-		}
-		return nil
+		return syncDir(p)
 	})
 }
 
