@@ -116,6 +116,7 @@ func assocLooksLikeScript(data string) bool {
 type assocColumns struct {
 	cluster, account, user, partition, parent, share, lineage, grpTRESMins int
 	n                                                                      int
+	titles                                                                 []string // as the header spells them
 }
 
 // ParseAssoc reads `sacctmgr -P show assoc
@@ -137,6 +138,9 @@ type assocColumns struct {
 // not be read at all.
 func ParseAssoc(name string, r io.Reader) (*Associations, Stats, error) {
 	st := Stats{File: name}
+	if err := checkFileName(name); err != nil {
+		return nil, st, err
+	}
 	sc := assocLineScanner(r)
 	var (
 		cols     assocColumns
@@ -200,7 +204,7 @@ func assocLineScanner(r io.Reader) *bufio.Scanner {
 
 // assocParseHeader maps the header's titles to columns.
 func assocParseHeader(name, line string) (assocColumns, bool, *ParseError) {
-	cols := assocColumns{-1, -1, -1, -1, -1, -1, -1, -1, 0}
+	cols := assocColumns{-1, -1, -1, -1, -1, -1, -1, -1, 0, nil}
 	titles := strings.Split(line, "|")
 	trailing := false
 	if len(titles) > 1 && strings.TrimSpace(titles[len(titles)-1]) == "" {
@@ -208,6 +212,9 @@ func assocParseHeader(name, line string) (assocColumns, bool, *ParseError) {
 		titles = titles[:len(titles)-1]
 	}
 	cols.n = len(titles)
+	for _, t := range titles {
+		cols.titles = append(cols.titles, strings.TrimSpace(t))
+	}
 	var dup []string
 	for i, t := range titles {
 		key := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(t), " ", ""))
@@ -274,6 +281,11 @@ func assocParseRow(name string, lineNo int, line string, cols assocColumns, trai
 	if len(f) != cols.n {
 		return assocRec{}, newParseError(name, lineNo, "", "",
 			fmt.Sprintf("%d fields, the header has %d", len(f), cols.n))
+	}
+	for i, v := range f {
+		if perr := checkText(name, lineNo, cols.titles[i], v); perr != nil {
+			return assocRec{}, perr
+		}
 	}
 	get := func(i int) string {
 		if i < 0 {

@@ -89,6 +89,9 @@ type assocStmt struct {
 // sacctmgr command (a slurm.conf passed as --assoc, say), the file is no
 // script: reading stops there, with one error, nil and zero Stats.
 func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
+	if err := checkFileName(name); err != nil {
+		return nil, Stats{File: name}, err
+	}
 	st := Stats{File: name}
 	sc := assocLineScanner(r)
 	var (
@@ -114,7 +117,10 @@ func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 		st.Read++
 		idx := nstmt
 		nstmt++
-		skip, perr := b.apply(idx, startLn, text)
+		skip, perr := "", checkText(name, startLn, "", text)
+		if perr == nil {
+			skip, perr = b.apply(idx, startLn, text)
+		}
 		switch {
 		case perr != nil:
 			st.Rejected++

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,6 +75,32 @@ type Stats struct {
 	Rejected int64
 	// Warnings are file-level remarks (e.g. a required column is missing).
 	Warnings []string
+	// Remarks counts ingested records that hold something worth a warning
+	// (e.g. RemarkElapsed), per remark; they are charged all the same.
+	Remarks map[string]int64
+}
+
+// RemarkElapsed notes a finished job whose Elapsed is neither End − Start
+// nor that less Suspended: the job is charged End − Start, the time Slurm
+// charges it, and the record is counted so the discrepancy is not silent.
+const RemarkElapsed = "Elapsed differs from End - Start (less Suspended): charged End - Start"
+
+// Remark counts one ingested record with remark.
+func (s *Stats) Remark(remark string) {
+	if s.Remarks == nil {
+		s.Remarks = make(map[string]int64)
+	}
+	s.Remarks[remark]++
+}
+
+// RemarkWarnings are the remarks as warnings, one per remark in sorted
+// order: "17 rows: <remark>".
+func (s *Stats) RemarkWarnings() []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(s.Remarks)) {
+		out = append(out, fmt.Sprintf("%d rows: %s", s.Remarks[k], k))
+	}
+	return out
 }
 
 // Skip counts one record skipped for reason.
@@ -109,6 +137,12 @@ func (s *Stats) Add(o Stats) {
 		s.Skipped[k] += v
 	}
 	s.Warnings = append(s.Warnings, o.Warnings...)
+	for k, v := range o.Remarks {
+		if s.Remarks == nil {
+			s.Remarks = make(map[string]int64)
+		}
+		s.Remarks[k] += v
+	}
 }
 
 // SkipReasons returns the skip reasons in sorted order, for stable output.

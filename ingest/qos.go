@@ -167,6 +167,11 @@ func qosRow(file string, line int, cols, f []string, nameCol, ufCol, flagsCol in
 	if len(f) != len(cols) {
 		return QOS{}, &ParseError{File: file, Line: line, Err: fmt.Errorf("%d fields, header has %d", len(f), len(cols))}
 	}
+	for i, v := range f {
+		if perr := checkText(file, line, cols[i], v); perr != nil {
+			return QOS{}, perr
+		}
+	}
 	q := QOS{Name: strings.TrimSpace(f[nameCol]), UsageFactor: 1, Line: line}
 	if q.Name == "" {
 		return QOS{}, newParseError(file, line, cols[nameCol], f[nameCol], "empty QOS name")

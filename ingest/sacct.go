@@ -53,6 +53,11 @@ type SacctOptions struct {
 	// OnReject, if set, is called in input order for every rejected record
 	// with its error and raw text.
 	OnReject func(err *ParseError, record string)
+	// Bounds are the job times a record may hold (Submit, Eligible, Start,
+	// End and an End derived from Elapsed); a record with a time outside
+	// them is rejected. The zero value rejects times before EarliestUnix
+	// only; a run sets Max to its moment plus ClockSkew (RunBounds).
+	Bounds TimeBounds
 }
 
 // SacctReader streams a sacct --parsable2 file as arrow.Record batches with
@@ -118,6 +123,9 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	}
 	if opt.Location == nil {
 		opt.Location = time.UTC
+	}
+	if err := checkFileName(name); err != nil {
+		return nil, err
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	first, err := br.Peek(1)
@@ -456,6 +464,7 @@ func (s *SacctReader) Next() (arrow.Record, error) {
 		res, ok := <-s.results
 		if !ok {
 			s.err = io.EOF
+			s.stats.Warnings = append(s.stats.Warnings, s.stats.RemarkWarnings()...)
 			return nil, io.EOF
 		}
 		s.pending[res.seq] = res

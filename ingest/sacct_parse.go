@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -52,6 +53,12 @@ type sacctParser struct {
 	pieces [][]byte // recoverPipes' input
 	joined []byte   // a record spanning several lines
 
+	// checkText is set for a block that is not all valid UTF-8: each
+	// record's fields are then checked one by one (a block that is valid
+	// as a whole has only valid fields, '|' and '\n' being ASCII).
+	checkText bool
+	bounds    TimeBounds
+
 	tresMemo tresMemo
 	dense    []float64 // the dense TRES of the row being parsed
 	cols     jobColumns
@@ -90,6 +97,7 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 		mem:    opt.Allocator,
 		schema: schema,
 		denseI: make(map[string]int, len(lay.dense)),
+		bounds: opt.Bounds,
 
 		rowsPerLine: -1,
 	}
@@ -121,6 +129,7 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 	p.cols.reset()
 	lines := bytes.Count(c.data, []byte{'\n'}) + 1
 	p.cols.prepare(p.mem, p.rowsFor(lines))
+	p.checkText = !utf8.Valid(c.data)
 	data := c.data
 	line := c.line
 	nf := p.lay.nf
@@ -597,6 +606,11 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		e := *p.missErr
 		return &e
 	}
+	if p.checkText {
+		if perr := p.textErr(); perr != nil {
+			return perr
+		}
+	}
 	state := p.get(colState)
 	if len(state) == 0 {
 		return p.fieldErr(colState, state, errEmpty)
@@ -622,6 +636,9 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 	if kind != timeSet {
 		st.Skip(SkipNeverStarted)
 		return nil
+	}
+	if err := p.bounds.check(r.start); err != nil {
+		return p.fieldErr(colStart, start, err)
 	}
 	if r.user = p.get(colUser); len(r.user) == 0 {
 		return p.fieldErr(colUser, r.user, errEmpty)
@@ -655,7 +672,7 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 			return p.fieldErr(colJobID, r.jobID, errNeedJobIDRaw)
 		}
 	}
-	if perr := p.parseTimes(r); perr != nil {
+	if perr := p.parseTimes(r, st); perr != nil {
 		return perr
 	}
 	if perr := p.parseCounts(r); perr != nil {
@@ -669,11 +686,33 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 	return nil
 }
 
+// textErr rejects the current record when one of its fields is not valid
+// UTF-8: the history would hold a string every Parquet reader refuses.
+func (p *sacctParser) textErr() *ParseError {
+	for i, title := range p.lay.titles {
+		var v []byte
+		if p.split != nil {
+			v = p.split[i]
+		} else {
+			v = p.rec[p.pos[i]+1 : p.pos[i+1]]
+		}
+		if !utf8.Valid(v) {
+			return &ParseError{File: p.name, Field: title, Value: string(v), Err: errNotUTF8}
+		}
+	}
+	return nil
+}
+
 func (p *sacctParser) optTime(c sacctCol) (int64, bool, *ParseError) {
 	v := p.get(c)
 	t, k, err := p.clock.parseTime(v)
 	if err != nil {
 		return 0, false, p.fieldErr(c, v, err)
+	}
+	if k == timeSet {
+		if err := p.bounds.check(t); err != nil {
+			return 0, false, p.fieldErr(c, v, err)
+		}
 	}
 	return t, k == timeSet, nil
 }
@@ -690,7 +729,14 @@ func (p *sacctParser) optDuration(c sacctCol) (int64, bool, *ParseError) {
 	return d, true, nil
 }
 
-func (p *sacctParser) parseTimes(r *sacctRow) *ParseError {
+// elapsedAgrees reports whether a finished job's Elapsed is what Slurm
+// derives from its times: End − Start, less the time it was suspended.
+func elapsedAgrees(r *sacctRow) bool {
+	d := r.end - r.start
+	return r.elapsed == d || r.suspendedOK && r.elapsed == d-r.suspended
+}
+
+func (p *sacctParser) parseTimes(r *sacctRow, st *Stats) *ParseError {
 	var perr *ParseError
 	if r.submit, r.submitOK, perr = p.optTime(colSubmit); perr != nil {
 		return perr
@@ -749,9 +795,16 @@ func (p *sacctParser) parseTimes(r *sacctRow) *ParseError {
 		if r.suspendedOK {
 			r.end += r.suspended
 		}
+		if err := p.bounds.check(r.end); err != nil {
+			return p.fieldErr(colElapsed, p.get(colElapsed), fmt.Errorf("the End it gives (Start + Elapsed) is %w", err))
+		}
+		return nil
 	}
 	if r.end < r.start {
 		return p.fieldErr(colEnd, p.get(colEnd), errors.New("before Start"))
+	}
+	if r.elapsedOK && !elapsedAgrees(r) {
+		st.Remark(RemarkElapsed)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Config is the part of slurm.conf that fair-share accounting depends on,
@@ -402,6 +403,21 @@ func (p *confParser) parseLine(file string, line, seq int, text string) {
 		return
 	}
 	p.nonBlank++
+	if !utf8.ValidString(trimmed) {
+		// Name the key=value that holds the stray bytes.
+		field, value := "", trimmed
+		for _, tok := range strings.Fields(trimmed) {
+			if !utf8.ValidString(tok) {
+				value = tok
+				if k, v, ok := strings.Cut(tok, "="); ok && utf8.ValidString(k) {
+					field, value = k, v
+				}
+				break
+			}
+		}
+		p.addErr(seq, file, line, field, value, errNotUTF8)
+		return
+	}
 	if strings.HasPrefix(trimmed, "{%") {
 		p.addErr(seq, file, line, "", trimmed, fmt.Errorf("unrendered template directive %q", trimmed))
 		return
