@@ -40,8 +40,19 @@ const (
 type History struct {
 	// Dir is the history's root directory.
 	Dir string
+	// Now is the clock Verify and Repair take checkpoints after it as
+	// written from times in the future by (nil: time.Now).
+	Now func() time.Time
 
 	mu sync.Mutex // serialises the one-shot commits (WritePartition, AppendRun, ...)
+}
+
+// now is h.Now(), or the time.
+func (h *History) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
 }
 
 // Partition is one file of the history, as its generation's manifest lists

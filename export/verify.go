@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path"
@@ -170,8 +171,18 @@ func (h *History) Repair(cluster string) (VerifyReport, error) {
 		return rep, fmt.Errorf("repair: generation %d was committed while generation %d was verified: "+
 			"does a process write history %s without its lock? nothing was changed", g, rep.Generation, h.Dir)
 	}
+	cutAt := map[string]int64{} // cluster → where its history is cut
 	for _, i := range listed {
 		pr := &rep.Problems[i]
+		if pr.kind == future {
+			c := pr.File.Cluster
+			cutAt[c] = 0
+			if cp := plans[c].newestIntact(); cp != nil {
+				cutAt[c] = cp.at
+			}
+			pr.Fixed = FixedRemoved
+			continue
+		}
 		if pr.Intact != "" {
 			if err := t.restore(*pr.File, pr.Intact); err != nil {
 				t.Abort()
@@ -182,6 +193,15 @@ func (h *History) Repair(cluster string) (VerifyReport, error) {
 		}
 		t.Remove(*pr.File)
 		pr.Fixed = FixedRemoved
+	}
+	for _, c := range slices.Sorted(maps.Keys(cutAt)) {
+		if _, err := t.cutAfter(c, cutAt[c]); err != nil {
+			t.Abort()
+			for _, i := range listed {
+				rep.Problems[i].Fixed = ""
+			}
+			return rep, fmt.Errorf("repair: %w", err)
+		}
 	}
 	if err := t.Commit(); err != nil {
 		if cluster != "" {
@@ -283,10 +303,21 @@ func (h *History) verify(cluster string) (VerifyReport, map[string]*clusterPlan,
 			damaged[p.File.Path] = true
 		}
 	}
+	now := h.now().Unix()
+	for _, p := range futureCheckpoints(&v.Manifest, cluster, now) {
+		if damaged[p.Path] {
+			continue
+		}
+		damaged[p.Path] = true
+		fp := p
+		rep.Problems = append(rep.Problems, Problem{Path: v.Path(p), File: &fp, kind: future,
+			What: fmt.Sprintf("a checkpoint after now (%s): a run charged job times that had not happened yet, and every later run of cluster %s is refused",
+				fmtUnix(now), p.Cluster)})
+	}
 	plans := map[string]*clusterPlan{}
 	for _, p := range rep.Problems {
 		if c := p.File.Cluster; plans[c] == nil {
-			plans[c] = newClusterPlan(v, c, damaged)
+			plans[c] = newClusterPlan(v, c, damaged, now)
 		}
 	}
 	if v.Dir != "" {
@@ -316,6 +347,10 @@ const (
 	// readable (Parquet footer, row count, JSON): the run wrote it so,
 	// and every copy is the same.
 	asWritten
+	// future: a checkpoint after the moment of Verify, written by a run
+	// that charged job times that had not happened yet. Runs refuse the
+	// history; Repair cuts the cluster back to before it (cutAfter).
+	future
 )
 
 // checkFile checks one file against its manifest entry p, using buf to
@@ -501,14 +536,17 @@ type checkpointInfo struct {
 	name    string // the file name, checkpoint-<time>.json
 	at      int64  // its time (Unix seconds, the "to" of the run that wrote it; 0 unknown)
 	damaged bool   // a Problem: Repair removes (or restores) it
+	future  bool   // after now: Repair cuts the history back to before it
 }
 
 // newClusterPlan reads the checkpoints of cluster in v; damaged holds the
-// manifest paths of the files with problems.
-func newClusterPlan(v *View, cluster string, damaged map[string]bool) *clusterPlan {
+// manifest paths of the files with problems; checkpoints after now are
+// in the future.
+func newClusterPlan(v *View, cluster string, damaged map[string]bool, now int64) *clusterPlan {
 	c := &clusterPlan{cluster: cluster}
 	for _, p := range v.Files(TableState, cluster) {
 		ci := checkpointInfo{name: path.Base(p.Path), at: checkpointTime(path.Base(p.Path)), damaged: damaged[p.Path]}
+		ci.future = ci.at > now
 		if !ci.damaged {
 			var j struct {
 				To     int64 `json:"to"`
@@ -549,7 +587,9 @@ func checkpointTime(name string) int64 {
 func (c *clusterPlan) newest() int64 {
 	var t int64
 	for _, cp := range c.cps {
-		t = max(t, cp.at)
+		if !cp.future {
+			t = max(t, cp.at)
+		}
 	}
 	return t
 }
@@ -700,6 +740,9 @@ func (h *History) repairText(pr *Problem, plan *clusterPlan, repaired int64) str
 	if pr.Fixed == FixedRemoved {
 		done = fmt.Sprintf("removed from the history in generation %d", repaired)
 	}
+	if pr.kind == future {
+		return h.futureText(pr, plan, fix, repaired)
+	}
 	var impact string
 	switch {
 	case pr.kind == asWritten:
@@ -784,4 +827,31 @@ func (h *History) checkpointText(pr *Problem, plan *clusterPlan, fix, done strin
 	}
 	return head + ": runs of cluster " + p.Cluster + " resume from the newest checkpoint, " + last.name + ", as before, and a recompute (--from) " +
 		"that would have started at this one starts " + before + " instead: nothing to rerun"
+}
+
+// futureText says what cutting the cluster of future checkpoint pr.File
+// back does (did, with done), and sets pr.Rerun: the run that charges the
+// jobs from the cut on again.
+func (h *History) futureText(pr *Problem, plan *clusterPlan, fix string, repaired int64) string {
+	c := pr.File.Cluster
+	head := fix + " cuts the history of cluster " + c + " back"
+	if pr.Fixed != "" {
+		head = fmt.Sprintf("the history of cluster %s was cut back in generation %d", c, repaired)
+	}
+	last := plan.newestIntact()
+	if last == nil {
+		r := plan.fresh()
+		r.To = 0
+		r.setCommand(h.Dir)
+		pr.Rerun = r
+		return head + " to nothing: it has no checkpoint before now, so its snapshots, usage and jobs are removed (the runs table is kept); " +
+			"then recompute it from the start with sacct files whose job times are corrected: `" + r.Command + "` (" + RerunFlags(c) + ")"
+	}
+	r := &Rerun{Cluster: c, From: last.at, Checkpoint: last.name}
+	r.setCommand(h.Dir)
+	pr.Rerun = r
+	return head + " to " + last.name + ", its newest checkpoint before now: the checkpoints after it, the snapshots after " + fmtUnix(last.at) +
+		", the usage from " + fmtDate(last.at) + " on and the jobs that start or end after it are removed (the runs table is kept); " +
+		"then run from there with every sacct file from " + fmtDate(last.at) + " on (rows with times after the run are now rejected, with their file and line): `" +
+		r.Command + "` (" + RerunFlags(c) + ")"
 }

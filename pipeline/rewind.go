@@ -18,7 +18,7 @@ import (
 // checkpoint of the cluster is later (the snapshots, usage and jobs after
 // to would be those of another computation), or when an explicit --to is
 // after now (running jobs would be charged for time that has not passed).
-func checkWindowEnd(cps []*storedCheckpoint, cluster string, to int64, toFrom string, explicit bool, now int64) error {
+func checkWindowEnd(cps []*storedCheckpoint, cluster, dir string, to int64, toFrom string, explicit bool, now int64) error {
 	if explicit && to > now {
 		return fmt.Errorf("window: --to %s is after now (%s): running jobs would be charged for time that has not passed",
 			fmtUnix(to), fmtUnix(now))
@@ -27,6 +27,11 @@ func checkWindowEnd(cps []*storedCheckpoint, cluster string, to int64, toFrom st
 		return nil
 	}
 	newest := cps[len(cps)-1].To
+	if newest > now {
+		return fmt.Errorf("window: the history of cluster %q reaches %s, after now (%s): a run charged job times that had not happened yet; "+
+			"fairledger verify --repair --history %s cuts the history back to its newest checkpoint before now and says what to run then; nothing was written",
+			cluster, fmtUnix(newest), fmtUnix(now), dir)
+	}
 	if to >= newest {
 		return nil
 	}

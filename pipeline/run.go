@@ -175,6 +175,15 @@ type Phases struct {
 	Jobs time.Duration
 }
 
+// Validate checks what a run derives from the inputs' configuration
+// before it reads any job (slurm.conf's decay settings and
+// TRESBillingWeights, the association trees), as Run does first: check
+// calls it so that it refuses what run refuses. It does no I/O.
+func Validate(in Inputs, opt Options) error {
+	_, err := newModel(in, opt)
+	return err
+}
+
 // Run executes one night for one cluster: see the package documentation.
 func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if opt.Now == nil {
@@ -265,6 +274,9 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		case st.anyRunning:
 			to, toFrom = opt.Now().Unix(), "now: a job is running"
 			st.warnStaleRunning(to, opt.Log)
+		case st.maxEnd > opt.Now().Unix():
+			// Within ingest.ClockSkew: the controller's clock is ahead.
+			to, toFrom = opt.Now().Unix(), "now: the latest job end is later"
 		case st.maxEnd > math.MinInt64:
 			to, toFrom = st.maxEnd, "the latest job end"
 		default:
@@ -273,7 +285,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	} else {
 		st.warnFarTo(to, opt.Log)
 	}
-	if err := checkWindowEnd(cps, m.cluster, to, toFrom, !opt.To.IsZero(), opt.Now().Unix()); err != nil {
+	if err := checkWindowEnd(cps, m.cluster, opt.History, to, toFrom, !opt.To.IsZero(), opt.Now().Unix()); err != nil {
 		return nil, err
 	}
 	ck := pickCheckpoint(cps, opt.From, to)
@@ -287,6 +299,12 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		state, folded, err = resumeState(&ck.checkpoint, m.keys, m.uni.Index)
 		if err != nil {
 			return nil, err
+		}
+		if state.CalcPeriodSec != m.calcPeriod() {
+			return nil, fmt.Errorf("slurm.conf %s: PriorityCalcPeriod is %d s, but the history of cluster %q was computed with %d s "+
+				"(checkpoint at %s): usage decays per period, so a change needs a recompute from the start of the history "+
+				"(--from its first day, with every sacct file); nothing was written",
+				m.conf.File, m.calcPeriod(), m.cluster, state.CalcPeriodSec, fmtUnix(ck.To))
 		}
 		if folded > 0 {
 			opt.Log.Warn().Int("associations", folded).Msg("checkpoint associations missing from the association dumps: usage credited to their account")
@@ -337,13 +355,20 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	// The jobs and usage tables do not depend on decay: write them while
 	// decay and the fair-share snapshots run.
 	jw := &jobsWriter{tx: tx, cluster: m.cluster, to: to, lo: lo, hotFrom: to - int64(HotWindow/time.Second), spill: sp, dict: dict}
+	// The first of the two to fail stops the other: a failed run commits
+	// nothing, so there is nothing left for the other to do.
+	wctx, stopWriters := context.WithCancel(ctx)
+	defer stopWriters()
 	jobsDone := make(chan error, 1)
 	if opt.DryRun {
 		jobsDone <- nil
 	} else {
 		go func() {
-			err := jw.write(ctx, lo, carriedMonths, sum)
+			err := jw.write(wctx, lo, carriedMonths, sum)
 			sum.Phases.Jobs = opt.Now().Sub(read) // read by Run after jobsDone
+			if err != nil {
+				stopWriters()
+			}
 			jobsDone <- err
 		}()
 	}
@@ -355,7 +380,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	sum.Decay, err = decay.Advance(m.params, state, decay.Window{
 		Parent: parents, Jobs: st.jobs, To: to, Snapshots: snaps,
 		OnSnapshot: func(at, tick int64, usage []float64) error {
-			if err := ctx.Err(); err != nil {
+			if err := wctx.Err(); err != nil {
 				return err
 			}
 			return fw.snapshot(at, tick, usage)
@@ -366,10 +391,16 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	} else {
 		err = fmt.Errorf("decay: %w", err)
 	}
+	if err != nil {
+		stopWriters()
+	}
 	sum.Phases.Decay = opt.Now().Sub(read)
 	st.jobs, st.extra, fw.run = decay.Jobs{}, jobExtra{}, nil
-	if jerr := <-jobsDone; err == nil {
+	switch jerr := <-jobsDone; {
+	case err == nil:
 		err = jerr
+	case jerr != nil && ctx.Err() == nil && errors.Is(err, context.Canceled):
+		err = jerr // the failure that stopped decay, not the stop
 	}
 	if err != nil {
 		return nil, err
@@ -511,7 +542,7 @@ func newModel(in Inputs, opt Options) (*model, error) {
 	}
 	bill, err := billing.Compile(parts, conf.PriorityFlags, append(billing.AlwaysTracked(), conf.AccountingStorageTRES...))
 	if err != nil {
-		return nil, fmt.Errorf("slurm.conf %s: TRESBillingWeights: %w", conf.File, err)
+		return nil, weightsError(conf, err)
 	}
 	m.bill = bill
 	m.algo = conf.Algorithm()
@@ -559,6 +590,31 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		TRES: schemas.ClusterTRES(conf.AccountingStorageTRES), Partitions: rparts,
 	}
 	return m, nil
+}
+
+// weightsError names the file and line of each partition whose
+// TRESBillingWeights billing.Compile refused.
+func weightsError(conf *ingest.Config, err error) error {
+	var errs []error
+	for _, p := range conf.Partitions {
+		_, perr := billing.ParseWeights(p.TRESBillingWeights, append(billing.AlwaysTracked(), conf.AccountingStorageTRES...))
+		var we *billing.WeightsError
+		if errors.As(perr, &we) {
+			items := make([]error, len(we.Items))
+			for i, it := range we.Items {
+				items[i] = it
+			}
+			perr = errors.Join(items...)
+		}
+		if perr != nil {
+			errs = append(errs, &ingest.ParseError{File: p.File, Line: p.Line, Field: "TRESBillingWeights", Value: p.TRESBillingWeights,
+				Err: fmt.Errorf("partition %s: %w", p.Name, perr)})
+		}
+	}
+	if len(errs) == 0 {
+		return fmt.Errorf("slurm.conf %s: TRESBillingWeights: %w", conf.File, err)
+	}
+	return errors.Join(errs...)
 }
 
 func orNone(s string) string {
@@ -658,6 +714,11 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 	}
 	sopt := in.SacctOptions
 	sopt.DenseTRES = s.m.bill.DenseTRES()
+	if sopt.Bounds.Max == 0 {
+		// Job times after the moment of the run are bad input: charged,
+		// they would take the history into the future.
+		sopt.Bounds = ingest.RunBounds(sum.Started)
+	}
 	if sopt.Cluster == "" {
 		sopt.Cluster = s.m.cluster
 	}

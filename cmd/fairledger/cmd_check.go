@@ -10,12 +10,14 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -167,7 +169,8 @@ func readInputs(c *cli.Context, log zerolog.Logger) (*inputs, error) {
 	if s := c.String("sacct-fields"); s != "" {
 		fields = strings.Split(s, ",")
 	}
-	in.sopt = ingest.SacctOptions{Fields: fields, Location: loc, Cluster: cluster, OnReject: in.reject.add}
+	in.sopt = ingest.SacctOptions{Fields: fields, Location: loc, Cluster: cluster, OnReject: in.reject.add,
+		Bounds: ingest.RunBounds(time.Now())}
 	return in, nil
 }
 
@@ -284,6 +287,13 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 	in, err := readInputs(c, log)
 	if err != nil {
 		return err
+	}
+	if len(in.errs) == 0 {
+		// What run derives from the configuration, checked as run does.
+		if err := pipeline.Validate(pipeline.Inputs{Conf: in.conf, Assoc: in.assoc, QOS: in.qos},
+			pipeline.Options{Cluster: c.String("cluster"), Location: in.sopt.Location}); err != nil {
+			in.errs = append(in.errs, err)
+		}
 	}
 	var rows []ingest.Stats
 	rows = append(rows, in.stats...)
