@@ -10,21 +10,12 @@ import (
 	"github.com/fairledger/fairledger/schemas"
 )
 
-// MaxWeight is the largest billing weight accepted per unit of a TRES:
-// a million times a CPU-hour per CPU-hour is far beyond any site's
-// weights, and keeps the billing of the largest jobs finite.
-const MaxWeight = 1e6
-
 // Sentinel causes of a TRESBillingWeights item error; test with errors.Is.
 var (
 	// ErrSyntax: the item is not TYPE[/NAME]=NUMBER[UNIT].
 	ErrSyntax = errors.New("want TYPE[/NAME]=NUMBER[K|M|G|T|P]")
 	// ErrNumber: the weight does not start with a finite decimal number.
 	ErrNumber = errors.New("weight is not a finite decimal number")
-	// ErrRange: the weight is negative or above MaxWeight. Slurm takes
-	// any number strtod reads, but a negative weight would take usage
-	// away and a huge one overflows the job's billing to infinity.
-	ErrRange = fmt.Errorf("weight must be between 0 and %g", MaxWeight)
 	// ErrUnit: the character after the number is not a unit suffix.
 	ErrUnit = errors.New("unit suffix must be one of K, M, G, T, P")
 	// ErrUnknownType: the TRES type is not one Slurm knows, or it lacks (or
@@ -247,9 +238,6 @@ func parseItem(item string, tracked map[string]bool) (string, float64, error) {
 	v, err := parseWeightValue(val, baseUnit(typ))
 	if err != nil {
 		return "", 0, err
-	}
-	if v < 0 || v > MaxWeight {
-		return "", 0, fmt.Errorf("%w: %q", ErrRange, val)
 	}
 	return tres, v, nil
 }

@@ -180,7 +180,7 @@ func TestFailedRunLeavesHistory(t *testing.T) {
 		name, old, new, want string
 	}{
 		{"huge weight", `TRESBillingWeights="CPU=1.0,Mem=0.25G"`, `TRESBillingWeights="CPU=1e308,Mem=0.25G"`,
-			`partition shared: item "CPU=1e308": weight must be between 0 and 1e+06`},
+			`partition shared: weight of cpu is 1e+308 per unit: want 0 to 1e+06`},
 		{"calc period changed", "PriorityCalcPeriod=5\n", "PriorityCalcPeriod=10\n", "PriorityCalcPeriod"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

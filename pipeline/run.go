@@ -541,8 +541,11 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		rparts = append(rparts, export.RunPartition{Name: p.Name, TRESBillingWeights: p.TRESBillingWeights})
 	}
 	bill, err := billing.Compile(parts, conf.PriorityFlags, append(billing.AlwaysTracked(), conf.AccountingStorageTRES...))
-	if err != nil {
-		return nil, weightsError(conf, err)
+	if rerr := checkWeightRange(conf); err != nil || rerr != nil {
+		if err != nil {
+			err = weightsError(conf, err)
+		}
+		return nil, errors.Join(err, rerr)
 	}
 	m.bill = bill
 	m.algo = conf.Algorithm()
@@ -590,6 +593,35 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		TRES: schemas.ClusterTRES(conf.AccountingStorageTRES), Partitions: rparts,
 	}
 	return m, nil
+}
+
+// MaxWeight is the largest TRESBillingWeights weight a run accepts per
+// unit of a TRES: a million CPU-hours per CPU-hour is far beyond any
+// site's weights, and keeps the billing of the largest jobs finite.
+// Slurm itself takes any number strtod reads, negative ones included; but
+// a negative weight takes usage away and a huge one overflows a job's
+// billing to infinity, so a run refuses both, naming the line.
+const MaxWeight = 1e6
+
+// checkWeightRange refuses TRESBillingWeights outside [0, MaxWeight].
+func checkWeightRange(conf *ingest.Config) error {
+	var errs []error
+	for _, p := range conf.Partitions {
+		// Item by item: the items Compile refused do not hide the others.
+		var w billing.Weights
+		for _, item := range strings.Split(p.TRESBillingWeights, ",") {
+			if x, err := billing.ParseWeights(item, nil); err == nil {
+				w = append(w, x...)
+			}
+		}
+		for _, x := range w {
+			if x.PerUnit < 0 || x.PerUnit > MaxWeight {
+				errs = append(errs, &ingest.ParseError{File: p.File, Line: p.Line, Field: "TRESBillingWeights", Value: p.TRESBillingWeights,
+					Err: fmt.Errorf("partition %s: weight of %s is %g per unit: want 0 to %g", p.Name, x.TRES, x.PerUnit, float64(MaxWeight))})
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // weightsError names the file and line of each partition whose
