@@ -141,9 +141,18 @@ var ErrLocked = errors.New("history is locked by another run")
 // process dies, so a killed run never leaves the history locked.
 func (h *History) Lock(wait time.Duration, now func() time.Time) (unlock func() error, err error) {
 	name := filepath.Join(h.Dir, ".lock")
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	// No-follow: the lock file is truncated and written; a symlink in its
+	// place would have its target emptied.
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("lock history: %s is a symlink: remove it (fairledger creates its lock file itself)", name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock history: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("lock history: %s is not a regular file: remove it (fairledger creates its lock file itself)", name)
 	}
 	deadline := time.Now().Add(wait)
 	for {

@@ -75,7 +75,7 @@ func (h *History) committed() (int64, error) {
 		if h.oldLayout() {
 			return 0, fmt.Errorf("%s: %w", h.Dir, ErrOldLayout)
 		}
-		return 0, nil
+		return 0, h.ownDirs(0)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("history %s: %w", h.Dir, err)
@@ -84,7 +84,40 @@ func (h *History) committed() (int64, error) {
 	if err != nil || path.Dir(filepath.ToSlash(target)) != genDir {
 		return 0, fmt.Errorf("history %s: current points to %q, not to gen/<number>", h.Dir, target)
 	}
+	if err := h.ownDirs(n); err != nil {
+		return 0, err
+	}
 	return n, nil
+}
+
+// ownDirs refuses a history whose gen directory, or generation n's
+// directory in it, is a symlink (or not a directory): a run writes, and
+// removes old generations, only inside the history's own directory, never
+// through a link to somewhere else. (The history's root may itself be a
+// symlink: that is the path the user gave.)
+func (h *History) ownDirs(n int64) error {
+	dirs := []string{filepath.Join(h.Dir, genDir)}
+	if n > 0 {
+		dirs = append(dirs, h.genPath(n))
+	}
+	for _, d := range dirs {
+		fi, err := os.Lstat(d)
+		if n == 0 && errors.Is(err, fs.ErrNotExist) {
+			continue // a history without a commit yet
+		}
+		if err != nil {
+			return fmt.Errorf("history %s: %w", h.Dir, err)
+		}
+		if !fi.IsDir() {
+			what := "not a directory"
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				what = "a symlink"
+			}
+			return fmt.Errorf("history %s: %s is %s: fairledger reads and writes only inside the history's own directories; "+
+				"make it a directory (to keep the history elsewhere, give that path as --history)", h.Dir, d, what)
+		}
+	}
+	return nil
 }
 
 // oldLayout reports files of the layout before generations: a manifest or
