@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // NoVal is Slurm's NO_VAL sentinel (4294967294) as a float. Fair Tree gives a
@@ -182,6 +181,10 @@ func NewTree(nodes []Node) (*Tree, error) {
 	}
 	slices.SortStableFunc(byDepth, func(a, b int32) int { return int(depth[a] - depth[b]) })
 	lineage := make([]string, n)
+	// comps[i] is the lineage's components ("acct", "0-user", "part"),
+	// which the order compares rather than the lineage string: a name may
+	// hold a '/' itself.
+	comps := make([][]string, n)
 	for _, i := range byDepth {
 		nd := nodes[i]
 		switch {
@@ -189,18 +192,21 @@ func NewTree(nodes []Node) (*Tree, error) {
 			lineage[i] = "/"
 		case nd.User != "":
 			l := lineage[nd.Parent] + "0-" + nd.User + "/"
+			p := append(slices.Clip(comps[nd.Parent]), "0-"+nd.User)
 			if nd.Partition != "" {
 				l += nd.Partition + "/"
+				p = append(p, nd.Partition)
 			}
-			lineage[i] = l
+			lineage[i], comps[i] = l, p
 		default:
 			lineage[i] = lineage[nd.Parent] + nd.Account + "/"
+			comps[i] = append(slices.Clip(comps[nd.Parent]), nd.Account)
 		}
 	}
 	order := byDepth // reuse: becomes position -> input
-	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(lineage[a], lineage[b]) })
+	slices.SortFunc(order, func(a, b int32) int { return comparePaths(comps[a], comps[b]) })
 	for k := 1; k < n; k++ {
-		if lineage[order[k]] == lineage[order[k-1]] {
+		if slices.Equal(comps[order[k]], comps[order[k-1]]) {
 			errs = append(errs, fmt.Errorf("%s: duplicate of association %d (lineage %s)", name(int(order[k])), order[k-1], lineage[order[k]]))
 		}
 	}
@@ -369,4 +375,35 @@ func (t *Tree) Permute(dst, src []float64) {
 	for p, i := range t.Input {
 		dst[p] = src[i]
 	}
+}
+
+// comparePaths orders two lineages given as components the way their
+// lineage strings compare byte-wise (sshare's row order: each component
+// followed by '/'), but component by component, so that a name holding a
+// '/' still sorts as one name and every subtree stays contiguous.
+func comparePaths(a, b []string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] == b[i] {
+			continue
+		}
+		x, y := a[i], b[i]
+		for j := 0; ; j++ {
+			cx, cy := byte('/'), byte('/')
+			if j < len(x) {
+				cx = x[j]
+			}
+			if j < len(y) {
+				cy = y[j]
+			}
+			if cx != cy {
+				return int(cx) - int(cy)
+			}
+			if j >= len(x) || j >= len(y) {
+				// One is a prefix of the other followed by '/': the
+				// shorter ends its component first.
+				return len(x) - len(y)
+			}
+		}
+	}
+	return len(a) - len(b)
 }

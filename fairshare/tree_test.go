@@ -222,3 +222,34 @@ func TestPermute(t *testing.T) {
 		t.Errorf("Permute(%v) = %v, want %v", src, dst, want)
 	}
 }
+
+// A name holding '/' (the issue: sshare's tree order was wrong for them)
+// is one name: account "a/b", a sibling of "a", comes after the whole
+// subtree of "a", not inside it as its lineage string "/a/b/" sorts.
+// Names without '/' keep the lineage byte order: "lab-a" ('-' sorts
+// before '/') before "lab" and its subtree.
+func TestTreeOrderSlashInName(t *testing.T) {
+	nodes := []Node{
+		{Account: "root", Parent: -1, Shares: 1},
+		{Account: "a/b", Parent: 0, Shares: 1},
+		{Account: "a/b", User: "u", Parent: 1, Shares: 1},
+		{Account: "a", Parent: 0, Shares: 1},
+		{Account: "x", Parent: 3, Shares: 1},
+		{Account: "a", User: "v", Parent: 3, Shares: 1},
+		{Account: "lab", Parent: 0, Shares: 1},
+		{Account: "lab", User: "w", Parent: 6, Shares: 1},
+		{Account: "lab-a", Parent: 0, Shares: 1},
+	}
+	tr, err := NewTree(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for p := range tr.Account {
+		got = append(got, tr.Account[p]+":"+tr.User[p])
+	}
+	want := []string{"root:", "a:", "a:v", "x:", "a/b:", "a/b:u", "lab-a:", "lab:", "lab:w"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("order %q, want %q", got, want)
+	}
+}
