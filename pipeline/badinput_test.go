@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -212,5 +213,41 @@ func TestFailedRunLeavesHistory(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDiskFullRun: a run whose writes fail part way (the disk full; here
+// a file size limit on the process) exits with an error and leaves the
+// history as it was: the snapshots sshare reads are the last commit's,
+// consistent with its newest checkpoint. (Before the generation store a
+// failed run left the snapshots it had written while the checkpoint
+// stayed older.)
+func TestDiskFullRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	dir, from, _ := nightlyCluster(t, 6000)
+	hist := t.TempDir()
+	nights(t, dir, hist, from, from.AddDate(0, 0, 2))
+	before := dirState(t, hist)
+	n := from.AddDate(0, 0, 12)
+	night := nightFile(dir, n)
+	sacctAsOf(t, filepath.Join(dir, "sacct.psv"), night, from.AddDate(0, 0, 1), n)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "FAIRLEDGER_CRASH_DIR="+dir, "FAIRLEDGER_CRASH_HISTORY="+hist,
+		"FAIRLEDGER_CRASH_SACCT="+night, "FAIRLEDGER_CRASH_TO="+strconv.FormatInt(n.Unix(), 10),
+		"FAIRLEDGER_CRASH_FSIZE=65536")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "file too large") {
+		t.Fatalf("the run with writes failing past 64 KiB: err %v, output:\n%s", err, out)
+	}
+	after := dirState(t, hist)
+	if len(after) != len(before) {
+		t.Errorf("%d files after the failed run, %d before", len(after), len(before))
+	}
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("%s changed by the failed run", k)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,6 +38,14 @@ func TestCrashChild(t *testing.T) {
 	opt := runOpts(os.Getenv("FAIRLEDGER_CRASH_HISTORY"), time.Unix(to, 0))
 	if from, err := strconv.ParseInt(os.Getenv("FAIRLEDGER_CRASH_FROM"), 10, 64); err == nil {
 		opt.From = time.Unix(from, 0) // a recompute
+	}
+	if n, err := strconv.ParseUint(os.Getenv("FAIRLEDGER_CRASH_FSIZE"), 10, 64); err == nil {
+		// A disk that fills: writes past n bytes fail (EFBIG, the
+		// signal ignored), as ENOSPC makes them fail.
+		signal.Ignore(syscall.SIGXFSZ)
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := pipeline.Run(context.Background(), in, opt); err != nil {
 		t.Fatal(err)
