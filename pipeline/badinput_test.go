@@ -160,6 +160,20 @@ func dirState(t *testing.T, dir string) map[string]string {
 	return m
 }
 
+// unchanged fails the test when the history's files after a failed run
+// differ from before.
+func unchanged(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	if len(after) != len(before) {
+		t.Errorf("%d files after the failed run, %d before", len(after), len(before))
+	}
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("%s changed by the failed run", k)
+		}
+	}
+}
+
 // TestFailedRunLeavesHistory: a run that exits with an error leaves every
 // byte of the history as it was, whether it fails before reading a job
 // (TRESBillingWeights CPU=1e308, which used to fail in decay after the
@@ -203,15 +217,7 @@ func TestFailedRunLeavesHistory(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}
-			after := dirState(t, hist)
-			if len(after) != len(before) {
-				t.Errorf("%d files after the failed run, %d before", len(after), len(before))
-			}
-			for k, v := range before {
-				if after[k] != v {
-					t.Errorf("%s changed by the failed run", k)
-				}
-			}
+			unchanged(t, before, dirState(t, hist))
 		})
 	}
 }
@@ -241,13 +247,5 @@ func TestDiskFullRun(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "file too large") {
 		t.Fatalf("the run with writes failing past 64 KiB: err %v, output:\n%s", err, out)
 	}
-	after := dirState(t, hist)
-	if len(after) != len(before) {
-		t.Errorf("%d files after the failed run, %d before", len(after), len(before))
-	}
-	for k, v := range before {
-		if after[k] != v {
-			t.Errorf("%s changed by the failed run", k)
-		}
-	}
+	unchanged(t, before, dirState(t, hist))
 }
