@@ -37,7 +37,7 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 			&cli.StringFlag{Name: "out", Value: "-", Usage: "output file (- for stdout)"},
 			&cli.StringFlag{Name: "out-dir", Usage: "directory of the --all-accounts reports"},
 			&cli.StringFlag{Name: "format", Value: report.FormatHTML, Usage: "html, md or csv"},
-			&cli.IntFlag{Name: "top", Value: 10, Usage: "rows of the top users, partitions and jobs tables"},
+			&cli.IntFlag{Name: "top", Value: 10, Usage: fmt.Sprintf("rows of the top users, partitions and jobs tables (1 to %d)", report.MaxTopN)},
 		},
 		ArgsUsage: " ",
 		Action: func(c *cli.Context) error {
@@ -63,8 +63,8 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 				return usagef("--out is for one account; --all-accounts writes into --out-dir")
 			case !all && c.IsSet("out-dir"):
 				return usagef("--out-dir goes with --all-accounts (use --out for one account)")
-			case c.Int("top") < 1:
-				return usagef("--top %d: want at least 1", c.Int("top"))
+			case c.Int("top") < 1 || c.Int("top") > report.MaxTopN:
+				return usagef("--top %d: want 1 to %d", c.Int("top"), report.MaxTopN)
 			}
 			opt := report.Options{Cluster: c.String("cluster"), TopN: c.Int("top")}
 			var err error

@@ -26,7 +26,7 @@ type Options struct {
 	// in); zero means the last snapshot of the history.
 	To time.Time
 	// TopN is the number of rows of the top users, top partitions and
-	// biggest jobs tables; 0 means 10.
+	// biggest jobs tables; 0 means 10, at most MaxTopN.
 	TopN int
 	// MaxUsers is the number of users drawn in the factor chart (the ones
 	// with the most usage in the period; the table lists them all); 0
@@ -37,6 +37,12 @@ type Options struct {
 // maxPoints bounds the snapshots drawn per series: beyond it the last
 // snapshot of each k-day bucket is kept (see thin).
 const maxPoints = 400
+
+// MaxTopN bounds Options.TopN: ten thousand rows per table are already
+// more than a page can show (the sql command lists any number of jobs),
+// and the biggest-jobs query keeps TopN charges per lab in memory.
+// DuckDB's max(x, n) refuses n of a million or more.
+const MaxTopN = 10000
 
 func (o Options) topN() int {
 	if o.TopN <= 0 {
@@ -131,6 +137,9 @@ type Dataset struct {
 // behind db (export.OpenDuckDB); accounts nil means every lab (Labs). It
 // fails when the history has no fair-share snapshot in the period.
 func Load(ctx context.Context, db *export.DB, accounts []string, opt Options) (*Dataset, error) {
+	if opt.TopN > MaxTopN {
+		return nil, fmt.Errorf("report: top %d: at most %d rows per table", opt.TopN, MaxTopN)
+	}
 	if !slices.Contains(db.Tables, "fairshare") {
 		return nil, errors.New("report: the history has no fairshare table yet (run fairledger run first)")
 	}

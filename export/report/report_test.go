@@ -490,6 +490,25 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestTopNBound: --top beyond MaxTopN is refused with the bound (it was
+// DuckDB's "Invalid input for MIN/MAX: n value must be < 1000000");
+// MaxTopN itself works and lists what there is.
+func TestTopNBound(t *testing.T) {
+	dir := tinyHistoryDir(t)
+	_, err := Build(context.Background(), dir, "labA", Options{From: period.From, To: period.To, TopN: 100000000})
+	if err == nil || err.Error() != "report: top 100000000: at most 10000 rows per table" {
+		t.Errorf("TopN 100000000: error %v", err)
+	}
+	r, err := Build(context.Background(), dir, "labA", Options{From: period.From, To: period.To, TopN: MaxTopN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// labA's four jobs, two users, two partitions (TestTopTablesByHand).
+	if len(r.BiggestJobs) != 4 || len(r.TopUsers) != 2 || len(r.TopPartitions) != 2 {
+		t.Errorf("TopN %d: %d jobs, %d users, %d partitions; want 4, 2, 2", MaxTopN, len(r.BiggestJobs), len(r.TopUsers), len(r.TopPartitions))
+	}
+}
+
 // loadAll loads the dataset of every lab of a history.
 func loadAll(t *testing.T, dir string, opt Options) *Dataset {
 	t.Helper()
