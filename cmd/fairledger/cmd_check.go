@@ -31,7 +31,7 @@ func inputFlags(sacctRequired bool) []cli.Flag {
 		&cli.StringFlag{Name: "sacct-fields", Usage: "field list of headerless sacct files: comma-separated titles, or a preset (" + presetNames() + ")"},
 		&cli.StringFlag{Name: "tz", Usage: "time zone of sacct's local timestamps and of usage resets (default: $TZ, else UTC)"},
 		&cli.StringFlag{Name: "cluster", Usage: "cluster name when sacct has no Cluster column (default: ClusterName from slurm.conf)"},
-		&cli.StringFlag{Name: "rejects", Usage: "write rejected rows here (tab-separated: file, line, field, value, reason, record)"},
+		&cli.StringFlag{Name: "rejects", Usage: "write rejected rows here (tab-separated: file, line, field, value, reason, record; - for stdout, before the summary); the file is replaced when the command ends, a symlink written through, a device or FIFO written as it is"},
 	}
 }
 
@@ -72,7 +72,7 @@ type inputs struct {
 type rejectSink struct {
 	log    zerolog.Logger
 	w      *bufio.Writer
-	f      *os.File
+	out    *outFile
 	logged int
 	total  int64
 }
@@ -97,15 +97,22 @@ func (r *rejectSink) close() error {
 	if r.w == nil {
 		return nil
 	}
-	if err := r.w.Flush(); err != nil {
-		return fmt.Errorf("write rejects: %w", err)
+	w, out := r.w, r.out
+	r.w, r.out = nil, nil
+	if err := w.Flush(); err != nil {
+		out.Discard()
+		return fmt.Errorf("write --rejects: %w", err)
 	}
-	return r.f.Close()
+	if err := out.Commit(); err != nil {
+		return fmt.Errorf("write --rejects: %w", err)
+	}
+	return nil
 }
 
-// readInputs reads slurm.conf, the association tree(s) and QOS. Input
-// errors are collected so that check can report them all at once.
-func readInputs(c *cli.Context, log zerolog.Logger) (*inputs, error) {
+// readInputs reads slurm.conf, the association tree(s) and QOS, and opens
+// --rejects ("-" is stdout). Input errors are collected so that check can
+// report them all at once.
+func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer) (*inputs, error) {
 	in := &inputs{sacct: c.StringSlice("sacct")}
 	loc, err := location(c.String("tz"))
 	if err != nil {
@@ -113,11 +120,11 @@ func readInputs(c *cli.Context, log zerolog.Logger) (*inputs, error) {
 	}
 	in.reject = &rejectSink{log: log}
 	if p := c.String("rejects"); p != "" {
-		f, err := os.Create(p)
+		out, err := createOutput(p, stdout)
 		if err != nil {
-			return nil, fmt.Errorf("create rejects file: %w", err)
+			return nil, fmt.Errorf("--rejects: %w", err)
 		}
-		in.reject.f, in.reject.w = f, bufio.NewWriter(f)
+		in.reject.out, in.reject.w = out, bufio.NewWriter(out)
 	}
 	conf, err := ingest.ReadSlurmConf(c.String("slurm-conf"))
 	if err != nil {
@@ -284,7 +291,7 @@ func clusterLine(counts map[string]int64, want string) (line string, none bool) 
 }
 
 func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
-	in, err := readInputs(c, log)
+	in, err := readInputs(c, log, stdout)
 	if err != nil {
 		return err
 	}

@@ -95,9 +95,10 @@ func invokedAs(argv0 string) string {
 	return "fairledger"
 }
 
-// writeDemoInput writes the embedded demo files into dir.
+// writeDemoInput writes the embedded demo files into dir (through the
+// CLI's output writer, see createOutput).
 func writeDemoInput(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := outputDir(dir); err != nil {
 		return fmt.Errorf("demo input: %w", err)
 	}
 	for _, name := range []string{"slurm.conf", "assoc.psv", "qos.psv", "sacct.psv.gz"} {
@@ -115,7 +116,7 @@ func writeDemoInput(dir string) error {
 			}
 			name = name[:len(name)-len(".gz")]
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		if err := writeOutputBytes(filepath.Join(dir, name), nil, b); err != nil {
 			return fmt.Errorf("demo input: %w", err)
 		}
 	}

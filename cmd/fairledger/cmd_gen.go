@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -46,7 +47,7 @@ func genCommand(stdout, stderr io.Writer) *cli.Command {
 				o.To = *t
 			}
 			start := time.Now()
-			sum, err := synth.WriteDir(c.String("dir"), o)
+			sum, err := writeSynth(c.String("dir"), o)
 			if err != nil {
 				return fmt.Errorf("generate: %w", err)
 			}
@@ -56,4 +57,36 @@ func genCommand(stdout, stderr io.Writer) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// writeSynth writes the files of synth.WriteDir into dir through the CLI's
+// output writer (see createOutput): each file is replaced whole, a symlink
+// written through.
+func writeSynth(dir string, o synth.Options) (synth.Summary, error) {
+	if err := o.Validate(); err != nil {
+		return synth.Summary{}, err
+	}
+	if err := outputDir(dir); err != nil {
+		return synth.Summary{}, fmt.Errorf("--dir: %w", err)
+	}
+	c := synth.New(o)
+	var sum synth.Summary
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{synth.SlurmConfFile, c.WriteSlurmConf},
+		{synth.AssocFile, c.WriteAssoc},
+		{synth.QOSFile, c.WriteQOS},
+		{synth.SacctFile, func(w io.Writer) (err error) {
+			sum, err = c.WriteSacct(w)
+			return err
+		}},
+	}
+	for _, f := range files {
+		if err := writeOutput(filepath.Join(dir, f.name), nil, f.write); err != nil {
+			return synth.Summary{}, err
+		}
+	}
+	return sum, nil
 }

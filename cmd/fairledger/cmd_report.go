@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -25,6 +24,13 @@ partitions, biggest jobs, when the lab would recover at zero use, and the site's
 settings. --all-accounts writes one report per lab (every account with users
 directly under it) into --out-dir, named <account>.<format>.
 
+--out FILE writes one report to FILE (- for stdout, the default). A file is
+replaced whole (written beside it, fsynced, renamed over it, keeping its
+permissions; 0644 when new); a symlink is written through to the file it names
+and stays a link; a character device or a FIFO (a terminal, a named pipe) is
+written as it is, and /dev/stdout redirected to a file is appended to. A
+directory, a dangling symlink, a socket or a read-only file is refused.
+
 Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 --from 2025-03 --to 2025-03 for March). Defaults: the whole history.`,
 		Flags: []cli.Flag{
@@ -34,8 +40,8 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 			&cli.StringFlag{Name: "cluster", Usage: "cluster (default: the only one in the history)"},
 			&cli.StringFlag{Name: "from", Usage: "first day, YYYY-MM-DD or YYYY-MM (default: start of the history)"},
 			&cli.StringFlag{Name: "to", Usage: "last day (inclusive), YYYY-MM-DD or YYYY-MM (default: last snapshot)"},
-			&cli.StringFlag{Name: "out", Value: "-", Usage: "output file (- for stdout)"},
-			&cli.StringFlag{Name: "out-dir", Usage: "directory of the --all-accounts reports"},
+			&cli.StringFlag{Name: "out", Value: "-", Usage: "output file (- for stdout; a symlink is written through, a device or FIFO written as it is)"},
+			&cli.StringFlag{Name: "out-dir", Usage: "directory of the --all-accounts reports (created if needed)"},
 			&cli.StringFlag{Name: "format", Value: report.FormatHTML, Usage: "html, md or csv"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: fmt.Sprintf("rows of the top users, partitions and jobs tables (1 to %d)", report.MaxTopN)},
 		},
@@ -59,6 +65,8 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 				return usagef("--account and --all-accounts exclude each other")
 			case all && c.String("out-dir") == "":
 				return usagef("--all-accounts needs --out-dir DIR")
+			case all && c.String("out-dir") == "-":
+				return usagef("--out-dir -: --all-accounts writes files into a directory (--account LAB writes to stdout)")
 			case all && c.IsSet("out"):
 				return usagef("--out is for one account; --all-accounts writes into --out-dir")
 			case !all && c.IsSet("out-dir"):
@@ -101,15 +109,14 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 				if err := r.Write(&b, format); err != nil {
 					return err
 				}
-				if out := c.String("out"); out != "-" {
-					return writeFileAtomic(out, b.Bytes())
+				if err := writeOutputBytes(c.String("out"), stdout, b.Bytes()); err != nil {
+					return fmt.Errorf("report --out: %w", err)
 				}
-				_, err = stdout.Write(b.Bytes())
-				return err
+				return nil
 			}
 			dir := c.String("out-dir")
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("report: %w", err)
+			if err := outputDir(dir); err != nil {
+				return fmt.Errorf("report --out-dir: %w", err)
 			}
 			labs := d.Labs()
 			for _, lab := range labs {
@@ -121,8 +128,8 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 				if err := r.Write(&b, format); err != nil {
 					return err
 				}
-				if err := writeFileAtomic(filepath.Join(dir, fileName(lab)+"."+format), b.Bytes()); err != nil {
-					return err
+				if err := writeOutputBytes(filepath.Join(dir, fileName(lab)+"."+format), nil, b.Bytes()); err != nil {
+					return fmt.Errorf("report of %s: %w", lab, err)
 				}
 			}
 			log.Info().Int("reports", len(labs)).Str("dir", dir).Str("cluster", d.Cluster).
@@ -167,29 +174,4 @@ func fileName(account string) string {
 		name = "_" + name
 	}
 	return name
-}
-
-// writeFileAtomic writes a file through a temp file renamed into place, so
-// a mail job never sends a half-written report.
-func writeFileAtomic(name string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write report %s: %w", name, err)
-	}
-	return nil
 }

@@ -75,7 +75,7 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 	if lim := c.Int64("memory-limit"); lim > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(lim << 20)
 	}
-	in, err := readInputs(c, log)
+	in, err := readInputs(c, log, stdout)
 	if err != nil {
 		return err
 	}

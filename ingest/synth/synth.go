@@ -96,6 +96,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// Validate reports every problem with o, its defaults filled in, at once:
+// what WriteDir and the Write methods would refuse.
+func (o Options) Validate() error { return o.withDefaults().validate() }
+
 // validate reports every problem with (defaulted) Options at once.
 func (o Options) validate() error {
 	var errs []error
