@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -21,14 +20,22 @@ func reportCommand(stdout, stderr io.Writer) *cli.Command {
 		Description: `A report explains a lab's fair-share factor over a period: the factor over time for
 the lab and each user, usage against share, TRES-hours per month, top users, top
 partitions, biggest jobs, when the lab would recover at zero use, and the site's
-settings. --all-accounts writes one report per lab (every account with users
-directly under it) into --out-dir, named <account>.<format>.
+settings.
 
---out FILE writes one report to FILE (- for stdout, the default). A file is
-replaced whole (written beside it, fsynced, renamed over it, keeping its
-permissions; 0644 when new); a symlink is written through to the file it names
-and stays a link; a character device or a FIFO (a terminal, a named pipe) is
-written as it is, and /dev/stdout redirected to a file is appended to. A
+--out FILE writes one report to FILE (- for stdout, the default). --all-accounts
+writes one report per lab (every account with users directly under it) into
+--out-dir, named <account>.<format>, and index.html linking every report by the
+lab's real name (for md and csv too). An account that is not a plain file name
+(ASCII letters, digits, '-', '_', '.'; not starting with '.'; at most 100 bytes;
+not "index"), and two names equal but for case, are sanitised ('_' for each
+other character), cut, and given "-" and 8 hex digits of the SHA-256 of the name
+("a/b" -> a_b-c14cddc0.html beside a_b.html): no two labs share a file, and a lab
+keeps its file from night to night (--log-level debug logs each mapping).
+
+A file is replaced whole (written beside it, fsynced, renamed over it, keeping
+its permissions; 0644 when new); a symlink is written through to the file it
+names and stays a link; a character device or a FIFO (a terminal, a named pipe)
+is written as it is, and /dev/stdout redirected to a file is appended to. A
 directory, a dangling symlink, a socket or a read-only file is refused.
 
 Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
@@ -41,7 +48,7 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 			&cli.StringFlag{Name: "from", Usage: "first day, YYYY-MM-DD or YYYY-MM (default: start of the history)"},
 			&cli.StringFlag{Name: "to", Usage: "last day (inclusive), YYYY-MM-DD or YYYY-MM (default: last snapshot)"},
 			&cli.StringFlag{Name: "out", Value: "-", Usage: "output file (- for stdout; a symlink is written through, a device or FIFO written as it is)"},
-			&cli.StringFlag{Name: "out-dir", Usage: "directory of the --all-accounts reports (created if needed)"},
+			&cli.StringFlag{Name: "out-dir", Usage: "directory of the --all-accounts reports and their index.html (created if needed)"},
 			&cli.StringFlag{Name: "format", Value: report.FormatHTML, Usage: "html, md or csv"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: fmt.Sprintf("rows of the top users, partitions and jobs tables (1 to %d)", report.MaxTopN)},
 		},
@@ -119,7 +126,14 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 				return fmt.Errorf("report --out-dir: %w", err)
 			}
 			labs := d.Labs()
-			for _, lab := range labs {
+			files, err := report.FileNames(labs)
+			if err != nil {
+				return err
+			}
+			index := make([]report.IndexEntry, len(labs))
+			for i, lab := range labs {
+				file := files[i] + "." + format
+				log.Debug().Str("account", lab).Str("file", file).Msg("report file")
 				r, err := d.Report(lab)
 				if err != nil {
 					return err
@@ -128,11 +142,19 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 				if err := r.Write(&b, format); err != nil {
 					return err
 				}
-				if err := writeOutputBytes(filepath.Join(dir, fileName(lab)+"."+format), nil, b.Bytes()); err != nil {
+				if err := writeOutputBytes(filepath.Join(dir, file), nil, b.Bytes()); err != nil {
 					return fmt.Errorf("report of %s: %w", lab, err)
 				}
+				index[i] = report.IndexEntry{Account: lab, File: file}
 			}
-			log.Info().Int("reports", len(labs)).Str("dir", dir).Str("cluster", d.Cluster).
+			var b bytes.Buffer
+			if err := d.WriteIndex(&b, index); err != nil {
+				return err
+			}
+			if err := writeOutputBytes(filepath.Join(dir, report.IndexName+".html"), nil, b.Bytes()); err != nil {
+				return fmt.Errorf("report index: %w", err)
+			}
+			log.Info().Int("reports", len(labs)).Str("dir", dir).Str("index", report.IndexName+".html").Str("cluster", d.Cluster).
 				Time("from", d.From).Time("to", d.To).Dur("took", time.Since(start)).Msg("reports written")
 			return nil
 		},
@@ -159,19 +181,4 @@ func parseDay(s string, end bool) (time.Time, error) {
 		t = t.AddDate(0, 1, 0)
 	}
 	return t, nil
-}
-
-// fileName makes an account name safe as a file name: letters, digits,
-// '-', '_' and '.' are kept, anything else becomes '_'.
-func fileName(account string) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
-			return r
-		}
-		return '_'
-	}, account)
-	if strings.TrimLeft(name, ".") == "" {
-		name = "_" + name
-	}
-	return name
 }

@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
-// namesSite writes a one-partition cluster with the given labs (each lab
-// one user, one job) and returns the paths of its slurm.conf, assoc.psv
-// and sacct.psv.
+// namesSite writes a one-partition cluster whose labs have the names of
+// issue 23 that lost reports (each lab one user, one job) and returns the
+// paths of its slurm.conf, assoc.psv and sacct.psv.
 func namesSite(t *testing.T, dir string, labs []string) (conf, assoc, sacct string) {
 	t.Helper()
 	conf, assoc, sacct = filepath.Join(dir, "slurm.conf"), filepath.Join(dir, "assoc.psv"), filepath.Join(dir, "sacct.psv")
@@ -33,6 +34,88 @@ func namesSite(t *testing.T, dir string, labs []string) (conf, assoc, sacct stri
 		}
 	}
 	return conf, assoc, sacct
+}
+
+// TestReportAllAccountsNames: issue 23's --all-accounts losses. Before,
+// "a/b" and "a_b" both wrote a_b.html, "café" and "cafè" both caf_.html,
+// a 245-byte account aborted the batch with "file name too long", and
+// ".", ".." and ".hidden" gave hidden files. Now every lab has its own
+// visible file of at most 105 bytes, and index.html links each by its real
+// name; for md as for html.
+func TestReportAllAccountsNames(t *testing.T) {
+	long := strings.Repeat("l", 245)
+	labs := []string{"a/b", "a_b", "caf\u00e9", "caf\u00e8", long, ".", "..", ".hidden", "index", "r&d", "plain"}
+	// Expected files: the 8 hex digits start `printf %s NAME | sha256sum`.
+	want := map[string]string{
+		"a/b": "a_b-c14cddc0", "a_b": "a_b", "caf\u00e9": "caf_-850f7dc4", "caf\u00e8": "caf_-08dcdafd",
+		long: strings.Repeat("l", 91) + "-e5569f5c", ".": "_-cdb4ee2a", "..": "__-5ec1f7e7",
+		".hidden": "_hidden-16924190", "index": "index-1bc04b52", "r&d": "r_d-dacc7c16", "plain": "plain",
+	}
+	dir := t.TempDir()
+	conf, assoc, sacct := namesSite(t, dir, labs)
+	hist := filepath.Join(dir, "hist")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"fairledger", "run", "--slurm-conf", conf, "--assoc", assoc, "--sacct", sacct,
+		"--history", hist, "--to", "2025-01-03", "--tz", "UTC"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr.String())
+	}
+	for _, format := range []string{"html", "md"} {
+		out := filepath.Join(dir, "out-"+format)
+		stderr.Reset()
+		if code := run([]string{"fairledger", "--log-level", "debug", "report", "--history", hist, "--all-accounts",
+			"--out-dir", out, "--format", format}, &stdout, &stderr); code != 0 {
+			t.Fatalf("report --format %s: exit %d\n%s", format, code, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), fmt.Sprintf(`"reports":%d`, len(labs))) {
+			t.Errorf("%s: the log does not say %d reports:\n%s", format, len(labs), stderr.String())
+		}
+		es, err := os.ReadDir(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		var wantNames []string
+		for _, f := range want {
+			wantNames = append(wantNames, f+"."+format)
+		}
+		wantNames = append(wantNames, "index.html")
+		slices.Sort(wantNames)
+		if !slices.Equal(names, wantNames) {
+			t.Errorf("%s: files %q\nwant %q", format, names, wantNames)
+		}
+		for _, n := range names {
+			if strings.HasPrefix(n, ".") || len(n) > 105 {
+				t.Errorf("%s: file %q hidden or longer than 105 bytes", format, n)
+			}
+		}
+		index, err := os.ReadFile(filepath.Join(out, "index.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, lab := range labs {
+			real := strings.ReplaceAll(lab, "&", "&amp;")
+			link := fmt.Sprintf(`<li><a href="%s.%s">%s</a></li>`, want[lab], format, real)
+			if !bytes.Contains(index, []byte(link)) {
+				t.Errorf("%s: index.html lacks %s", format, link)
+			}
+			if !strings.Contains(stderr.String(), fmt.Sprintf(`"file":"%s.%s"`, want[lab], format)) {
+				t.Errorf("%s: no debug line maps %q to its file", format, lab)
+			}
+		}
+		// Each file is its own lab's report.
+		for _, lab := range []string{"a/b", "caf\u00e8"} {
+			b, err := os.ReadFile(filepath.Join(out, want[lab]+"."+format))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(b, []byte("Fair-share report: "+lab)) {
+				t.Errorf("%s: %s.%s is not %q's report", format, want[lab], format, lab)
+			}
+		}
+	}
 }
 
 // TestReportOutFIFOAndSymlink: report --out never replaces what it is

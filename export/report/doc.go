@@ -37,7 +37,8 @@
 // does. With --all-accounts a report is written for every account that has
 // at least one user association directly under it: those are the accounts
 // a person leads; pure grouping accounts (a department above its labs) and
-// root are skipped.
+// root are skipped. FileNames gives each lab's report a file name of its
+// own (stable, visible, bounded), and WriteIndex the page linking them.
 //
 // # Why hand-written SVG
 //

@@ -391,15 +391,6 @@ func (r *Report) effectiveHalfLifeDays() float64 {
 	return decay.EffectiveHalfLife(r.Settings.HalfLifeSec) / 86400
 }
 
-// PeriodLabel is the period as inclusive UTC dates, "2025-01-01 to
+// periodLabel is the period as inclusive UTC dates, "2025-01-01 to
 // 2025-03-31".
-func (r *Report) periodLabel() string {
-	end := r.To
-	if end.Equal(end.Truncate(24 * time.Hour)) {
-		end = end.Add(-24 * time.Hour)
-	}
-	if !end.After(r.From) {
-		end = r.From
-	}
-	return fmt.Sprintf("%s to %s", r.From.Format(time.DateOnly), end.Format(time.DateOnly))
-}
+func (r *Report) periodLabel() string { return periodLabel(r.From, r.To) }
