@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -71,32 +70,50 @@ type Associations struct {
 }
 
 // ReadAssoc reads a `sacctmgr -P show assoc` dump from path; see ParseAssoc.
+// The file must be a regular file of at most MaxAssocBytes.
 func ReadAssoc(path string) (*Associations, Stats, error) {
-	f, err := os.Open(path)
+	f, err := openAssoc(path)
 	if err != nil {
-		return nil, Stats{File: filepath.Base(path)}, fmt.Errorf("read associations: %w", err)
+		return nil, Stats{File: filepath.Base(path)}, err
 	}
 	defer f.Close()
 	return ParseAssoc(filepath.Base(path), f)
 }
 
+// openAssoc opens an association file: a regular file of at most
+// MaxAssocBytes.
+func openAssoc(path string) (*boundedFile, error) {
+	return openBounded(path, "association file", "association files", MaxAssocBytes)
+}
+
+// assocSniffBytes is how much of an association file ReadAssocFile looks at
+// to tell a dump from a script.
+const assocSniffBytes = 64 << 10
+
 // ReadAssocFile reads one association file of either kind: a `sacctmgr -P
 // show assoc` dump (its first meaningful line contains '|') or a sacctmgr
 // command script (anything else). It is what a directory of dumps and a
-// single --assoc file both go through. A compressed file is one error.
+// single --assoc file both go through. The file must be a regular file of
+// at most MaxAssocBytes; it is streamed. A compressed file is one error.
 func ReadAssocFile(path string) (*Associations, Stats, error) {
 	name := filepath.Base(path)
-	data, err := os.ReadFile(path)
+	f, err := openAssoc(path)
 	if err != nil {
-		return nil, Stats{File: name}, fmt.Errorf("read associations: %w", err)
+		return nil, Stats{File: name}, err
 	}
-	if format := compression(data); format != "" {
+	defer f.Close()
+	br := bufio.NewReaderSize(f, assocSniffBytes)
+	head, err := br.Peek(assocSniffBytes)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, Stats{File: name}, readError(name, err)
+	}
+	if format := compression(head); format != "" {
 		return nil, Stats{File: name}, compressedError(name, format)
 	}
-	if assocLooksLikeScript(string(data)) {
-		return ParseAssocScript(name, strings.NewReader(string(data)))
+	if assocLooksLikeScript(string(head)) {
+		return ParseAssocScript(name, br)
 	}
-	return ParseAssoc(name, strings.NewReader(string(data)))
+	return ParseAssoc(name, br)
 }
 
 // assocLooksLikeScript reports whether the first non-blank, non-comment line
@@ -135,13 +152,15 @@ type assocColumns struct {
 // parent chain — are rejected, each with a *ParseError; all errors are
 // returned together (errors.Join) along with the rows that passed, so the
 // caller decides whether to go on. A nil *Associations means the file could
-// not be read at all.
+// not be read at all. A row longer than MaxLineBytes is rejected; a file
+// whose last line has no newline (sacctmgr ends every line with one: a
+// truncated copy) gets a warning.
 func ParseAssoc(name string, r io.Reader) (*Associations, Stats, error) {
 	st := Stats{File: name}
 	if err := checkFileName(name); err != nil {
 		return nil, st, err
 	}
-	sc := assocLineScanner(r)
+	lr := newLineReader(r, MaxLineBytes)
 	var (
 		cols     assocColumns
 		trailing bool
@@ -151,9 +170,29 @@ func ParseAssoc(name string, r io.Reader) (*Associations, Stats, error) {
 		rejected = map[assocAcctKey]bool{}
 		lineNo   int
 	)
-	for sc.Scan() {
-		lineNo++
-		line := strings.TrimRight(sc.Text(), "\r")
+	for {
+		raw, n, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, st, readError(name, err)
+		}
+		lineNo = lr.n
+		if haveHdr {
+			st.Lines++
+		}
+		if n > MaxLineBytes {
+			perr := &ParseError{File: name, Line: lineNo, Err: tooLong(n, MaxLineBytes)}
+			if !haveHdr {
+				return nil, st, perr
+			}
+			st.Read++
+			st.Rejected++
+			errs = append(errs, perr)
+			continue
+		}
+		line := strings.TrimRight(string(raw), "\r")
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
@@ -179,11 +218,11 @@ func ParseAssoc(name string, r io.Reader) (*Associations, Stats, error) {
 			recs = append(recs, rec)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, st, readError(name, err)
-	}
 	if !haveHdr {
 		return nil, st, newParseError(name, 0, "", "", "no header: the file is empty")
+	}
+	if !lr.newline {
+		st.Warnings = append(st.Warnings, noFinalNewline(name, lr.n, "sacctmgr"))
 	}
 	res := assocResolve(name, recs, rejected)
 	st.Ingested = int64(len(recs) - len(res.badRecs))
@@ -191,15 +230,6 @@ func ParseAssoc(name string, r io.Reader) (*Associations, Stats, error) {
 	st.Warnings = append(st.Warnings, res.warnings...)
 	errs = append(errs, res.errs...)
 	return &Associations{File: name, Rows: res.rows}, st, assocJoin(errs)
-}
-
-// assocLineScanner returns a scanner over the lines of an association
-// file (without their line ends) for both association readers. Lines may
-// be long: sacctmgr prints whole limit and QOS lists on one.
-func assocLineScanner(r io.Reader) *bufio.Scanner {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	return sc
 }
 
 // assocParseHeader maps the header's titles to columns.

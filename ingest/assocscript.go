@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,11 +26,12 @@ const (
 var errUnknownSacctmgrCommand = errors.New("unknown sacctmgr command")
 
 // ReadAssocScript reads a sacctmgr command script from path; see
-// ParseAssocScript.
+// ParseAssocScript. The file must be a regular file of at most
+// MaxAssocBytes.
 func ReadAssocScript(path string) (*Associations, Stats, error) {
-	f, err := os.Open(path)
+	f, err := openAssoc(path)
 	if err != nil {
-		return nil, Stats{File: filepath.Base(path)}, fmt.Errorf("read association script: %w", err)
+		return nil, Stats{File: filepath.Base(path)}, err
 	}
 	defer f.Close()
 	return ParseAssocScript(filepath.Base(path), f)
@@ -87,13 +87,14 @@ type assocStmt struct {
 // or rejected; a statement whose associations fail tree validation counts
 // as rejected. When the first wrongKindLines statements all start with no
 // sacctmgr command (a slurm.conf passed as --assoc, say), the file is no
-// script: reading stops there, with one error, nil and zero Stats.
+// script: reading stops there, with one error, nil and zero Stats. A line
+// longer than MaxLineBytes rejects its statement.
 func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 	if err := checkFileName(name); err != nil {
 		return nil, Stats{File: name}, err
 	}
 	st := Stats{File: name}
-	sc := assocLineScanner(r)
+	lr := newLineReader(r, MaxLineBytes)
 	var (
 		b        = assocBuilder{file: name, rejected: map[assocAcctKey]bool{}}
 		errs     []*ParseError
@@ -137,12 +138,30 @@ func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 			ingested[idx] = true
 		}
 	}
-	for sc.Scan() {
-		lineNo++
-		line := strings.TrimRight(sc.Text(), "\r")
+	for {
+		raw, n, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, st, readError(name, err)
+		}
+		lineNo = lr.n
+		st.Lines++
 		if pending.Len() == 0 {
 			startLn = lineNo
+		} else {
+			st.Continued++
 		}
+		if n > MaxLineBytes || pending.Len()+n > MaxLineBytes {
+			st.Read++
+			st.Rejected++
+			errs = append(errs, &ParseError{File: name, Line: startLn, Err: fmt.Errorf(
+				"statement of %d bytes, longer than the %s a line may have: skipped", int64(pending.Len())+int64(n), formatBytes(MaxLineBytes))})
+			pending.Reset()
+			continue
+		}
+		line := strings.TrimRight(string(raw), "\r")
 		if cont, ok := strings.CutSuffix(line, `\`); ok && !strings.HasPrefix(strings.TrimSpace(line), "#") {
 			pending.WriteString(cont)
 			pending.WriteByte(' ')
@@ -155,9 +174,6 @@ func ParseAssocScript(name string, r io.Reader) (*Associations, Stats, error) {
 					notCmd, first.Line, quoteHead(firstT))}
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, st, readError(name, err)
 	}
 	flush()
 

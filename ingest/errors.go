@@ -78,6 +78,14 @@ type Stats struct {
 	// Remarks counts ingested records that hold something worth a warning
 	// (e.g. RemarkElapsed), per remark; they are charged all the same.
 	Remarks map[string]int64
+	// Lines counts the physical lines after the header: Lines == Read +
+	// Continued + the lines that hold no record (blank lines; in a
+	// sacctmgr script, comments).
+	Lines int64
+	// Continued counts the lines read as the continuation of a record that
+	// started on an earlier line (a SubmitLine or JobName holding a
+	// newline; a sacctmgr script's '\' continuation).
+	Continued int64
 }
 
 // RemarkElapsed notes a finished job whose Elapsed is neither End − Start
@@ -130,6 +138,8 @@ func (s *Stats) Add(o Stats) {
 	s.Read += o.Read
 	s.Ingested += o.Ingested
 	s.Rejected += o.Rejected
+	s.Lines += o.Lines
+	s.Continued += o.Continued
 	for k, v := range o.Skipped {
 		if s.Skipped == nil {
 			s.Skipped = make(map[string]int64)

@@ -58,6 +58,17 @@ func (t *QOSTable) UsageFactor(name string) float64 {
 	return 1
 }
 
+// ReadQOS reads the QOS dump at path; see ParseQOS. The file must be a
+// regular file of at most MaxQOSBytes.
+func ReadQOS(path string) (*QOSTable, Stats, error) {
+	f, err := openBounded(path, "QOS dump", "QOS dumps", MaxQOSBytes)
+	if err != nil {
+		return nil, Stats{File: path}, err
+	}
+	defer f.Close()
+	return ParseQOS(path, f)
+}
+
 // ParseQOS reads the output of
 //
 //	sacctmgr -P show qos format=Name,UsageFactor,Flags
@@ -75,35 +86,48 @@ func (t *QOSTable) UsageFactor(name string) float64 {
 // UsageFactor is not a non-negative number. Blank lines are not records.
 // The error is an errors.Join of all ParseErrors (a compressed input is one
 // error); the table holds the accepted rows and Stats counts every data row.
+// A row longer than MaxLineBytes is rejected; a file whose last line has no
+// newline (sacctmgr ends every line with one: a truncated copy) gets a
+// warning.
 func ParseQOS(name string, r io.Reader) (*QOSTable, Stats, error) {
 	t := &QOSTable{File: name, index: make(map[string]int)}
 	st := Stats{File: name}
 	var errs []error
-	br := bufio.NewReader(r)
+	br := bufio.NewReaderSize(r, 64<<10)
 	if head, err := br.Peek(16); err == nil || err == io.EOF {
 		if format := compression(head); format != "" {
 			return t, st, compressedError(name, format)
 		}
 	}
+	lr := newLineReader(br, MaxLineBytes)
 	lineNo := 0
 	var cols []string
 	trailing := false
 	nameCol, ufCol, flagsCol := -1, -1, -1
 	for {
-		raw, err := br.ReadString('\n')
-		if err != nil && err != io.EOF {
-			errs = append(errs, &ParseError{File: name, Line: lineNo + 1, Err: fmt.Errorf("read: %w", err)})
+		raw, n, err := lr.next()
+		if err == io.EOF {
 			break
 		}
-		if raw == "" && err == io.EOF {
+		if err != nil {
+			errs = append(errs, &ParseError{File: name, Line: lr.n + 1, Err: fmt.Errorf("read: %w", err)})
 			break
 		}
-		lineNo++
-		text := strings.TrimRight(raw, "\r\n")
-		if strings.TrimSpace(text) == "" {
-			if err == io.EOF {
-				break
+		lineNo = lr.n
+		if cols != nil {
+			st.Lines++
+		}
+		if n > MaxLineBytes {
+			errs = append(errs, &ParseError{File: name, Line: lineNo, Err: tooLong(n, MaxLineBytes)})
+			if cols == nil {
+				return t, st, errors.Join(errs...)
 			}
+			st.Read++
+			st.Rejected++
+			continue
+		}
+		text := strings.TrimRight(string(raw), "\r")
+		if strings.TrimSpace(text) == "" {
 			continue
 		}
 		if cols == nil {
@@ -141,12 +165,11 @@ func ParseQOS(name string, r io.Reader) (*QOSTable, Stats, error) {
 				st.Ingested++
 			}
 		}
-		if err == io.EOF {
-			break
-		}
 	}
 	if cols == nil {
 		errs = append(errs, &ParseError{File: name, Err: errors.New("empty input: the Name|UsageFactor|Flags header is missing")})
+	} else if !lr.newline {
+		st.Warnings = append(st.Warnings, noFinalNewline(name, lr.n, "sacctmgr"))
 	}
 	return t, st, errors.Join(errs...)
 }

@@ -145,7 +145,9 @@ func TestParseQOSInputs(t *testing.T) {
 		{"no header", "normal|1.000000|\n", 0, 0, 0, "lacks the Name and UsageFactor columns"},
 		{"sacctmgr -p trailing bar", "Name|UsageFactor|Flags|\nnormal|1.000000||\n", 1, 0, 0, ""},
 		{"no Flags column", "Name|UsageFactor\nnormal|1.5\n", 1, 0, 1, ""},
-		{"no trailing newline", "Name|UsageFactor|Flags\nx|1.000000|NoDecay", 1, 0, 0, ""},
+		// sacctmgr ends every line with a newline: a copy cut short is read,
+		// with a warning.
+		{"no trailing newline", "Name|UsageFactor|Flags\nx|1.000000|NoDecay", 1, 0, 1, ""},
 		{"blank lines are not records", "Name|UsageFactor|Flags\n\nx|1|\n\n", 1, 0, 0, ""},
 		{"NaN and Inf are rejected", "Name|UsageFactor|Flags\na|NaN|\nb|+Inf|\n", 0, 2, 0, "not a finite number"},
 	}

@@ -6,9 +6,8 @@ import (
 	"testing"
 )
 
-// A sacct path that is a directory fails on the first read; the error names
-// the file once, as the *fs.PathError of that read already does
-// ("read DIR: is a directory"), not "read DIR: read DIR: ...".
+// A sacct path that is a directory is refused before it is read; the error
+// names the file once.
 func TestSacctDirectoryNamedOnce(t *testing.T) {
 	dir := t.TempDir()
 	r, c, err := OpenSacct(dir, SacctOptions{})
@@ -17,7 +16,7 @@ func TestSacctDirectoryNamedOnce(t *testing.T) {
 		_ = r
 		t.Fatal("OpenSacct(directory) succeeded")
 	}
-	if got, want := err.Error(), "read "+dir+": is a directory"; got != want {
+	if got, want := err.Error(), "sacct file "+dir+" is a directory, not a regular file or a named pipe"; got != want {
 		t.Errorf("OpenSacct(directory) = %q, want %q", got, want)
 	}
 }

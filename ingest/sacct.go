@@ -93,12 +93,19 @@ type sacctLayout struct {
 	dense    []string // dense TRES names, canonical
 }
 
-// OpenSacct opens path and returns a reader over it. Closing the reader
-// closes the file.
+// OpenSacctFile opens a sacct file: a regular file, or a named pipe that
+// sacct writes into while it is read. Anything else (a directory, a device
+// such as /dev/zero, a socket) is refused with an error naming it.
+func OpenSacctFile(path string) (*os.File, error) {
+	return openInput(path, "sacct file", "sacct files", 0, true)
+}
+
+// OpenSacct opens path (see OpenSacctFile) and returns a reader over it.
+// The returned Closer closes the file.
 func OpenSacct(path string, opt SacctOptions) (*SacctReader, io.Closer, error) {
-	f, err := os.Open(path)
+	f, err := OpenSacctFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open sacct file: %w", err)
+		return nil, nil, err
 	}
 	r, err := NewSacctReader(path, f, opt)
 	if err != nil {

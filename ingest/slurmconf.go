@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -163,7 +164,7 @@ type confParser struct {
 	parts    map[string]bool
 	errs     []confError
 	dropped  int // errors counted past confKeptErrors
-	stack    []string
+	stack    []confFile
 	seq      int
 	// nonBlank counts the non-blank logical lines read, notKV those of them
 	// that do not even start with a Key=Value pair; when the two are equal
@@ -173,9 +174,40 @@ type confParser struct {
 	stopped         bool // reading stopped: the input is no slurm.conf
 }
 
+// confFile is one file of the Include chain being read: its name as given
+// or resolved, its cleaned absolute path and, when the reader could say,
+// its identity, so that a file reached by another path (relative or
+// absolute, a symlink, a hard link) is still known as the same.
+type confFile struct {
+	name, abs string
+	info      fs.FileInfo // nil when the reader has no Stat
+}
+
+// newConfFile describes the file name read through r.
+func newConfFile(name string, r any) confFile {
+	c := confFile{name: name, abs: filepath.Clean(name)}
+	if abs, err := filepath.Abs(name); err == nil {
+		c.abs = abs
+	}
+	if st, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil {
+			c.info = fi
+		}
+	}
+	return c
+}
+
+// same reports whether c and o are one file.
+func (c confFile) same(o confFile) bool {
+	return c.abs == o.abs || c.info != nil && o.info != nil && os.SameFile(c.info, o.info)
+}
+
 // ParseSlurmConf reads a slurm.conf from r; name is used in errors and to
 // resolve relative Include paths, which are opened with open (nil: Include
-// lines are reported as errors).
+// lines are reported as errors). An Include of a file already being read
+// (by any path, when open's files and r have a Stat method as *os.File
+// does) is an include cycle. A line longer than MaxLineBytes is an error,
+// and is skipped.
 //
 // The syntax is slurmctld's: Key=Value pairs with case-insensitive keys,
 // spaces allowed around '=', double-quoted values that may hold spaces,
@@ -212,7 +244,7 @@ func ParseSlurmConf(name string, r io.Reader, open func(path string) (io.ReadClo
 			Set:                      make(map[string]bool),
 		},
 	}
-	p.stack = append(p.stack, filepath.Clean(name))
+	p.stack = append(p.stack, newConfFile(filepath.Clean(name), r))
 	br := bufio.NewReader(r)
 	if head, err := br.Peek(16); err == nil || err == io.EOF {
 		if format := compression(head); format != "" {
@@ -259,14 +291,18 @@ func (p *confParser) priorityType() {
 }
 
 // ReadSlurmConf opens and parses the slurm.conf at path; Include paths are
-// resolved relative to the directory of the file that includes them.
+// resolved relative to the directory of the file that includes them. The
+// file and each one it includes must be a regular file of at most
+// MaxConfBytes.
 func ReadSlurmConf(path string) (*Config, error) {
-	f, err := os.Open(path)
+	f, err := openBounded(path, "slurm.conf", "slurm.conf files", MaxConfBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read slurm.conf: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	return ParseSlurmConf(path, f, func(p string) (io.ReadCloser, error) { return os.Open(p) })
+	return ParseSlurmConf(path, f, func(p string) (io.ReadCloser, error) {
+		return openBounded(p, "included file", "slurm.conf files", MaxConfBytes)
+	})
 }
 
 // Partition returns the partition with exactly this name.
@@ -351,35 +387,49 @@ func (p *confParser) addErr(seq int, file string, line int, field, value string,
 
 // parseReader reads one file (the top level or an include), line by line.
 func (p *confParser) parseReader(file string, r io.Reader) {
-	br := bufio.NewReader(r)
-	physical := 0
+	lr := newLineReader(r, MaxLineBytes)
 	var logical strings.Builder
 	start := 0
-	eof := false
-	for !eof {
-		raw, err := br.ReadString('\n')
+	for {
+		raw, n, err := lr.next()
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
-			if err != io.EOF {
-				p.addErr(p.seq+1, file, physical+1, "", "", fmt.Errorf("read: %w", err))
+			line := lr.n
+			if n == 0 {
+				line++
 			}
-			eof = true
-			if raw == "" {
-				break
-			}
+			p.addErr(p.seq+1, file, line, "", "", fmt.Errorf("read: %w", err))
+			break
 		}
-		physical++
 		if logical.Len() == 0 {
-			start = physical
+			start = lr.n
 		}
-		text := confStripComment(strings.TrimRight(raw, "\r\n"))
+		if n > MaxLineBytes || logical.Len()+n > MaxLineBytes {
+			// Not slurm.conf text: an error, counted as a line that is
+			// no Key=Value (see ParseSlurmConf's wrong-kind check).
+			p.seq++
+			p.addErr(p.seq, file, start, "", "", fmt.Errorf("line of %d bytes, longer than the %s a line may have: skipped",
+				int64(logical.Len())+int64(n), formatBytes(MaxLineBytes)))
+			if p.notKV == 0 {
+				p.firstNotKV = confValue{value: string(raw[:min(len(raw), 64)]), file: file, line: start}
+			}
+			p.nonBlank++
+			p.notKV++
+			logical.Reset()
+			if p.notKV == p.nonBlank && p.notKV >= wrongKindLines {
+				p.stopped = true
+				return
+			}
+			continue
+		}
+		text := confStripComment(strings.TrimRight(string(raw), "\r"))
 		if cut, cont := confContinuation(text); cont {
 			logical.WriteString(cut)
-			if !eof {
-				continue
-			}
-		} else {
-			logical.WriteString(text)
+			continue
 		}
+		logical.WriteString(text)
 		line := confStripEscapes(logical.String())
 		logical.Reset()
 		p.seq++
@@ -518,12 +568,8 @@ func (p *confParser) include(file string, line, seq int, arg string) {
 		path = filepath.Join(filepath.Dir(file), path)
 	}
 	path = filepath.Clean(path)
-	for _, s := range p.stack {
-		if s == path {
-			chain := strings.Join(append(append([]string(nil), p.stack...), path), " -> ")
-			p.addErr(seq, file, line, "Include", name, fmt.Errorf("include cycle: %s", chain))
-			return
-		}
+	if p.cycle(seq, file, line, name, newConfFile(path, nil)) {
+		return
 	}
 	if len(p.stack) >= confMaxIncludeDepth {
 		p.addErr(seq, file, line, "Include", name, fmt.Errorf("includes nested more than %d deep", confMaxIncludeDepth))
@@ -539,9 +585,30 @@ func (p *confParser) include(file string, line, seq int, arg string) {
 		return
 	}
 	defer rc.Close()
-	p.stack = append(p.stack, path)
+	inc := newConfFile(path, rc)
+	if p.cycle(seq, file, line, name, inc) {
+		return
+	}
+	p.stack = append(p.stack, inc)
 	p.parseReader(path, rc)
 	p.stack = p.stack[:len(p.stack)-1]
+}
+
+// cycle reports, as an error of the Include line, whether inc is a file of
+// the Include chain being read.
+func (p *confParser) cycle(seq int, file string, line int, name string, inc confFile) bool {
+	for _, s := range p.stack {
+		if s.same(inc) {
+			chain := make([]string, 0, len(p.stack)+1)
+			for _, c := range p.stack {
+				chain = append(chain, c.name)
+			}
+			chain = append(chain, inc.name)
+			p.addErr(seq, file, line, "Include", name, fmt.Errorf("include cycle: %s", strings.Join(chain, " -> ")))
+			return true
+		}
+	}
+	return false
 }
 
 // partition handles a PartitionName line (pairs[0] is PartitionName=...).
