@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +51,10 @@ type SacctOptions struct {
 	ChunkBytes int
 	// Allocator for the batches' Arrow buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
+	// MaxRecordBytes bounds one record, all its lines (default
+	// MaxLineBytes): a longer record is rejected and skipped, read without
+	// being kept.
+	MaxRecordBytes int
 	// OnReject, if set, is called in input order for every rejected record
 	// with its error and raw text.
 	OnReject func(err *ParseError, record string)
@@ -134,6 +139,9 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	if err := checkFileName(name); err != nil {
 		return nil, err
 	}
+	if opt.MaxRecordBytes <= 0 {
+		opt.MaxRecordBytes = MaxLineBytes
+	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	first, err := br.Peek(1)
 	if err != nil && err != io.EOF {
@@ -145,12 +153,19 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	lay := &sacctLayout{dense: schemas.DenseTRESList(opt.DenseTRES)}
 	headerLines := 0
 	var header []string
+	var warnings []string
 	if len(first) > 0 {
 		line, err := peekLine(br)
 		if err != nil {
 			return nil, readError(name, err)
 		}
 		if looksLikeHeader(line) {
+			if !strings.HasSuffix(line, "\n") {
+				if len(line) == br.Size() {
+					return nil, &ParseError{File: name, Line: 1, Err: fmt.Errorf("header line longer than %s", formatBytes(int64(br.Size())))}
+				}
+				warnings = append(warnings, noFinalNewline(name, 1, "sacct"))
+			}
 			header = strings.Split(strings.TrimRight(line, "\r\n"), "|")
 			if _, err := br.Discard(len(line)); err != nil {
 				return nil, readError(name, err)
@@ -173,12 +188,17 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	if err := lay.init(header); err != nil {
 		return nil, &ParseError{File: name, Line: headerLines, Err: err}
 	}
+	if headerLines > 0 {
+		if err := lay.checkRows(br); err != nil {
+			return nil, &ParseError{File: name, Line: 1, Err: err}
+		}
+	}
 	s := &SacctReader{
 		name:    name,
 		opt:     opt,
 		schema:  schemas.Jobs(opt.DenseTRES),
 		layout:  lay,
-		stats:   Stats{File: name},
+		stats:   Stats{File: name, Warnings: warnings},
 		results: make(chan chunkResult, opt.Workers),
 		done:    make(chan struct{}),
 		pending: make(map[int]chunkResult),
@@ -363,17 +383,40 @@ func (s *SacctReader) start(br *bufio.Reader, firstLine int) {
 }
 
 // produce cuts the input into blocks that end on record boundaries and
-// hands them to the workers.
+// hands them to the workers. A record is never held whole when it is
+// longer than MaxRecordBytes (or holds a line that is): it is rejected and
+// read on without being kept (see sacctSkip), so that what is buffered
+// stays within about twice the bound plus a block whatever the input.
 func (s *SacctReader) produce(br *bufio.Reader, line int, work chan<- chunk, pool chan *[]byte) {
 	seq := 0
 	var carry []byte
 	size := s.opt.ChunkBytes
+	maxRec := s.opt.MaxRecordBytes
+	var skip *sacctSkip // non-nil while a record over the bound is read
+	endsNL := true      // the input read so far ends with a newline
 	send := func(c chunk) bool {
 		select {
 		case work <- c:
 			return true
 		case <-s.done:
 			return false
+		}
+	}
+	// emit hands a result the producer made itself (a skipped record, a
+	// warning, a read error) to Next, in its place in the input order.
+	emit := func(res chunkResult) bool {
+		res.seq = seq
+		seq++
+		select {
+		case s.results <- res:
+			return true
+		case <-s.done:
+			return false
+		}
+	}
+	warnEnd := func(lastLine int) {
+		if !endsNL {
+			emit(chunkResult{stats: Stats{File: s.name, Warnings: []string{noFinalNewline(s.name, lastLine, "sacct")}}})
 		}
 	}
 	for {
@@ -392,27 +435,100 @@ func (s *SacctReader) produce(br *bufio.Reader, line int, work chan<- chunk, poo
 		n, err := io.ReadFull(br, buf[len(buf):len(carry)+size])
 		buf = buf[:len(carry)+n]
 		*bp = buf
+		if n > 0 {
+			endsNL = buf[len(buf)-1] == '\n'
+		}
 		eof := err == io.EOF || err == io.ErrUnexpectedEOF
 		if err != nil && !eof {
-			select {
-			case s.results <- chunkResult{seq: seq, err: readError(s.name, err)}:
-			case <-s.done:
-			}
+			emit(chunkResult{err: readError(s.name, err)})
 			return
+		}
+		if skip != nil {
+			k, done := skip.feed(buf, eof)
+			line = skip.line
+			for _, res := range skip.take() {
+				if !emit(res) {
+					return
+				}
+			}
+			if !done {
+				carry = append(carry[:0:0], buf[k:]...)
+				*bp = (*bp)[:0]
+				pool <- bp
+				if eof {
+					warnEnd(line - 1) // the last line, which feed has ended
+					return
+				}
+				continue
+			}
+			skip = nil
+			buf = buf[:copy(buf, buf[k:])]
 		}
 		if eof {
 			if len(buf) > 0 {
-				send(chunk{seq: seq, line: line, lines: bytes.Count(buf, []byte{'\n'}), data: buf, buf: bp})
+				lines := bytes.Count(buf, []byte{'\n'})
+				if !send(chunk{seq: seq, line: line, lines: lines, data: buf, buf: bp}) {
+					return
+				}
+				seq++
+				warnEnd(line + lines)
+			} else {
+				*bp = (*bp)[:0]
+				pool <- bp
 			}
 			return
 		}
 		cut := s.layout.findCut(buf)
 		if cut <= 0 {
-			// No safe record boundary in this block: read a bigger one.
-			carry = append(carry[:0:0], buf...)
-			*bp = (*bp)[:0]
-			pool <- bp
-			size *= 2
+			cut = s.layout.lastRecordStart(buf)
+		}
+		if cut <= 0 {
+			// No record starts after the first line of buf: buf holds
+			// complete lines of one record (head), then the start of a
+			// line (tail).
+			nl := bytes.LastIndexByte(buf, '\n') + 1
+			head, tail := buf[:nl], buf[nl:]
+			switch {
+			case len(head) > maxRec:
+				// The record is over the bound whatever follows, unless
+				// its first line is a record of its own, as parseChunk
+				// reads it, that the lines after it do not continue.
+				if first := bytes.IndexByte(head, '\n') + 1; s.layout.standsAlone(head[:first-1]) {
+					if !send(chunk{seq: seq, line: line, lines: 1, data: head[:first], buf: bp}) {
+						return
+					}
+					seq++
+					line++
+					head, bp = head[first:], nil
+				}
+				skip = newSacctSkip(s, line)
+				skip.startRecord(head)
+				line = skip.line
+			case len(tail) > maxRec:
+				// A line over the bound: the lines before it go on as
+				// usual, the line is skipped with what continues it.
+				if nl > 0 {
+					lines := bytes.Count(head, []byte{'\n'})
+					if !send(chunk{seq: seq, line: line, lines: lines, data: head, buf: bp}) {
+						return
+					}
+					seq++
+					line += lines
+					bp = nil
+				}
+				skip = newSacctSkip(s, line)
+			}
+			if skip != nil {
+				carry = append(carry[:0:0], tail...)
+			} else {
+				// Read on: the record may end in the next block.
+				carry = append(carry[:0:0], buf...)
+				size = min(2*size, max(s.opt.ChunkBytes, maxRec))
+			}
+			if bp != nil {
+				*bp = (*bp)[:0]
+				pool <- bp
+			}
 			continue
 		}
 		carry = append(carry[:0], buf[cut:]...)
@@ -426,6 +542,111 @@ func (s *SacctReader) produce(br *bufio.Reader, line int, work chan<- chunk, poo
 	}
 }
 
+// lastRecordStart is findCut without its limit on the lines it looks at:
+// the offset of the last complete line after the first one that holds at
+// least nf-1 delimiters, or -1.
+func (l *sacctLayout) lastRecordStart(buf []byte) int {
+	cut := -1
+	for start := bytes.IndexByte(buf, '\n') + 1; start > 0 && start < len(buf); {
+		i := bytes.IndexByte(buf[start:], '\n')
+		if i < 0 {
+			break
+		}
+		if l.startsRecord(buf[start : start+i]) {
+			cut = start
+		}
+		start += i + 1
+	}
+	return cut
+}
+
+// startsRecord reports whether a complete line starts a record: it holds
+// at least nf-1 delimiters, which the continuation lines of a multi-line
+// field (a SubmitLine with an embedded script) seldom do.
+func (l *sacctLayout) startsRecord(line []byte) bool {
+	return bytes.Count(line, []byte{'|'}) >= l.nf-1
+}
+
+// standsAlone reports whether parseChunk reads a complete line as a
+// record that the lines after it do not continue: it has all the fields,
+// and more than them or a last column that is not free text (a free-text
+// last column runs on over lines without a delimiter).
+func (l *sacctLayout) standsAlone(line []byte) bool {
+	n := bytes.Count(line, []byte{'|'}) + 1
+	if l.trailing {
+		n--
+	}
+	return n > l.nf || n == l.nf && (l.trailing || l.classes[l.nf-1] != classFreeText)
+}
+
+// rowCheckLines is how many lines after the header checkRows looks at.
+const rowCheckLines = 16
+
+// checkRows compares the header with the first lines after it (those the
+// reader's buffer holds). When they all have the same number of fields
+// and it is not the header's, the header does not describe the rows (it
+// was edited, or belongs to another file) and reading on would do harm:
+// with fewer fields each record would be glued to the lines that follow
+// it (a record with too few fields continues on the next line), and with
+// more, values would be shifted between columns. Fewer than two lines, or
+// lines of different counts (multi-line records), pass. Rows with more
+// fields pass when the file has a free-text column: tasks of one job array
+// share a JobName, which may hold a '|' (recoverPipes places it).
+func (l *sacctLayout) checkRows(br *bufio.Reader) error {
+	data, err := br.Peek(br.Size())
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil // the read error is reported by the first block
+	}
+	all := err == io.EOF // data is the whole rest of the input
+	n, k, ending := 0, -1, 0
+	for len(data) > 0 && n < rowCheckLines {
+		i := bytes.IndexByte(data, '\n')
+		var ln []byte
+		switch {
+		case i >= 0:
+			ln, data = data[:i], data[i+1:]
+		case all:
+			ln, data = data, nil
+		default:
+			data = nil // an incomplete line
+			continue
+		}
+		ln = trimCR(ln)
+		if len(bytes.TrimSpace(ln)) == 0 {
+			continue
+		}
+		c := bytes.Count(ln, []byte{'|'}) + 1
+		if k >= 0 && c != k {
+			return nil
+		}
+		k = c
+		if ln[len(ln)-1] == '|' {
+			ending++
+		}
+		n++
+	}
+	if n < 2 || n < rowCheckLines && !(all && len(data) == 0) {
+		return nil
+	}
+	allEnd := ending == n // with -P, only when the last column is empty on every row
+	switch {
+	case l.trailing && k == l.nf+1 && allEnd, !l.trailing && k == l.nf:
+		return nil
+	case l.trailing && k == l.nf:
+		return errors.New("the header ends in '|' (sacct -p) and the rows do not (sacct -P): was the header edited?")
+	case !l.trailing && k == l.nf+1 && allEnd:
+		return errors.New("the rows end in '|' (sacct -p) and the header does not (sacct -P): was the header edited?")
+	}
+	rows := k
+	if l.trailing && allEnd {
+		rows--
+	}
+	if rows < l.nf || !slices.Contains(l.classes, classFreeText) {
+		return fmt.Errorf("the header has %d columns, rows have %d: was the header edited?", l.nf, rows)
+	}
+	return nil
+}
+
 // findCut returns an offset in buf just before a line that starts a record,
 // or -1. A line starts a record when it is complete (newline-terminated)
 // and holds at least nf-1 delimiters: continuation lines of a multi-line
@@ -434,7 +655,7 @@ func (l *sacctLayout) findCut(buf []byte) int {
 	end := bytes.LastIndexByte(buf, '\n')
 	for tries := 0; end > 0 && tries < 4096; tries++ {
 		start := bytes.LastIndexByte(buf[:end], '\n') + 1
-		if start > 0 && bytes.Count(buf[start:end], []byte{'|'}) >= l.nf-1 {
+		if start > 0 && l.startsRecord(buf[start:end]) {
 			return start
 		}
 		end = start - 1

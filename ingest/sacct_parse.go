@@ -67,6 +67,8 @@ type sacctParser struct {
 	// rowsPerLine is the previous block's ingested rows per line, -1
 	// before the first block (see rowsFor).
 	rowsPerLine float64
+	// maxRec is SacctOptions.MaxRecordBytes.
+	maxRec int
 }
 
 // sacctRow holds one record's parsed values until the record is known to be
@@ -100,6 +102,7 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 		bounds: opt.Bounds,
 
 		rowsPerLine: -1,
+		maxRec:      opt.MaxRecordBytes,
 	}
 	for i, t := range lay.dense {
 		p.denseI[t] = i
@@ -110,6 +113,9 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 	p.idField = lay.idx[colJobID]
 	if p.idField < 0 {
 		p.idField = lay.idx[colJobIDRaw]
+	}
+	if p.maxRec <= 0 {
+		p.maxRec = MaxLineBytes
 	}
 	p.cpuIdx, p.nodeIdx = p.denseI["cpu"], p.denseI["node"]
 	p.tresMemo.reset()
@@ -182,6 +188,7 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 				acc += k - 1
 				data = nrest
 				line++
+				res.stats.Continued++
 			}
 			p.joined = joined
 			rec = joined
@@ -205,9 +212,15 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 				rec = p.joined
 				data = nrest
 				line++
+				res.stats.Continued++
 			}
 		}
 		res.stats.Read++
+		if len(rec) > p.maxRec {
+			res.stats.Rejected++
+			res.rejects = append(res.rejects, p.overLong(first, rec, line-first))
+			continue
+		}
 		fast := !inJoined && pipes == want && (!p.lay.trailing || rec[len(rec)-1] == '|')
 		if fast && !lnOffsets {
 			// Job steps, most rows of a sacct file, are told apart by
@@ -236,6 +249,7 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 			res.rejects = append(res.rejects, rejectRec{err: perr, raw: string(rec)})
 		}
 	}
+	res.stats.Lines = int64(line - c.line)
 	if steps > 0 {
 		res.stats.Skip(SkipJobStep)
 		res.stats.Skipped[SkipJobStep] += steps - 1
@@ -407,6 +421,22 @@ func startsWithPipeLine(data []byte) bool {
 		}
 	}
 	return false
+}
+
+// overLong is the reject of a record over the bound that came whole in a
+// block (the producer skips longer ones; see sacctSkip): the record, its
+// longest field when it is a single line of the header's fields, and the
+// start of both.
+func (p *sacctParser) overLong(line int, rec []byte, lines int) rejectRec {
+	var sc lineScan
+	sc.feed(rec)
+	sc.end()
+	perr := &ParseError{File: p.name, Line: line, Err: overLong(int64(len(rec)), lines, p.maxRec)}
+	if lines == 1 && sc.pipes == p.lay.wantPipes() && sc.longest < len(p.lay.titles) {
+		perr.Field = p.lay.titles[sc.longest]
+		perr.Value = string(trimPartialRune(sc.longestHead)) + "…"
+	}
+	return rejectRec{err: perr, raw: string(trimPartialRune(sc.head)) + "…"}
 }
 
 // splitRecord checks that the current record (p.rec, p.pos) has exactly

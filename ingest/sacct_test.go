@@ -323,8 +323,11 @@ func FuzzSacct(f *testing.F) {
 	f.Add([]byte(hdr + "1|1|c|p|q|a|u|||2024-01-01T00:00:00|Unknown|00:00:00|00:00:00|RUNNING|1|1|cpu=1|01:00:00|j\n"))
 	f.Add([]byte(hdr + "1.batch|x|||\n2_[1-3]|\n|||||\n"))
 	f.Add([]byte("JobID|AllocTRES\n1|cpu=1,mem=1.5G\n1.0|\n"))
+	f.Add([]byte(hdr + "1|1|c|p|q|a|u|||2024-01-01T00:00:00|Unknown|00:00:00|00:00:00|RUNNING|1|1|cpu=1|01:00:00|" + strings.Repeat("j", 200) + "\n2|2\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := NewSacctReader("f.txt", bytes.NewReader(data), SacctOptions{ChunkBytes: 64, Workers: 2})
+		// A small MaxRecordBytes makes the producer skip records in
+		// pieces (sacctSkip) on small inputs too.
+		r, err := NewSacctReader("f.txt", bytes.NewReader(data), SacctOptions{ChunkBytes: 64, Workers: 2, MaxRecordBytes: 96})
 		if err != nil {
 			return
 		}
@@ -341,6 +344,21 @@ func FuzzSacct(f *testing.F) {
 		st := r.Stats()
 		if !st.Balanced() || st.Ingested != rows {
 			t.Fatalf("stats %s, rows %d", st.String(), rows)
+		}
+		// Every physical line after the header is counted once.
+		first, body := data, []byte(nil)
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			first, body = data[:i+1], data[i+1:]
+		}
+		if !looksLikeHeader(string(first)) {
+			body = data
+		}
+		lines := int64(bytes.Count(body, []byte{'\n'}))
+		if len(body) > 0 && body[len(body)-1] != '\n' {
+			lines++
+		}
+		if st.Lines != lines || st.Read+st.Continued > st.Lines {
+			t.Fatalf("lines %d (continued %d, read %d), want %d", st.Lines, st.Continued, st.Read, lines)
 		}
 	})
 }
