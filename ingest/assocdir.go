@@ -23,11 +23,13 @@ type DatedAssociations struct {
 // (assoc-2025-03-01.psv, assoc-20250615.txt, ...): each file's date is the
 // first YYYY-MM-DD (or, failing that, the first 8-digit YYYYMMDD) in its
 // name, taken as 00:00 in loc. Each file is a `sacctmgr -P show assoc` dump
-// or a sacctmgr script (see ReadAssocFile). Subdirectories and dot-files are
-// ignored.
+// or a sacctmgr script (see ReadAssocFile). Dot-files and subdirectories
+// without a date in their name are ignored.
 //
-// A file without a date, an impossible date or two files with the same date
-// is an error naming the files, and nothing is returned. Otherwise the
+// A file without a date, an impossible date, two files with the same date or
+// a subdirectory named like a dated dump (its tree would be missing without
+// a word: the dumps must be files of dir itself) is an error naming them,
+// and nothing is returned. Otherwise the
 // result is sorted by Effective, stats holds one entry per dated file in the
 // same order, and the files' own errors are joined; a file that could not
 // be parsed at all is left out of the result (its error says why).
@@ -48,7 +50,14 @@ func ReadAssocDir(dir string, loc *time.Location) ([]DatedAssociations, []Stats,
 		errs  []error
 	)
 	for _, e := range entries { // os.ReadDir sorts by name
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if e.IsDir() {
+			if _, _, _, ok := assocFileDate(e.Name()); ok {
+				errs = append(errs, newParseError(e.Name(), 0, "", "",
+					"a directory named like a dated dump: the dumps must be files of the directory itself (move it out, or rename it without the date)"))
+			}
 			continue
 		}
 		y, m, d, ok := assocFileDate(e.Name())

@@ -108,6 +108,10 @@ func TestReadAssocDirErrors(t *testing.T) {
 		{"impossible date", map[string]string{"assoc-2025-02-30.psv": assocDirDump},
 			[]string{"ingest assoc-2025-02-30.psv: impossible date 2025-02-30 in the file name"}},
 		{"empty dir", map[string]string{}, []string{"no association dumps"}},
+		// A dump expected in the directory and found as a subdirectory
+		// would leave its date's tree out without a word.
+		{"dated subdirectory", map[string]string{"assoc-2025-01-01.psv": assocDirDump, "assoc-2025-03-01.psv/assoc.psv": assocDirDump},
+			[]string{"ingest assoc-2025-03-01.psv: a directory named like a dated dump: the dumps must be files of the directory itself (move it out, or rename it without the date)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
