@@ -756,9 +756,9 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 	}
 	var done int64
 	for _, p := range in.Sacct {
-		f, err := os.Open(p)
+		f, err := ingest.OpenSacctFile(p)
 		if err != nil {
-			return fmt.Errorf("sacct: %w", err)
+			return err
 		}
 		hr := &hashingReader{r: f}
 		if !opt.DryRun {

@@ -25,9 +25,9 @@ import (
 func inputFlags(sacctRequired bool) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "slurm-conf", Usage: "the cluster's slurm.conf", Required: true},
-		&cli.StringFlag{Name: "assoc", Usage: "sacctmgr -P show assoc dump (a file, or a directory of dated dumps assoc-YYYY-MM-DD.psv)", Required: true},
+		&cli.StringFlag{Name: "assoc", Usage: "sacctmgr -P show assoc dump (a file, or a directory of dated dump files assoc-YYYY-MM-DD.psv)", Required: true},
 		&cli.StringFlag{Name: "qos", Usage: "sacctmgr -P show qos format=Name,UsageFactor,Flags dump"},
-		&cli.StringSliceFlag{Name: "sacct", Usage: "sacct -P job log (repeatable)", Required: sacctRequired},
+		&cli.StringSliceFlag{Name: "sacct", Usage: "sacct -P job log: a file, or a named pipe sacct writes into (repeatable)", Required: sacctRequired},
 		&cli.StringFlag{Name: "sacct-fields", Usage: "field list of headerless sacct files: comma-separated titles, or a preset (" + presetNames() + ")"},
 		&cli.StringFlag{Name: "tz", Usage: "time zone of sacct's local timestamps and of usage resets (default: $TZ, else UTC)"},
 		&cli.StringFlag{Name: "cluster", Usage: "cluster name when sacct has no Cluster column (default: ClusterName from slurm.conf)"},
@@ -155,17 +155,16 @@ func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer) (*inputs, 
 		}
 	}
 	if p := c.String("qos"); p != "" {
-		f, err := os.Open(p)
+		q, st, err := ingest.ReadQOS(p)
+		in.qos = q
+		in.stats = append(in.stats, st)
 		if err != nil {
-			in.errs = append(in.errs, fmt.Errorf("open QOS file: %w", err))
-		} else {
-			q, st, err := ingest.ParseQOS(p, f)
-			f.Close()
-			in.qos = q
-			in.stats = append(in.stats, st)
-			if err != nil {
-				in.errs = append(in.errs, capErrors(err))
-			}
+			in.errs = append(in.errs, capErrors(err))
+		}
+	}
+	for _, st := range in.stats {
+		for _, w := range st.Warnings {
+			log.Warn().Str("file", st.File).Msg(w)
 		}
 	}
 	cluster := c.String("cluster")
@@ -313,7 +312,7 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 		for _, w := range st.Warnings {
 			log.Warn().Str("file", p).Msg(w)
 		}
-		log.Info().Str("file", p).Int64("read", st.Read).Int64("ingested", st.Ingested).
+		log.Info().Str("file", p).Int64("lines", st.Lines).Int64("continued_lines", st.Continued).Int64("read", st.Read).Int64("ingested", st.Ingested).
 			Int64("rejected", st.Rejected).Interface("skipped", st.Skipped).Bool("balanced", st.Balanced()).Msg("sacct counted")
 		rows = append(rows, st)
 	}
@@ -326,14 +325,14 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 			in.conf.File, in.conf.ClusterName, in.conf.Algorithm(), in.conf.DecayHalfLifeSec, in.conf.CalcPeriodSec,
 			in.conf.UsageResetPeriod, in.conf.LimitsEnforced(), len(in.conf.Partitions))
 	}
-	fmt.Fprintln(tw, "FILE\tREAD\tINGESTED\tREJECTED\tSKIPPED")
+	fmt.Fprintln(tw, "FILE\tLINES\tREAD\tINGESTED\tREJECTED\tSKIPPED")
 	var rejected int64
 	for _, st := range rows {
 		var sk []string
 		for _, k := range st.SkipReasons() {
 			sk = append(sk, fmt.Sprintf("%s=%d", k, st.Skipped[k]))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", st.File, st.Read, st.Ingested, st.Rejected, strings.Join(sk, " "))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", st.File, st.Lines, st.Read, st.Ingested, st.Rejected, strings.Join(sk, " "))
 		rejected += st.Rejected
 	}
 	if err := tw.Flush(); err != nil {

@@ -239,6 +239,10 @@ func summaryLine(s *pipeline.Summary) string {
 	for _, k := range s.Ingest.SkipReasons() {
 		fmt.Fprintf(&b, " [%s %d]", k, s.Ingest.Skipped[k])
 	}
+	fmt.Fprintf(&b, "; sacct lines %d", s.Ingest.Lines)
+	if s.Ingest.Continued > 0 {
+		fmt.Fprintf(&b, " (%d continuing a multi-line record)", s.Ingest.Continued)
+	}
 	if s.Duplicates > 0 {
 		fmt.Fprintf(&b, "; duplicates dropped %d (the later record of a job run given twice kept)", s.Duplicates)
 	}
@@ -290,7 +294,7 @@ func summaryLine(s *pipeline.Summary) string {
 func logSummary(log zerolog.Logger, s *pipeline.Summary) {
 	notCharged, fallback := resolveReasons(s.Resolve)
 	ev := log.Info().Str("run_id", s.RunID).Bool("dry_run", s.DryRun).Str("cluster", s.Cluster).Time("from", s.From).Time("to", s.To).
-		Bool("resumed", s.Resumed).Int64("read", s.Ingest.Read).Int64("ingested", s.Ingest.Ingested).
+		Bool("resumed", s.Resumed).Int64("lines", s.Ingest.Lines).Int64("continued_lines", s.Ingest.Continued).Int64("read", s.Ingest.Read).Int64("ingested", s.Ingest.Ingested).
 		Int64("rejected", s.Ingest.Rejected).Interface("skipped", s.Ingest.Skipped).
 		Int64("billed", s.Billing.Rows).Interface("billing_fallback", s.Billing.Fallback).Interface("unknown_qos", s.Billing.UnknownQOS).
 		Int64("resolved", s.Resolve.Rows).Int64("charged_rows", s.Resolve.Charged).Interface("not_charged", notCharged).Interface("charged_with_fallback", fallback).
