@@ -1,9 +1,9 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -239,13 +239,10 @@ func TestDiskFullRun(t *testing.T) {
 	n := from.AddDate(0, 0, 12)
 	night := nightFile(dir, n)
 	sacctAsOf(t, filepath.Join(dir, "sacct.psv"), night, from.AddDate(0, 0, 1), n)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "FAIRLEDGER_CRASH_DIR="+dir, "FAIRLEDGER_CRASH_HISTORY="+hist,
-		"FAIRLEDGER_CRASH_SACCT="+night, "FAIRLEDGER_CRASH_TO="+strconv.FormatInt(n.Unix(), 10),
-		"FAIRLEDGER_CRASH_FSIZE=65536")
-	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "file too large") {
-		t.Fatalf("the run with writes failing past 64 KiB: err %v, output:\n%s", err, out)
+	var out bytes.Buffer
+	err := startChild(t, &out, dir, hist, night, n, "FAIRLEDGER_CRASH_FSIZE=65536").Wait()
+	if err == nil || !strings.Contains(out.String(), "file too large") {
+		t.Fatalf("the run with writes failing past 64 KiB: err %v, output:\n%s", err, out.String())
 	}
 	unchanged(t, before, dirState(t, hist))
 }

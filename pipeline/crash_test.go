@@ -128,15 +128,42 @@ func TestCrashSafety(t *testing.T) {
 // the child; a child that fails on its own fails the test.
 func crashChild(t *testing.T, dir, hist, sacct string, to time.Time, delay time.Duration, env ...string) bool {
 	t.Helper()
+	cmd := startChild(t, nil, dir, hist, sacct, to, env...)
+	time.Sleep(delay)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	return waitChild(t, cmd)
+}
+
+// timeChild runs the night of crashChild to its end and returns how long
+// the child took, process start included.
+func timeChild(t *testing.T, dir, hist, sacct string, to time.Time, env ...string) time.Duration {
+	t.Helper()
+	t0 := time.Now()
+	if waitChild(t, startChild(t, nil, dir, hist, sacct, to, env...)) {
+		t.Fatal("the timed child was killed")
+	}
+	return time.Since(t0)
+}
+
+// startChild starts TestCrashChild on the night described; its output
+// goes to out (nil: discarded).
+func startChild(t *testing.T, out io.Writer, dir, hist, sacct string, to time.Time, env ...string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), "FAIRLEDGER_CRASH_DIR="+dir, "FAIRLEDGER_CRASH_HISTORY="+hist,
 		"FAIRLEDGER_CRASH_SACCT="+sacct, "FAIRLEDGER_CRASH_TO="+strconv.FormatInt(to.Unix(), 10))
 	cmd.Env = append(cmd.Env, env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(delay)
-	_ = cmd.Process.Signal(syscall.SIGKILL)
+	return cmd
+}
+
+// waitChild waits for cmd and reports whether SIGKILL ended it; a child
+// that fails on its own fails the test.
+func waitChild(t *testing.T, cmd *exec.Cmd) bool {
+	t.Helper()
 	err := cmd.Wait()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return true
