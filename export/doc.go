@@ -1,7 +1,9 @@
 // Package export is the last stage of the pipeline: it turns the billed
 // Arrow jobs batches and the Go rows of the other stages (daily usage,
 // fair-share snapshots, association trees, run records) into the Parquet
-// history analysts query with SQL, and defines DuckDB views over it.
+// history analysts query with SQL, and defines DuckDB views over it in a
+// read-only session confined to the history's files (OpenDuckDB), whose
+// results stream in bounded memory (DB.Stream, ResultWriter).
 //
 // The history is a series of generations, each a hive-partitioned tree of
 // immutable Parquet segments; the current symlink names the committed one:
@@ -17,6 +19,7 @@
 // with one rename of the symlink; a reader pins a generation with a View.
 // Equal rows give equal bytes and file names. See docs/history-store.md.
 //
-// export touches files: it writes and reads the history directory. It is
+// export touches files: it writes and reads the history directory, and a
+// DuckDB session has a temporary directory of its own. It is
 // the only package that links cgo (through DuckDB, for the views).
 package export

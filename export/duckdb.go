@@ -3,7 +3,6 @@ package export
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,19 +15,37 @@ import (
 	"github.com/fairledger/fairledger/schemas"
 )
 
-// DB is an in-memory DuckDB session with the history views defined.
+// DB is an in-memory DuckDB session over one committed generation of a
+// history, with a view per history table. It is read-only and confined to
+// that generation's files: see OpenDuckDB.
 type DB struct {
 	db *sql.DB
-	// Tables are the views defined; tables with no Parquet file yet are
-	// left out (DuckDB cannot bind a view over nothing).
+	// Tables are the views, one per history table, in the order of
+	// schemas/views.sql; every one is defined.
 	Tables []string
-	// Missing are the history tables that have no file yet.
+	// Missing are the tables with no file yet (a new cluster, a run whose
+	// rows were all rejected): their views answer with no rows, with the
+	// columns and types a file of the table gives.
 	Missing []string
 	// Generation is the committed generation the views read; it stays in
 	// place until Close, whatever runs commit meanwhile.
 	Generation int64
 
 	view *View
+	// tmp is the session's own directory: the link to the generation, the
+	// empty files of the missing tables and DuckDB's spill files.
+	tmp string
+	// link is tmp's symbolic link to the generation's directory, through
+	// which the views name its files ("" when the history is empty).
+	link string
+}
+
+// DuckDBOptions tune a DuckDB session.
+type DuckDBOptions struct {
+	// MemoryLimitMiB is DuckDB's memory_limit in MiB: past it, DuckDB
+	// spills to the session's temporary directory (0: DuckDB's default,
+	// 80% of the machine's memory).
+	MemoryLimitMiB int64
 }
 
 // ExistingHistory checks that dir is an existing directory, for the
@@ -47,13 +64,31 @@ func ExistingHistory(dir string) error {
 	return nil
 }
 
-// OpenDuckDB opens an in-memory DuckDB database and defines a view per
-// history table that has files under dir, from schemas.ViewsSQL, over the
-// committed generation, pinned until Close (a run committing meanwhile
-// changes nothing the session reads). Every file's size and Parquet footer
-// are checked first, so that a damaged file is named rather than failing
-// a query inside DuckDB.
+// OpenDuckDB opens a session with DuckDB's default memory limit; see
+// OpenDuckDBWith.
 func OpenDuckDB(ctx context.Context, dir string) (*DB, error) {
+	return OpenDuckDBWith(ctx, dir, DuckDBOptions{})
+}
+
+// OpenDuckDBWith opens an in-memory DuckDB database over the committed
+// generation of the history in dir, pinned until Close (a run committing
+// meanwhile changes nothing the session reads), and defines the views of
+// schemas/views.sql, each over the explicit list of its table's files in
+// that generation's manifest: no glob, so nothing else is read, whatever
+// characters the history's path holds. A table without a file gets a view
+// over an empty file of its schema, written into the session's temporary
+// directory (os.TempDir), which also takes DuckDB's spill files and is
+// removed by Close.
+//
+// Every file's size and Parquet footer are checked first, so that a
+// damaged file is named rather than failing a query inside DuckDB. The
+// views read the files at query time: they must stay readable.
+//
+// The session is then locked: DuckDB may read those files and nothing
+// else (enable_external_access off, allowed_paths the files), installs
+// and loads no extension, and its configuration cannot be changed; its
+// statements (Query, Stream) may only read (SELECT, EXPLAIN).
+func OpenDuckDBWith(ctx context.Context, dir string, opt DuckDBOptions) (*DB, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("history directory: %w", err)
@@ -74,131 +109,182 @@ func OpenDuckDB(ctx context.Context, dir string) (*DB, error) {
 		}
 		return nil, err
 	}
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		v.Close()
-		return nil, fmt.Errorf("open duckdb: %w", err)
-	}
-	// One connection: variables and settings are per connection.
-	db.SetMaxOpenConns(1)
-	d := &DB{db: db, view: v, Generation: v.Generation()}
-	if _, err := db.ExecContext(ctx, "SET VARIABLE history = "+quoteSQL(abs)); err != nil {
+	d := &DB{view: v, Generation: v.Generation()}
+	if err := d.open(ctx, abs, opt); err != nil {
 		d.Close()
-		return nil, fmt.Errorf("set history: %w", err)
-	}
-	pinned := "'/" + genDir + "/" + genName(v.Generation()) + "/"
-	for _, st := range schemas.ViewStatements() {
-		if st.Table != "" && len(v.Files(st.Table, "")) == 0 {
-			d.Missing = append(d.Missing, st.Table)
-			continue
-		}
-		q := strings.ReplaceAll(st.SQL, "'/"+currentLink+"/", pinned)
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			d.Close()
-			return nil, fmt.Errorf("define view %s: %w", st.Table, err)
-		}
-		if st.Table != "" {
-			d.Tables = append(d.Tables, st.Table)
-		}
+		return nil, err
 	}
 	return d, nil
+}
+
+func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
+	var err error
+	if d.tmp, err = os.MkdirTemp("", "fairledger-duckdb-"); err != nil {
+		return fmt.Errorf("duckdb session: %w", err)
+	}
+	// DuckDB reads a key=value directory anywhere in a file's path as a
+	// hive partition column: the session's own path must hold none.
+	if strings.Contains(d.tmp, "=") {
+		return fmt.Errorf("duckdb session: temporary directory %s: its path holds '=', which DuckDB reads as a partition column; set TMPDIR to another directory", d.tmp)
+	}
+	if d.view.Dir != "" {
+		d.link = filepath.Join(d.tmp, "generation")
+		if err := os.Symlink(d.view.Dir, d.link); err != nil {
+			return fmt.Errorf("duckdb session: %w", err)
+		}
+	}
+	if d.db, err = sql.Open("duckdb", ""); err != nil {
+		return fmt.Errorf("open duckdb: %w", err)
+	}
+	// One connection: variables and settings are per connection.
+	d.db.SetMaxOpenConns(1)
+	// Set before the views are defined, so that defining them reads each
+	// file's footer once: the files never change.
+	if _, err := d.db.ExecContext(ctx, "SET parquet_metadata_cache = true"); err != nil {
+		return fmt.Errorf("duckdb session: %w", err)
+	}
+	if _, err := d.db.ExecContext(ctx, "SET VARIABLE history = "+quoteSQL(abs)); err != nil {
+		return fmt.Errorf("set history: %w", err)
+	}
+	var allowed []string
+	for _, st := range schemas.ViewStatements() {
+		if st.Table == "" {
+			if _, err := d.db.ExecContext(ctx, st.SQL); err != nil {
+				return fmt.Errorf("views.sql: %s: %w", st.SQL, err)
+			}
+			continue
+		}
+		files, err := d.viewFiles(st.Table)
+		if err != nil {
+			return err
+		}
+		list := make([]string, len(files))
+		for i, f := range files {
+			list[i] = quoteSQL(globLiteral(f))
+			allowed = append(allowed, quoteSQL(f))
+			if g := globLiteral(f); g != f {
+				allowed = append(allowed, quoteSQL(g)) // DuckDB checks the pattern and the file
+			}
+		}
+		glob := "getvariable('history') || '/" + currentLink + "/" + st.Table + "/cluster=*/month=*/*.parquet'"
+		if strings.Count(st.SQL, glob) != 1 {
+			return fmt.Errorf("views.sql: view %s does not read %s once", st.Table, glob)
+		}
+		q := strings.Replace(st.SQL, glob, "["+strings.Join(list, ", ")+"]", 1)
+		if _, err := d.db.ExecContext(ctx, q); err != nil {
+			return d.queryError(fmt.Errorf("define view %s: %w", st.Table, err))
+		}
+		d.Tables = append(d.Tables, st.Table)
+	}
+	settings := []string{
+		"SET temp_directory = " + quoteSQL(filepath.Join(d.tmp, "spill")),
+		"SET autoinstall_known_extensions = false",
+		"SET autoload_known_extensions = false",
+		"SET allow_community_extensions = false",
+		"SET allowed_paths = [" + strings.Join(allowed, ", ") + "]",
+		"SET enable_external_access = false",
+	}
+	if opt.MemoryLimitMiB > 0 {
+		settings = append(settings, fmt.Sprintf("SET memory_limit = '%dMiB'", opt.MemoryLimitMiB))
+	}
+	settings = append(settings, "SET lock_configuration = true") // last
+	for _, s := range settings {
+		if _, err := d.db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("duckdb session: %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// viewFiles returns the files the view of table reads, as the session
+// names them: the generation's files of the table through the link, or
+// for a table with none, an empty file of its schema (and the table joins
+// Missing).
+func (d *DB) viewFiles(table string) ([]string, error) {
+	parts := d.view.Files(table, "")
+	if len(parts) > 0 {
+		files := make([]string, len(parts))
+		for i, p := range parts {
+			files[i] = filepath.Join(d.link, filepath.FromSlash(p.Path))
+		}
+		return files, nil
+	}
+	d.Missing = append(d.Missing, table)
+	rows, err := emptyRows(table)
+	if err != nil {
+		return nil, err
+	}
+	b, err := EncodeRows(table, rows)
+	if err != nil {
+		return nil, fmt.Errorf("empty %s file: %w", table, err)
+	}
+	// The hive directories give the view its cluster and month columns.
+	dir := filepath.Join(d.tmp, "empty", filepath.FromSlash(partitionDir(table, "none", "none")))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("empty %s file: %w", table, err)
+	}
+	file := filepath.Join(dir, "empty.parquet")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return nil, fmt.Errorf("empty %s file: %w", table, err)
+	}
+	return []string{file}, nil
+}
+
+// emptyRows returns no rows of table, typed as Txn.Write takes them.
+func emptyRows(table string) (any, error) {
+	switch table {
+	case schemas.TableJobs:
+		return []JobRow{}, nil
+	case schemas.TableUsage:
+		return []UsageRow{}, nil
+	case schemas.TableFairshare:
+		return []FairshareRow{}, nil
+	case schemas.TableAssociations:
+		return []AssociationRow{}, nil
+	case schemas.TableRuns:
+		return []RunRow{}, nil
+	}
+	return nil, fmt.Errorf("views.sql: view %s is not a history table", table)
+}
+
+// globLiteral escapes the characters DuckDB expands in a file name, even
+// in an explicit list (* ? [), as one-character classes ([*] [?] [[]), so
+// that the name matches only itself.
+func globLiteral(name string) string {
+	if !strings.ContainsAny(name, "*?[") {
+		return name
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; c {
+		case '*', '?', '[':
+			b.WriteByte('[')
+			b.WriteByte(c)
+			b.WriteByte(']')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // quoteSQL quotes s as a SQL string literal.
 func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// Close closes the session and releases its generation.
+// Close closes the session, releases its generation and removes its
+// temporary directory.
 func (d *DB) Close() error {
-	err := d.db.Close()
+	var err error
+	if d.db != nil {
+		err = d.db.Close()
+	}
 	if verr := d.view.Close(); err == nil {
 		err = verr
 	}
+	if d.tmp != "" {
+		if rerr := os.RemoveAll(d.tmp); err == nil {
+			err = rerr
+		}
+	}
 	return err
-}
-
-// Result is a query's column names and rows (values as the driver returns
-// them: int64, float64, string, bool, time.Time, []byte, duckdb.Decimal,
-// duckdb.Interval, []any, map[string]any, duckdb.OrderedMap, nil).
-type Result struct {
-	Columns []string
-	// Types are the columns' DuckDB type names as the driver spells them
-	// (TIMESTAMPTZ, DECIMAL(10,3), STRUCT("a" INTEGER), ...): WriteResult
-	// needs them to tell a TIMESTAMP from a TIMESTAMPTZ or a DATE.
-	Types []string
-	Rows  [][]any
-}
-
-// Query runs one SQL statement and collects its result. Several
-// statements are refused (the driver would run them all and return only
-// the last result).
-func (d *DB) Query(ctx context.Context, query string) (*Result, error) {
-	if err := d.oneStatement(ctx, query); err != nil {
-		return nil, err
-	}
-	rows, err := d.db.QueryContext(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("query: %w", err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, fmt.Errorf("query columns: %w", err)
-	}
-	cts, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, fmt.Errorf("query column types: %w", err)
-	}
-	res := &Result{Columns: cols, Types: make([]string, len(cts))}
-	for i, ct := range cts {
-		res.Types[i] = ct.DatabaseTypeName()
-	}
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, fmt.Errorf("query row: %w", err)
-		}
-		res.Rows = append(res.Rows, vals)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("query: %w", err)
-	}
-	return res, nil
-}
-
-// errSeveralStatements is returned by Query for a query of more than one
-// statement.
-var errSeveralStatements = errors.New("query: several statements; run one statement at a time")
-
-// oneStatement refuses a query of several statements. Only a query with a
-// semicolon before its end can be one; for those the driver's Prepare,
-// which parses the query without running it, tells.
-func (d *DB) oneStatement(ctx context.Context, query string) error {
-	if !strings.Contains(strings.TrimRight(query, "; \t\r\n"), ";") {
-		return nil
-	}
-	conn, err := d.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("query: %w", err)
-	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		c, ok := dc.(driver.Conn)
-		if !ok {
-			return nil
-		}
-		st, err := c.Prepare(query)
-		if err != nil {
-			// The driver's Prepare refuses several statements with this
-			// message; any other error is left for QueryContext to report.
-			if strings.Contains(err.Error(), "multi-statement") {
-				return errSeveralStatements
-			}
-			return nil
-		}
-		return st.Close()
-	})
 }

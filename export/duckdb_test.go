@@ -8,11 +8,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -154,8 +156,8 @@ func TestOpenDuckDBViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if strings.Join(d.Tables, ",") != "jobs,runs" || strings.Join(d.Missing, ",") != "usage,fairshare,associations" || d.Generation != 1 {
-		t.Errorf("tables %v, missing %v, generation %d; want jobs,runs, usage,fairshare,associations, 1", d.Tables, d.Missing, d.Generation)
+	if strings.Join(d.Tables, ",") != "jobs,usage,fairshare,associations,runs" || strings.Join(d.Missing, ",") != "usage,fairshare,associations" || d.Generation != 1 {
+		t.Errorf("tables %v, missing %v, generation %d; want every table, usage,fairshare,associations, 1", d.Tables, d.Missing, d.Generation)
 	}
 	// Hand-computed from makeHistory: c1 2025-01 labA 4+1.5 (two segments),
 	// c1 2025-02 labB 10, c2 2025-01 labA 7; no labZ of the crashed commits.
@@ -264,6 +266,219 @@ func TestOpenDuckDBDamaged(t *testing.T) {
 		tail := " (in " + filepath.Join(dir, "gen", "00000001") + "); run fairledger verify --history " + dir + " to check every file"
 		if msg := err.Error(); !strings.HasPrefix(msg, want) || !strings.Contains(msg, c.problem) || !strings.HasSuffix(msg, tail) {
 			t.Errorf("%s: error %q, want %q ... %q ... %q", c.name, msg, want, c.problem, tail)
+		}
+	}
+}
+
+// sampleHistory writes one file of every table, from the sample rows, into
+// the history in dir (created), cluster c1, January 2025.
+func sampleHistory(t *testing.T, dir string) *History {
+	t.Helper()
+	h, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jan := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for table, rows := range map[string]any{
+		"jobs": sampleJobs(), "usage": sampleUsage(), "fairshare": sampleFairshare(),
+		"associations": sampleAssociations(), "runs": []RunRow{sampleRun()},
+	} {
+		if err := h.WritePartition(table, "c1", jan, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// queryCSV runs query in d and returns its CSV.
+func queryCSV(t *testing.T, d *DB, query string) string {
+	t.Helper()
+	res, err := d.Query(context.Background(), query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	var out bytes.Buffer
+	if err := WriteResult(&out, res, FormatCSV); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// TestOpenDuckDBEmptyViews: in a history where no table has a file yet,
+// every view is defined and answers with no rows, with the columns and
+// types the view has over a file of the table (hive columns cluster and
+// month included), so that a query written for a full history runs.
+func TestOpenDuckDBEmptyViews(t *testing.T) {
+	ctx := context.Background()
+	empty, err := OpenDuckDB(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer empty.Close()
+	if want := "jobs,usage,fairshare,associations,runs"; strings.Join(empty.Tables, ",") != want || strings.Join(empty.Missing, ",") != want {
+		t.Errorf("tables %v, missing %v: want %s for both", empty.Tables, empty.Missing, want)
+	}
+	full, err := OpenDuckDB(ctx, sampleHistory(t, t.TempDir()).Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	if len(full.Missing) != 0 {
+		t.Errorf("missing %v in a history with every table", full.Missing)
+	}
+	for _, table := range empty.Tables {
+		if got := queryCSV(t, empty, "SELECT count(*) AS n, count(DISTINCT cluster) AS c, max(month) AS m FROM "+table); got != "n,c,m\n0,0,\n" {
+			t.Errorf("%s: %q, want no rows", table, got)
+		}
+		describe := "SELECT column_name, column_type FROM (DESCRIBE " + table + ")"
+		want := queryCSV(t, full, describe)
+		if got := queryCSV(t, empty, describe); got != want {
+			t.Errorf("empty view %s:\n%s\nwant the columns over a file:\n%s", table, got, want)
+		}
+		if !strings.Contains(want, "\ncluster,VARCHAR\nmonth,VARCHAR\n") {
+			t.Errorf("view %s lacks the hive columns:\n%s", table, want)
+		}
+	}
+}
+
+// TestOpenDuckDBPathNotAGlob: a history whose path holds glob characters
+// ([, *, ?) and a quote is read, not a sibling directory the path read as
+// a glob matches (h[s]*?'q matches hsXY'q); and a key=value directory
+// above the history adds no column to the views (DuckDB would read it as
+// a hive partition).
+func TestOpenDuckDBPathNotAGlob(t *testing.T) {
+	ctx := context.Background()
+	parent := filepath.Join(t.TempDir(), "site=a")
+	odd := sampleHistory(t, filepath.Join(parent, "h[s]*?'q"))
+	sibling := sampleHistory(t, filepath.Join(parent, "hsXY'q"))
+	// The sibling holds a second run: a glob would count 3 runs.
+	if _, err := sibling.AppendRun("c1", RunRow{RunID: "sibling", Started: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenDuckDB(ctx, odd.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	run := sampleRun()
+	if got, want := queryCSV(t, d, "SELECT run_id, cluster, month FROM runs"), "run_id,cluster,month\n"+run.RunID+",c1,2025-01\n"; got != want {
+		t.Errorf("runs = %q, want %q", got, want)
+	}
+	if got := queryCSV(t, d, "SELECT count(*) FROM (DESCRIBE runs) WHERE column_name = 'site'"); got != "count_star()\n0\n" {
+		t.Errorf("the views have a site column from the directory above the history: %q", got)
+	}
+	if got, want := queryCSV(t, d, "SELECT count(*) FROM jobs"), fmt.Sprintf("count_star()\n%d\n", len(sampleJobs())); got != want {
+		t.Errorf("jobs count = %q, want %q", got, want)
+	}
+}
+
+// TestOpenDuckDBUnknownTable: a table name that is not a view is answered
+// with the views there are, and without DuckDB's guess at a system table
+// (pg_constraint was its guess for an empty history).
+func TestOpenDuckDBUnknownTable(t *testing.T) {
+	d, err := OpenDuckDB(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, q := range []string{"SELECT * FROM jbos", "SELECT * FROM pg_constrain", "SELECT count(*) FROM sacct"} {
+		_, err := d.Query(context.Background(), q)
+		if err == nil {
+			t.Errorf("%s: no error", q)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "does not exist! The history's views are jobs, usage, fairshare, associations, runs.") || strings.Contains(msg, "pg_") && !strings.Contains(msg, "pg_constrain does") {
+			t.Errorf("%s: %q, want the views listed and no system table suggested", q, msg)
+		}
+	}
+}
+
+// TestDuckDBReadOnly: the session refuses every statement that writes,
+// reads a file outside the history's generation or changes the session,
+// before it runs; and nothing is written. SELECTs (with DESCRIBE, SHOW,
+// SUMMARIZE, PRAGMA) and EXPLAIN still run.
+func TestDuckDBReadOnly(t *testing.T) {
+	ctx := context.Background()
+	h := sampleHistory(t, t.TempDir())
+	d, err := OpenDuckDB(ctx, h.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	runs := histOnlyFile(t, h, "runs", "c1", "2025-01")
+	histFile, err := filepath.EvalSymlinks(histPath(h, runs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(histFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	secret := filepath.Join(out, "secret.csv")
+	if err := os.WriteFile(secret, []byte("a,b\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readOnly := "read-only: it runs SELECT and EXPLAIN statements only"
+	denied := "file system operations are disabled by configuration"
+	for _, c := range []struct{ query, want string }{
+		{"COPY jobs TO " + quoteSQL(filepath.Join(out, "jobs.csv")), denied},
+		{"COPY (SELECT 1 AS x) TO " + quoteSQL(histFile) + " (FORMAT parquet, USE_TMP_FILE false)", readOnly + ", not COPY"},
+		{"EXPLAIN ANALYZE COPY (SELECT 1 AS x) TO " + quoteSQL(histFile) + " (FORMAT parquet, USE_TMP_FILE false)", "not EXPLAIN ANALYZE"},
+		{"explain /* c */ analyse SELECT 1", "not EXPLAIN ANALYZE"},
+		{"EXPLAIN (ANALYZE) SELECT 1", "not EXPLAIN ANALYZE"},
+		{"EXPORT DATABASE " + quoteSQL(filepath.Join(out, "export")), denied},
+		{"ATTACH " + quoteSQL(filepath.Join(out, "x.duckdb")), readOnly + ", not ATTACH"},
+		{"ATTACH ':memory:' AS scratch", readOnly + ", not ATTACH"},
+		{"INSTALL httpfs", readOnly + ", not INSTALL or LOAD"},
+		{"LOAD httpfs", readOnly + ", not INSTALL or LOAD"},
+		{"LOAD " + quoteSQL(filepath.Join(out, "x.duckdb_extension")), readOnly + ", not INSTALL or LOAD"},
+		{"SET enable_external_access = true", readOnly + ", not SET"},
+		{"RESET lock_configuration", readOnly + ", not SET"},
+		{"SET VARIABLE history = '/'", readOnly + ", not SET"},
+		{"CREATE TABLE t AS SELECT 1", readOnly + ", not CREATE"},
+		{"CREATE OR REPLACE VIEW jobs AS SELECT 1", readOnly + ", not CREATE"},
+		{"DROP VIEW jobs", readOnly + ", not DROP"},
+		{"INSERT INTO jobs VALUES (1)", ""}, // a view: refused one way or another
+		{"CALL pragma_version()", readOnly + ", not CALL"},
+		{"SELECT * FROM read_csv(" + quoteSQL(secret) + ")", denied},
+		{"SELECT * FROM read_text(" + quoteSQL(secret) + ")", denied},
+		{"SELECT * FROM glob(" + quoteSQL(out+"/*") + ")", denied},
+		{"SELECT * FROM read_parquet(" + quoteSQL(filepath.Join(h.Dir, currentLink, "runs", "*", "*", "*.parquet")) + ")", denied},
+		{"SELECT * FROM query('COPY jobs TO ''" + filepath.Join(out, "q.csv") + "''')", "Expected a single SELECT statement"},
+		{"SELECT 1; COPY jobs TO " + quoteSQL(filepath.Join(out, "m.csv")), "several statements"},
+	} {
+		_, err := d.Query(ctx, c.query)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.query, err, c.want)
+		}
+		if r, err := d.Stream(ctx, c.query); err == nil {
+			r.Close()
+			t.Errorf("%s: Stream ran it", c.query)
+		}
+	}
+	if after, err := os.ReadFile(histFile); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the history's runs file changed (%v)", err)
+	}
+	if entries, err := os.ReadDir(out); err != nil || len(entries) != 1 {
+		t.Errorf("files written beside the secret: %v (%v)", entries, err)
+	}
+	// The lock held: the configuration is as set.
+	if got := queryCSV(t, d, "SELECT current_setting('enable_external_access') AS e, current_setting('lock_configuration') AS l"); got != "e,l\nfalse,true\n" {
+		t.Errorf("settings after the refusals: %q", got)
+	}
+	for q, want := range map[string]string{
+		"SELECT count(*) AS n FROM jobs":                                      fmt.Sprintf("n\n%d\n", len(sampleJobs())),
+		"SELECT count(*) AS n FROM (DESCRIBE runs)":                           "n\n",
+		"SELECT count(*) AS n FROM (SHOW TABLES)":                             "n\n5\n",
+		"SELECT column_name FROM (SUMMARIZE runs) WHERE column_name = 'read'": "column_name\nread\n",
+		"PRAGMA table_info('usage')":                                          "cid,",
+		"EXPLAIN SELECT * FROM jobs":                                          "explain_key,explain_value\n",
+		"SELECT * FROM query('SELECT 42 AS answer')":                          "answer\n42\n",
+	} {
+		if got := queryCSV(t, d, q); !strings.HasPrefix(got, want) {
+			t.Errorf("%s = %q, want it to start with %q", q, got, want)
 		}
 	}
 }

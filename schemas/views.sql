@@ -2,7 +2,11 @@
 -- Parquet files of the committed generation,
 -- <history>/current/<table>/cluster=<c>/month=<YYYY-MM>/*.parquet
 -- (current is a symlink a run switches in one step when it commits).
--- `fairledger sql` runs this file itself. From the DuckDB CLI:
+-- `fairledger sql` runs this file itself, with each glob replaced by the
+-- list of the table's files in the committed generation's manifest (an
+-- empty file of the table's schema when it has none). From the DuckDB CLI
+-- (keep the history under a path without glob characters * ? [ and
+-- without a key=value directory, which DuckDB reads as a partition):
 --
 --   SET VARIABLE history = '/var/lib/fairledger/history';
 --   .read schemas/views.sql

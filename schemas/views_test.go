@@ -25,7 +25,7 @@ func TestViewsCoverTables(t *testing.T) {
 			continue
 		}
 		// Every segment of the committed generation: export.OpenDuckDB
-		// pins the generation by rewriting the '/current/' of this path.
+		// replaces this glob with the pinned generation's list of files.
 		if want := "'/current/" + tb.Name + "/cluster=*/month=*/*.parquet'"; strings.Count(sql, "'/current/") != 1 || !strings.Contains(sql, want) {
 			t.Errorf("view %s does not read %s once: %s", tb.Name, want, sql)
 		}

@@ -11,14 +11,27 @@ import (
 	"github.com/fairledger/fairledger/export"
 )
 
+// sqlMemoryLimitMiB is sql's default DuckDB memory limit.
+const sqlMemoryLimitMiB = 512
+
 func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "sql",
 		Usage:     "query the history with DuckDB; views jobs, usage, fairshare, associations and runs are defined",
 		ArgsUsage: `"SELECT ..." (or - to read the query from stdin)`,
+		Description: "Runs one statement over the committed generation of the history (a run committing meanwhile " +
+			"changes nothing it reads). Every view is defined; a table with no file yet has an empty view. " +
+			"The session is read-only and confined to the history: only SELECT (DESCRIBE, SHOW, SUMMARIZE, " +
+			"PRAGMA) and EXPLAIN run, and DuckDB reads the generation's own files and no other (no COPY, ATTACH, " +
+			"INSTALL, LOAD, SET, read_csv of another file). The views read the Parquet files at query time, " +
+			"so the history's files must stay readable while it runs. Rows are written as they come, in memory " +
+			"bounded by --memory-limit: a result goes through a DuckDB temporary table, spilled past the limit " +
+			"into a directory under $TMPDIR that the command removes; a table is aligned on its first 10000 rows " +
+			"(a wider value later is written whole).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
 			&cli.StringFlag{Name: "format", Value: export.FormatTable, Usage: "table, csv or json"},
+			&cli.Int64Flag{Name: "memory-limit", Value: sqlMemoryLimitMiB, Usage: "DuckDB's memory limit in MiB, past which it spills to $TMPDIR (0: DuckDB's default, 80% of the memory)"},
 		},
 		Action: func(c *cli.Context) error {
 			log := newLogger(c, stderr)
@@ -41,19 +54,51 @@ func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 			default:
 				return usagef("--format %q: want table, csv or json", f)
 			}
-			db, err := export.OpenDuckDB(c.Context, c.String("history"))
+			if c.Int64("memory-limit") < 0 {
+				return usagef("--memory-limit %d: want 0 or more MiB", c.Int64("memory-limit"))
+			}
+			db, err := export.OpenDuckDBWith(c.Context, c.String("history"), export.DuckDBOptions{MemoryLimitMiB: c.Int64("memory-limit")})
 			if err != nil {
 				return err
 			}
 			defer db.Close()
 			if len(db.Missing) > 0 {
-				log.Info().Strs("tables", db.Missing).Msg("no files yet for these tables; their views are not defined")
+				log.Info().Strs("tables", db.Missing).Msg("no files yet for these tables: their views are empty")
 			}
-			res, err := db.Query(c.Context, query)
+			rows, err := db.Stream(c.Context, query)
+			if err != nil {
+				return memoryHint(err)
+			}
+			defer rows.Close()
+			w, err := export.NewResultWriter(stdout, c.String("format"), rows.Columns, rows.Types)
 			if err != nil {
 				return err
 			}
-			return export.WriteResult(stdout, res, c.String("format"))
+			for {
+				row, err := rows.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return memoryHint(err)
+				}
+				if err := w.Write(row); err != nil {
+					return fmt.Errorf("write result: %w", err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				return fmt.Errorf("write result: %w", err)
+			}
+			return rows.Close()
 		},
 	}
+}
+
+// memoryHint adds to DuckDB's out-of-memory error the flag that raises
+// its limit.
+func memoryHint(err error) error {
+	if export.OutOfMemory(err) {
+		return fmt.Errorf("%w (raise --memory-limit)", err)
+	}
+	return err
 }

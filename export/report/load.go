@@ -140,7 +140,7 @@ func Load(ctx context.Context, db *export.DB, accounts []string, opt Options) (*
 	if opt.TopN > MaxTopN {
 		return nil, fmt.Errorf("report: top %d: at most %d rows per table", opt.TopN, MaxTopN)
 	}
-	if !slices.Contains(db.Tables, "fairshare") {
+	if slices.Contains(db.Missing, "fairshare") {
 		return nil, errors.New("report: the history has no fairshare table yet (run fairledger run first)")
 	}
 	d := &Dataset{opts: opt, series: map[assocKey]*series{}}
@@ -175,12 +175,12 @@ func Load(ctx context.Context, db *export.DB, accounts []string, opt Options) (*
 	if err := d.loadSeries(q, filter); err != nil {
 		return nil, err
 	}
-	if slices.Contains(db.Tables, "usage") {
+	if !slices.Contains(db.Missing, "usage") {
 		if err := d.loadUsage(q, filter); err != nil {
 			return nil, err
 		}
 	}
-	if slices.Contains(db.Tables, "jobs") {
+	if !slices.Contains(db.Missing, "jobs") {
 		if err := d.loadJobs(q, filter); err != nil {
 			return nil, err
 		}
@@ -249,7 +249,7 @@ func (d *Dataset) resolvePeriod(q *querier, opt Options) error {
 	}
 	if d.From.IsZero() {
 		sql := "SELECT min(snapshot) FROM fairshare WHERE cluster = " + c
-		if slices.Contains(q.db.Tables, "usage") {
+		if !slices.Contains(q.db.Missing, "usage") {
 			sql = "SELECT least((" + sql + "), (SELECT min(period_start) FROM usage WHERE cluster = " + c + "))"
 		}
 		r, err := q.query("first snapshot", sql)
@@ -378,7 +378,7 @@ func floatPtr(v any) *float64 {
 // loadConfig reads the runs.config of the run that produced the Last
 // snapshot.
 func (d *Dataset) loadConfig(q *querier) error {
-	if !slices.Contains(q.db.Tables, "runs") {
+	if slices.Contains(q.db.Missing, "runs") {
 		return nil
 	}
 	last := tsLit(d.Last)

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// rejectEverySacctRow rewrites the sacct file of a generated site so that
+// every allocation row is rejected (AllocCPUS "x"; steps are skipped
+// before their fields are read).
+func rejectEverySacctRow(t *testing.T, site string) {
+	t.Helper()
+	file := filepath.Join(site, "sacct.psv")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	col := -1
+	for i, h := range strings.Split(lines[0], "|") {
+		if h == "AllocCPUS" {
+			col = i
+		}
+	}
+	if col < 0 {
+		t.Fatalf("%s: no AllocCPUS column in %q", file, lines[0])
+	}
+	for i := 1; i < len(lines); i++ {
+		f := strings.Split(lines[i], "|")
+		f[col] = "x"
+		lines[i] = strings.Join(f, "|")
+	}
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHistoryOfRejectedRows: two nights whose rows were all rejected leave
+// a history with fair-share snapshots and runs but no jobs or usage file.
+// Every view answers (0 jobs, 0 usage rows); sshare prints the tree with
+// zero usage, as sshare does for a cluster nobody used; report writes a
+// lab's report.
+func TestHistoryOfRejectedRows(t *testing.T) {
+	site, inputs := genSite(t)
+	rejectEverySacctRow(t, site)
+	hist := filepath.Join(t.TempDir(), "hist")
+	for _, to := range []string{"2025-02-01", "2025-02-03"} {
+		if code, _, errs := runCLI(t, append([]string{"run", "--history", hist, "--to", to}, inputs...)...); code != exitRejected {
+			t.Fatalf("run --to %s: exit %d, want %d (rows rejected)\n%s", to, code, exitRejected, errs)
+		}
+	}
+	counts := sqlCSV(t, hist, "SELECT (SELECT count(*) FROM jobs), (SELECT count(*) FROM usage), (SELECT count(*) > 0 FROM fairshare), (SELECT count(*) FROM runs)")
+	if got := strings.Join(counts[0], ","); got != "0,0,true,2" {
+		t.Errorf("jobs, usage, fairshare > 0, runs = %s, want 0,0,true,2", got)
+	}
+
+	code, out, errs := runCLI(t, "sshare", "--history", hist, "-a", "-P")
+	if code != 0 {
+		t.Fatalf("sshare: exit %d\n%s", code, errs)
+	}
+	r := csv.NewReader(strings.NewReader(out))
+	r.Comma = '|'
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) < 3 || strings.Join(recs[0], "|") != "Account|User|RawShares|NormShares|RawUsage|EffectvUsage|FairShare" {
+		t.Fatalf("sshare -a -P:\n%s", out)
+	}
+	for _, rec := range recs[1:] {
+		if rec[4] != "0" {
+			t.Errorf("sshare line %v: RawUsage %s, want 0", rec, rec[4])
+		}
+	}
+
+	lab := sqlCSV(t, hist, "SELECT account FROM fairshare WHERE account <> 'root' AND \"user\" = '' ORDER BY account LIMIT 1")[0][0]
+	code, out, errs = runCLI(t, "report", "--history", hist, "--account", lab, "--format", "md")
+	if code != 0 || !strings.Contains(out, "# Fair-share report: ") {
+		t.Errorf("report --account %s: exit %d\n%s\n%s", lab, code, out, errs)
+	}
+}
