@@ -363,7 +363,9 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return "history file " + e.Path + " is damaged: " + e.Problem
+	// One line whatever the problem's text (a decoder's message may span
+	// several).
+	return "history file " + e.Path + " is damaged: " + strings.Join(strings.Fields(e.Problem), " ")
 }
 
 // Txn is one commit being built: the files a run writes and removes on top
@@ -472,10 +474,18 @@ func (t *Txn) ReadJobs(p Partition, dst *JobTable) error {
 }
 
 // CheckBase checks that every file of the base is there with the size its
-// manifest gives: a run refuses to build on a history with a missing or
-// truncated file (Verify checks the contents).
+// manifest gives, and that a data file's Parquet footer is readable and
+// counts the manifest's rows: a run refuses to build on a history with a
+// missing, truncated or foreign file, even one it would only carry over
+// (Verify checks the contents).
 func (t *Txn) CheckBase() error {
 	for _, p := range t.base.Partitions {
+		if p.Table != TableState {
+			if err := checkFooter(t.basePath(p), p); err != nil {
+				return err
+			}
+			continue
+		}
 		fi, err := os.Stat(t.basePath(p))
 		if err != nil {
 			return &CorruptError{Path: p.Path, Problem: "missing: " + err.Error()}

@@ -220,6 +220,10 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 			return nil, err
 		}
 		defer v.Close()
+		// What CheckBase refuses below, a dry run refuses too.
+		if err := v.CheckFooters(); err != nil {
+			return nil, fmt.Errorf("%w; run fairledger verify --history %s", err, opt.History)
+		}
 		base = &v.Manifest
 		readState = func(p export.Partition) ([]byte, error) { return v.ReadState(p.Cluster, path.Base(p.Path)) }
 	} else {

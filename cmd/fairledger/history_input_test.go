@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // rejectEverySacctRow rewrites the sacct file of a generated site so that
@@ -80,5 +83,90 @@ func TestHistoryOfRejectedRows(t *testing.T) {
 	code, out, errs = runCLI(t, "report", "--history", hist, "--account", lab, "--format", "md")
 	if code != 0 || !strings.Contains(out, "# Fair-share report: ") {
 		t.Errorf("report --account %s: exit %d\n%s\n%s", lab, code, out, errs)
+	}
+}
+
+// TestHistoryFileNotParquet: a committed file replaced by bytes that are
+// not Parquet (of the same size, or not) is named in one line that says
+// how to check the history, by each command that reads the history: sql,
+// report, sshare (which reads the fair-share file), and run, which refuses
+// to build on it (even on a file it would only carry over) and writes
+// nothing.
+func TestHistoryFileNotParquet(t *testing.T) {
+	_, inputs := genSite(t)
+	clean := filepath.Join(t.TempDir(), "hist")
+	if code, _, errs := runCLI(t, append([]string{"run", "--history", clean, "--to", "2025-02-05"}, inputs...)...); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	for _, sameSize := range []bool{true, false} {
+		hist := filepath.Join(t.TempDir(), "hist")
+		if err := os.CopyFS(hist, os.DirFS(clean)); err != nil {
+			t.Fatal(err)
+		}
+		// os.CopyFS makes current a directory: make it the symlink again.
+		if err := os.RemoveAll(filepath.Join(hist, "current")); err != nil {
+			t.Fatal(err)
+		}
+		target, err := os.Readlink(filepath.Join(clean, "current"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(hist, "current")); err != nil {
+			t.Fatal(err)
+		}
+		h, err := export.Open(hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := h.View()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := v.Files(schemas.TableFairshare, "")
+		if len(files) == 0 {
+			t.Fatal("no fairshare file")
+		}
+		p := files[len(files)-1] // the latest snapshot's month: sshare reads it
+		file := v.Path(p)
+		v.Close()
+		bad := []byte("this is not a Parquet file\n")
+		if sameSize {
+			bad = []byte(strings.Repeat("x", int(p.Bytes)))
+		}
+		if err := os.WriteFile(file, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before, err := os.ReadFile(filepath.Join(hist, "gen", filepath.Base(target), "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"sql", "--history", hist, "SELECT count(*) FROM jobs"},
+			{"report", "--history", hist, "--account", "root"},
+			{"sshare", "--history", hist, "-a"},
+			append([]string{"run", "--history", hist, "--to", "2025-02-10"}, inputs...),
+			append([]string{"run", "--dry-run", "--history", hist, "--to", "2025-02-10"}, inputs...),
+		} {
+			code, out, errs := runCLI(t, args...)
+			var naming []string
+			for _, l := range strings.Split(errs, "\n") {
+				if strings.Contains(l, p.Path) {
+					naming = append(naming, l)
+				}
+			}
+			if code != exitError || out != "" || len(naming) != 1 || !strings.Contains(naming[0], "is damaged: ") ||
+				!strings.Contains(naming[0], "run fairledger verify --history "+hist) {
+				t.Errorf("%s (same size %v): exit %d, stdout %q, stderr:\n%s\nwant exit 1 and one line naming %s and fairledger verify",
+					args[0], sameSize, code, out, errs, p.Path)
+			}
+		}
+		gens, err := os.ReadDir(filepath.Join(hist, "gen"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := os.ReadFile(filepath.Join(hist, "gen", filepath.Base(target), "manifest.json"))
+		if err != nil || len(gens) != 1 || string(after) != string(before) {
+			t.Errorf("same size %v: the refused runs changed the history: generations %v (%v)", sameSize, gens, err)
+		}
 	}
 }
