@@ -19,15 +19,16 @@ func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:      "sql",
 		Usage:     "query the history with DuckDB; views jobs, usage, fairshare, associations and runs are defined",
 		ArgsUsage: `"SELECT ..." (or - to read the query from stdin)`,
-		Description: "Runs one statement over the committed generation of the history (a run committing meanwhile " +
-			"changes nothing it reads). Every view is defined; a table with no file yet has an empty view. " +
-			"The session is read-only and confined to the history: only SELECT (DESCRIBE, SHOW, SUMMARIZE, " +
-			"PRAGMA) and EXPLAIN run, and DuckDB reads the generation's own files and no other (no COPY, ATTACH, " +
-			"INSTALL, LOAD, SET, read_csv of another file). The views read the Parquet files at query time, " +
-			"so the history's files must stay readable while it runs. Rows are written as they come, in memory " +
-			"bounded by --memory-limit: a result goes through a DuckDB temporary table, spilled past the limit " +
-			"into a directory under $TMPDIR that the command removes; a table is aligned on its first 10000 rows " +
-			"(a wider value later is written whole).",
+		Description: "Runs one statement over the committed generation of the history (a run committing meanwhile\n" +
+			"changes nothing it reads). Every view is defined: a table with no file yet has an empty view.\n" +
+			"The session is read-only and confined to the history: only SELECT (with DESCRIBE, SHOW, SUMMARIZE,\n" +
+			"PRAGMA) and EXPLAIN (not EXPLAIN ANALYZE) run, and DuckDB reads the generation's own files and no\n" +
+			"other: COPY, ATTACH, INSTALL, LOAD, SET, CREATE and read_csv of another file are refused. The views\n" +
+			"read the Parquet files at query time, so the history's files must stay readable while it runs.\n" +
+			"Rows are written as they come, in memory bounded by --memory-limit: a result goes through a DuckDB\n" +
+			"temporary table, spilled past the limit into a directory under $TMPDIR that the command removes\n" +
+			"(put TMPDIR on a disk, not a tmpfs, for results larger than the limit); a table is aligned on its\n" +
+			"first 10000 rows (a wider value after them is written whole).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
 			&cli.StringFlag{Name: "format", Value: export.FormatTable, Usage: "table, csv or json"},
