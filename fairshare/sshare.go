@@ -166,7 +166,7 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 		return err
 	}
 
-	cw := cellWriter{b: make([]byte, 0, 64<<10), fixed: opt.FixedWidth, trailing: opt.TrailingSep && !opt.FixedWidth}
+	cw := cellWriter{w: w, b: make([]byte, 0, 64<<10), fixed: opt.FixedWidth, trailing: opt.TrailingSep && !opt.FixedWidth}
 	if !opt.NoHeader {
 		for k, c := range cols {
 			cw.header(sshareColumn{columnOf(c).name, widths[k]})
@@ -175,6 +175,7 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 		if opt.FixedWidth {
 			// print_fields_header: abs(len) dashes and a space per column.
 			for _, w := range widths {
+				cw.spill()
 				cw.b = appendRepeat(cw.b, '-', abs(w))
 				cw.b = append(cw.b, ' ')
 			}
@@ -245,17 +246,34 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 			}
 		}
 		cw.endLine()
-		if len(cw.b) >= 60<<10 {
-			if _, err := w.Write(cw.b); err != nil {
-				return fmt.Errorf("write sshare: %w", err)
-			}
-			cw.b = cw.b[:0]
+		if cw.err != nil {
+			break
 		}
 	}
-	if _, err := w.Write(cw.b); err != nil {
-		return fmt.Errorf("write sshare: %w", err)
+	cw.flush()
+	if cw.err != nil {
+		return fmt.Errorf("write sshare: %w", cw.err)
 	}
 	return nil
+}
+
+// MaxSshareFieldLength bounds the %LENGTH of an -o item (either sign).
+// Slurm's sshare takes any atoi() value and prints each string cell through
+// a stack buffer of that many bytes (print_fields_str's temp_char[abs_len+1])
+// and each double through a heap string as wide (print_fields_double's
+// xstrfmtcat "%*f"): `-o account%999999999` makes it overflow its stack or
+// allocate a gigabyte per cell. No column needs more than a TRES list: 1024
+// is far beyond any real use and keeps a line of every column under 16 KiB.
+const MaxSshareFieldLength = 1024
+
+// CheckSshareFields reports whether fields (SshareOptions.Fields, sshare's
+// -o list) would be accepted by WriteSshare, with the error WriteSshare
+// would return: an unknown column, the association id, or a length that is
+// not a non-zero integer within ±MaxSshareFieldLength. A command checks the
+// list with it before reading anything.
+func CheckSshareFields(fields []string) error {
+	_, _, err := sshareColumns(SshareOptions{Fields: fields}, true)
+	return err
 }
 
 // sshareColumns returns the columns WriteSshare prints and their
@@ -290,6 +308,10 @@ func sshareColumns(opt SshareOptions, fairTree bool) (cols, widths []int, err er
 			name = item[:i]
 			if width, err = strconv.Atoi(item[i+1:]); err != nil || width == 0 {
 				return nil, nil, fmt.Errorf("sshare field %q: the length after %% must be a non-zero integer", item)
+			}
+			if abs(width) > MaxSshareFieldLength {
+				return nil, nil, fmt.Errorf("sshare field %q: the length after %% must be between -%d and %d",
+					item, MaxSshareFieldLength, MaxSshareFieldLength)
 			}
 		}
 		c := -1
@@ -354,16 +376,36 @@ func selectRows(t *Tree, users []string, noUsers bool, accounts []string) (show 
 }
 
 // cellWriter appends the cells of sshare lines in the parsable or the
-// fixed-width layout (Slurm's print_fields.c).
+// fixed-width layout (Slurm's print_fields.c) to b, and hands b to w
+// whenever it holds 60 KiB or more at the start of a cell, so that it stays
+// under 64 KiB and a cell however long a line is.
 type cellWriter struct {
+	w        io.Writer
+	err      error // the first error of w
 	b        []byte
 	fixed    bool
 	trailing bool
 	cells    int // cells written on the current line
 }
 
+// spill writes b out once it holds 60 KiB or more.
+func (w *cellWriter) spill() {
+	if len(w.b) >= 60<<10 {
+		w.flush()
+	}
+}
+
+// flush writes b out (nothing after an error) and empties it.
+func (w *cellWriter) flush() {
+	if w.err == nil && len(w.b) > 0 {
+		_, w.err = w.w.Write(w.b)
+	}
+	w.b = w.b[:0]
+}
+
 // sep starts a cell: the '|' between parsable fields.
 func (w *cellWriter) sep() {
+	w.spill()
 	if !w.fixed && w.cells > 0 {
 		w.b = append(w.b, '|')
 	}

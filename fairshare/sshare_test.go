@@ -168,6 +168,12 @@ func TestSshareFieldErrors(t *testing.T) {
 		"ID":            `sshare field "ID": association ids are not kept in the history`,
 		"User%x":        `sshare field "User%x": the length after % must be a non-zero integer`,
 		"User%0":        `sshare field "User%0": the length after % must be a non-zero integer`,
+		// Slurm's sshare overflows its stack or allocates a gigabyte a
+		// cell; fairledger died with "out of memory" (issue 23).
+		"account%999999999":         `sshare field "account%999999999": the length after % must be between -1024 and 1024`,
+		"User,RawU%-1025":           `sshare field "RawU%-1025": the length after % must be between -1024 and 1024`,
+		"User%99999999999999999":    `sshare field "User%99999999999999999": the length after % must be between -1024 and 1024`,
+		"User%99999999999999999999": `sshare field "User%99999999999999999999": the length after % must be a non-zero integer`,
 	} {
 		var buf bytes.Buffer
 		err := WriteSshare(&buf, b.tree, &ft, SshareOptions{Fields: strings.Split(fields, ",")})
@@ -177,7 +183,53 @@ func TestSshareFieldErrors(t *testing.T) {
 		if buf.Len() > 0 {
 			t.Errorf("-o %s: wrote %q before failing", fields, buf.String())
 		}
+		if err := CheckSshareFields(strings.Split(fields, ",")); err == nil || err.Error() != want {
+			t.Errorf("CheckSshareFields(%s) = %v, want %s", fields, err, want)
+		}
 	}
+	if err := CheckSshareFields([]string{"Account%-1024", "Fair%1024"}); err != nil {
+		t.Errorf("CheckSshareFields at the bound: %v", err)
+	}
+}
+
+// TestSshareWideFields: the widest columns allowed print as print_fields
+// does (the name right-justified in 1024 columns, 1024 dashes) and reach
+// the writer in pieces: WriteSshare hands it no more than about 64 KiB at
+// a time however wide a line is (60 columns of 1025 bytes here, 61,500
+// bytes a line).
+func TestSshareWideFields(t *testing.T) {
+	b := buildSpec(t, partitionTree)
+	var ft Result
+	FairTree(b.tree, b.usage, &ft)
+	fields := []string{"User%1024"}
+	for range 59 {
+		fields = append(fields, "Account%-1024")
+	}
+	var w maxWriter
+	if err := WriteSshare(&w, b.tree, &ft, SshareOptions{FixedWidth: true, Fields: fields}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(w.buf.String(), "\n")
+	if want := strings.Repeat(" ", 1020) + "User "; !strings.HasPrefix(lines[0], want) {
+		t.Errorf("header starts %q, want 1020 spaces and \"User \"", lines[0][:40])
+	}
+	if want := strings.Repeat("-", 1024) + " "; !strings.HasPrefix(lines[1], want) || len(lines[1]) != 60*1025 {
+		t.Errorf("dashed line of %d bytes, want 60 × (1024 dashes and a space)", len(lines[1]))
+	}
+	if w.max > 64<<10+1025 {
+		t.Errorf("largest write %d bytes, want at most 64 KiB and a cell", w.max)
+	}
+}
+
+// maxWriter keeps what it is written and the size of the largest write.
+type maxWriter struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (w *maxWriter) Write(p []byte) (int, error) {
+	w.max = max(w.max, len(p))
+	return w.buf.Write(p)
 }
 
 // TestSshareRawUsage: RawUsage is C's (uint64) truncation (§1.1, §7).

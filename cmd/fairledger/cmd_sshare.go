@@ -48,7 +48,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "accounts", Aliases: []string{"A"}, Usage: "comma-separated accounts: only their own rows (sshare -A)"},
 			&cli.StringFlag{Name: "users", Aliases: []string{"u"}, Usage: "comma-separated users whose rows are listed (sshare -u; default: $USER)"},
 			&cli.StringFlag{Name: "tz", Usage: "time zone of --at and of the times reported (default: $TZ, else UTC)"},
-			&cli.StringFlag{Name: "format", Aliases: []string{"o"}, Usage: "comma-separated fields, each a prefix of a column name with an optional %LENGTH, instead of the default columns (sshare -o), e.g. account,fairshare"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"o"}, Usage: "comma-separated fields, each a prefix of a column name with an optional %LENGTH (-1024..1024, negative left-justifies), instead of the default columns (sshare -o), e.g. account,fairshare"},
 		},
 		Action: func(c *cli.Context) error {
 			log := newLogger(c, stderr)
@@ -57,6 +57,9 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			}
 			if c.Bool("parsable") && c.Bool("parsable2") {
 				return usagef("-p and -P exclude each other")
+			}
+			if err := fairshare.CheckSshareFields(splitList(c.String("format"))); err != nil {
+				return usagef("--format: %v", err)
 			}
 			loc, err := location(c.String("tz"))
 			if err != nil {
