@@ -20,7 +20,8 @@ func genCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "dir", Usage: "output directory", Required: true},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "random seed: the same seed writes the same files"},
 			&cli.IntFlag{Name: "jobs", Value: 20000, Usage: "allocation records (steps come on top)"},
-			&cli.IntFlag{Name: "labs", Value: 200, Usage: "accounts (labs)"},
+			&cli.IntFlag{Name: "labs", Value: 200, Usage: "accounts (labs); from 10 on, some sit below 2–3 school accounts"},
+			&cli.IntFlag{Name: "users-per-lab", Value: 6, Usage: "mean users per lab (skewed: many small labs, a few up to 5× the mean); associations ≈ labs × (1 + users-per-lab × 1.04) + 4"},
 			&cli.StringFlag{Name: "cluster", Value: "synth", Usage: "cluster name"},
 			&cli.TimestampFlag{Name: "from", Layout: time.DateOnly, Usage: "first job start (YYYY-MM-DD, default 2025-01-01)"},
 			&cli.TimestampFlag{Name: "to", Layout: time.DateOnly, Usage: "last job start (YYYY-MM-DD, default 2025-04-01)"},
@@ -37,7 +38,7 @@ func genCommand(stdout, stderr io.Writer) *cli.Command {
 				return err
 			}
 			o := synth.Options{
-				Seed: c.Int64("seed"), Jobs: c.Int("jobs"), Labs: c.Int("labs"), Cluster: c.String("cluster"),
+				Seed: c.Int64("seed"), Jobs: c.Int("jobs"), Labs: c.Int("labs"), UsersPerLab: c.Int("users-per-lab"), Cluster: c.String("cluster"),
 				Location: loc, UnixTimes: c.Bool("unix-times"),
 			}
 			if t := c.Timestamp("from"); t != nil {
