@@ -112,6 +112,48 @@ func TestInternedDict(t *testing.T) {
 	}
 }
 
+// TestInternedDictPage checks the dictionary internedDict keeps without
+// hashing: equal strings of strs (ids 0 and 4) share one index, and its
+// Len, Size, Index and dictionary page are those of parquet-go's own
+// dictionary fed the same values, before and after a value not of strs
+// moves its values into the hashed one, and after Reset.
+func TestInternedDictPage(t *testing.T) {
+	strs := []string{"b", "", "a", "zz", "b"}
+	in := internStrings(strs)
+	typ := parquet.ByteArrayType
+	dict := internedType{typ, in}.NewDictionary(2, 0, typ.NewValues(nil, nil))
+	ref := typ.NewDictionary(2, 0, typ.NewValues(nil, nil))
+	same := func(step string, values []parquet.Value, wantIndexes []int32, wantLen int) {
+		t.Helper()
+		got, want := make([]int32, len(values)), make([]int32, len(values))
+		dict.Insert(got, values)
+		ref.Insert(want, values)
+		if !slices.Equal(got, wantIndexes) || !slices.Equal(want, wantIndexes) {
+			t.Fatalf("%s: indexes = %v, parquet-go's %v, want %v", step, got, want, wantIndexes)
+		}
+		if dict.Len() != wantLen || ref.Len() != wantLen || dict.Size() != ref.Size() {
+			t.Errorf("%s: Len %d, Size %d; parquet-go's %d, %d; want Len %d", step, dict.Len(), dict.Size(), ref.Len(), ref.Size(), wantLen)
+		}
+		for i := range int32(wantLen) {
+			if g, w := dict.Index(i), ref.Index(i); string(g.ByteArray()) != string(w.ByteArray()) {
+				t.Errorf("%s: Index(%d) = %q, parquet-go's %q", step, i, g.ByteArray(), w.ByteArray())
+			}
+		}
+		gv, wv := dict.Page().Data(), ref.Page().Data()
+		gb, goff := gv.ByteArray()
+		wb, woff := wv.ByteArray()
+		if string(gb) != string(wb) || !slices.Equal(goff, woff) || dict.Page().NumValues() != ref.Page().NumValues() {
+			t.Errorf("%s: dictionary page %q %v, parquet-go's %q %v", step, gb, goff, wb, woff)
+		}
+	}
+	same("interned", []parquet.Value{in.vals[4], in.vals[2], in.vals[0], in.vals[1], in.vals[3]}, []int32{0, 1, 0, 2, 3}, 4)
+	same("outside", []parquet.Value{parquet.ByteArrayValue([]byte("c")), in.vals[0], in.vals[3]}, []int32{4, 0, 3}, 5)
+	same("hashed", []parquet.Value{in.vals[1], parquet.ByteArrayValue([]byte("d"))}, []int32{2, 5}, 6)
+	dict.Reset()
+	ref.Reset()
+	same("after Reset", []parquet.Value{in.vals[3], in.vals[0], in.vals[4]}, []int32{0, 1, 1}, 2)
+}
+
 // wordDicts returns a cachedWordDict of typ, parquet-go's own dictionary
 // of typ, and insert, which inserts values into both and fails t unless
 // they give the same indexes, and wantIndexes unless it is nil.

@@ -333,7 +333,8 @@ type internedStrings struct {
 	vals  []parquet.Value // per string: a BYTE_ARRAY value viewing buf
 	lens  []int32         // per string: its length
 	ids   []int32         // per 8-byte slot of buf: the string starting there, or -1
-	ranks []int32         // per string: its rank in byte order
+	ranks []int32         // per string: its rank in byte order (equal strings share one)
+	canon []int32         // per string: the first of the strings equal to it
 }
 
 // internStrings copies strs into an internedStrings.
@@ -360,9 +361,15 @@ func internStrings(strs []string) *internedStrings {
 	for i := range byStr {
 		byStr[i] = int32(i)
 	}
-	slices.SortFunc(byStr, func(a, b int32) int { return strings.Compare(strs[a], strs[b]) })
+	slices.SortStableFunc(byStr, func(a, b int32) int { return strings.Compare(strs[a], strs[b]) })
+	in.canon = make([]int32, len(strs))
 	for r, i := range byStr {
 		in.ranks[i] = int32(r)
+		in.canon[i] = i
+		if r > 0 && strs[byStr[r-1]] == strs[i] {
+			in.canon[i] = in.canon[byStr[r-1]]
+			in.ranks[i] = in.ranks[byStr[r-1]]
+		}
 	}
 	return in
 }
@@ -393,27 +400,40 @@ type internedType struct {
 }
 
 func (t internedType) NewDictionary(columnIndex, numValues int, data encoding.Values) parquet.Dictionary {
-	return &internedDict{Dictionary: t.Type.NewDictionary(columnIndex, numValues, data), strs: t.strs}
+	return &internedDict{Dictionary: t.Type.NewDictionary(columnIndex, numValues, data), typ: t.Type, column: columnIndex, strs: t.strs}
 }
 
-// internedDict is parquet-go's dictionary of an internedType column (which
-// holds the values and writes the dictionary page), indexed by string.
+// internedDict is the dictionary of an internedType column, indexed by
+// string. While every value inserted since the last Reset is one of strs
+// it keeps the dictionary itself, as the list of the strings' ids in index
+// order, and hashes nothing: a value of strs costs two slice reads once it
+// is in the dictionary and an append when it is new (a row group of a
+// 100,000-association tree's snapshots brings some 100,000 new user names
+// to the dictionary, which parquet-go hashed one by one). Page builds
+// parquet-go's dictionary page from the list. The first value not of strs
+// moves the list into the parquet-go dictionary it embeds, which from
+// then on until Reset holds the values and hashes the new ones as
+// parquet-go does. Either way the indexes, the dictionary page and the
+// bounds are parquet-go's.
 type internedDict struct {
 	parquet.Dictionary
-	strs  *internedStrings
-	index []int32 // per string of strs: its index in the dictionary plus one, or 0
-	ranks []int32 // per index of the dictionary: its string's rank in strs
-	// unranked is set when a value not of strs was inserted; Bounds then
-	// compares the strings.
-	unranked bool
+	typ    parquet.Type // of the values
+	column int
+	strs   *internedStrings
+	index  []int32 // per canonical string of strs: its index in the dictionary plus one, or 0
+	ranks  []int32 // per index of the dictionary: its string's rank in strs
+	list   []int32 // per index of the dictionary: its string's id (while !hashed)
+	size   int64   // the bytes of the values in list
+	// hashed is set once a value not of strs was inserted: the embedded
+	// dictionary holds the values, and Bounds compares the strings.
+	hashed bool
 }
 
 // Type is the type of the dictionary's indexes.
 func (d *internedDict) Type() parquet.Type { return indexType{d.Dictionary.Type(), d} }
 
 // Insert sets indexes[i] to the index of values[i], adding the values
-// that are new. A value of strs costs two slice reads once it is in the
-// dictionary; any other is hashed as parquet-go does.
+// that are new.
 func (d *internedDict) Insert(indexes []int32, values []parquet.Value) {
 	if d.index == nil {
 		d.index = make([]int32, len(d.strs.lens))
@@ -421,15 +441,22 @@ func (d *internedDict) Insert(indexes []int32, values []parquet.Value) {
 	for i := range values {
 		id := d.strs.id(&values[i])
 		if id < 0 {
+			d.hash()
 			d.Dictionary.Insert(indexes[i:i+1], values[i:i+1])
-			d.unranked = true
 			continue
 		}
+		id = d.strs.canon[id]
 		if x := d.index[id]; x > 0 {
 			indexes[i] = x - 1
 			continue
 		}
-		d.Dictionary.Insert(indexes[i:i+1], values[i:i+1])
+		if d.hashed {
+			d.Dictionary.Insert(indexes[i:i+1], values[i:i+1])
+		} else {
+			indexes[i] = int32(len(d.list))
+			d.list = append(d.list, id)
+			d.size += int64(d.strs.lens[id])
+		}
 		d.index[id] = indexes[i] + 1
 		if int(indexes[i]) == len(d.ranks) {
 			d.ranks = append(d.ranks, d.strs.ranks[id])
@@ -437,10 +464,81 @@ func (d *internedDict) Insert(indexes []int32, values []parquet.Value) {
 	}
 }
 
+// hash moves the dictionary's values into the embedded parquet-go
+// dictionary, in index order, which holds and indexes them from then on.
+func (d *internedDict) hash() {
+	if d.hashed {
+		return
+	}
+	d.hashed = true
+	if len(d.list) == 0 {
+		return
+	}
+	vals := make([]parquet.Value, len(d.list))
+	for k, id := range d.list {
+		vals[k] = d.strs.vals[id]
+	}
+	d.Dictionary.Insert(make([]int32, len(vals)), vals) // new values: indexes 0, 1, ...
+	d.list, d.size = d.list[:0], 0
+}
+
+// Len is the number of values in the dictionary.
+func (d *internedDict) Len() int {
+	if d.hashed {
+		return d.Dictionary.Len()
+	}
+	return len(d.list)
+}
+
+// Size is the bytes of the values in the dictionary.
+func (d *internedDict) Size() int64 {
+	if d.hashed {
+		return d.Dictionary.Size()
+	}
+	return d.size
+}
+
+// Index returns the value at index i.
+func (d *internedDict) Index(i int32) parquet.Value {
+	if d.hashed {
+		return d.Dictionary.Index(i)
+	}
+	return d.strs.vals[d.list[i]]
+}
+
+// Lookup sets values[k] to the value at indexes[k] (reading; writing never
+// calls it).
+func (d *internedDict) Lookup(indexes []int32, values []parquet.Value) {
+	d.hash()
+	d.Dictionary.Lookup(indexes, values)
+}
+
+// Page is the dictionary page: parquet-go's page of the values in index
+// order.
+func (d *internedDict) Page() parquet.Page {
+	if d.hashed {
+		return d.Dictionary.Page()
+	}
+	var n int
+	for _, id := range d.list {
+		n += int(d.strs.lens[id])
+	}
+	values := make([]byte, 0, n)
+	offsets := make([]uint32, 1, len(d.list)+1)
+	for _, id := range d.list {
+		values = append(values, d.strs.vals[id].ByteArray()...)
+		offsets = append(offsets, uint32(len(values)))
+	}
+	return d.typ.NewDictionary(d.column, len(d.list), encoding.ByteArrayValues(values, offsets)).Page()
+}
+
 // Bounds returns the least and greatest value of indexes in byte order.
 func (d *internedDict) Bounds(indexes []int32) (min, max parquet.Value) {
-	if d.unranked || len(indexes) == 0 {
+	if d.hashed {
 		return d.Dictionary.Bounds(indexes)
+	}
+	if len(indexes) == 0 {
+		return min, max
 	}
 	lo, hi := indexes[0], indexes[0]
 	rlo, rhi := d.ranks[lo], d.ranks[lo]
@@ -452,15 +550,17 @@ func (d *internedDict) Bounds(indexes []int32) (min, max parquet.Value) {
 			hi, rhi = x, r
 		}
 	}
-	return d.Dictionary.Bounds([]int32{lo, hi})
+	return d.strs.vals[d.list[lo]], d.strs.vals[d.list[hi]]
 }
 
 // Reset empties the dictionary for the next row group.
 func (d *internedDict) Reset() {
-	d.Dictionary.Reset()
+	if d.hashed {
+		d.Dictionary.Reset()
+	}
 	clear(d.index)
-	d.ranks = d.ranks[:0]
-	d.unranked = false
+	d.ranks, d.list, d.size = d.ranks[:0], d.list[:0], 0
+	d.hashed = false
 }
 
 // cachedWordType is the type of a dictionary-encoded DOUBLE or INT64
