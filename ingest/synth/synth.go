@@ -414,11 +414,21 @@ func (c *Cluster) buildAccounts(r *rand.Rand) {
 	for i := 0; i < nSchools; i++ {
 		c.accounts = append(c.accounts, account{name: schools[i], parent: "root", lineage: "/" + schools[i] + "/"})
 	}
+	// unique returns base, or base+n with the least n ≥ 2 not taken yet.
+	// next remembers where each base's search stopped (the names before
+	// are all taken, and stay taken), so that 900,000 users on 1,056 bases
+	// cost a few million lookups rather than hundreds of millions.
 	taken := map[string]bool{"root": true}
+	next := map[string]int{}
 	unique := func(base string) string {
 		name := base
-		for n := 2; taken[name]; n++ {
-			name = base + strconv.Itoa(n)
+		if taken[name] {
+			n := max(2, next[base])
+			for name = base + strconv.Itoa(n); taken[name]; {
+				n++
+				name = base + strconv.Itoa(n)
+			}
+			next[base] = n + 1
 		}
 		taken[name] = true
 		return name
