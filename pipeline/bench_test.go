@@ -105,3 +105,60 @@ func dirBytes(b *testing.B, dir string) int64 {
 	}
 	return n
 }
+
+// BenchmarkPipelineAssoc100k is the whole nightly job on a large association
+// tree: 10,000 labs with 9 users each on average (about 102,600
+// associations, `fairledger gen --labs 10000 --users-per-lab 9 --jobs 200000
+// --from 2025-01-01 --to 2025-03-01`), 200,000 jobs over two months, 59
+// daily snapshots, from scratch, under the soft memory limit `fairledger
+// run` sets. The files are generated into a temp directory before the
+// timer starts; each iteration reads the association dump and slurm.conf
+// (timed: ingest is part of the case) and runs into a fresh history. It
+// reports wall and CPU time (user + system, every goroutine), the
+// associations, the snapshots and the peak RSS of the test process (run it
+// alone for its own).
+//
+//	go test ./pipeline -run '^$' -bench 'PipelineAssoc100k$' -benchtime 1x
+func BenchmarkPipelineAssoc100k(b *testing.B) {
+	dir := b.TempDir()
+	from, to := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := synth.WriteDir(dir, synth.Options{Seed: 1, Labs: 10_000, UsersPerLab: 9, Jobs: 200_000,
+		From: from, To: to}); err != nil {
+		b.Fatal(err)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(pipeline.DefaultMemoryLimit) // as `fairledger run` does
+	}
+	var sum *pipeline.Summary
+	var assocs int
+	var ru0 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		hist := filepath.Join(dir, "history-"+strconv.Itoa(i))
+		in := siteInputs(b, dir, filepath.Join(dir, "sacct.psv"))
+		assocs = len(in.Assoc[0].Assoc.Rows)
+		var err error
+		sum, err = pipeline.Run(context.Background(), in, pipeline.Options{History: hist, To: to,
+			SnapshotEvery: 24 * time.Hour, Location: time.UTC, Log: zerolog.Nop(), Version: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := os.RemoveAll(hist); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(sec, "s/run")
+	b.ReportMetric(float64(assocs), "associations")
+	b.ReportMetric(float64(sum.Snapshots), "snapshots")
+	b.ReportMetric(sum.Phases.Decay.Seconds(), "decay-s")
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB")
+		cpu := ru.Utime.Nano() + ru.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()
+		b.ReportMetric(float64(cpu)/1e9/float64(b.N), "cpu-s/run") // removing the histories included
+	}
+}

@@ -75,6 +75,9 @@ func BenchmarkFairshareSnapshots(b *testing.B) {
 	// month to month; each iteration writes into a fresh history. The
 	// first month, untimed, grows the writer's buffers.
 	w := &fairshareWriter{m: m, lo: start.Unix() - 1, to: start.AddDate(0, 0, days).Unix()}
+	for d := range days {
+		w.snaps = append(w.snaps, start.AddDate(0, 0, d).Unix())
+	}
 	var cpu time.Duration
 	b.ReportAllocs()
 	for i := -1; i < b.N; i++ {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -11,28 +12,33 @@ import (
 
 // fairshareWriter turns usage snapshots into fairshare and associations
 // rows and writes them a month at a time as new segments, replacing the
-// snapshots in (lo, to] and keeping the others.
+// snapshots in (lo, to] and keeping the others. Each snapshot goes
+// straight into the month's Parquet files (export.SnapshotSegments), so
+// what it holds does not grow with the tree times the snapshots of a
+// month.
 type fairshareWriter struct {
 	tx     *export.Txn // nil in a dry run
 	m      *model
 	lo, to int64
-	dry    bool // a dry run: compute the snapshots, write nothing
+	dry    bool    // a dry run: compute the snapshots, write nothing
+	snaps  []int64 // the run's snapshot times: which trees a month uses
 
-	proj      []*fairshare.Projection   // per tree, built on first use
-	assocRows [][]export.AssociationRow // per tree, its associations rows, built on first use
-	raw       []float64
-	res       fairshare.Result
-	month     time.Time
-	fs        []export.FairshareRow  // the month's rows, reused from month to month
-	fsVals    export.FairshareValues // the numbers fs points to, reused likewise
-	assoc     []export.AssociationRow
-	run       *tresRun // TRESRunMins; nil without limits enforced
+	proj  []*fairshare.Projection // per tree, built on first use
+	raw   []float64
+	res   fairshare.Result
+	month time.Time
+	run   *tresRun // TRESRunMins; nil without limits enforced
+
+	seg      *export.SnapshotSegments // the month's files; nil in a dry run and between months
+	segTree  []int                    // per tree of the model: its index in seg's trees, or -1
+	afterFS  []export.FairshareRow    // rows of older segments of the month after to, kept
+	afterAsc []export.AssociationRow
 
 	snapshots, files int
 }
 
 // snapshot computes the snapshot at time at from own, every universe
-// association's own usage as of the grid tick tick, and adds its rows.
+// association's own usage as of the grid tick tick, and writes its rows.
 func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	t := time.Unix(at, 0).UTC()
 	mon := monthStart(at)
@@ -41,15 +47,18 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 			return err
 		}
 		w.month = mon
+		if !w.dry {
+			if err := w.open(); err != nil {
+				return err
+			}
+		}
 	}
 	i := w.m.treeAt(t)
 	if w.proj == nil {
 		w.proj = make([]*fairshare.Projection, len(w.m.trees))
-		w.assocRows = make([][]export.AssociationRow, len(w.m.trees))
 	}
 	if w.proj[i] == nil {
 		w.proj[i] = w.m.uni.Project(w.m.trees[i])
-		w.assocRows[i] = export.AssociationRows(t, w.m.trees[i], w.m.sources[i])
 	}
 	tree := w.m.trees[i]
 	w.raw = slices.Grow(w.raw[:0], tree.Len())[:tree.Len()]
@@ -62,62 +71,74 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	default:
 		fairshare.FairTree(tree, w.raw, &w.res)
 	}
-	start := len(w.fs)
-	w.fs = export.AppendFairshareRows(w.fs, &w.fsVals, t, tree, &w.res)
+	var cells []string
 	if w.run != nil {
-		cells, err := w.run.cells(w.snapshots, tick, w.proj[i], len(own))
-		if err != nil {
+		var err error
+		if cells, err = w.run.cells(w.snapshots, tick, w.proj[i], len(own)); err != nil {
 			return err
 		}
-		for p := range cells {
-			if cells[p] != "" {
-				w.fs[start+p].TRESRunMins = &cells[p]
-			}
-		}
-	}
-	// A tree's associations rows differ from snapshot to snapshot only in
-	// the snapshot time; the copies share the share counts they point to.
-	first := len(w.assoc)
-	w.assoc = append(w.assoc, w.assocRows[i]...)
-	for k := range w.assoc[first:] {
-		w.assoc[first+k].Snapshot = t
 	}
 	w.snapshots++
+	if w.seg == nil {
+		return nil // a dry run
+	}
+	k := w.segTree[i]
+	if k < 0 {
+		return fmt.Errorf("snapshot %s: association tree %s is not one of the month's", t.Format(time.RFC3339), w.m.sources[i])
+	}
+	return w.seg.AppendSnapshot(t, k, &w.res, cells)
+}
+
+// open starts the segments of w.month. A segment of the month with
+// snapshots after lo (a recompute) is replaced: its snapshots outside (lo,
+// to] are kept in the new one, those up to lo written first, those after
+// to at flush; a night reads nothing.
+func (w *fairshareWriter) open() error {
+	// The trees the month's snapshots use, in model order.
+	next := w.month.AddDate(0, 1, 0)
+	w.segTree = slices.Grow(w.segTree[:0], len(w.m.trees))[:len(w.m.trees)]
+	for i := range w.segTree {
+		w.segTree[i] = -1
+	}
+	used := make([]bool, len(w.m.trees))
+	for _, s := range w.snaps {
+		if s >= w.month.Unix() && s < next.Unix() {
+			used[w.m.treeAt(time.Unix(s, 0))] = true
+		}
+	}
+	var trees []*fairshare.Tree
+	var sources []string
+	for i, u := range used {
+		if u {
+			w.segTree[i] = len(trees)
+			trees = append(trees, w.m.trees[i])
+			sources = append(sources, w.m.sources[i])
+		}
+	}
+	beforeFS, afterFS, err := keptSnapshots[export.FairshareRow](w, schemas.TableFairshare, func(r *export.FairshareRow) int64 { return r.Snapshot.Unix() })
+	if err != nil {
+		return err
+	}
+	beforeAsc, afterAsc, err := keptSnapshots[export.AssociationRow](w, schemas.TableAssociations, func(r *export.AssociationRow) int64 { return r.Snapshot.Unix() })
+	if err != nil {
+		return err
+	}
+	seg, err := w.tx.NewSnapshotSegments(w.m.cluster, w.month, trees, sources)
+	if err != nil {
+		return err
+	}
+	if err := seg.AppendRows(beforeFS, beforeAsc); err != nil {
+		seg.Abort()
+		return err
+	}
+	w.seg, w.afterFS, w.afterAsc = seg, afterFS, afterAsc
 	return nil
 }
 
-// flush writes the current month's fairshare and associations rows as a
-// new segment of each table. A segment of the month with snapshots after
-// lo (a recompute) is replaced, its snapshots outside (lo, to] kept in the
-// new one; a night reads nothing. A dry run only drops the month's rows.
-func (w *fairshareWriter) flush() error {
-	if len(w.fs) == 0 {
-		return nil
-	}
-	if w.dry {
-		w.fs, w.assoc = w.fs[:0], w.assoc[:0]
-		w.fsVals.Reset()
-		return nil
-	}
-	keep := func(s time.Time) bool { return s.Unix() <= w.lo || s.Unix() > w.to }
-	var err error
-	if w.fs, err = replaceSnapshots(w, schemas.TableFairshare, w.fs, func(r *export.FairshareRow) bool { return keep(r.Snapshot) }); err != nil {
-		return err
-	}
-	if w.assoc, err = replaceSnapshots(w, schemas.TableAssociations, w.assoc, func(r *export.AssociationRow) bool { return keep(r.Snapshot) }); err != nil {
-		return err
-	}
-	w.files += 2
-	w.fs, w.assoc = w.fs[:0], w.assoc[:0]
-	w.fsVals.Reset()
-	return nil
-}
-
-// replaceSnapshots writes rows as a new segment of table for the current
-// month, after moving into it the rows that keep keeps of the month's
-// segments with snapshots after lo, which it removes. It returns rows
-// (grown), for reuse.
-func replaceSnapshots[T any](w *fairshareWriter, table string, rows []T, keep func(*T) bool) ([]T, error) {
+// keptSnapshots reads the rows of the month's segments of table with
+// snapshots after lo, which the new segment replaces (it removes them),
+// and returns those it keeps: the snapshots up to lo and after to.
+func keptSnapshots[T any](w *fairshareWriter, table string, at func(*T) int64) (before, after []T, err error) {
 	mk := monthKey(w.month)
 	for _, p := range w.tx.Base().Files(table, w.m.cluster) {
 		if p.Month != mk || p.MaxTime <= w.lo {
@@ -125,15 +146,50 @@ func replaceSnapshots[T any](w *fairshareWriter, table string, rows []T, keep fu
 		}
 		var old []T
 		if err := w.tx.Read(p, &old); err != nil {
-			return rows, err
+			return nil, nil, err
 		}
 		for i := range old {
-			if keep(&old[i]) {
-				rows = append(rows, old[i])
+			switch s := at(&old[i]); {
+			case s <= w.lo:
+				before = append(before, old[i])
+			case s > w.to:
+				after = append(after, old[i])
 			}
 		}
 		w.tx.Remove(p)
 	}
-	_, err := w.tx.Write(table, w.m.cluster, w.month, any(rows), false)
-	return rows, err
+	return before, after, nil
+}
+
+// flush ends the current month's segments and adds them to the commit. A
+// dry run has none.
+func (w *fairshareWriter) flush() error {
+	seg := w.seg
+	if seg == nil {
+		return nil
+	}
+	w.seg = nil
+	if err := seg.AppendRows(w.afterFS, w.afterAsc); err != nil {
+		seg.Abort()
+		return err
+	}
+	w.afterFS, w.afterAsc = nil, nil
+	fs, as, err := seg.Close()
+	if err != nil {
+		return err
+	}
+	for _, p := range []export.Partition{fs, as} {
+		if p.Rows > 0 {
+			w.files++
+		}
+	}
+	return nil
+}
+
+// abort drops the current month's segments (a failed run).
+func (w *fairshareWriter) abort() {
+	if w.seg != nil {
+		w.seg.Abort()
+		w.seg = nil
+	}
 }

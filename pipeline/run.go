@@ -350,7 +350,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if len(snaps) == 0 {
 		snaps = []int64{to}
 	}
-	fw := &fairshareWriter{tx: tx, m: m, lo: lo, to: to, dry: opt.DryRun}
+	fw := &fairshareWriter{tx: tx, m: m, lo: lo, to: to, dry: opt.DryRun, snaps: snaps}
 	if m.params.LimitsEnforced {
 		// Before the jobs writer adds to dict: a snapshot of it is read
 		// while it does.
@@ -397,6 +397,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	}
 	if err != nil {
 		stopWriters()
+		fw.abort()
 	}
 	sum.Phases.Decay = opt.Now().Sub(read)
 	st.jobs, st.extra, fw.run = decay.Jobs{}, jobExtra{}, nil

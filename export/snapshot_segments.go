@@ -1,0 +1,721 @@
+package export
+
+import (
+	"bufio"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// SnapshotSegments writes the new fairshare and associations segments of
+// one (cluster, month) snapshot by snapshot, straight from each snapshot's
+// tree and fairshare.Result into the Parquet column writers: no row of
+// either table is built, and what it holds does not grow with the month
+// (a row group's encoded pages, a batch of values, a few copies of a
+// Result, and per tree its row order and interned names). A month of a
+// 100,000-association tree and 31 daily snapshots is 3.1 million rows of
+// each table: as []FairshareRow and []AssociationRow (Txn.Write) they took
+// some 1.5 GB, and most of a run's time went to the garbage collector
+// scanning them.
+//
+// Each file is encoded by a goroutine of its own, beside the caller's
+// (which computes the next snapshot meanwhile): AppendSnapshot copies the
+// Result and returns. An error of either shows at the next call or at
+// Close.
+//
+// The files are byte for byte those Txn.Write writes for the same rows
+// (AppendFairshareRows and AssociationRows of every snapshot, plus the rows
+// given to AppendRows): TestSnapshotSegmentsBytes checks it. Snapshots are
+// appended in time order; rows of older segments kept by a recompute are
+// added with AppendRows before the first snapshot after them and after the
+// last one before them.
+type SnapshotSegments struct {
+	trees   []*fairshare.Tree
+	sources []string
+	strs    *internedStrings
+	ids     map[string]int32 // the index in strs of each of its strings
+	prep    []*snapshotTree  // per tree, built on first use
+	algo    [3]int32         // ids in strs of the algorithm names
+
+	fs      *tableWorker[FairshareRow]
+	as      *tableWorker[AssociationRow]
+	results chan *fairshare.Result // copies of Results not in use
+	copies  int                    // Results allocated for results
+	done    bool                   // Close or Abort was called
+}
+
+// snapshotCopies is how many copies of a Result may be queued for the
+// fairshare file's goroutine or being written by it: one being written
+// while the caller computes the next is all it takes to keep both busy
+// (each copy is 52 bytes an association).
+const snapshotCopies = 2
+
+// snapshotTree is a tree prepared for writing: its positions in table
+// order and the ids in strs of each position's names. Read-only once built.
+type snapshotTree struct {
+	t                         *fairshare.Tree
+	order                     []int32 // positions sorted by (account, user, partition)
+	account, user, part, prnt []int32 // per position: ids in strs
+	source                    int32   // id in strs of its source file
+}
+
+// NewSnapshotSegments starts the fairshare and associations segments of
+// cluster's month in the commit. trees are the association trees the
+// month's snapshots may use and sources the files they were read from
+// (AppendSnapshot names a tree by its index in trees). Close adds the
+// files to the commit; Abort drops them. One of the two must be called.
+func (t *Txn) NewSnapshotSegments(cluster string, month time.Time, trees []*fairshare.Tree, sources []string) (*SnapshotSegments, error) {
+	if len(trees) != len(sources) {
+		return nil, fmt.Errorf("snapshot segments: %d trees, %d sources", len(trees), len(sources))
+	}
+	if err := validCluster(cluster); err != nil {
+		return nil, fmt.Errorf("snapshot segments: %w", err)
+	}
+	s := &SnapshotSegments{trees: trees, sources: sources, prep: make([]*snapshotTree, len(trees)),
+		results: make(chan *fairshare.Result, snapshotCopies)}
+	// The strings of the dictionary-encoded columns, interned once for
+	// both files: the algorithm names, the sources and every tree's names
+	// (a parent is an account).
+	s.ids = map[string]int32{}
+	var list []string
+	add := func(v string) int32 {
+		id, ok := s.ids[v]
+		if !ok {
+			id = int32(len(list))
+			s.ids[v] = id
+			list = append(list, v)
+		}
+		return id
+	}
+	for k, a := range []string{AlgoFairTree, AlgoClassic, AlgoDepthOblivious} {
+		s.algo[k] = add(a)
+	}
+	add("")
+	for _, src := range sources {
+		add(src)
+	}
+	for _, tr := range trees {
+		for p := range tr.Len() {
+			add(tr.Account[p])
+			add(tr.User[p])
+			add(tr.Partition[p])
+		}
+	}
+	s.strs = internStrings(list)
+	mk := month.UTC().Format(monthLayout)
+	fs, err := newColumnStream[FairshareRow](t, schemas.TableFairshare, cluster, mk, fairshareColumns, s.strs)
+	if err != nil {
+		return nil, err
+	}
+	as, err := newColumnStream[AssociationRow](t, schemas.TableAssociations, cluster, mk, associationColumns, s.strs)
+	if err != nil {
+		fs.abort()
+		return nil, err
+	}
+	s.fs, s.as = startWorker(fs), startWorker(as)
+	return s, nil
+}
+
+// prepared returns tree i prepared for writing.
+func (s *SnapshotSegments) prepared(i int) *snapshotTree {
+	if p := s.prep[i]; p != nil {
+		return p
+	}
+	t := s.trees[i]
+	n := t.Len()
+	p := &snapshotTree{t: t, order: identity(n), account: make([]int32, n), user: make([]int32, n),
+		part: make([]int32, n), prnt: make([]int32, n), source: s.ids[s.sources[i]]}
+	empty := s.ids[""]
+	for q := range n {
+		p.account[q], p.user[q], p.part[q] = s.ids[t.Account[q]], s.ids[t.User[q]], s.ids[t.Partition[q]]
+		p.prnt[q] = empty
+		if par := t.Parent[q]; par >= 0 {
+			p.prnt[q] = p.account[par]
+		}
+	}
+	// The table order within a snapshot: (account, user, partition), ties
+	// (none in a valid tree) in position order.
+	slices.SortStableFunc(p.order, func(a, b int32) int {
+		return compareRowNames(rowNames{t.Account[a], t.User[a], t.Partition[a]}, rowNames{t.Account[b], t.User[b], t.Partition[b]})
+	})
+	s.prep[i] = p
+	return p
+}
+
+// err returns the first error of the two goroutines so far.
+func (s *SnapshotSegments) err() error {
+	if err := s.fs.failed(); err != nil {
+		return err
+	}
+	return s.as.failed()
+}
+
+// AppendSnapshot writes the rows of the snapshot at time at: one row of
+// each table per association of trees[tree], with the values of r (which
+// must have been computed on that tree) as AppendFairshareRows and
+// AssociationRows give them. tresRunMins is each position's TRESRunMins
+// cell, "" for NULL; nil for none at all. AppendSnapshot keeps
+// tresRunMins (not r) until the rows are written: the caller must not
+// change it. Snapshots must come in time order, after the rows AppendRows
+// wrote.
+func (s *SnapshotSegments) AppendSnapshot(at time.Time, tree int, r *fairshare.Result, tresRunMins []string) error {
+	if s.done {
+		return errors.New("snapshot segments: already closed")
+	}
+	if err := s.err(); err != nil {
+		return err
+	}
+	if tree < 0 || tree >= len(s.trees) {
+		return fmt.Errorf("snapshot segments: tree %d of %d", tree, len(s.trees))
+	}
+	n := s.trees[tree].Len()
+	if len(r.NormShares) != n {
+		return fmt.Errorf("snapshot segments: result holds %d associations, tree %d", len(r.NormShares), n)
+	}
+	if tresRunMins != nil && len(tresRunMins) != n {
+		return fmt.Errorf("snapshot segments: %d TRESRunMins cells for a tree of %d", len(tresRunMins), n)
+	}
+	var algo int32
+	switch r.Algorithm {
+	case fairshare.FairTreeAlgo:
+		algo = s.algo[0]
+	case fairshare.ClassicAlgo:
+		algo = s.algo[1]
+	case fairshare.DepthObliviousAlgo:
+		algo = s.algo[2]
+	default:
+		return fmt.Errorf("snapshot segments: algorithm %v", r.Algorithm)
+	}
+	us := at.UnixMicro()
+	if last := s.fs.last; s.fs.any && us < last {
+		return fmt.Errorf("snapshot segments: snapshot %s after snapshot %s", at.UTC().Format(time.RFC3339Nano),
+			time.UnixMicro(last).UTC().Format(time.RFC3339Nano))
+	}
+	s.fs.last, s.fs.any = us, true
+	s.as.last, s.as.any = max(s.as.last, us), true
+	p := s.prepared(tree)
+	var res *fairshare.Result
+	select {
+	case res = <-s.results:
+	default:
+		if s.copies < snapshotCopies {
+			res = new(fairshare.Result)
+			s.copies++
+		} else {
+			res = <-s.results // wait for the fairshare goroutine
+		}
+	}
+	copyResult(res, r)
+	sec := at.Unix()
+	s.fs.send(job[FairshareRow]{
+		run: func(c *columnStream[FairshareRow]) error {
+			return writeFairshareSnapshot(c, s.strs, p, us, sec, algo, res, tresRunMins)
+		},
+		done: func() { s.results <- res },
+	})
+	s.as.send(job[AssociationRow]{
+		run: func(c *columnStream[AssociationRow]) error { return writeAssociationsSnapshot(c, s.strs, p, us, sec) },
+	})
+	return nil
+}
+
+// copyResult copies src into dst's memory.
+func copyResult(dst, src *fairshare.Result) {
+	dst.Algorithm = src.Algorithm
+	dst.NormShares = append(dst.NormShares[:0], src.NormShares...)
+	dst.RawUsage = append(dst.RawUsage[:0], src.RawUsage...)
+	dst.NormUsage = append(dst.NormUsage[:0], src.NormUsage...)
+	dst.EffectvUsage = append(dst.EffectvUsage[:0], src.EffectvUsage...)
+	dst.FairShare = append(dst.FairShare[:0], src.FairShare...)
+	dst.LevelFS = append(dst.LevelFS[:0], src.LevelFS...)
+	dst.Rank = append(dst.Rank[:0], src.Rank...)
+}
+
+// writeFairshareSnapshot writes the fairshare rows of one snapshot of tree
+// p, at us microseconds (sec seconds), a batch at a time, with the values
+// fairshareValues gives the rows AppendFairshareRows builds.
+func writeFairshareSnapshot(c *columnStream[FairshareRow], strs *internedStrings, p *snapshotTree, us, sec int64, algo int32, r *fairshare.Result, tresRunMins []string) error {
+	t := p.t
+	n := t.Len()
+	c.note(sec, int64(n))
+	fairTree := r.Algorithm == fairshare.FairTreeAlgo
+	vals := strs.vals
+	snap := parquet.Int64Value(us)
+	v := c.vals
+	for lo := 0; lo < n; {
+		k0 := c.pending
+		m := min(n-lo, writeBatch-k0)
+		for k, q := range p.order[lo : lo+m] {
+			k += k0
+			v[0][k] = snap
+			v[1][k] = vals[algo]
+			v[2][k] = vals[p.account[q]]
+			v[3][k] = vals[p.user[q]]
+			v[4][k] = vals[p.part[q]]
+			v[5][k] = vals[p.prnt[q]]
+			v[6][k] = parquet.Int32Value(t.Depth[q])
+			v[7][k] = booleanValues[boolIndex(t.IsUser[q])]
+			if q != 0 && !t.SharesParent[q] {
+				setInt64(&v[8][k], t.Shares[q])
+			} else {
+				v[8][k] = parquet.Value{}
+			}
+			v[9][k] = booleanValues[boolIndex(t.SharesParent[q])]
+			setDouble(&v[10][k], r.NormShares[q])
+			setDouble(&v[11][k], r.RawUsage[q])
+			setDouble(&v[12][k], r.NormUsage[q])
+			setDouble(&v[13][k], r.EffectvUsage[q])
+			if t.IsUser[q] {
+				setDouble(&v[14][k], r.FairShare[q])
+			} else {
+				v[14][k] = parquet.Value{}
+			}
+			if fairTree {
+				setDouble(&v[15][k], r.LevelFS[q])
+			} else {
+				v[15][k] = parquet.Value{}
+			}
+			if fairTree && t.IsUser[q] && r.Rank[q] != 0 {
+				v[16][k] = parquet.Int32Value(r.Rank[q])
+				v[16][k].SetDefinitionLevel(1)
+			} else {
+				v[16][k] = parquet.Value{}
+			}
+			setString(&v[17][k], t.GrpTRESMins[q])
+			if tresRunMins != nil {
+				setString(&v[18][k], tresRunMins[q])
+			} else {
+				v[18][k] = parquet.Value{}
+			}
+		}
+		if err := c.added(m); err != nil {
+			return err
+		}
+		lo += m
+	}
+	return nil
+}
+
+// writeAssociationsSnapshot writes the associations rows of one snapshot
+// of tree p (associationValues of the rows AssociationRows builds).
+func writeAssociationsSnapshot(c *columnStream[AssociationRow], strs *internedStrings, p *snapshotTree, us, sec int64) error {
+	t := p.t
+	n := t.Len()
+	c.note(sec, int64(n))
+	vals := strs.vals
+	snap := parquet.Int64Value(us)
+	v := c.vals
+	for lo := 0; lo < n; {
+		k0 := c.pending
+		m := min(n-lo, writeBatch-k0)
+		for k, q := range p.order[lo : lo+m] {
+			k += k0
+			v[0][k] = snap
+			v[1][k] = vals[p.account[q]]
+			v[2][k] = vals[p.user[q]]
+			v[3][k] = vals[p.part[q]]
+			v[4][k] = vals[p.prnt[q]]
+			if t.SharesParent[q] {
+				v[5][k] = parquet.Value{}
+			} else {
+				setInt64(&v[5][k], t.Shares[q])
+			}
+			v[6][k] = booleanValues[boolIndex(t.SharesParent[q])]
+			v[7][k] = stringValue(t.Lineage[q])
+			v[8][k] = vals[p.source]
+		}
+		if err := c.added(m); err != nil {
+			return err
+		}
+		lo += m
+	}
+	return nil
+}
+
+// AppendRows writes rows of older segments (a recompute keeps those
+// outside its window): fs and as are each sorted into table order and
+// must not go back before a snapshot already written, nor a later call's
+// rows or snapshots before them. AppendRows keeps fs and as until they
+// are written: the caller must not change them.
+func (s *SnapshotSegments) AppendRows(fs []FairshareRow, as []AssociationRow) error {
+	if s.done {
+		return errors.New("snapshot segments: already closed")
+	}
+	if err := s.err(); err != nil {
+		return err
+	}
+	if len(fs) > 0 {
+		order, strs := snapshotOrder(fs, compareFairshare, fairshareKey)
+		if err := s.fs.rowsAfter(order, fs, func(r *FairshareRow) time.Time { return r.Snapshot }); err != nil {
+			return err
+		}
+		s.fs.send(job[FairshareRow]{run: func(c *columnStream[FairshareRow]) error {
+			return appendOrdered(c, order, fs, func(r *FairshareRow) time.Time { return r.Snapshot },
+				func(v [][]parquet.Value, batch []int32) { fairshareValues(v, fs, strs, batch) })
+		}})
+	}
+	if len(as) > 0 {
+		order, strs := snapshotOrder(as, compareAssociations, associationKey)
+		if err := s.as.rowsAfter(order, as, func(r *AssociationRow) time.Time { return r.Snapshot }); err != nil {
+			return err
+		}
+		s.as.send(job[AssociationRow]{run: func(c *columnStream[AssociationRow]) error {
+			return appendOrdered(c, order, as, func(r *AssociationRow) time.Time { return r.Snapshot },
+				func(v [][]parquet.Value, batch []int32) { associationValues(v, as, strs, batch) })
+		}})
+	}
+	return nil
+}
+
+// appendOrdered writes rows at the positions order to c, a batch at a
+// time, values filled by fill (as writeSortedColumns does).
+func appendOrdered[T any](c *columnStream[T], order []int32, rows []T, at func(*T) time.Time, fill func(v [][]parquet.Value, batch []int32)) error {
+	for _, i := range order {
+		c.note(at(&rows[i]).Unix(), 1)
+	}
+	tmp := make([][]parquet.Value, len(c.vals))
+	for lo := 0; lo < len(order); {
+		k0 := c.pending
+		m := min(len(order)-lo, writeBatch-k0)
+		for col := range tmp {
+			tmp[col] = c.vals[col][k0 : k0+m]
+		}
+		fill(tmp, order[lo:lo+m])
+		if err := c.added(m); err != nil {
+			return err
+		}
+		lo += m
+	}
+	return nil
+}
+
+// Close waits for both files to be encoded, ends them and adds them to the
+// commit, returning their manifest entries; a table with no rows writes no
+// file (an empty entry). On error neither file is added.
+func (s *SnapshotSegments) Close() (fs, as Partition, err error) {
+	if s.done {
+		return Partition{}, Partition{}, errors.New("snapshot segments: already closed")
+	}
+	s.done = true
+	errFS, errAS := s.fs.wait(), s.as.wait()
+	if err := errors.Join(errFS, errAS); err != nil {
+		s.fs.c.abort()
+		s.as.c.abort()
+		return Partition{}, Partition{}, err
+	}
+	if fs, err = s.fs.c.close(); err != nil {
+		s.as.c.abort()
+		return Partition{}, Partition{}, err
+	}
+	if as, err = s.as.c.close(); err != nil {
+		// fs is in the commit already: the caller aborts it.
+		return Partition{}, Partition{}, err
+	}
+	return fs, as, nil
+}
+
+// Abort stops both goroutines and drops both files; a no-op after Close.
+func (s *SnapshotSegments) Abort() {
+	if s.done {
+		return
+	}
+	s.done = true
+	s.fs.stop.Store(true)
+	s.as.stop.Store(true)
+	s.fs.wait()
+	s.as.wait()
+	s.fs.c.abort()
+	s.as.c.abort()
+}
+
+// job is a piece of one file's writing: run writes (skipped once the file
+// failed) and done, if set, is called after it either way.
+type job[T any] struct {
+	run  func(c *columnStream[T]) error
+	done func()
+}
+
+// tableWorker is the goroutine that writes one file's jobs in order.
+type tableWorker[T any] struct {
+	c        *columnStream[T]
+	jobs     chan job[T]
+	finished chan struct{}
+	stop     atomic.Bool // set by Abort: skip the jobs left
+	mu       sync.Mutex
+	err      error // the first error of a job, read through failed
+	// The latest snapshot sent, in Unix microseconds, and whether any:
+	// the caller's goroutine's own.
+	last int64
+	any  bool
+}
+
+// startWorker starts the goroutine writing c.
+func startWorker[T any](c *columnStream[T]) *tableWorker[T] {
+	w := &tableWorker[T]{c: c, jobs: make(chan job[T], snapshotCopies-1), finished: make(chan struct{})}
+	go func() {
+		defer close(w.finished)
+		var err error
+		for j := range w.jobs {
+			if err == nil && !w.stop.Load() {
+				if err = j.run(c); err != nil {
+					w.mu.Lock()
+					w.err = err
+					w.mu.Unlock()
+				}
+			}
+			if j.done != nil {
+				j.done()
+			}
+		}
+	}()
+	return w
+}
+
+// send queues j, waiting while the queue is full.
+func (w *tableWorker[T]) send(j job[T]) { w.jobs <- j }
+
+// failed returns the error of a job, if one failed.
+func (w *tableWorker[T]) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// wait ends the queue and waits for the goroutine; it returns failed().
+func (w *tableWorker[T]) wait() error {
+	close(w.jobs)
+	<-w.finished
+	return w.failed()
+}
+
+// rowsAfter checks that the rows at order may come next (none before the
+// latest snapshot sent) and moves the latest snapshot to their last.
+func (w *tableWorker[T]) rowsAfter(order []int32, rows []T, at func(*T) time.Time) error {
+	first, last := at(&rows[order[0]]).UnixMicro(), at(&rows[order[len(order)-1]]).UnixMicro()
+	if w.any && first < w.last {
+		return fmt.Errorf("snapshot segments: kept rows of snapshot %s after snapshot %s",
+			time.UnixMicro(first).UTC().Format(time.RFC3339Nano), time.UnixMicro(w.last).UTC().Format(time.RFC3339Nano))
+	}
+	w.last, w.any = max(w.last, last), true
+	return nil
+}
+
+// setDouble sets *v to an optional DOUBLE value: null for NaN (as
+// AppendFairshareRows stores NaN as nil).
+func setDouble(v *parquet.Value, x float64) {
+	if math.IsNaN(x) {
+		*v = parquet.Value{}
+		return
+	}
+	*v = parquet.DoubleValue(x)
+	v.SetDefinitionLevel(1)
+}
+
+// setInt64 sets *v to a set optional INT64 value.
+func setInt64(v *parquet.Value, x int64) {
+	*v = parquet.Int64Value(x)
+	v.SetDefinitionLevel(1)
+}
+
+// setString sets *v to an optional STRING value: null for "".
+func setString(v *parquet.Value, x string) {
+	if x == "" {
+		*v = parquet.Value{}
+		return
+	}
+	*v = stringValue(x)
+	v.SetDefinitionLevel(1)
+}
+
+// columnStream writes one new segment of table T row batch by row batch
+// into a file of the commit's stage, cutting pages and row groups where
+// writeSortedColumns does (so where GenericWriter[T].Write does): a batch
+// of writeBatch rows is handed to the column writers at once, a row group
+// ends every RowGroupRows rows.
+type columnStream[T any] struct {
+	txn     *Txn
+	p       Partition
+	dir     string
+	tmp     string
+	file    *os.File
+	sum     hash.Hash
+	count   *countingWriter
+	buf     *bufio.Writer
+	pw      *parquet.GenericWriter[T]
+	cols    []*parquet.ColumnWriter
+	leaves  []string
+	vals    [][]parquet.Value
+	pending int // rows in vals not yet handed to the column writers
+	group   int // rows of the current row group handed to them
+	err     error
+}
+
+// newColumnStream creates the stage file of a new segment of table.
+func newColumnStream[T any](t *Txn, table, cluster, month string, leaves []string, strs *internedStrings) (*columnStream[T], error) {
+	def, err := schemas.TableByName(table)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	done := t.done
+	t.mu.Unlock()
+	if done {
+		return nil, errors.New("commit already finished")
+	}
+	c := &columnStream[T]{txn: t, leaves: leaves,
+		p: Partition{Table: table, Cluster: cluster, Month: month}, dir: partitionDir(table, cluster, month)}
+	full := filepath.Join(t.stage, filepath.FromSlash(c.dir))
+	if err := os.MkdirAll(full, 0o755); err != nil {
+		return nil, fmt.Errorf("write %s: %w", c.dir, err)
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	c.tmp = filepath.Join(full, ".part-"+hex.EncodeToString(rnd[:])+tmpMarker)
+	if c.file, err = os.OpenFile(c.tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+		return nil, fmt.Errorf("write %s: %w", c.dir, err)
+	}
+	c.sum = sha256.New()
+	c.count = &countingWriter{w: io.MultiWriter(c.file, c.sum)}
+	c.buf = bufio.NewWriterSize(c.count, 1<<20)
+	c.pw = parquet.NewGenericWriter[T](c.buf, append(writerOptions(def.SortBy), internedWriterSchema[T](strs))...)
+	if cols := c.pw.Schema().Columns(); !slices.EqualFunc(cols, leaves, func(path []string, name string) bool {
+		return len(path) == 1 && path[0] == name
+	}) {
+		c.abort()
+		return nil, fmt.Errorf("%T schema has the leaf columns %v, the encoder writes %v", *new(T), cols, leaves)
+	}
+	c.cols = c.pw.ColumnWriters()
+	backing := make([]parquet.Value, len(leaves)*writeBatch)
+	c.vals = make([][]parquet.Value, len(leaves))
+	for col := range c.vals {
+		c.vals[col] = backing[col*writeBatch : (col+1)*writeBatch : (col+1)*writeBatch]
+	}
+	return c, nil
+}
+
+// note counts n rows of time sec (Unix seconds) into the partition's
+// statistics.
+func (c *columnStream[T]) note(sec, n int64) {
+	if n <= 0 {
+		return
+	}
+	if c.p.Rows == 0 {
+		c.p.MinTime, c.p.MaxTime = sec, sec
+	} else {
+		c.p.MinTime, c.p.MaxTime = min(c.p.MinTime, sec), max(c.p.MaxTime, sec)
+	}
+	c.p.Rows += n
+}
+
+// added takes the m rows filled in after the pending ones, handing a full
+// batch to the column writers and ending a full row group.
+func (c *columnStream[T]) added(m int) error {
+	if c.err != nil {
+		return c.err
+	}
+	c.pending += m
+	if c.pending < writeBatch {
+		return nil
+	}
+	return c.write()
+}
+
+// write hands the pending rows to the column writers, and ends the row
+// group when it is full.
+func (c *columnStream[T]) write() error {
+	for col, w := range c.cols {
+		if _, err := w.WriteRowValues(c.vals[col][:c.pending]); err != nil {
+			c.err = fmt.Errorf("write %s: column %s: %w", c.dir, c.leaves[col], err)
+			return c.err
+		}
+	}
+	c.group += c.pending
+	c.pending = 0
+	if c.group >= RowGroupRows {
+		c.group = 0
+		if err := c.pw.Flush(); err != nil { // ends the row group
+			c.err = fmt.Errorf("write %s: %w", c.dir, err)
+			return c.err
+		}
+	}
+	return nil
+}
+
+// close ends the file, names it by its content and adds it to the commit;
+// with no rows it removes it and returns an empty entry.
+func (c *columnStream[T]) close() (Partition, error) {
+	if c.err != nil {
+		c.abort()
+		return Partition{}, c.err
+	}
+	if c.p.Rows == 0 {
+		c.abort()
+		return Partition{}, nil
+	}
+	err := func() error {
+		if c.pending > 0 {
+			if err := c.write(); err != nil {
+				return err
+			}
+		}
+		if c.group > 0 {
+			if err := c.pw.Flush(); err != nil {
+				return err
+			}
+		}
+		if err := c.pw.Close(); err != nil {
+			return err
+		}
+		if err := c.buf.Flush(); err != nil {
+			return err
+		}
+		return c.file.Close()
+	}()
+	if err != nil {
+		c.abort()
+		return Partition{}, fmt.Errorf("write %s: %w", c.dir, err)
+	}
+	sum := hex.EncodeToString(c.sum.Sum(nil))
+	name := "part-" + sum[:16] + ".parquet"
+	full := filepath.Join(c.txn.stage, filepath.FromSlash(c.dir))
+	if err := os.Rename(c.tmp, filepath.Join(full, name)); err != nil {
+		os.Remove(c.tmp)
+		return Partition{}, fmt.Errorf("write %s: %w", c.dir, err)
+	}
+	c.p.Path, c.p.Bytes, c.p.SHA256 = path.Join(c.dir, name), c.count.n, sum
+	t := c.txn
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return Partition{}, errors.New("commit already finished")
+	}
+	t.add[c.p.Path] = c.p
+	delete(t.drop, c.p.Path)
+	return c.p, nil
+}
+
+// abort closes and removes the stage file.
+func (c *columnStream[T]) abort() {
+	if c.file != nil {
+		c.file.Close()
+		os.Remove(c.tmp)
+		c.file = nil
+	}
+}
