@@ -561,13 +561,20 @@ type engine struct {
 	f, cP, d float64
 	run1     []float64 // run1[δ] = δ·d^δ for δ ≤ P, when P is small enough
 
-	rate       []fixed   // exact sum of the rates of running jobs
-	rateF      []float64 // rate as float64
-	chunks     []fixed   // exact sum of this tick's partial first chunks
-	tails      []fixed   // exact sum of this tick's job-end tails (limits)
-	acc        []float64 // this tick's new usage: own points, then children's
-	up         []int32   // parent, with each root mapped to itself
-	flat       bool      // every association is a root: nothing propagates
+	rate   []fixed   // exact sum of the rates of running jobs
+	rateF  []float64 // rate as float64
+	chunks []fixed   // exact sum of this tick's partial first chunks
+	tails  []fixed   // exact sum of this tick's job-end tails (limits)
+	acc    []float64 // this tick's new usage: own points, then children's
+	up     []int32   // parent, with each root mapped to itself
+	flat   bool      // every association is a root: nothing propagates
+	// On a flat forest, the associations whose usage, rate or new usage
+	// has been other than +0, in index order (those of this tick still in
+	// activated), and which they are: the others stay at +0 tick after
+	// tick, so a tick may skip them.
+	active     []int32
+	activated  []int32
+	isActive   []bool
 	rateStamp  []uint32
 	pointStamp []uint32
 	rateDirty  []int32
@@ -618,6 +625,40 @@ func (e *engine) initTree(n int) {
 		}
 		e.up[a] = q
 	}
+	if e.flat {
+		e.isActive = make([]bool, n)
+	}
+}
+
+// activate adds association a to the active ones of a flat forest (to
+// activated, until mergeActive).
+func (e *engine) activate(a int32) {
+	if e.flat && !e.isActive[a] {
+		e.isActive[a] = true
+		e.activated = append(e.activated, a)
+	}
+}
+
+// mergeActive merges the associations activated since the last call into
+// active, which stays in index order: the kernel then walks u, rateF and
+// acc forwards (in the order of activation, it took twice as long).
+func (e *engine) mergeActive() {
+	if len(e.activated) == 0 {
+		return
+	}
+	slices.Sort(e.activated)
+	i, j := len(e.active)-1, len(e.activated)-1
+	e.active = slices.Grow(e.active, len(e.activated))[:len(e.active)+len(e.activated)]
+	for k := len(e.active) - 1; j >= 0; k-- {
+		if i >= 0 && e.active[i] > e.activated[j] {
+			e.active[k] = e.active[i]
+			i--
+		} else {
+			e.active[k] = e.activated[j]
+			j--
+		}
+	}
+	e.activated = e.activated[:0]
 }
 
 // runDecay returns δ·d^δ.
@@ -659,6 +700,14 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 		return err
 	}
 	loc := e.p.location()
+	if e.flat {
+		// -0 counts as used: the kernel would turn it into +0.
+		for a, x := range u {
+			if x != 0 || math.Signbit(x) {
+				e.activate(int32(a))
+			}
+		}
+	}
 	for rel := uint32(1); int64(rel) <= g.kEnd-g.k0; rel++ {
 		k := g.k0 + int64(rel)
 		T := g.at(k)
@@ -700,6 +749,7 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 		}
 		for _, a := range e.rateDirty {
 			e.rateF[a] = e.rate[a].float()
+			e.activate(a)
 		}
 		e.rateDirty = e.rateDirty[:0]
 		for _, a := range e.pointDirty {
@@ -711,6 +761,7 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 			}
 			e.acc[a] = v
 			e.chunks[a], e.tails[a] = fixed{}, fixed{}
+			e.activate(a)
 		}
 		e.pointDirty = e.pointDirty[:0]
 
@@ -721,8 +772,14 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 			stats.Resets++
 		}
 		if e.flat {
+			e.mergeActive()
+		}
+		switch {
+		case e.flat && 5*len(e.active) < 2*len(u):
+			advanceTickActive(u, e.rateF, e.acc, e.active, e.f, e.cP)
+		case e.flat:
 			advanceTickFlat(u, e.rateF, e.acc, e.f, e.cP)
-		} else {
+		default:
 			advanceTick(u, e.rateF, e.acc, e.up, e.f, e.cP)
 		}
 		st.Tick = T
@@ -766,6 +823,23 @@ func advanceTickFlat(u, rateF, acc []float64, f, cP float64) {
 	n := len(u)
 	rateF, acc = rateF[:n], acc[:n]
 	for a := range u {
+		x := float64(rateF[a]*cP) + acc[a]
+		acc[a] = 0
+		u[a] = float64(u[a]*f) + x
+	}
+}
+
+// advanceTickActive is advanceTickFlat on the associations active lists
+// only: the others, at +0 usage with a +0 rate and no new usage, would
+// stay at +0 (+0·f + +0·cP + +0 is +0). A large tree where most
+// associations run no job spends most of advanceTickFlat's time on them.
+// An active association costs about 1.8 ns here against 0.75 in
+// advanceTickFlat's contiguous loop, so the run takes this kernel while
+// fewer than two fifths are active: on 102,619 associations of which
+// 38,903 ran jobs over two months (BenchmarkPipelineAssoc100k), 0.9 s
+// instead of 1.3.
+func advanceTickActive(u, rateF, acc []float64, active []int32, f, cP float64) {
+	for _, a := range active {
 		x := float64(rateF[a]*cP) + acc[a]
 		acc[a] = 0
 		u[a] = float64(u[a]*f) + x

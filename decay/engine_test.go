@@ -567,3 +567,107 @@ func TestAdvanceSnapshotErrorContext(t *testing.T) {
 		t.Errorf("Advance lost the callback's error: %v", err)
 	}
 }
+
+// TestAdvanceTickActive applies one tick to five roots of which 0 and 3
+// are active, with f = 0.5 and cP = 2, worked by hand as in
+// TestAdvanceTickFlat (U = U·0.5 + rate·2 + acc); the idle ones stay at
+// +0, and advanceTickFlat gives the same vector.
+//
+//	0: 8·0.5 + 1·2 + 0   = 6
+//	3: 6·0.5 + 3·2 + 0.5 = 9.5
+func TestAdvanceTickActive(t *testing.T) {
+	want := []float64{6, 0, 0, 9.5, 0}
+	u, acc, rate := []float64{8, 0, 0, 6, 0}, []float64{0, 0, 0, 0.5, 0}, []float64{1, 0, 0, 3, 0}
+	advanceTickActive(u, rate, acc, []int32{3, 0}, 0.5, 2)
+	if !reflect.DeepEqual(u, want) || !reflect.DeepEqual(acc, []float64{0, 0, 0, 0, 0}) {
+		t.Errorf("advanceTickActive: usage = %v, acc = %v, want %v and zeros", u, acc, want)
+	}
+	for a, x := range u {
+		if x == 0 && math.Signbit(x) {
+			t.Errorf("association %d: -0", a)
+		}
+	}
+	u, acc = []float64{8, 0, 0, 6, 0}, []float64{0, 0, 0, 0.5, 0}
+	advanceTickFlat(u, rate, acc, 0.5, 2)
+	if !reflect.DeepEqual(u, want) {
+		t.Errorf("advanceTickFlat: usage = %v, want %v", u, want)
+	}
+}
+
+// TestAdvanceIdleAssociations: on a flat forest of 1,000 associations of
+// which 12 run jobs and 3 more only carry usage from the checkpoint, every
+// snapshot and the final state are bit for bit those of the same window
+// on those 15 associations alone (where all are active and every tick
+// takes advanceTickFlat), and the 985 idle ones stay at +0.
+func TestAdvanceIdleAssociations(t *testing.T) {
+	p := Params{HalfLifeSec: 7 * 86400, CalcPeriodSec: 300}
+	const n, start = 1000, int64(1_735_689_600)                             // 2025-01-01
+	used := []int32{4, 17, 99, 250, 251, 300, 512, 640, 777, 901, 950, 999} // run jobs
+	carried := []int32{0, 500, 998}                                         // checkpoint usage only
+	both := append(slices.Clone(used), carried...)
+	small := map[int32]int32{}
+	for i, a := range both {
+		small[a] = int32(i)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	var big, few Jobs
+	for range 400 {
+		a := used[r.IntN(len(used))]
+		s := start + r.Int64N(20*86400)
+		e := s + 1 + r.Int64N(3*86400)
+		if r.IntN(10) == 0 {
+			e = Running
+		}
+		rate := float64(1+r.IntN(64)) * []float64{1, 0.5, 1.2}[r.IntN(3)]
+		for _, j := range []*Jobs{&big, &few} {
+			j.Start, j.End, j.Rate = append(j.Start, s), append(j.End, e), append(j.Rate, rate)
+		}
+		big.Assoc, few.Assoc = append(big.Assoc, a), append(few.Assoc, small[a])
+	}
+	to := start + 30*86400
+	var snaps []int64
+	for d := int64(1); d <= 30; d++ {
+		snaps = append(snaps, start+d*86400-1)
+	}
+	run := func(nAssoc int, jobs Jobs, idx func(a int32) int32) ([][]float64, *State) {
+		st := mustState(t, p, nAssoc, start)
+		for k, a := range carried {
+			st.Usage[idx(a)] = 1e6 * float64(k+1)
+		}
+		parent := make([]int32, nAssoc)
+		for i := range parent {
+			parent[i] = -1
+		}
+		var got [][]float64
+		_, err := Advance(p, st, Window{Parent: parent, Jobs: jobs, To: to, Snapshots: snaps,
+			OnSnapshot: func(_, _ int64, u []float64) error {
+				row := make([]float64, len(both))
+				for i, a := range both {
+					row[i] = u[idx(a)]
+				}
+				got = append(got, row)
+				return nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, st
+	}
+	gotBig, stBig := run(n, big, func(a int32) int32 { return a })
+	gotFew, stFew := run(len(both), few, func(a int32) int32 { return small[a] })
+	if len(gotBig) != len(snaps) || !reflect.DeepEqual(gotBig, gotFew) {
+		t.Fatalf("snapshots of the 1,000 differ from those of the 15 alone:\n%v\n%v", gotBig, gotFew)
+	}
+	for a, x := range stBig.Usage {
+		if i, ok := small[int32(a)]; ok {
+			if math.Float64bits(x) != math.Float64bits(stFew.Usage[i]) {
+				t.Errorf("association %d: final usage %v, alone %v", a, x, stFew.Usage[i])
+			}
+		} else if x != 0 || math.Signbit(x) {
+			t.Errorf("idle association %d: final usage %v, want +0", a, x)
+		}
+	}
+	if gotBig[29][0] == 0 || gotBig[29][len(used)-1] == 0 {
+		t.Errorf("last snapshot %v: a used or carried association at 0", gotBig[29])
+	}
+}
