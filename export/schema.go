@@ -424,6 +424,10 @@ type internedDict struct {
 	ranks  []int32 // per index of the dictionary: its string's rank in strs
 	list   []int32 // per index of the dictionary: its string's id (while !hashed)
 	size   int64   // the bytes of the values in list
+	// The values and offsets of the page Page builds, reused from row
+	// group to row group (a page stays valid until Reset).
+	pageValues  []byte
+	pageOffsets []uint32
 	// hashed is set once a value not of strs was inserted: the embedded
 	// dictionary holds the values, and Bounds compares the strings.
 	hashed bool
@@ -438,7 +442,18 @@ func (d *internedDict) Insert(indexes []int32, values []parquet.Value) {
 	if d.index == nil {
 		d.index = make([]int32, len(d.strs.lens))
 	}
+	// A value viewing the same bytes as the one before (a snapshot's
+	// algorithm, partition and source file, a lab's account on its users'
+	// rows) has its index.
+	var last *byte
+	lastLen := 0
 	for i := range values {
+		b := values[i].ByteArray()
+		if p := unsafe.SliceData(b); p != nil && p == last && len(b) == lastLen {
+			indexes[i] = indexes[i-1]
+			continue
+		}
+		last, lastLen = unsafe.SliceData(b), len(b)
 		id := d.strs.id(&values[i])
 		if id < 0 {
 			d.hash()
@@ -519,16 +534,13 @@ func (d *internedDict) Page() parquet.Page {
 	if d.hashed {
 		return d.Dictionary.Page()
 	}
-	var n int
-	for _, id := range d.list {
-		n += int(d.strs.lens[id])
-	}
-	values := make([]byte, 0, n)
-	offsets := make([]uint32, 1, len(d.list)+1)
+	values := slices.Grow(d.pageValues[:0], int(d.size))
+	offsets := append(slices.Grow(d.pageOffsets[:0], len(d.list)+1), 0)
 	for _, id := range d.list {
 		values = append(values, d.strs.vals[id].ByteArray()...)
 		offsets = append(offsets, uint32(len(values)))
 	}
+	d.pageValues, d.pageOffsets = values, offsets
 	return d.typ.NewDictionary(d.column, len(d.list), encoding.ByteArrayValues(values, offsets)).Page()
 }
 
