@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -113,6 +112,12 @@ func TestSnapshotSegmentsBytes(t *testing.T) {
 	}
 	trees := []*fairshare.Tree{big, small}
 	sources := []string{"assoc-2025-01-01.psv", "assoc-2025-03-11.psv"}
+	// One SnapshotTrees serves every case's month in turn, as a run's
+	// months.
+	st, err := NewSnapshotTrees(trees, sources)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 3))
@@ -123,7 +128,7 @@ func TestSnapshotSegmentsBytes(t *testing.T) {
 			}
 			defer tx.Abort()
 			month := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-			seg, err := tx.NewSnapshotSegments("c1", month, trees, sources)
+			seg, err := tx.NewSnapshotSegments("c1", month, st)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +229,7 @@ func TestSnapshotSegmentsBytes(t *testing.T) {
 }
 
 // TestSnapshotSegmentsRefuse checks the misuses SnapshotSegments refuses:
-// a snapshot before one written, a result of another tree, a wrong number
+// trees without their sources, a snapshot before one written, a result of another tree, a wrong number
 // of TRESRunMins cells, an unknown tree and use after Close; and that a
 // month without rows writes no file.
 func TestSnapshotSegmentsRefuse(t *testing.T) {
@@ -237,7 +242,14 @@ func TestSnapshotSegmentsRefuse(t *testing.T) {
 	}
 	defer tx.Abort()
 	month := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	seg, err := tx.NewSnapshotSegments("c1", month, []*fairshare.Tree{tr}, []string{"a.psv"})
+	if _, err := NewSnapshotTrees([]*fairshare.Tree{tr}, nil); err == nil {
+		t.Error("NewSnapshotTrees of a tree without its source: no error")
+	}
+	st, err := NewSnapshotTrees([]*fairshare.Tree{tr}, []string{"a.psv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg, err := tx.NewSnapshotSegments("c1", month, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +276,7 @@ func TestSnapshotSegmentsRefuse(t *testing.T) {
 	if err := seg.AppendSnapshot(at.Add(time.Hour), 0, res, nil); err == nil {
 		t.Error("AppendSnapshot after Close: no error")
 	}
-	empty, err := tx.NewSnapshotSegments("c1", month, []*fairshare.Tree{tr}, []string{"a.psv"})
+	empty, err := tx.NewSnapshotSegments("c1", month, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,5 +287,4 @@ func TestSnapshotSegmentsRefuse(t *testing.T) {
 	if n := len(tx.Files(schemas.TableFairshare, "c1")); n != 1 {
 		t.Errorf("%d fairshare files in the commit, want 1", n)
 	}
-	_ = math.NaN
 }

@@ -30,7 +30,9 @@ type fairshareWriter struct {
 	run   *tresRun // TRESRunMins; nil without limits enforced
 
 	seg      *export.SnapshotSegments // the month's files; nil in a dry run and between months
-	segTree  []int                    // per tree of the model: its index in seg's trees, or -1
+	trees    *export.SnapshotTrees    // the trees of seg's month, kept for the next month if it has the same
+	used     []bool                   // per tree of the model: whether trees holds it
+	segTree  []int                    // per tree of the model: its index in trees, or -1
 	afterFS  []export.FairshareRow    // rows of older segments of the month after to, kept
 	afterAsc []export.AssociationRow
 
@@ -94,26 +96,32 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 // to] are kept in the new one, those up to lo written first, those after
 // to at flush; a night reads nothing.
 func (w *fairshareWriter) open() error {
-	// The trees the month's snapshots use, in model order.
+	// The trees the month's snapshots use, in model order: prepared again
+	// only when they differ from the month before's.
 	next := w.month.AddDate(0, 1, 0)
-	w.segTree = slices.Grow(w.segTree[:0], len(w.m.trees))[:len(w.m.trees)]
-	for i := range w.segTree {
-		w.segTree[i] = -1
-	}
 	used := make([]bool, len(w.m.trees))
 	for _, s := range w.snaps {
 		if s >= w.month.Unix() && s < next.Unix() {
 			used[w.m.treeAt(time.Unix(s, 0))] = true
 		}
 	}
-	var trees []*fairshare.Tree
-	var sources []string
-	for i, u := range used {
-		if u {
-			w.segTree[i] = len(trees)
-			trees = append(trees, w.m.trees[i])
-			sources = append(sources, w.m.sources[i])
+	if w.trees == nil || !slices.Equal(used, w.used) {
+		w.segTree = slices.Grow(w.segTree[:0], len(w.m.trees))[:len(w.m.trees)]
+		var trees []*fairshare.Tree
+		var sources []string
+		for i, u := range used {
+			w.segTree[i] = -1
+			if u {
+				w.segTree[i] = len(trees)
+				trees = append(trees, w.m.trees[i])
+				sources = append(sources, w.m.sources[i])
+			}
 		}
+		st, err := export.NewSnapshotTrees(trees, sources)
+		if err != nil {
+			return err
+		}
+		w.trees, w.used = st, used
 	}
 	beforeFS, afterFS, err := keptSnapshots[export.FairshareRow](w, schemas.TableFairshare, func(r *export.FairshareRow) int64 { return r.Snapshot.Unix() })
 	if err != nil {
@@ -123,7 +131,7 @@ func (w *fairshareWriter) open() error {
 	if err != nil {
 		return err
 	}
-	seg, err := w.tx.NewSnapshotSegments(w.m.cluster, w.month, trees, sources)
+	seg, err := w.tx.NewSnapshotSegments(w.m.cluster, w.month, w.trees)
 	if err != nil {
 		return err
 	}
