@@ -3,7 +3,9 @@
 // fair-share snapshots, association trees, run records) into the Parquet
 // history analysts query with SQL, and defines DuckDB views over it in a
 // read-only session confined to the history's files (OpenDuckDB), whose
-// results stream in bounded memory (DB.Stream, ResultWriter).
+// results stream in bounded memory (DB.Stream, ResultWriter). A run's
+// fair-share snapshots go into their files one by one, straight from each
+// snapshot's tree and fairshare.Result (SnapshotSegments), without rows.
 //
 // The history is a series of generations, each a hive-partitioned tree of
 // immutable Parquet segments; the current symlink names the committed one:

@@ -37,9 +37,10 @@ import (
 // scanning them.
 //
 // Each file is encoded by a goroutine of its own, beside the caller's
-// (which computes the next snapshot meanwhile): AppendSnapshot copies the
-// Result and returns. An error of either shows at the next call or at
-// Close.
+// (which computes the next snapshot meanwhile), and hands a chunk of rows
+// to its column writers on two (columnGoroutines): AppendSnapshot copies
+// the Result and returns. An error of either file shows at the next call
+// or at Close.
 //
 // The files are byte for byte those Txn.Write writes for the same rows
 // (AppendFairshareRows and AssociationRows of every snapshot, plus the rows
@@ -219,12 +220,14 @@ func (s *SnapshotSegments) AppendSnapshot(at time.Time, tree int, r *fairshare.R
 		return fmt.Errorf("snapshot segments: algorithm %v", r.Algorithm)
 	}
 	us := at.UnixMicro()
-	if last := s.fs.last; s.fs.any && us < last {
-		return fmt.Errorf("snapshot segments: snapshot %s after snapshot %s", at.UTC().Format(time.RFC3339Nano),
-			time.UnixMicro(last).UTC().Format(time.RFC3339Nano))
+	for _, w := range []*workerClock{&s.fs.workerClock, &s.as.workerClock} {
+		if w.any && us < w.last {
+			return fmt.Errorf("snapshot segments: snapshot %s after snapshot %s", at.UTC().Format(time.RFC3339Nano),
+				time.UnixMicro(w.last).UTC().Format(time.RFC3339Nano))
+		}
 	}
 	s.fs.last, s.fs.any = us, true
-	s.as.last, s.as.any = max(s.as.last, us), true
+	s.as.last, s.as.any = us, true
 	p := s.st.prepared(tree)
 	var res *fairshare.Result
 	select {
@@ -477,8 +480,12 @@ type tableWorker[T any] struct {
 	stop     atomic.Bool // set by Abort: skip the jobs left
 	mu       sync.Mutex
 	err      error // the first error of a job, read through failed
-	// The latest snapshot sent, in Unix microseconds, and whether any:
-	// the caller's goroutine's own.
+	workerClock
+}
+
+// workerClock is the latest snapshot sent to a file's goroutine, in Unix
+// microseconds, and whether any was: the caller's goroutine's own.
+type workerClock struct {
 	last int64
 	any  bool
 }

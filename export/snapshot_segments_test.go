@@ -265,6 +265,12 @@ func TestSnapshotSegmentsRefuse(t *testing.T) {
 		"cells":            seg.AppendSnapshot(at.Add(time.Hour), 0, res, make([]string, 3)),
 		"tree index":       seg.AppendSnapshot(at.Add(time.Hour), 1, res, nil),
 		"old rows before":  seg.AppendRows(FairshareRows(month, tr, res), nil),
+		"associations rows after, then a snapshot before them": func() error {
+			if err := seg.AppendRows(nil, AssociationRows(at.Add(5*time.Hour), tr, "a.psv")); err != nil {
+				return nil // refused already: not the case tested
+			}
+			return seg.AppendSnapshot(at.Add(2*time.Hour), 0, res, nil)
+		}(),
 	} {
 		if err == nil {
 			t.Errorf("%s: no error", name)
