@@ -447,7 +447,7 @@ const (
 // surviving rows. rejected names accounts whose rows were rejected before
 // (their children are reported as orphans of a rejected parent).
 func assocResolve(name string, recs []assocRec, rejected map[assocAcctKey]bool) assocResult {
-	res := assocResult{badRecs: map[int]bool{}}
+	res := assocResult{badRecs: map[int]bool{}, rows: make([]Association, 0, len(recs)+1)}
 	reject := func(r *assocRec, field, value, msg string) {
 		res.errs = append(res.errs, newParseError(r.a.File, r.a.Line, field, value, msg))
 		res.badRecs[r.rec] = true
@@ -622,17 +622,36 @@ func assocResolve(name string, recs []assocRec, rejected map[assocAcctKey]bool) 
 
 // assocSortRows sorts rows by (cluster, lineage) byte-wise, like sshare; the
 // remaining keys make the order total (the association key is unique), so
-// an unstable sort is deterministic.
+// an unstable sort is deterministic. It sorts the rows' indexes, comparing
+// a key only when those before it are equal, and moves each row once: on
+// 100,000 associations sorting the rows themselves (some 170 bytes each,
+// every key compared) took a third of reading the file.
 func assocSortRows(rows []Association) {
-	slices.SortFunc(rows, func(a, b Association) int {
-		return cmp.Or(
-			strings.Compare(a.Cluster, b.Cluster),
-			strings.Compare(a.Lineage, b.Lineage),
-			strings.Compare(a.Account, b.Account),
-			strings.Compare(a.User, b.User),
-			strings.Compare(a.Partition, b.Partition),
-		)
+	idx := make([]int32, len(rows))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(i, j int32) int {
+		a, b := &rows[i], &rows[j]
+		if c := strings.Compare(a.Cluster, b.Cluster); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Lineage, b.Lineage); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Account, b.Account); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.User, b.User); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Partition, b.Partition)
 	})
+	sorted := make([]Association, len(rows))
+	for k, i := range idx {
+		sorted[k] = rows[i]
+	}
+	copy(rows, sorted)
 }
 
 // assocJoin sorts errs by position and joins them; nil when there are none.
