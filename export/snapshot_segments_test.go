@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -292,5 +294,92 @@ func TestSnapshotSegmentsRefuse(t *testing.T) {
 	}
 	if n := len(tx.Files(schemas.TableFairshare, "c1")); n != 1 {
 		t.Errorf("%d fairshare files in the commit, want 1", n)
+	}
+}
+
+// TestReadFairshareSnapshot writes a month of 30 daily snapshots of a
+// 4,700-association tree (141,000 rows: two row groups, the snapshot of
+// March 28 spanning both) in one segment and a later snapshot in a second,
+// and checks that ReadFairshareSnapshot returns exactly the rows of the
+// newest snapshot at or before at: at a snapshot, between two (inside a
+// row group), the newest of all, none before the first; and that a
+// segment with a changed byte is refused by its SHA-256.
+func TestReadFairshareSnapshot(t *testing.T) {
+	tr := segmentTree(t, 4700, 6)
+	r := rand.New(rand.NewPCG(6, 6))
+	month := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	day := func(d int) time.Time { return month.AddDate(0, 0, d) }
+	var rows []FairshareRow
+	want := map[time.Time][]FairshareRow{}
+	for d := range 30 {
+		start := len(rows)
+		rows = AppendFairshareRows(rows, nil, day(d), tr, segmentResult(tr, fairshare.FairTreeAlgo, r))
+		want[day(d)] = rows[start:]
+	}
+	late := day(30).Add(-time.Hour)
+	lateRows := FairshareRows(late, tr, segmentResult(tr, fairshare.ClassicAlgo, r))
+	want[late] = lateRows
+	h := openHistory(t)
+	tx, err := h.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tx.Write(schemas.TableFairshare, "c1", month, rows, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Write(schemas.TableFairshare, "c1", month, lateRows, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := h.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	key := func(rs []FairshareRow) []string {
+		out := make([]string, len(rs))
+		for i, row := range rs {
+			out[i] = fmtRow(row)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, c := range []struct {
+		at, want time.Time
+	}{
+		{day(3), day(3)},
+		{day(27), day(27)}, // March 28, across the row groups
+		{day(10).Add(13 * time.Hour), day(10)},
+		{late.Add(time.Minute), late},
+		{time.Time{}, late},
+		{day(0).Add(-time.Second), time.Time{}},
+	} {
+		got, snap, err := v.ReadFairshareSnapshot("c1", month, c.at)
+		if err != nil {
+			t.Fatalf("at %v: %v", c.at, err)
+		}
+		if !snap.Equal(c.want) {
+			t.Errorf("at %v: snapshot %v, want %v", c.at, snap, c.want)
+		}
+		if !slices.Equal(key(got), key(want[c.want])) {
+			t.Errorf("at %v: %d rows, not the %d of snapshot %v", c.at, len(got), len(want[c.want]), c.want)
+		}
+	}
+	// A changed byte, the size kept: the SHA-256 tells.
+	file := v.Path(p)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ce *CorruptError
+	if _, _, err := v.ReadFairshareSnapshot("c1", month, day(3)); !errors.As(err, &ce) || ce.Problem != "SHA-256 differs from the manifest's" {
+		t.Errorf("damaged segment: %v, want a CorruptError of its SHA-256", err)
 	}
 }

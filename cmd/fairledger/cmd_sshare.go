@@ -179,8 +179,9 @@ type snapshotRows struct {
 // of all) from v, the pinned generation of the history in dir. It reads
 // the partition of at's month first and goes back month by month through
 // the months that have a partition, stopping at the first that holds a
-// snapshot at or before at, so only the partitions needed are read (a
-// partition may have several segment files: readChecked reads them all).
+// snapshot at or before at, so only the partitions needed are read, and
+// of each only the row groups that may hold the snapshot
+// (View.ReadFairshareSnapshot, which checks every segment file).
 func findSnapshot(v *export.View, dir, cluster string, at time.Time) (snapshotRows, error) {
 	var clusters []string
 	months := map[string][]string{}
@@ -214,27 +215,15 @@ func findSnapshot(v *export.View, dir, cluster string, at time.Time) (snapshotRo
 		if err != nil {
 			return snapshotRows{}, fmt.Errorf("fairshare partition of cluster %s: bad month %q", cluster, m)
 		}
-		var rows []export.FairshareRow
-		if err := readChecked(v, schemas.TableFairshare, cluster, month, &rows); err != nil {
+		// Only the snapshot's rows: a month of a large tree is millions.
+		rows, best, err := v.ReadFairshareSnapshot(cluster, month, at)
+		if err != nil {
 			return snapshotRows{}, err
 		}
-		var best time.Time
-		for i := range rows {
-			s := rows[i].Snapshot
-			if (at.IsZero() || !s.After(at)) && s.After(best) {
-				best = s
-			}
-		}
-		if best.IsZero() {
+		if len(rows) == 0 {
 			continue
 		}
-		var out []export.FairshareRow
-		for i := range rows {
-			if rows[i].Snapshot.Equal(best) {
-				out = append(out, rows[i])
-			}
-		}
-		return snapshotRows{cluster: cluster, time: best, rows: out}, nil
+		return snapshotRows{cluster: cluster, time: best, rows: rows}, nil
 	}
 	if at.IsZero() {
 		return snapshotRows{}, fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", dir, cluster)
