@@ -569,8 +569,8 @@ type engine struct {
 	up     []int32   // parent, with each root mapped to itself
 	flat   bool      // every association is a root: nothing propagates
 	// On a flat forest, the associations whose usage, rate or new usage
-	// has been other than +0, in index order (those of this tick still in
-	// activated), and which they are: the others stay at +0 tick after
+	// has been other than +0, in index order but for the latest ones in
+	// activated, and which they are: the others stay at +0 tick after
 	// tick, so a tick may skip them.
 	active     []int32
 	activated  []int32
@@ -639,11 +639,13 @@ func (e *engine) activate(a int32) {
 	}
 }
 
-// mergeActive merges the associations activated since the last call into
-// active, which stays in index order: the kernel then walks u, rateF and
-// acc forwards (in the order of activation, it took twice as long).
+// mergeActive merges the associations activated since the last merge
+// into active, which stays in index order: the kernel then walks u, rateF
+// and acc forwards (in the order of activation, it took twice as long).
+// A merge moves active, so it waits until activated holds a sixteenth as
+// many: until then the kernel takes activated as it is.
 func (e *engine) mergeActive() {
-	if len(e.activated) == 0 {
+	if len(e.activated) == 0 || 16*len(e.activated) < len(e.active) {
 		return
 	}
 	slices.Sort(e.activated)
@@ -775,8 +777,9 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 			e.mergeActive()
 		}
 		switch {
-		case e.flat && 5*len(e.active) < 2*len(u):
+		case e.flat && 5*(len(e.active)+len(e.activated)) < 2*len(u):
 			advanceTickActive(u, e.rateF, e.acc, e.active, e.f, e.cP)
+			advanceTickActive(u, e.rateF, e.acc, e.activated, e.f, e.cP)
 		case e.flat:
 			advanceTickFlat(u, e.rateF, e.acc, e.f, e.cP)
 		default:
