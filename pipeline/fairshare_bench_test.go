@@ -59,11 +59,12 @@ func benchModel(tb testing.TB) (*model, []float64) {
 
 // BenchmarkFairshareSnapshots runs a month (31 daily snapshots) of a
 // 10,000-association tree through fairshareWriter as `fairledger run`
-// does: Fair Tree, the fairshare and associations rows, and one
-// WritePartition of each table into a fresh history. The writer is kept
+// does: Fair Tree, and the month's fairshare and associations segments
+// written snapshot by snapshot into a fresh history. The writer is kept
 // from one iteration to the next, as a run keeps it from month to month.
 // It reports the rows written per second (both tables), the process's CPU
-// time per month (garbage collection included) and the allocations.
+// time per month (every goroutine and garbage collection included) and
+// the allocations.
 //
 //	go test ./pipeline -run '^$' -bench FairshareSnapshots -benchtime 3x -benchmem
 func BenchmarkFairshareSnapshots(b *testing.B) {
