@@ -69,6 +69,13 @@ type Options struct {
 	SnapshotEvery time.Duration
 	// Location is the site's zone: local midnight, usage resets.
 	Location *time.Location
+	// TickOrigin is a Unix second at which slurmctld's decay thread ticked
+	// (its grid is that second plus multiples of PriorityCalcPeriod); nil
+	// takes the history's grid, and for a new history the epoch's (ticks
+	// at multiples of PriorityCalcPeriod). The grid is a property of the
+	// history: a run resuming a checkpoint computed on another grid is
+	// refused; a recompute from the start of the history may change it.
+	TickOrigin *int64
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Version is recorded in the runs table.
@@ -240,6 +247,9 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.setTickPhase(cps, opt.TickOrigin); err != nil {
+		return nil, err
+	}
 	var sp *spill // nil in a dry run: the jobs tables are not built
 	if !opt.DryRun {
 		if sp, err = newSpill(h.Dir); err != nil {
@@ -304,6 +314,13 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p := posMod(state.OriginUnix, m.calcPeriod()); state.CalcPeriodSec == m.calcPeriod() && p != m.params.OriginUnix {
+			return nil, fmt.Errorf("--tick-phase %d s: the history of cluster %q was computed on ticks at %d s past each multiple of PriorityCalcPeriod "+
+				"(checkpoint at %s): a run resuming it must use the same grid (leave --tick-phase out to take the history's); to change it, "+
+				"recompute from the start of the history (--from its first day, with every sacct file); nothing was written",
+				m.params.OriginUnix, m.cluster, p, fmtUnix(ck.To))
+		}
+		state.OriginUnix = m.params.OriginUnix
 		if state.CalcPeriodSec != m.calcPeriod() {
 			return nil, fmt.Errorf("slurm.conf %s: PriorityCalcPeriod is %d s, but the history of cluster %q was computed with %d s "+
 				"(checkpoint at %s): usage decays per period, so a change needs a recompute from the start of the history "+
@@ -598,6 +615,43 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		TRES: schemas.ClusterTRES(conf.AccountingStorageTRES), Partitions: rparts,
 	}
 	return m, nil
+}
+
+// posMod is a mod m in [0, m).
+func posMod(a, m int64) int64 {
+	r := a % m
+	if r < 0 {
+		r += m
+	}
+	return r
+}
+
+// setTickPhase sets the phase of the run's tick grid (m.params.OriginUnix,
+// recorded in m.cfg), in [0, PriorityCalcPeriod): origin's when given,
+// else the history's (its newest checkpoint's), else 0. A resumed
+// checkpoint of another phase is refused later, where it is resumed.
+func (m *model) setTickPhase(cps []*storedCheckpoint, origin *int64) error {
+	P := m.calcPeriod()
+	hist := int64(-1)
+	if len(cps) > 0 {
+		newest := cps[len(cps)-1]
+		if err := newest.load(); err != nil {
+			return err
+		}
+		var st decay.State
+		if err := st.UnmarshalBinary(newest.State); err != nil {
+			return fmt.Errorf("checkpoint at %s: %w", fmtUnix(newest.To), err)
+		}
+		if st.CalcPeriodSec == P {
+			hist = posMod(st.OriginUnix, P)
+		}
+	}
+	phase := max(hist, 0)
+	if origin != nil {
+		phase = posMod(*origin, P)
+	}
+	m.params.OriginUnix, m.cfg.TickOriginUnix = phase, phase
+	return nil
 }
 
 // MaxWeight is the largest TRESBillingWeights weight a run accepts per

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,6 +33,7 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 		&cli.IntFlag{Name: "keep-checkpoints", Value: pipeline.DefaultKeepCheckpoints, Usage: "checkpoints kept per cluster (how many nights back a re-run can start)"},
 		&cli.Int64Flag{Name: "memory-limit", Value: pipeline.DefaultMemoryLimit >> 20, Usage: "soft memory limit in MiB for the Go runtime (ignored when GOMEMLIMIT is set; 0: none)"},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress line on stderr: auto (on a terminal), always or never"},
+		&cli.StringFlag{Name: "tick-phase", Usage: "when slurmctld's decay thread ticks: seconds past each multiple of PriorityCalcPeriod since the epoch (0 to PriorityCalcPeriod-1), or @UNIX, the Unix time of one tick from its log; kept by the history (default: the history's, 0 for a new one; changing it needs a recompute from the start)"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "read and compute everything (refusals and exit codes included) and write nothing to --history: check tonight's files or a slurm.conf change first"},
 	)
 	return &cli.Command{
@@ -90,13 +92,18 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 	if in.qos == nil {
 		log.Info().Msg("no --qos: every job is charged with UsageFactor 1")
 	}
+	tickOrigin, err := parseTickPhase(c.String("tick-phase"), in.conf.CalcPeriodSec)
+	if err != nil {
+		in.reject.close()
+		return err
+	}
 	pin := pipeline.Inputs{Conf: in.conf, Assoc: in.assoc, QOS: in.qos, Sacct: in.sacct, SacctOptions: in.sopt,
 		Files: inputFiles(c)}
 	opt := pipeline.Options{
 		History: c.String("history"), Cluster: c.String("cluster"), From: from, To: to,
 		SnapshotEvery: c.Duration("snapshot-every"), Location: loc, Version: version,
 		LockWait: c.Duration("lock-wait"), KeepCheckpoints: c.Int("keep-checkpoints"), Log: log,
-		DryRun: c.Bool("dry-run"),
+		DryRun: c.Bool("dry-run"), TickOrigin: tickOrigin,
 	}
 	var bar *progressLine
 	if showProgress(c.String("progress"), stderr) {
@@ -419,4 +426,28 @@ func (p *progressLine) done() {
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// parseTickPhase reads --tick-phase: "" (nil: the history's), a number of
+// seconds past each multiple of the calc period (below it), or "@UNIX",
+// the time of one tick. It returns a Unix second on the tick grid.
+func parseTickPhase(s string, calcPeriodSec int64) (*int64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if calcPeriodSec <= 0 {
+		calcPeriodSec = decay.DefaultCalcPeriodSec
+	}
+	if u, ok := strings.CutPrefix(s, "@"); ok {
+		t, err := strconv.ParseInt(u, 10, 64)
+		if err != nil {
+			return nil, usagef("--tick-phase %q: want @ followed by a Unix time in seconds", s)
+		}
+		return &t, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n >= calcPeriodSec {
+		return nil, usagef("--tick-phase %q: want seconds from 0 to %d (PriorityCalcPeriod is %d s), or @UNIX", s, calcPeriodSec-1, calcPeriodSec)
+	}
+	return &n, nil
 }
