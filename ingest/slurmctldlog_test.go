@@ -1,0 +1,112 @@
+package ingest
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// unix is the Unix second of a UTC time of 2026-11-26.
+func unix(h, m, s int) int64 { return time.Date(2026, 11, 26, h, m, s, 0, time.UTC).Unix() }
+
+// The issue's case, in the line formats of Slurm's priority/multifactor:
+// ticks 61 s and then 59 s apart (one wake-up 0.44 s late), and a job end
+// 385 ms after the tick of its second. Lines of no interest are skipped.
+func TestSlurmctldLogTicks(t *testing.T) {
+	log := `[2026-11-26T18:20:59.100] Recovered state of 3 partitions
+[2026-11-26T18:21:00.227] _decay_thread: PRIO: Decay factor over 60 seconds goes from 0.999229132965003 -> 0.954842536434163
+[2026-11-26T18:22:01.671] _decay_thread: PRIO: Decay factor over 61 seconds goes from 0.999229132965003 -> 0.954107003201133
+[2026-11-26T18:23:00.227] _decay_thread: PRIO: Decay factor over 59 seconds goes from 0.999229132965003 -> 0.955578634843289
+[2026-11-26T18:23:00.612] priority_p_job_end: called for job 1234
+[2026-11-26T18:23:05.001] priority_p_job_end: PRIO: called for JobId=1235
+`
+	var l SlurmctldLog
+	l.Millis = true
+	if err := parseSlurmctldLog("slurmctld.log", strings.NewReader(log), time.UTC, &l); err != nil {
+		t.Fatal(err)
+	}
+	got := l.TickTimes()
+	want := []int64{unix(18, 21, 0), unix(18, 22, 1), unix(18, 23, 0)}
+	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Fatalf("tick times %v, want %v", got, want)
+	}
+	if len(l.JobEnds) != 2 || l.JobEnds[0].JobID != 1234 || l.JobEnds[1].JobID != 1235 || l.JobEnds[0].Line != 5 {
+		t.Fatalf("job ends %+v", l.JobEnds)
+	}
+	// Job 1234 ended in the second of the third tick, after it.
+	if !l.JobEnds[0].Logged.After(l.Ticks[2].Logged) || l.JobEnds[0].Logged.Unix() != got[2] {
+		t.Errorf("job end %v against tick %v", l.JobEnds[0].Logged, l.Ticks[2].Logged)
+	}
+	if !l.Millis || l.Lines != 6 {
+		t.Errorf("millis %v, lines %d", l.Millis, l.Lines)
+	}
+}
+
+// A tick's line may be written in the second after its tick: the ticks
+// are anchored on the line that leaves the least room, so 18:22:00 (logged
+// at 18:22:01.001, 60 s after a tick logged at 18:21:00.999) stays
+// 18:22:00.
+func TestSlurmctldLogLineInNextSecond(t *testing.T) {
+	log := "[2026-11-26T18:21:00.999] _decay_thread: PRIO: Decay factor over 60 seconds goes from 1 -> 1\n" +
+		"[2026-11-26T18:22:01.001] _decay_thread: PRIO: Decay factor over 60 seconds goes from 1 -> 1\n"
+	var l SlurmctldLog
+	if err := parseSlurmctldLog("l", strings.NewReader(log), time.UTC, &l); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.TickTimes(); got[0] != unix(18, 21, 0) || got[1] != unix(18, 22, 0) {
+		t.Errorf("tick times %v", got)
+	}
+}
+
+// A restart recovers the last tick from the state file: the ticks after
+// it continue from that exact second, whatever the phase before.
+func TestSlurmctldLogRestart(t *testing.T) {
+	log := "[2026-11-26T18:21:00.500] _decay_thread: PRIO: Decay factor over 60 seconds goes from 1 -> 1\n" +
+		"[2026-11-26T18:21:30.000] _read_last_decay_ran: PRIO: Last ran decay on jobs at " + itoa(unix(18, 21, 0)) + "\n" +
+		"[2026-11-26T18:21:42.300] _decay_thread: PRIO: Decay factor over 42 seconds goes from 1 -> 1\n" +
+		"[2026-11-26T18:22:42.300] _decay_thread: PRIO: Decay factor over 60 seconds goes from 1 -> 1\n"
+	var l SlurmctldLog
+	if err := parseSlurmctldLog("l", strings.NewReader(log), time.UTC, &l); err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{unix(18, 21, 0), unix(18, 21, 42), unix(18, 22, 42)}
+	if got := l.TickTimes(); len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("tick times %v, want %v", got, want)
+	}
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// Rotated files are merged in time order; the zone is slurmctld's; a line
+// of interest without a time at its start is an error naming it.
+func TestReadSlurmctldLogs(t *testing.T) {
+	dir := t.TempDir()
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Skip("no zone data")
+	}
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	newer := write("slurmctld.log", "[2026-11-26T19:22:00.100] _decay_thread: PRIO: Decay factor over 60 seconds goes from 1 -> 1\n")
+	older := write("slurmctld.log.1", "[2026-11-26T19:21:00.100] _decay_thread: PRIO: Decay factor over 60 seconds goes from 1 -> 1\n")
+	l, err := ReadSlurmctldLogs([]string{newer, older}, berlin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.TickTimes(); len(got) != 2 || got[0] != unix(18, 21, 0) || got[1] != unix(18, 22, 0) {
+		t.Errorf("tick times %v", got)
+	}
+	bad := write("bad.log", "no time here: priority_p_job_end: called for job 7\n")
+	if _, err := ReadSlurmctldLogs([]string{bad}, time.UTC); err == nil || !strings.Contains(err.Error(), "ingest bad.log:1:") ||
+		!strings.Contains(err.Error(), "LogTimeFormat=iso8601_ms") {
+		t.Errorf("err = %v", err)
+	}
+}
