@@ -38,6 +38,10 @@ type RunConfig struct {
 	// (schemas.ClusterTRES of AccountingStorageTRES); absent in histories
 	// written before fairledger recorded them.
 	TRES []string `json:"tres,omitempty"`
+	// SlurmVersion is the release series of the site's slurmctld the run
+	// reproduced (X.YY); absent in histories written before fairledger
+	// recorded it.
+	SlurmVersion string `json:"slurm_version,omitempty"`
 	// Partitions are the partitions with their TRESBillingWeights (DEFAULT
 	// resolved; empty weights bill the CPU count).
 	Partitions []RunPartition `json:"partitions"`

@@ -76,6 +76,10 @@ type Options struct {
 	// history: a run resuming a checkpoint computed on another grid is
 	// refused; a recompute from the start of the history may change it.
 	TickOrigin *int64
+	// SlurmVersion is the release series of the site's slurmctld (zero:
+	// ingest.NewestSlurmVersion); it is recorded with the run, and the
+	// rules that differ between releases follow it (docs/slurm-versions.md).
+	SlurmVersion ingest.SlurmVersion
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Version is recorded in the runs table.
@@ -570,6 +574,15 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		return nil, errors.Join(err, rerr)
 	}
 	m.bill = bill
+	version := opt.SlurmVersion
+	if version == (ingest.SlurmVersion{}) {
+		version = ingest.NewestSlurmVersion()
+	}
+	if bill.Mode() == billing.MaxTRESGRES && version.Before(ingest.SlurmVersion{Major: 25, Minor: 5}) {
+		return nil, fmt.Errorf("slurm.conf %s: PriorityFlags=MAX_TRES_GRES: Slurm %s has no such flag (it came with 25.05); "+
+			"its slurmctld matches the flag's name by substring and bills as MAX_TRES: write MAX_TRES, or give the --slurm-version the site runs",
+			conf.File, version)
+	}
 	m.algo = conf.Algorithm()
 	m.damp = float64(conf.FairShareDampeningFactor)
 	if m.damp < 1 {
@@ -612,7 +625,7 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		UsageResetPeriod: orNone(conf.UsageResetPeriod), PriorityFlags: conf.PriorityFlags,
 		DampeningFactor: int64(m.damp), AccountingStorageEnforce: conf.AccountingStorageEnforce,
 		LimitsEnforced: m.params.LimitsEnforced, TimeZone: opt.Location.String(), SnapshotEvery: every,
-		TRES: schemas.ClusterTRES(conf.AccountingStorageTRES), Partitions: rparts,
+		TRES: schemas.ClusterTRES(conf.AccountingStorageTRES), Partitions: rparts, SlurmVersion: version.String(),
 	}
 	return m, nil
 }

@@ -31,6 +31,8 @@ func inputFlags(sacctRequired bool) []cli.Flag {
 		&cli.StringFlag{Name: "sacct-fields", Usage: "field list of headerless sacct files: comma-separated titles, or a preset (" + presetNames() + ")"},
 		&cli.StringFlag{Name: "tz", Usage: "time zone of sacct's local timestamps and of usage resets (default: $TZ, else UTC)"},
 		&cli.StringFlag{Name: "cluster", Usage: "cluster name when sacct has no Cluster column (default: ClusterName from slurm.conf)"},
+		&cli.StringFlag{Name: "slurm-version", Value: ingest.NewestSlurmVersion().String(), Usage: "release series of the site's slurmctld, " +
+			slurmVersionList() + " (the rules that differ between releases follow it: docs/slurm-versions.md)"},
 		&cli.StringFlag{Name: "rejects", Usage: "write rejected rows here (tab-separated: file, line, field, value, reason, record; - for stdout, before the summary); the file is replaced when the command ends, a symlink written through, a device or FIFO written as it is"},
 	}
 }
@@ -55,16 +57,26 @@ func checkCommand(stdout, stderr io.Writer) *cli.Command {
 	}
 }
 
+// slurmVersionList is the release series --slurm-version takes.
+func slurmVersionList() string {
+	var names []string
+	for _, v := range ingest.SupportedSlurmVersions() {
+		names = append(names, v.String())
+	}
+	return strings.Join(names, ", ")
+}
+
 // inputs is what the shared input flags resolve to.
 type inputs struct {
-	conf   *ingest.Config
-	assoc  []ingest.DatedAssociations
-	qos    *ingest.QOSTable
-	stats  []ingest.Stats // association and QOS files
-	errs   []error
-	sacct  []string
-	sopt   ingest.SacctOptions
-	reject *rejectSink
+	version ingest.SlurmVersion
+	conf    *ingest.Config
+	assoc   []ingest.DatedAssociations
+	qos     *ingest.QOSTable
+	stats   []ingest.Stats // association and QOS files
+	errs    []error
+	sacct   []string
+	sopt    ingest.SacctOptions
+	reject  *rejectSink
 }
 
 // rejectSink writes rejected rows to --rejects (if given) and logs the
@@ -117,6 +129,9 @@ func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer) (*inputs, 
 	loc, err := location(c.String("tz"))
 	if err != nil {
 		return nil, err
+	}
+	if in.version, err = ingest.ParseSlurmVersion(c.String("slurm-version")); err != nil {
+		return nil, usagef("--slurm-version: %v", err)
 	}
 	in.reject = &rejectSink{log: log}
 	if p := c.String("rejects"); p != "" {
@@ -297,7 +312,7 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 	if len(in.errs) == 0 {
 		// What run derives from the configuration, checked as run does.
 		if err := pipeline.Validate(pipeline.Inputs{Conf: in.conf, Assoc: in.assoc, QOS: in.qos},
-			pipeline.Options{Cluster: c.String("cluster"), Location: in.sopt.Location}); err != nil {
+			pipeline.Options{Cluster: c.String("cluster"), Location: in.sopt.Location, SlurmVersion: in.version}); err != nil {
 			in.errs = append(in.errs, err)
 		}
 	}

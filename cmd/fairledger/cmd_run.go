@@ -103,7 +103,7 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		History: c.String("history"), Cluster: c.String("cluster"), From: from, To: to,
 		SnapshotEvery: c.Duration("snapshot-every"), Location: loc, Version: version,
 		LockWait: c.Duration("lock-wait"), KeepCheckpoints: c.Int("keep-checkpoints"), Log: log,
-		DryRun: c.Bool("dry-run"), TickOrigin: tickOrigin,
+		DryRun: c.Bool("dry-run"), TickOrigin: tickOrigin, SlurmVersion: in.version,
 	}
 	var bar *progressLine
 	if showProgress(c.String("progress"), stderr) {
