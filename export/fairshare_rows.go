@@ -226,7 +226,8 @@ func AssociationRows(snapshot time.Time, t *fairshare.Tree, source string) []Ass
 // 0). Root's share count is not stored (raw_shares is NULL), so the rebuilt
 // tree gives root 0 shares; sshare does not print it and the Result carries
 // the stored NormShares. Classic account FairShare values are not stored
-// either, so SshareOptions.AccountFairShare prints them blank.
+// either: fairshare.AccountFairShares computes them from the stored
+// NormShares and EffectvUsage where sshare printed them (before 25.11).
 func FairshareFromRows(rows []FairshareRow) (*fairshare.Tree, *fairshare.Result, error) {
 	if len(rows) == 0 {
 		return nil, nil, errors.New("rebuild fair share: no rows")

@@ -119,6 +119,28 @@ func multifactor(t *Tree, usage []float64, damp float64, r *Result, deep bool) {
 	}
 }
 
+// AccountFairShares sets the classic and depth-oblivious factor of r's
+// account rows and root, as sshare computed it for them before Slurm 25.11
+// (priority_p_calc_fs_factor on each row): Factor of the row's
+// EffectvUsage and NormShares (a FairShare=parent account's fair-share
+// parent's), and for root, whose NormShares and EffectvUsage are 1,
+// 2^(−1/damp). User rows keep theirs.
+func AccountFairShares(t *Tree, r *Result, damp float64) {
+	for p := range t.IsUser {
+		switch {
+		case t.IsUser[p]:
+		case p == 0:
+			r.FairShare[p] = Factor(1, 1, damp)
+		default:
+			f := int32(p)
+			if t.SharesParent[p] {
+				f = t.FSParent[p]
+			}
+			r.FairShare[p] = Factor(r.EffectvUsage[f], r.NormShares[f], damp)
+		}
+	}
+}
+
 // Factor is the classic and depth-oblivious fair-share factor
 // F = 2^(−(UE/S)/damp), 0 when S ≤ 0 (PM priority_p_calc_fs_factor, §3.4).
 // Slurm calls C pow(2.0, x); math.Exp2 computes the same function about three

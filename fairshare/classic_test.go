@@ -1,6 +1,7 @@
 package fairshare
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -183,6 +184,41 @@ func TestFactor(t *testing.T) {
 	for _, tc := range tests {
 		if g := Factor(tc.ue, tc.s, tc.damp); math.Abs(g-tc.want) > 1e-15 {
 			t.Errorf("Factor(%v, %v, %v) = %v, want %v", tc.ue, tc.s, tc.damp, g, tc.want)
+		}
+	}
+}
+
+// AccountFairShares against a classic `sshare -a` of Slurm before 25.11
+// (SchedMD/slurm pull request #114): root 0.500000; account cae, Norm
+// Shares 0.741526 and Effectv Usage 1.000000, 0.392681; its sub-account
+// e104725, 0.247175 and 0.333333, 0.392681 as well (the same ratio UE/S).
+// A user row keeps its own factor.
+func TestAccountFairSharesPR114(t *testing.T) {
+	tr, err := NewTree([]Node{
+		{Account: "root", Parent: -1, Shares: 1},
+		{Account: "cae", Parent: 0, Shares: 7416},
+		{Account: "e104725", Parent: 1, Shares: 1},
+		{Account: "e104725", User: "e104725", Parent: 2, Shares: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := func(i int) int32 { return tr.Pos[i] }
+	r := &Result{
+		NormShares:   make([]float64, 4),
+		EffectvUsage: make([]float64, 4),
+		FairShare:    make([]float64, 4),
+	}
+	r.NormShares[pos(1)], r.EffectvUsage[pos(1)] = 0.741526, 1
+	r.NormShares[pos(2)], r.EffectvUsage[pos(2)] = 0.247175, 0.333333
+	r.FairShare[pos(3)] = 0.25
+	AccountFairShares(tr, r, 1)
+	for _, c := range []struct {
+		node int
+		want string
+	}{{0, "0.500000"}, {1, "0.392681"}, {2, "0.392681"}, {3, "0.250000"}} {
+		if got := fmt.Sprintf("%f", r.FairShare[pos(c.node)]); got != c.want {
+			t.Errorf("node %d: FairShare %s, want %s", c.node, got, c.want)
 		}
 	}
 }

@@ -107,21 +107,30 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				}
 				tree.GrpTRESMins[p] = ingest.SshareTRES(counts)
 			}
-			tres, err := snapshotTRES(v, snap)
+			cfg, err := snapshotConfig(v, snap)
 			if err != nil {
 				return damagedHistory(err, v, dir)
 			}
+			// Before 25.11 sshare prints the classic and depth-oblivious
+			// factor of account and root rows too (docs/slurm-versions.md §1).
+			accountFS := false
+			if ver, err := ingest.ParseSlurmVersion(cfg.SlurmVersion); err == nil && snap.rows[0].Algorithm != export.AlgoFairTree &&
+				ver.Before(ingest.SlurmVersion{Major: 25, Minor: 11}) {
+				fairshare.AccountFairShares(tree, res, float64(max(cfg.DampeningFactor, 1)))
+				accountFS = true
+			}
 			opt := fairshare.SshareOptions{
-				Long:        c.Bool("long"),
-				FixedWidth:  !c.Bool("parsable") && !c.Bool("parsable2"),
-				TrailingSep: c.Bool("parsable"),
-				NoHeader:    c.Bool("noheader"),
-				Partitions:  c.Bool("partition"),
-				Accounts:    splitList(c.String("accounts")),
-				Fields:      splitList(c.String("format")),
-				Cluster:     snap.cluster,
-				TRES:        tres,
-				TRESRunMins: export.TRESRunMinsFromRows(snap.rows, tree),
+				Long:             c.Bool("long"),
+				FixedWidth:       !c.Bool("parsable") && !c.Bool("parsable2"),
+				TrailingSep:      c.Bool("parsable"),
+				NoHeader:         c.Bool("noheader"),
+				Partitions:       c.Bool("partition"),
+				Accounts:         splitList(c.String("accounts")),
+				Fields:           splitList(c.String("format")),
+				Cluster:          snap.cluster,
+				TRES:             cfg.TRES,
+				AccountFairShare: accountFS,
+				TRESRunMins:      export.TRESRunMinsFromRows(snap.rows, tree),
 			}
 			// sshare.c: -a lists every user; otherwise the -u list, or
 			// the calling user when there is none (SLURM-SEMANTICS.md §7).
@@ -231,12 +240,12 @@ func findSnapshot(v *export.View, dir, cluster string, at time.Time) (snapshotRo
 	return snapshotRows{}, fmt.Errorf("no fair-share snapshot of cluster %s at or before %s (its first partition is month %s)", cluster, at.Format(time.RFC3339), ms[len(ms)-1])
 }
 
-// snapshotTRES returns the TRES list recorded in the config of the run that
-// wrote snap: the first run of the cluster that started at or after the
-// snapshot, else the latest before it (as reports pick it), read from v.
-// A history with no such run, or written before runs recorded the list,
-// gets the TRES every Slurm database holds (schemas.StaticTRES).
-func snapshotTRES(v *export.View, snap snapshotRows) ([]string, error) {
+// snapshotConfig returns the config of the run that wrote snap: the
+// first run of the cluster that started at or after the snapshot, else the
+// latest before it (as reports pick it), read from v. Its TRES are the
+// ones every Slurm database holds (schemas.StaticTRES) when the history
+// has no such run or was written before runs recorded the list.
+func snapshotConfig(v *export.View, snap snapshotRows) (export.RunConfig, error) {
 	var months []string
 	for _, p := range v.Files(schemas.TableRuns, snap.cluster) {
 		if !slices.Contains(months, p.Month) {
@@ -248,11 +257,11 @@ func snapshotTRES(v *export.View, snap snapshotRows) ([]string, error) {
 	for _, m := range months {
 		month, err := time.Parse("2006-01", m)
 		if err != nil {
-			return nil, fmt.Errorf("runs partition of cluster %s: bad month %q", snap.cluster, m)
+			return export.RunConfig{}, fmt.Errorf("runs partition of cluster %s: bad month %q", snap.cluster, m)
 		}
 		var runs []export.RunRow
 		if err := readChecked(v, schemas.TableRuns, snap.cluster, month, &runs); err != nil {
-			return nil, err
+			return export.RunConfig{}, err
 		}
 		for i := range runs {
 			r := &runs[i]
@@ -271,16 +280,16 @@ func snapshotTRES(v *export.View, snap snapshotRows) ([]string, error) {
 	}
 	run := cmp.Or(after, before)
 	if run == nil {
-		return schemas.StaticTRES(), nil
+		return export.RunConfig{TRES: schemas.StaticTRES()}, nil
 	}
 	cfg, err := export.ParseRunConfig(run.Config)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", run.RunID, err)
+		return export.RunConfig{}, fmt.Errorf("run %s: %w", run.RunID, err)
 	}
 	if len(cfg.TRES) == 0 {
-		return schemas.StaticTRES(), nil
+		cfg.TRES = schemas.StaticTRES()
 	}
-	return cfg.TRES, nil
+	return cfg, nil
 }
 
 // readChecked reads the (table, cluster, month) partition of v into dst

@@ -475,3 +475,65 @@ func TestDamagedHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestSshareAccountFairShareBefore2511: sshare before Slurm 25.11 printed
+// the classic factor on account rows and root too; from 25.11 they are
+// blank (docs/slurm-versions.md §1). test24_1 (classic) computed as a
+// history of each version: the account lines must be those of Slurm's
+// testsuite/expect/test24.1 before 25.11 (removed by SchedMD commit
+// ce4741b891), root 2^(−1/damp) = 0.500000 (as PR #114's classic `sshare
+// -a` printed it); with the default version they are blank.
+func TestSshareAccountFairShareBefore2511(t *testing.T) {
+	t.Setenv("USER", "User1")
+	src := "../../testdata/e2e/test24_1/"
+	sshareOf := func(version string) string {
+		t.Helper()
+		hist := t.TempDir()
+		args := []string{"run", "--history", hist, "--slurm-conf", src + "slurm.conf", "--assoc", src + "assoc.psv",
+			"--sacct", src + "sacct.psv", "--to", "2025-01-01T01:00:00Z", "--progress", "never"}
+		if version != "" {
+			args = append(args, "--slurm-version", version)
+		}
+		if code, _, errs := runCLI(t, args...); code != 0 {
+			t.Fatalf("run: exit %d\n%s", code, errs)
+		}
+		code, out, errs := runCLI(t, "sshare", "--history", hist, "-a", "-l", "-P")
+		if code != 0 {
+			t.Fatalf("sshare: exit %d\n%s", code, errs)
+		}
+		return out
+	}
+	lines := func(out string) map[string]string {
+		m := map[string]string{}
+		for _, l := range strings.Split(out, "\n") {
+			l = strings.TrimLeft(l, " ")
+			if name, _, ok := strings.Cut(l, "|"); ok && strings.HasPrefix(l, name+"||") {
+				m[name] = l
+			}
+		}
+		return m
+	}
+	old := lines(sshareOf("22.05"))
+	for _, want := range []string{
+		"AccountA||40|0.400000|45|0.450000|0.450000|0.458502",
+		"AccountB||30|0.300000|20|0.200000|0.387500|0.408479",
+		"AccountC||10|0.100000|25|0.250000|0.300000|0.125000",
+		"AccountD||60|0.600000|25|0.250000|0.250000|0.749154",
+		"AccountE||25|0.250000|25|0.250000|0.250000|0.500000",
+		"AccountF||35|0.350000|0|0.000000|0.145833|0.749154",
+		"AccountG||0|0.000000|30|0.300000|0.300000|0.000000",
+	} {
+		name, _, _ := strings.Cut(want, "|")
+		if !strings.HasPrefix(old[name], want) {
+			t.Errorf("22.05: %s line %q, want it to start %q", name, old[name], want)
+		}
+	}
+	if f := strings.Split(old["root"], "|"); len(f) < 8 || f[7] != "0.500000" {
+		t.Errorf("22.05: root line %q, want FairShare 0.500000", old["root"])
+	}
+	for name, l := range lines(sshareOf("")) {
+		if f := strings.Split(l, "|"); len(f) < 8 || f[7] != "" {
+			t.Errorf("26.05: %s line %q, want a blank FairShare", name, l)
+		}
+	}
+}
