@@ -4,7 +4,7 @@ GO      ?= go
 PKGS    := ./...
 BENCHDIR ?= $(CURDIR)/.bench
 
-.PHONY: test race bench fuzz demo lint build
+.PHONY: test race bench fuzz demo lint build slurm-e2e
 
 ## test: vet and run every test (what CI runs)
 test:
@@ -37,6 +37,11 @@ fuzz:
 ## demo: the whole pipeline on the embedded demo cluster into the history .demo
 demo: build
 	./bin/fairledger demo --history .demo
+
+## slurm-e2e: a real Slurm 22.05 cluster (Debian 12's packages; needs root, skips without it)
+## compared with fairledger cell by cell (docs/slurm-e2e.md); about 5 minutes
+slurm-e2e:
+	GO=$(GO) testdata/slurm-e2e/run.sh
 
 ## lint: formatting, vet and the import direction of the math packages
 lint:

@@ -1,0 +1,496 @@
+#!/usr/bin/env bash
+# run.sh: run a real Slurm cluster (Debian 12's slurm-wlm 22.05) on this
+# machine, capture what it prints, and compare fairledger with it cell by cell.
+# `make slurm-e2e` calls it; docs/slurm-e2e.md describes it.
+#
+# Two scenarios run side by side, each a complete cluster of its own (munged,
+# MariaDB, slurmdbd, slurmctld, slurmd, all started here, no systemd, every file
+# in a scratch directory):
+#   decay    PriorityDecayHalfLife=0-0:15
+#   nodecay  PriorityDecayHalfLife=0
+# Both run the same jobs for FAIRLEDGER_SLURM_MINUTES (≥ 3) minutes, capturing
+# `sshare -a -l -P` every minute, then export sacct, sacctmgr, slurm.conf and the
+# slurmctld log into the capture directory, stop exactly the processes started
+# here and run the Go test TestSlurmE2E on the capture.
+#
+# Environment:
+#   FAIRLEDGER_REQUIRE_SLURM=1  fail (instead of skipping) without root or apt-get
+#   FAIRLEDGER_SLURM_KEEP=DIR   keep the capture directory as DIR (must not exist)
+#   FAIRLEDGER_SLURM_EXACT=1    the comparison requires every cell to be equal
+#   FAIRLEDGER_SLURM_MINUTES=N  minutes of jobs (default 4, at least 3)
+#   GO                          the go command (default go)
+set -euo pipefail
+
+say() { printf 'slurm-e2e: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+t_begin=$(now)
+# The daemons and their logs in UTC: the captures read the same on any machine.
+export TZ=UTC
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+GO=${GO:-go}
+minutes=${FAIRLEDGER_SLURM_MINUTES:-4}
+[[ $minutes =~ ^[0-9]+$ ]] && ((minutes >= 3)) || die "FAIRLEDGER_SLURM_MINUTES=$minutes: want a whole number ≥ 3"
+
+skip() {
+	if [[ ${FAIRLEDGER_REQUIRE_SLURM:-} == 1 ]]; then
+		die "$* (FAIRLEDGER_REQUIRE_SLURM=1)"
+	fi
+	say "skipped: $* (set FAIRLEDGER_REQUIRE_SLURM=1 to fail instead)"
+	exit 0
+}
+[[ $(id -u) == 0 ]] || skip "needs root to install Slurm and start its daemons"
+command -v apt-get >/dev/null || skip "needs apt-get (Debian 12) to install Slurm"
+if [[ -n ${FAIRLEDGER_SLURM_KEEP:-} && -e $FAIRLEDGER_SLURM_KEEP ]]; then
+	die "FAIRLEDGER_SLURM_KEEP=$FAIRLEDGER_SLURM_KEEP already exists"
+fi
+
+# ---- install -----------------------------------------------------------------
+packages=(slurm-wlm slurmctld slurmd slurm-client slurmdbd munge mariadb-server)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+t0=$(now)
+if ((${#missing[@]})); then
+	say "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	# The packages' own services (munged, mariadb, slurmctld, ...) must not
+	# start: a policy-rc.d refusing them while apt-get runs, unless there is one.
+	policy=
+	if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+		policy=/usr/sbin/policy-rc.d
+		printf '#!/bin/sh\n# written by fairledger slurm-e2e for its apt-get install: no service starts\nexit 101\n' >"$policy"
+		chmod 755 "$policy"
+		trap 'rm -f "$policy"' EXIT
+	fi
+	if ! apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/slurm-e2e-apt.$$.log 2>&1; then
+		apt-get update -q >>/tmp/slurm-e2e-apt.$$.log 2>&1 || true
+		apt-get install -y -q --no-install-recommends "${missing[@]}" >>/tmp/slurm-e2e-apt.$$.log 2>&1 ||
+			{ tail -n 20 /tmp/slurm-e2e-apt.$$.log >&2; rm -f /tmp/slurm-e2e-apt.$$.log; skip "apt-get install ${missing[*]} failed"; }
+	fi
+	rm -f /tmp/slurm-e2e-apt.$$.log
+	if [[ -n $policy ]]; then
+		rm -f "$policy"
+		trap - EXIT
+	fi
+fi
+t_install=$(secs "$t0" "$(now)")
+version=$(slurmctld -V | awk '{print $2}')
+case $version in
+22.05.*) ;;
+*) say "warning: slurmctld is $version; this harness was written for Debian 12's 22.05" ;;
+esac
+
+# ---- scratch, capture, cleanup ------------------------------------------------
+work=$(mktemp -d /tmp/slurm-e2e.XXXXXX)
+chmod 755 "$work"                     # the jobs run as the test users and write under it
+scr=$work/cluster                     # everything the daemons touch
+mkdir -m 755 "$scr"
+capture=${FAIRLEDGER_SLURM_KEEP:-$work/capture}
+mkdir -p "$capture"
+capture=$(cd "$capture" && pwd)
+users=(fl_alice fl_bob fl_carol fl_dave)
+created_users=()
+scenarios=(decay nodecay)
+declare -A halflife=([decay]=0-0:15 [nodecay]=0)
+# Without decay slurmctld refuses to start unless usage is reset some time
+# ("the priority plugin will result in rolling over"): once a year.
+declare -A reset=([decay]=NONE [nodecay]=YEARLY)
+
+# pids.txt of each scenario: "PID NAME" per daemon started, in start order.
+stop_pid() { # PID NAME: SIGTERM, then SIGKILL after 20 s
+	local pid=$1 name=$2 i
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill "$pid" 2>/dev/null || true
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+		sleep 0.1
+	done
+	say "$name ($pid) did not stop on SIGTERM: SIGKILL"
+	kill -9 "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+# job_pids: the processes of this run's jobs: those of the users created here,
+# and the slurmstepd processes whose SLURM_CONF is one of this run's.
+job_pids() {
+	local u p
+	for u in "${created_users[@]}"; do pgrep -u "$u" || true; done
+	for p in /proc/[0-9]*; do
+		[[ $(cat "$p/comm" 2>/dev/null) == slurmstepd ]] || continue
+		tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qx "SLURM_CONF=$scr/.*" && echo "${p#/proc/}"
+	done
+}
+
+cluster_up=0
+failing= # the scenario directory whose logs a failure shows
+stop_clusters() {
+	((cluster_up)) || return 0
+	local s pid name i j lines
+	for s in "${scenarios[@]}"; do
+		[[ -f $scr/$s/pids.txt ]] || continue
+		if grep -q ' slurmctld$' "$scr/$s/pids.txt"; then
+			export SLURM_CONF=$scr/$s/etc/slurm.conf
+			for j in $(timeout 10 squeue -h -o %F 2>/dev/null | sort -u); do timeout 10 scancel "$j" 2>/dev/null; done
+			unset SLURM_CONF
+		fi
+	done
+	for ((i = 0; i < 150; i++)); do # the jobs end before slurmd stops
+		[[ -z $(job_pids) ]] && break
+		sleep 0.2
+	done
+	for pid in $(job_pids); do say "job process $pid still running: SIGKILL"; kill -9 "$pid" 2>/dev/null || true; done
+	for s in "${scenarios[@]}"; do
+		[[ -f $scr/$s/pids.txt ]] || continue
+		mapfile -t lines < <(tac "$scr/$s/pids.txt") # not a pipe: wait needs the daemons to be this shell's children
+		for pid in "${lines[@]}"; do stop_pid "${pid% *}" "${pid#* }"; done
+	done
+	cluster_up=0
+}
+
+cleanup() {
+	local rc=$?
+	set +e
+	trap - EXIT INT TERM
+	if ((rc)) && [[ -n $failing && -d $failing ]]; then dump_logs "$failing"; fi
+	stop_clusters
+	for u in "${created_users[@]}"; do userdel "$u" 2>/dev/null || say "userdel $u failed"; done
+	created_users=()
+	if [[ -n ${FAIRLEDGER_SLURM_KEEP:-} ]]; then
+		say "capture kept in $capture"
+	fi
+	rm -rf "$work"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- the test's Go binary, built while the clusters run -----------------------
+(cd "$repo" && "$GO" test -c -o "$work/fairledger.test" ./cmd/fairledger) >"$work/go-build.log" 2>&1 &
+build_pid=$!
+
+# ---- users ------------------------------------------------------------------------
+for u in "${users[@]}"; do
+	if ! id "$u" >/dev/null 2>&1; then
+		useradd --no-create-home --no-user-group --home-dir /nonexistent --shell /usr/sbin/nologin "$u"
+		created_users+=("$u")
+	fi
+done
+
+# ---- ports ------------------------------------------------------------------------
+taken=" "
+free_port() { # VAR: a TCP port nothing listens on, and not given before
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		[[ $taken == *" $p "* ]] && continue
+		[[ -z $(ss -Htan "( sport = :$p )" 2>/dev/null) ]] || continue
+		taken+="$p "
+		printf -v "$1" %d "$p"
+		return
+	done
+}
+
+# ---- bring-up ---------------------------------------------------------------------
+start() { # SCENARIO NAME COMMAND...: start a daemon in the foreground, record its PID
+	local s=$1 name=$2
+	shift 2
+	"$@" >"$scr/$s/log/$name.out" 2>&1 &
+	echo "$! $name" >>"$scr/$s/pids.txt"
+}
+
+wait_for() { # SECONDS WHAT COMMAND...: poll until COMMAND succeeds
+	local limit=$1 what=$2 i
+	shift 2
+	for ((i = 0; i < limit * 10; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	die "$what did not come up in $limit s"
+}
+
+dump_logs() { # DIR: the end of every daemon log of a scenario, for a failure
+	local f
+	for f in "$1"/log/*; do
+		say "--- $f"
+		tail -n 15 "$f" >&2
+	done
+}
+
+bring_up() { # SCENARIO
+	local s=$1 d=$scr/$1
+	mkdir -p "$d"/{etc,log,state,spool,dev,db}
+	mkdir -m 700 "$d/munge"
+	mkdir -m 755 "$d/run"
+	mkdir -m 1777 "$d/jobs"
+	local p_db p_dbd p_ctld p_d
+	free_port p_db
+	free_port p_dbd
+	free_port p_ctld
+	free_port p_d
+
+	# munged with its own key and socket
+	mungekey --create --keyfile="$d/munge/munge.key" >"$d/log/mungekey.log" 2>&1
+	start "$s" munged munged --foreground --socket="$d/run/munge.sock" --key-file="$d/munge/munge.key" \
+		--pid-file="$d/run/munged.pid" --log-file="$d/log/munged.log" --seed-file="$d/munge/munged.seed"
+	wait_for 10 munged test -S "$d/run/munge.sock"
+
+	# MariaDB with its own datadir and socket, TCP on 127.0.0.1 for slurmdbd
+	mariadb-install-db --no-defaults --datadir="$d/db" --user=root --auth-root-authentication-method=normal \
+		--skip-test-db >"$d/log/mariadb-install.log" 2>&1 || { tail "$d/log/mariadb-install.log" >&2; die "mariadb-install-db failed"; }
+	cat >"$d/etc/db-init.sql" <<-EOF
+		CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurm-e2e';
+		GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
+	EOF
+	start "$s" mariadbd mariadbd --no-defaults --datadir="$d/db" --socket="$d/run/mysql.sock" \
+		--pid-file="$d/run/mariadbd.pid" --port="$p_db" --bind-address=127.0.0.1 --user=root \
+		--log-error="$d/log/mariadb.log" --init-file="$d/etc/db-init.sql" --skip-log-bin \
+		--innodb-buffer-pool-size=128M --innodb-lock-wait-timeout=900
+	wait_for 30 MariaDB mariadb --no-defaults -h 127.0.0.1 -P "$p_db" -u slurm -pslurm-e2e -e 'SELECT 1'
+
+	# slurm.conf: one node with more CPUs and memory than the machine has
+	# (config_overrides), four GPUs on character devices (22.05 drops a GPU
+	# without File= and refuses a regular file), no cgroups.
+	local i
+	for i in 0 1 2 3; do mknod "$d/dev/gpu$i" c 1 3; done
+	cat >"$d/etc/slurm.conf" <<-EOF
+		ClusterName=fl$s
+		SlurmctldHost=localhost(127.0.0.1)
+		SlurmctldPort=$p_ctld
+		SlurmdPort=$p_d
+		SlurmUser=root
+		AuthType=auth/munge
+		AuthInfo=socket=$d/run/munge.sock
+		StateSaveLocation=$d/state
+		SlurmdSpoolDir=$d/spool
+		SlurmctldPidFile=$d/run/slurmctld.pid
+		SlurmdPidFile=$d/run/slurmd.pid
+		SlurmctldLogFile=$d/log/slurmctld.log
+		SlurmdLogFile=$d/log/slurmd.log
+		SlurmctldDebug=verbose
+		SlurmdDebug=info
+		DebugFlags=Priority
+		ProctrackType=proctrack/linuxproc
+		TaskPlugin=task/none
+		JobAcctGatherType=jobacct_gather/none
+		SlurmdParameters=config_overrides
+		SelectType=select/cons_tres
+		SelectTypeParameters=CR_Core_Memory
+		MpiDefault=none
+		ReturnToService=2
+		MinJobAge=3600
+		KillWait=5
+		GresTypes=gpu
+		AccountingStorageType=accounting_storage/slurmdbd
+		AccountingStorageHost=127.0.0.1
+		AccountingStoragePort=$p_dbd
+		AccountingStoragePass=$d/run/munge.sock
+		AccountingStorageEnforce=limits
+		AccountingStorageTRES=gres/gpu
+		PriorityType=priority/multifactor
+		PriorityCalcPeriod=1
+		PriorityDecayHalfLife=${halflife[$s]}
+		PriorityUsageResetPeriod=${reset[$s]}
+		PriorityWeightFairshare=10000
+		NodeName=node1 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=32 RealMemory=64000 Gres=gpu:4 State=UNKNOWN
+		PartitionName=cpu Nodes=node1 Default=YES MaxTime=INFINITE State=UP TRESBillingWeights="CPU=1.0,Mem=0.25G"
+		PartitionName=gpu Nodes=node1 MaxTime=INFINITE State=UP TRESBillingWeights="CPU=1.0,Mem=0.25G,GRES/gpu=2.0"
+	EOF
+	echo "NodeName=node1 Name=gpu File=$d/dev/gpu[0-3]" >"$d/etc/gres.conf"
+	(umask 077 && cat >"$d/etc/slurmdbd.conf") <<-EOF
+		AuthType=auth/munge
+		AuthInfo=socket=$d/run/munge.sock
+		DbdHost=localhost
+		DbdAddr=127.0.0.1
+		DbdPort=$p_dbd
+		SlurmUser=root
+		DebugLevel=verbose
+		LogFile=$d/log/slurmdbd.log
+		PidFile=$d/run/slurmdbd.pid
+		StorageType=accounting_storage/mysql
+		StorageHost=127.0.0.1
+		StoragePort=$p_db
+		StorageUser=slurm
+		StoragePass=slurm-e2e
+		StorageLoc=slurm_acct_db
+	EOF
+	export SLURM_CONF=$d/etc/slurm.conf # slurmdbd finds slurmdbd.conf beside it
+	start "$s" slurmdbd slurmdbd -D
+	wait_for 30 slurmdbd sacctmgr -n show cluster
+	setup_accounts "$s" >"$d/log/sacctmgr-setup.log" 2>&1
+	start "$s" slurmctld slurmctld -D -i
+	start "$s" slurmd slurmd -D -N node1
+	wait_for 30 "node1 of $s" sh -c 'sinfo -h -n node1 -o %T | grep -qx idle'
+	unset SLURM_CONF
+}
+
+setup_accounts() { # SCENARIO: a tree with a nested account, a fairshare=parent user, users in two accounts
+	local c=fl$1
+	sacctmgr -i add cluster "$c"
+	sacctmgr -i add qos half UsageFactor=0.5
+	sacctmgr -i add account physics cluster="$c" fairshare=40 grptresmins=cpu=1000000,mem=2000000
+	sacctmgr -i add account theory cluster="$c" parent=physics fairshare=30
+	sacctmgr -i add account chem cluster="$c" fairshare=20
+	local q=(qos=normal,half defaultqos=normal)
+	sacctmgr -i add user fl_alice cluster="$c" account=physics fairshare=10 "${q[@]}"
+	sacctmgr -i add user fl_alice cluster="$c" account=chem fairshare=5 "${q[@]}"
+	sacctmgr -i add user fl_bob cluster="$c" account=theory fairshare=1 "${q[@]}"
+	sacctmgr -i add user fl_carol cluster="$c" account=theory fairshare=parent "${q[@]}"
+	sacctmgr -i add user fl_dave cluster="$c" account=chem fairshare=3 "${q[@]}"
+	sacctmgr -i add user fl_dave cluster="$c" account=theory fairshare=2 "${q[@]}"
+}
+
+cluster_up=1
+t0=$(now)
+span_start=${t0%.*}
+for s in "${scenarios[@]}"; do
+	failing=$scr/$s
+	bring_up "$s" # not in a || list: errexit holds inside
+done
+failing=
+t_bringup=$(secs "$t0" "$(now)")
+say "Slurm $version: installed in $t_install s, two clusters up in $t_bringup s"
+
+# ---- the jobs ---------------------------------------------------------------------
+# workload SCENARIO: the same jobs in each scenario, timed from its start; the
+# captures of sshare every minute. Runs in a subshell per scenario.
+workload() {
+	local s=$1 d=$scr/$1 start_t
+	export SLURM_CONF=$d/etc/slurm.conf
+	start_t=$(date +%s)
+	at() { # SECONDS: sleep until that many seconds after the start
+		local left=$((start_t + $1 - $(date +%s)))
+		((left > 0)) && sleep "$left"
+		return 0
+	}
+	note() { printf '%s\t%s\n' "$(now)" "$*" >>"$capture/$s/events.tsv"; } # what the jobs did, when
+	sub() { # USER ACCOUNT PARTITION SBATCH-ARGS...: the job id
+		local u=$1 a=$2 p=$3 id
+		shift 3
+		id=$(sbatch --parsable --uid="$u" --gid=users -A "$a" -p "$p" -D "$d/jobs" -o "$d/jobs/%x-%j.out" "$@" | cut -d';' -f1)
+		note "submitted $id: $u $a $p $*"
+		echo "$id"
+	}
+	cancel() { # JOB
+		scancel "$1"
+		note "cancelled $1"
+	}
+	capture_sshare() {
+		local n=$1 t
+		t=$(now)
+		sshare -a -l -P >"$capture/$s/sshare/$n.psv"
+		printf '%s.psv\t%s\n' "$n" "$t" >>"$capture/$s/captures.tsv"
+	}
+	mkdir -p "$capture/$s/sshare"
+	local j_long j_pend j_arr k next_capture=15 last_capture=$((15 + 60 * minutes))
+	events() { # the jobs, in time order; a capture falls in every minute
+		at 0
+		sub fl_alice physics cpu -J a-cpu -c 2 --mem=2G -t 10 --wrap 'sleep 150' >/dev/null
+		sub fl_alice chem cpu -J a-half -q half -c 4 --mem=1G -t 5 --wrap 'sleep 100' >/dev/null
+		sub fl_bob theory gpu -J b-gpu -c 1 --mem=4G --gres=gpu:1 -t 8 --wrap 'sleep 200' >/dev/null
+		sub fl_carol theory gpu -J c-gpu2 -c 2 --mem=1G --gres=gpu:2 -t 3 --wrap 'sleep 70' >/dev/null
+		sub fl_dave chem cpu -J d-array -c 1 --mem=500M -t 4 --array=0-3 \
+			--wrap 'sleep $((30 + 20 * SLURM_ARRAY_TASK_ID))' >/dev/null
+		j_long=$(sub fl_dave theory cpu -J d-cancelled -q half -c 8 --mem=8G -t 20 --wrap 'sleep 400')
+		j_pend=$(sub fl_bob theory cpu -J b-pending -c 1 --mem=1G -t 5 --begin=now+1hour --wrap 'sleep 60')
+		at 30
+		sub fl_alice physics gpu -J a-running -c 2 --mem=2G --gres=gpu:1 -t 30 --wrap 'sleep 900' >/dev/null
+		at 60
+		cancel "$j_pend"
+		at 90
+		sub fl_carol theory cpu -J c-cpu -c 3 --mem=3G -t 5 --wrap 'sleep 60' >/dev/null
+		sub fl_dave chem gpu -J d-gpu-half -q half -c 1 --mem=1G --gres=gpu:1 -t 4 --wrap 'sleep 80' >/dev/null
+		at 130
+		cancel "$j_long"
+		at 150
+		sub fl_carol theory cpu -J c-nolimit -c 1 --mem=1G --wrap 'sleep 900' >/dev/null
+		at 170
+		sub fl_bob theory cpu -J b-timeout -c 2 --mem=2G -t 1 --wrap 'sleep 300' >/dev/null
+		at 200
+		j_arr=$(sub fl_alice chem cpu -J a-array -c 1 --mem=1G -t 10 --array=0-2 --wrap 'sleep 200')
+		at 230
+		cancel "${j_arr}_1"
+	}
+	# at_tick: a job ending in the second of a decay tick, just after it:
+	# wait for slurmctld to log its next tick after 140 s, then cancel the job.
+	at_tick() {
+		local log=$d/log/slurmctld.log j size
+		at 5
+		j=$(sub fl_dave chem cpu -J d-tick -c 4 --mem=2G -t 20 --wrap 'sleep 900')
+		at 140
+		size=$(stat -c %s "$log")
+		until tail -c +$((size + 1)) "$log" | grep -q '_decay_thread: PRIO: Decay factor'; do sleep 0.02; done
+		cancel "$j"
+		note "(the tick before: $(grep '_decay_thread: PRIO: Decay factor' "$log" | tail -n 1 | cut -c2-24))"
+	}
+	events &
+	local ev=$!
+	at_tick &
+	local tick=$!
+	for ((k = 0; next_capture <= last_capture; k++, next_capture += 60)); do
+		at "$next_capture"
+		capture_sshare "$(printf '%02d' "$k")"
+	done
+	wait "$ev" || die "$s: a job submission failed"
+	wait "$tick" || die "$s: the cancellation at a tick failed"
+}
+
+t0=$(now)
+wl_pids=()
+for s in "${scenarios[@]}"; do
+	workload "$s" >"$scr/$s/log/workload.log" 2>&1 &
+	wl_pids+=($!)
+done
+for i in "${!scenarios[@]}"; do
+	failing=$scr/${scenarios[$i]}
+	wait "${wl_pids[$i]}" || die "the jobs of ${scenarios[$i]} failed (log/workload.log)"
+done
+failing=
+t_jobs=$(secs "$t0" "$(now)")
+
+# ---- export -------------------------------------------------------------------------
+sacct_fields=JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqTRES,AllocTRES,Timelimit,JobName
+for s in "${scenarios[@]}"; do
+	d=$scr/$s c=$capture/$s
+	export SLURM_CONF=$d/etc/slurm.conf
+	to=$(date +%s)
+	SLURM_TIME_FORMAT=%s sacct -a -D -P -S "$(date -d "@$((span_start - 60))" +%Y-%m-%dT%H:%M:%S)" -E now \
+		-o "$sacct_fields" >"$c/sacct.psv"
+	assoc_fields=Cluster,Account,User,Partition,ParentName,Share,Lineage,GrpTRESMins
+	probe=$(sacctmgr -n -P show assoc format=Lineage 2>&1 || true)
+	if [[ $probe == *"Unknown field"* ]]; then
+		assoc_fields=${assoc_fields/,Lineage/} # 22.05 has no Lineage
+	fi
+	sacctmgr -P show assoc format="$assoc_fields" >"$c/assoc.psv"
+	sacctmgr -P show qos format=Name,UsageFactor,Flags >"$c/qos.psv"
+	# the scratch path is this machine's: write it as /scratch
+	sed "s|$d|/scratch|g" "$d/etc/slurm.conf" >"$c/slurm.conf"
+	sed "s|$d|/scratch|g" "$d/log/slurmctld.log" >"$c/slurmctld.log"
+	# slurmctld's record of its last decay tick (a packed time_t), if it wrote one
+	if [[ -f $d/state/priority_last_decay_ran ]]; then cp "$d/state/priority_last_decay_ran" "$c/"; fi
+	{
+		echo "slurm_version=$version"
+		echo "to=$to"
+		echo "tz=$TZ"
+		echo "half_life=${halflife[$s]}"
+		echo "slurmctld_started=$(sed -n 's/^\[\([^]]*\)\] slurmctld version .* started.*/\1/p' "$d/log/slurmctld.log" | head -n 1)"
+	} >"$c/meta.txt"
+	unset SLURM_CONF
+done
+
+t0=$(now)
+stop_clusters
+t_stop=$(secs "$t0" "$(now)")
+for u in "${created_users[@]}"; do userdel "$u" || say "userdel $u failed"; done
+created_users=()
+rm -rf "$scr"
+
+# ---- compare ------------------------------------------------------------------------
+wait "$build_pid" || { cat "$work/go-build.log" >&2; die "go test -c ./cmd/fairledger failed"; }
+t_total=$(secs "$t_begin" "$(now)")
+say "install ${t_install} s, bring-up ${t_bringup} s, jobs ${t_jobs} s, stop ${t_stop} s; total before the comparison ${t_total} s"
+cd "$repo/cmd/fairledger"
+FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^TestSlurmE2E$' -test.v -test.count=1
