@@ -36,7 +36,8 @@ type Stats struct {
 	Fallback map[string]int64
 	// UnknownQOS counts rows whose QOS the usage-factor lookup did not
 	// know, per QOS name: they are charged with UsageFactor 1, Slurm's
-	// factor for a job without a QOS (SLURM-SEMANTICS.md §1.1). Nil when
+	// factor for a job without a QOS (_apply_new_usage in
+	// src/plugins/priority/multifactor/priority_multifactor.c). Nil when
 	// there are none.
 	UnknownQOS map[string]int64
 }

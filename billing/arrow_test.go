@@ -96,7 +96,7 @@ func testTable(t *testing.T) *Table {
 	return tab
 }
 
-// applyRows are §10.3 rows and the two fallbacks; want* are worked out in
+// applyRows are hand-worked billing vectors (TestBillableDoc) and the two fallbacks; want* are worked out in
 // TestApply.
 var applyRows = []jobRow{
 	{partition: "gpu", qos: "normal", sacct: 4, tres: map[string]float64{"cpu": 1, "mem": 8192, "node": 1, "license/lic1": 1}},  // B3
@@ -114,7 +114,7 @@ func qosFactor(q string) (float64, bool) {
 	case "half":
 		return 0.5, true
 	case "neg":
-		return -1, true // unset → 1 (§1.1)
+		return -1, true // unset → 1, as _apply_new_usage charges it
 	case "":
 		return 1, true
 	}

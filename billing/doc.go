@@ -1,5 +1,5 @@
 // Package billing computes each job's billable TRES exactly as Slurm's
-// calc_job_billable_tres does (SLURM-SEMANTICS.md §1.1, §2): the partition's
+// calc_job_billable_tres does (src/slurmctld/job_mgr.c): the partition's
 // TRESBillingWeights applied to the job's allocated TRES totals, combined as
 // a sum or, with PriorityFlags=MAX_TRES / MAX_TRES_GRES, as a max over
 // node-level TRES plus a sum over the rest; the CPU count when the partition

@@ -5,8 +5,8 @@ import (
 	"math"
 )
 
-// Billable computes the billable TRES B of each job (SLURM-SEMANTICS.md §2.3,
-// Slurm's assoc_mgr_tres_weighted), the double fair-share usage is charged
+// Billable computes the billable TRES B of each job (Slurm's
+// assoc_mgr_tres_weighted, src/common/assoc_mgr.c), the double fair-share usage is charged
 // with.
 //
 // part[i] is row i's partition index in t (Table.PartitionIndex); rows with
@@ -103,7 +103,8 @@ func billableMax(out []float64, part []int32, cols [][]float64, wMax, wSum []flo
 }
 
 // Truncate stores in out[i] the billing= integer Slurm records in AllocTRES
-// for billable value b[i] (SLURM-SEMANTICS.md §2.4): b truncated toward zero
+// for billable value b[i] (job_set_alloc_tres, src/slurmctld/job_mgr.c,
+// stores it in a uint64): b truncated toward zero
 // (4.5 → 4, 0.9999 → 0).
 //
 // Slurm stores the value in a uint64, and converting a negative double to
@@ -133,8 +134,8 @@ func truncBilling(v float64) int64 {
 }
 
 // UsageFactor returns the factor a job is charged with for a QOS whose
-// UsageFactor is f: f when f >= 0, else 1 (SLURM-SEMANTICS.md §1.1; a
-// negative or NaN factor means unset).
+// UsageFactor is f: f when f >= 0, else 1 (a negative or NaN factor means
+// unset, and Slurm's _apply_new_usage charges a job without one at 1).
 func UsageFactor(f float64) float64 {
 	if f >= 0 {
 		return f

@@ -29,8 +29,9 @@ func bill(t *testing.T, weights string, flags, tracked []string, alloc map[strin
 	return b[0], bs[0]
 }
 
-// TestBillableDoc checks every row of SLURM-SEMANTICS.md §10.3 (billable
-// double and the truncated billing= integer, copied from the table).
+// TestBillableDoc checks billing vectors worked by hand from Slurm's
+// calc_job_billable_tres and assoc_mgr_tres_weighted: the billable double
+// (Σ or max of weight × allocated count) and the truncated billing= integer.
 func TestBillableDoc(t *testing.T) {
 	const w4 = "CPU=1.0,Mem=0.25G,GRES/gpu=2.0,license/lic1=1.5"
 	const w2 = "CPU=1.0,Mem=0.25G"
@@ -98,7 +99,7 @@ func TestBillableSeed(t *testing.T) {
 	}
 }
 
-// TestBillableHand checks cases worked out by hand from §2.2–§2.3; the
+// TestBillableHand checks cases worked out by hand from _tres_weight_item and assoc_mgr_tres_weighted; the
 // arithmetic is in each comment.
 func TestBillableHand(t *testing.T) {
 	sum, maxT, maxG := []string(nil), []string{"MAX_TRES"}, []string{"MAX_TRES_GRES"}
@@ -118,7 +119,7 @@ func TestBillableHand(t *testing.T) {
 		wantInt int64
 	}{
 		// Typed GPUs, both gres/gpu and gres/gpu:a100 weighted and allocated
-		// (§2.3: no de-duplication). v: cpu 8·1=8, mem 65536·0.5/1024=32,
+		// (assoc_mgr_tres_weighted: no de-duplication). v: cpu 8·1=8, mem 65536·0.5/1024=32,
 		// gres/gpu 2·10=20, gres/gpu:a100 2·20=40.
 		{"typed gpu SUM 8+32+20+40", sum, typed, typedJob, 100, 100},
 		{"typed gpu MAX_TRES max(8,32,20,40)", maxT, typed, typedJob, 40, 40},
@@ -129,10 +130,10 @@ func TestBillableHand(t *testing.T) {
 		{"licenses SUM 4+6+1.5", sum, lic, licJob, 11.5, 11},
 		{"licenses MAX_TRES max(4)+6+1.5", maxT, lic, licJob, 11.5, 11},
 		{"licenses MAX_TRES_GRES max(4)+6+1.5", maxG, lic, licJob, 11.5, 11},
-		// §2.3 example: 4 nodes, 64 CPUs, 16 GiB. v: node 40, cpu 32, mem 16.
-		{"§2.3 MAX_TRES max(32,16,40)", maxT, nodeW, nodeJob, 40, 40},
-		{"§2.3 MAX_TRES_GRES max(32,16,40)", maxG, nodeW, nodeJob, 40, 40},
-		{"§2.3 SUM 40+32+16", sum, nodeW, nodeJob, 88, 88},
+		// A hand-worked case: 4 nodes, 64 CPUs, 16 GiB. v: node 40, cpu 32, mem 16.
+		{"4 nodes MAX_TRES max(32,16,40)", maxT, nodeW, nodeJob, 40, 40},
+		{"4 nodes MAX_TRES_GRES max(32,16,40)", maxG, nodeW, nodeJob, 40, 40},
+		{"4 nodes SUM 40+32+16", sum, nodeW, nodeJob, 88, 88},
 		// Unit suffixes applied to a job.
 		{"Mem=256K is 256/MiB: 4·256", sum, "Mem=256K", m{"cpu": 1, "mem": 4}, 1024, 1024},
 		{"Mem=1T: 1 TiB = 1048576 MiB → 1", sum, "Mem=1T", m{"cpu": 1, "mem": 1048576}, 1, 1},
@@ -154,7 +155,7 @@ func TestBillableHand(t *testing.T) {
 		// A billing weight alone leaves Slurm an all-zero weight array: B = 0,
 		// not the CPU count.
 		{"billing weight only", sum, "billing=2", m{"cpu": 8}, 0, 0},
-		// No weights: the CPU count whatever the mode (§2.1).
+		// No weights: the CPU count whatever the mode (calc_job_billable_tres).
 		{"no weights MAX_TRES", maxT, "", m{"cpu": 6, "mem": 1e6}, 6, 6},
 	}
 	for _, tt := range tests {
@@ -252,7 +253,7 @@ func TestTableAccessors(t *testing.T) {
 }
 
 // TestBillableMatchesFormula compares the kernels bit for bit with a literal
-// transcription of §2.3 (Slurm's loop: node max starting at 0 updated with
+// transcription of assoc_mgr_tres_weighted (Slurm's loop: node max starting at 0 updated with
 // MAX(m, v) = m > v ? m : v, global sum starting at 0, B = m + g) on random
 // jobs and random weights, negative and fractional ones included.
 func TestBillableMatchesFormula(t *testing.T) {

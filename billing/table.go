@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Mode is how the weighted TRES values of a job are combined
-// (SLURM-SEMANTICS.md §2.3).
+// Mode is how the weighted TRES values of a job are combined (Slurm's
+// assoc_mgr_tres_weighted).
 type Mode uint8
 
 const (

@@ -23,7 +23,7 @@ var (
 	ErrUnknownType = errors.New("unknown TRES")
 	// ErrEnergy: an energy weight. Slurm multiplies the job's energy count,
 	// which is the NO_VAL64 sentinel, so such a weight produces garbage in
-	// Slurm itself (SLURM-SEMANTICS.md §2.3, §11.11); fairledger rejects it.
+	// Slurm itself (assoc_mgr_tres_weighted); fairledger rejects it.
 	ErrEnergy = errors.New("energy cannot be weighted: Slurm would multiply the NO_VAL64 energy count")
 	// ErrNotTracked: the TRES is neither always tracked nor listed in
 	// AccountingStorageTRES (slurmctld refuses to start on this).
@@ -129,7 +129,8 @@ func (e *WeightsError) Unwrap() []error {
 }
 
 // ParseWeights parses a TRESBillingWeights string the way Slurm's
-// slurm_get_tres_weight_array does (SLURM-SEMANTICS.md §2.2):
+// slurm_get_tres_weight_array and _tres_weight_item do
+// (src/common/slurm_protocol_api.c):
 //
 //   - comma-separated TYPE[/NAME]=NUMBER[UNIT] items; empty items are
 //     skipped (Slurm tokenises with strtok); type and name are
@@ -141,7 +142,7 @@ func (e *WeightsError) Unwrap() []error {
 //     case. mem and bb/* are counted in MiB: a suffix larger than M divides
 //     the weight by 1024 per step (Mem=0.25G → 0.25/1024 per MiB) and K or M
 //     leave it unchanged (Mem=256K → 256 per MiB). Every other TRES is a
-//     count: K divides by 1024, M by 1024², … P by 1024⁵ (as §2.2 specifies;
+//     count: K divides by 1024, M by 1024², … P by 1024⁵ (as slurm.conf's man page specifies;
 //     Slurm's get_convert_unit_val computes 1024⁴ and 1024⁵ in a C int,
 //     which overflows, so a real slurmctld on x86-64 leaves CPU=1T or
 //     CPU=1P undivided). As in Slurm, only the first character after the

@@ -8,22 +8,23 @@ import (
 	"testing"
 )
 
-// docTracked is the configured TRES list of SLURM-SEMANTICS.md §10.3
-// (the AccountingStorageTRES part; the always-on TRES are implied).
+// docTracked is the configured TRES list of the hand-worked billing
+// vectors (the AccountingStorageTRES part; the always-on TRES are implied).
 var docTracked = []string{"bb/datawarp", "gres/gpu", "gres/gpu:a100", "license/lic1"}
 
 func TestParseWeights(t *testing.T) {
-	// Expected per-base-unit values are worked out from §2.2: mem and bb/*
+	// Expected per-base-unit values are worked out by hand from Slurm's
+	// _tres_weight_item and get_convert_unit_val: mem and bb/*
 	// have base MiB (a suffix above M divides by 1024 per step, K and M
 	// change nothing); every other TRES is a count (K ÷1024, M ÷1024², …).
 	tests := []struct {
 		in   string
 		want Weights
 	}{
-		// §10.3 "weights as parsed" column: 0.25/1024 = 0.000244140625.
+		// Mem=0.25G per MiB: 0.25/1024 = 0.000244140625.
 		{"CPU=1.0,Mem=0.25G,GRES/gpu=2.0,license/lic1=1.5", Weights{{"cpu", 1}, {"mem", 0.000244140625}, {"gres/gpu", 2}, {"license/lic1", 1.5}}},
 		{"CPU=1.0,Mem=0.25G", Weights{{"cpu", 1}, {"mem", 0.000244140625}}},
-		// mem suffixes (§2.2 bullet list, §11.12).
+		// mem suffixes (_tres_weight_item, get_convert_unit_val).
 		{"Mem=0.25", Weights{{"mem", 0.25}}},
 		{"Mem=0.25M", Weights{{"mem", 0.25}}},
 		{"mem=0.25m", Weights{{"mem", 0.25}}},
@@ -109,7 +110,7 @@ func TestParseWeightsErrors(t *testing.T) {
 		{"gres=1", nil, ErrUnknownType, "gres needs a name"},
 		{"gres/=1", nil, ErrUnknownType, "gres needs a name"},
 		{"cpu/x=1", nil, ErrUnknownType, "cpu takes no /NAME"},
-		// tracked check (§2.2): typed GRES must be listed itself.
+		// tracked check (_get_tres_id): typed GRES must be listed itself.
 		{"GRES/gpu=2", []string{"gres/gpu:a100"}, ErrNotTracked, `"gres/gpu": TRES is not tracked`},
 		{"fs/lustre=1", []string{}, ErrNotTracked, `"fs/lustre"`},
 		{"license/lic2=1", docTracked, ErrNotTracked, `"license/lic2"`},
@@ -212,7 +213,7 @@ func TestModeFromFlags(t *testing.T) {
 		{[]string{"max_tres"}, MaxTRES},
 		{[]string{"MAX_TRES_GRES"}, MaxTRESGRES},
 		{[]string{"Max_Tres_Gres"}, MaxTRESGRES},
-		// both written: MAX_TRES_GRES wins (§2.3).
+		// both written: MAX_TRES_GRES wins (it is tested first, as Slurm does).
 		{[]string{"MAX_TRES", "MAX_TRES_GRES"}, MaxTRESGRES},
 		{[]string{"MAX_TRES_GRES", "MAX_TRES"}, MaxTRESGRES},
 	}
@@ -228,10 +229,10 @@ func TestTruncate(t *testing.T) {
 		b    float64
 		want int64
 	}{
-		{4.5, 4},    // §2.4
-		{0.9999, 0}, // §2.4
-		{16.25, 16}, // §10.3 B12
-		{31, 31},    // §10.3 B13
+		{4.5, 4},    // truncated toward zero
+		{0.9999, 0}, // truncated toward zero
+		{16.25, 16}, // Σ: 16 CPUs + 1 GiB × 0.25
+		{31, 31},    // Σ: 16 CPUs + 60 GiB × 0.25
 		{-4.5, -4},  // x86-64 bits of Slurm's uint64, see Truncate
 		{-0.5, 0},   // toward zero
 		{math.NaN(), 0},
@@ -248,7 +249,7 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestUsageFactor(t *testing.T) {
-	// §1.1: q = UsageFactor if >= 0, else 1.
+	// _apply_new_usage: q = UsageFactor if >= 0, else 1.
 	tests := []struct{ f, want float64 }{
 		{2, 2}, {0.5, 0.5}, {0, 0}, {-1, 1}, {math.NaN(), 1},
 	}

@@ -211,7 +211,8 @@ const reasonUnknownQOS = "QOS not in the QOS dump: UsageFactor 1"
 
 // warnUnknownQOS says which QOS the dump lacks, with their rows: those jobs
 // were charged with UsageFactor 1, as Slurm charges a job without a QOS
-// (SLURM-SEMANTICS.md §1.1), which may not be what the site meant.
+// (_apply_new_usage, priority_multifactor.c), which may not be what the
+// site meant.
 func warnUnknownQOS(log zerolog.Logger, s *pipeline.Summary) {
 	names := s.Billing.UnknownQOSNames()
 	if len(names) == 0 {

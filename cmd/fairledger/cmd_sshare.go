@@ -133,7 +133,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				TRESRunMins:      export.TRESRunMinsFromRows(snap.rows, tree),
 			}
 			// sshare.c: -a lists every user; otherwise the -u list, or
-			// the calling user when there is none (SLURM-SEMANTICS.md §7).
+			// the calling user when there is none (src/sshare/sshare.c).
 			if !c.Bool("all") {
 				opt.Users = splitList(c.String("users"))
 				if len(opt.Users) == 0 {

@@ -17,7 +17,8 @@ import (
 	"github.com/fairledger/fairledger/schemas"
 )
 
-// assoc is one association of a SLURM-SEMANTICS.md §10 tree: name, kind,
+// assoc is one association of a tree of Slurm's test24.1 and test24.4
+// (testsuite/expect): name, kind,
 // parent account, shares ("parent" for FairShare=parent) and a user's raw
 // usage.
 type assoc struct {
@@ -25,7 +26,7 @@ type assoc struct {
 	usage                      float64
 }
 
-// tree24_4 is the Fair Tree tree of §10.2 (Slurm's test24.4).
+// tree24_4 is the Fair Tree tree of Slurm's test24.4.
 var tree24_4 = []assoc{
 	{"root", "root", "", "0", 0},
 	{"aA", "account", "root", "40", 0}, {"aAA", "account", "aA", "30", 0}, {"uAA1", "user", "aAA", "1", 20},
@@ -44,7 +45,7 @@ var tree24_4 = []assoc{
 	{"u2", "user", "root", "10", 10},
 }
 
-// tree24_1 is the classic tree of §10.1 (test24.1).
+// tree24_1 is the classic tree of Slurm's test24.1.
 var tree24_1 = []assoc{
 	{"root", "root", "", "1", 0},
 	{"AccountA", "account", "root", "40", 0}, {"AccountB", "account", "AccountA", "30", 0}, {"User1", "user", "AccountB", "1", 20},
@@ -54,7 +55,7 @@ var tree24_1 = []assoc{
 	{"AccountG", "account", "root", "0", 0}, {"User6", "user", "AccountG", "0", 30},
 }
 
-// want24_1P is `sshare -a -P` of §10.1: the full output table without
+// want24_1P is `sshare -a -P` of test24.1: the full output table without
 // NormUsage, indented by depth.
 const want24_1P = "Account|User|RawShares|NormShares|RawUsage|EffectvUsage|FairShare\n" +
 	"root|||1.000000|100|1.000000|\n" +
@@ -119,8 +120,8 @@ func snapshotOf(t *testing.T, specs []assoc, algo fairshare.Algorithm, snap time
 }
 
 // sshareHistory writes a history with two snapshots of cluster demo in two
-// UTC months: the §10.1 classic tree at 2025-02-01T00:00+01:00 (January
-// 31st 23:00 UTC) and the §10.2 Fair Tree tree at 2025-03-01T00:00+01:00
+// UTC months: the test24.1 classic tree at 2025-02-01T00:00+01:00 (January
+// 31st 23:00 UTC) and the test24.4 Fair Tree tree at 2025-03-01T00:00+01:00
 // (February 28th 23:00 UTC). It returns the directory.
 func sshareHistory(t *testing.T, clusters ...string) string {
 	t.Helper()
@@ -138,7 +139,7 @@ func sshareHistory(t *testing.T, clusters ...string) string {
 		if err := h.WritePartition(schemas.TableFairshare, c, s2, snapshotOf(t, tree24_4, fairshare.FairTreeAlgo, s2)); err != nil {
 			t.Fatal(err)
 		}
-		// The §10 vectors come from Slurm's test programs, which set up only
+		// The test24 vectors come from Slurm's test programs, which set up only
 		// the cpu TRES: the runs that wrote the snapshots record just cpu, so
 		// TRESRunMins prints cpu=0 as in the spec's lines.
 		cfg, err := export.MarshalConfig(export.RunConfig{Cluster: c, TRES: []string{"cpu"}})
@@ -162,7 +163,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// want24_4lP is `sshare -a -l -P` of §10.2: testdata/e2e/test24_4/
+// want24_4lP is `sshare -a -l -P` of test24.4: testdata/e2e/test24_4/
 // expected.txt is the `sshare -a -l -p` output (the spec's 35 lines with
 // sshare's indentation); -P drops the trailing '|'.
 func want24_4lP(t *testing.T) string {
@@ -179,7 +180,7 @@ func want24_4lP(t *testing.T) string {
 }
 
 // TestSshareCommand runs `fairledger sshare` on a history of two snapshots
-// and checks the exact -P output of §10.2 and §10.1 and which snapshot --at
+// and checks the exact -P output of test24.4 and test24.1 and which snapshot --at
 // picks.
 func TestSshareCommand(t *testing.T) {
 	t.Setenv("USER", "uD1")
@@ -232,7 +233,7 @@ func TestSshareCommand(t *testing.T) {
 		" aD|uD3|50|0.294118|25|0.227273|0.333333\n"; code != 0 || out != want {
 		t.Errorf("-A aD -u uD2,uD3: exit %d, stdout =\n%s\nwant\n%s", code, out, want)
 	}
-	// -o (sshare --format): the §10.2 cells of these columns, in this
+	// -o (sshare --format): the test24.4 cells of these columns, in this
 	// order, with the cluster's name.
 	code, out, _ = runCLI(t, "sshare", "--history", dir, "-P", "-A", "aD", "-u", "uD2,uD3", "-o", "Lev,account,user,cl")
 	if want := "LevelFS|Account|User|Cluster\n" +
@@ -241,7 +242,7 @@ func TestSshareCommand(t *testing.T) {
 		"1.294118| aD|uD3|demo\n"; code != 0 || out != want {
 		t.Errorf("-o Lev,account,user,cl: exit %d, stdout =\n%s\nwant\n%s", code, out, want)
 	}
-	// The default layout is fixed-width: §10.2's root line, columns of
+	// The default layout is fixed-width: test24.4's root line, columns of
 	// 20 (left), 10, 10, 11, 11, 13 and 10, each followed by a space.
 	code, out, _ = runCLI(t, "sshare", "--history", dir, "-a")
 	wantRoot := "root                                          0.000000         240      1.000000            \n"
@@ -282,7 +283,7 @@ func TestSshareCommandErrors(t *testing.T) {
 }
 
 // TestCallerName checks whose rows sshare shows without -a or -u: $USER,
-// else the process's user (SLURM-SEMANTICS.md §7: the caller's own
+// else the process's user (src/sshare/sshare.c: the caller's own
 // associations), else an error so that no user rows are shown.
 func TestCallerName(t *testing.T) {
 	env := func(v string) func(string) string {
@@ -321,7 +322,7 @@ func TestCallerName(t *testing.T) {
 
 // TestSshareWithoutUSER runs sshare with $USER unset: it must not list
 // every user as -a does. The test's own user (from os/user) has no
-// association in §10.2's tree, so only its 14 account rows are left.
+// association in test24.4's tree, so only its 14 account rows are left.
 func TestSshareWithoutUSER(t *testing.T) {
 	t.Setenv("USER", "")
 	t.Setenv("TZ", "UTC")
@@ -352,7 +353,7 @@ func TestSshareWithoutUSER(t *testing.T) {
 
 // TestSshareSegments: a month of snapshots stored as several segment files
 // (a run writes the days it recomputes as a new segment) reads as their
-// union: the §10.2 snapshot split over two files, and a later snapshot of
+// union: the test24.4 snapshot split over two files, and a later snapshot of
 // the classic tree in a third, print as one; --at picks within the union.
 func TestSshareSegments(t *testing.T) {
 	t.Setenv("TZ", "UTC")
