@@ -70,6 +70,23 @@ type Window struct {
 	// To is the end of the window (Unix seconds): every tick at or before
 	// To is processed, and jobs marked Running are charged up to that tick.
 	To int64
+	// Ticks, when not empty, are the times (Unix seconds, strictly
+	// increasing) at which slurmctld's decay thread really ticked over a
+	// span, as its log shows them. Before the first of them the ticks fall
+	// every PriorityCalcPeriod from State.Tick; after the last of them they
+	// go on every PriorityCalcPeriod from it, as slurmctld's do. Each tick
+	// decays over its real distance from the one before: f = d^(T−L), and
+	// a job running through (L, T] is charged rate·(T−L)·d^(T−L). Ticks at
+	// or before State.Tick are ignored. Without Ticks the grid is
+	// Params.OriginUnix + k·PriorityCalcPeriod.
+	Ticks []int64
+	// EndsAfterTick are the jobs (indexes into Jobs) whose end falls in the
+	// very second of a tick but came after it (slurmctld's log orders
+	// them): such a job is charged by that tick as running, and its end
+	// adds nothing. Every other job whose end equals a tick time ended
+	// before that tick: its last chunk is charged at its end and decayed by
+	// the tick.
+	EndsAfterTick map[int32]bool
 	// Snapshots are times (Unix seconds, sorted, within [State.Tick, To]) at
 	// which OnSnapshot receives usage as of the last tick at or before each.
 	Snapshots []int64
@@ -137,7 +154,7 @@ func Advance(p Params, st *State, w Window) (Stats, error) {
 	if p.OriginUnix <= -maxTime || p.OriginUnix >= maxTime {
 		return stats, fmt.Errorf("origin %d out of range", p.OriginUnix)
 	}
-	if (st.Tick-p.OriginUnix)%P != 0 || st.Tick <= -maxTime || st.Tick >= maxTime {
+	if st.Tick <= -maxTime || st.Tick >= maxTime || len(w.Ticks) == 0 && (st.Tick-p.OriginUnix)%P != 0 {
 		return stats, fmt.Errorf("state tick %d is not on the grid", st.Tick)
 	}
 	if w.To < st.Tick || w.To >= maxTime {
@@ -149,13 +166,15 @@ func Advance(p Params, st *State, w Window) (Stats, error) {
 	if err := checkSnapshots(w, st.Tick); err != nil {
 		return stats, err
 	}
-	k0 := (st.Tick - p.OriginUnix) / P
-	kEnd := floorDiv(w.To-p.OriginUnix, P)
-	nTicks := kEnd - k0
+	g, err := newGrid(st.Tick, P, w.Ticks)
+	if err != nil {
+		return stats, err
+	}
+	g.k0, g.kEnd, g.limits, g.after = 0, g.floor(w.To), p.LimitsEnforced, w.EndsAfterTick
+	nTicks := g.kEnd - g.k0
 	if nTicks >= 1<<32-1 {
 		return stats, fmt.Errorf("window of %d ticks is too long", nTicks)
 	}
-	g := grid{origin: p.OriginUnix, P: P, k0: k0, kEnd: kEnd, limits: p.LimitsEnforced}
 	dense := nTicks <= 4*int64(w.Jobs.Len())+denseTicks
 	ev, err := g.events(w.Jobs, len(w.Parent), &stats, dense)
 	if err != nil {
@@ -177,7 +196,20 @@ func Advance(p Params, st *State, w Window) (Stats, error) {
 	if err := e.run(&ev, g, &stats); err != nil {
 		return stats, err
 	}
+	if len(g.times) > 0 {
+		// The grid goes on from the last tick, whatever its phase was.
+		st.OriginUnix = posMod(st.Tick, P)
+	}
 	return stats, nil
+}
+
+// posMod returns a mod m in [0, m) for m > 0.
+func posMod(a, m int64) int64 {
+	r := a % m
+	if r < 0 {
+		r += m
+	}
+	return r
 }
 
 // checkParent verifies that parent is a forest ordered parents-before-children
@@ -234,14 +266,69 @@ func tickIndexFloor(x, P int64) (int64, bool) {
 	return floorDiv(x, P), true
 }
 
-// grid is the tick grid of one window: ticks k0+1 … kEnd are processed.
+// grid is the tick schedule of one window: ticks k0+1 … kEnd are
+// processed. Tick k is at origin + k·P, except that the ticks after kA are
+// the explicit times (times[k−kA−1]) and, after the last of them, that
+// time plus a multiple of P.
 type grid struct {
 	origin, P, k0, kEnd int64
 	limits              bool
+	times               []int64
+	kA                  int64
+	after               map[int32]bool
+}
+
+// newGrid returns the schedule of ticks every P from origin, with the
+// explicit times after origin (strictly increasing) in the middle: the
+// grid's ticks up to the last one at least P before the first time (a
+// tick comes at least a period after the one before, but for a restart),
+// then the times, then every P from the last time.
+func newGrid(origin, P int64, times []int64) (grid, error) {
+	g := grid{origin: origin, P: P}
+	i := 0
+	for i < len(times) && times[i] <= origin {
+		i++
+	}
+	times = times[i:]
+	for i, t := range times {
+		if t >= maxTime || i > 0 && t <= times[i-1] {
+			return g, fmt.Errorf("tick %d at %d is out of range or not after the tick before it", i, t)
+		}
+	}
+	if len(times) > 0 {
+		g.times = times
+		g.kA = floorDiv(times[0]-P-origin, P)
+	}
+	return g, nil
 }
 
 // at returns the time of tick k.
-func (g *grid) at(k int64) int64 { return g.origin + k*g.P }
+func (g *grid) at(k int64) int64 {
+	if len(g.times) == 0 || k <= g.kA {
+		return g.origin + k*g.P
+	}
+	i := k - g.kA - 1
+	if n := int64(len(g.times)); i >= n {
+		return g.times[n-1] + (i-n+1)*g.P
+	}
+	return g.times[i]
+}
+
+// floor returns the index of the last tick at or before t.
+func (g *grid) floor(t int64) int64 {
+	if len(g.times) == 0 {
+		return floorDiv(t-g.origin, g.P)
+	}
+	if t < g.times[0] {
+		return min(floorDiv(t-g.origin, g.P), g.kA)
+	}
+	n := len(g.times)
+	if last := g.times[n-1]; t >= last {
+		return g.kA + int64(n) + floorDiv(t-last, g.P)
+	}
+	i, _ := slices.BinarySearch(g.times, t+1) // the first time after t
+	return g.kA + int64(i)
+}
 
 // jobTicks describes where a job's usage falls on the grid, before clipping
 // to the window: chunks at ticks kFirst … kLast (the first of length first
@@ -252,16 +339,35 @@ type jobTicks struct {
 	tail          int64 // length of the end tail; 0 for a running job
 }
 
-// ticksOf places a job with start s and end e (or Running) on the grid.
-func (g *grid) ticksOf(s, e int64) jobTicks {
+// ticksOf places job j with start s and end e (or Running) on the grid.
+// A job ending exactly at a tick ended before it, unless g.after says it
+// ended after it.
+func (g *grid) ticksOf(j int32, s, e int64) jobTicks {
 	var t jobTicks
-	t.kFirst = floorDiv(s-g.origin, g.P) + 1 // first tick strictly after s
+	if len(g.times) == 0 {
+		t.kFirst = floorDiv(s-g.origin, g.P) + 1 // first tick strictly after s
+		t.first = g.at(t.kFirst) - s
+		if e == Running {
+			t.kLast = g.kEnd
+			return t
+		}
+		t.kLast = ceilDiv(e-g.origin, g.P) - 1 // last tick strictly before e
+		if g.after != nil && g.after[j] && (e-g.origin)%g.P == 0 {
+			t.kLast++
+		}
+		t.tail = e - max(g.at(t.kLast), s)
+		return t
+	}
+	t.kFirst = g.floor(s) + 1
 	t.first = g.at(t.kFirst) - s
 	if e == Running {
 		t.kLast = g.kEnd
 		return t
 	}
-	t.kLast = ceilDiv(e-g.origin, g.P) - 1 // last tick strictly before e
+	t.kLast = g.floor(e - 1)
+	if g.after != nil && g.after[j] && g.at(t.kLast+1) == e {
+		t.kLast++
+	}
 	t.tail = e - max(g.at(t.kLast), s)
 	return t
 }
@@ -277,10 +383,13 @@ type jobEvents struct {
 // eventsOf places a job with start s and end e ≠ s (or Running) on the
 // window. between reports a job without events that started and ended
 // between two consecutive ticks of the window.
-func (g *grid) eventsOf(s, e int64) (je jobEvents, between bool) {
-	t := g.ticksOf(s, e)
+func (g *grid) eventsOf(j int32, s, e int64) (je jobEvents, between bool) {
+	t := g.ticksOf(j, s, e)
 	running := t.kFirst <= t.kLast
 	partial := t.first < g.P
+	if len(g.times) > 0 {
+		partial = g.at(t.kFirst-1) != s // the first chunk is not a whole interval
+	}
 	// Start side: the partial first chunk, and when the rate joins.
 	hi := min(t.kLast, g.kEnd)
 	chunk := partial && running && t.kFirst > g.k0 && t.kFirst <= g.kEnd
@@ -400,7 +509,7 @@ func (g *grid) countEvents(j Jobs, nAssoc int, stats *Stats, count []uint32) (in
 			stats.JobsEmpty++
 			continue
 		}
-		je, between := g.eventsOf(s, e)
+		je, between := g.eventsOf(int32(i), s, e)
 		if je.start != 0 {
 			m++
 			if count != nil {
@@ -445,7 +554,7 @@ func (g *grid) placeEvents(j Jobs, count []uint32, m int) tickEvents {
 		if e == s {
 			continue
 		}
-		je, _ := g.eventsOf(s, e)
+		je, _ := g.eventsOf(int32(i), s, e)
 		if je.start != 0 {
 			ev[pos[je.startRel]] = je.start | uint32(i)
 			pos[je.startRel]++
@@ -469,7 +578,7 @@ func (g *grid) sortEvents(j Jobs, m int) tickEvents {
 		if e == s {
 			continue
 		}
-		je, _ := g.eventsOf(s, e)
+		je, _ := g.eventsOf(int32(i), s, e)
 		if je.start != 0 {
 			wide = append(wide, uint64(je.startRel)<<32|uint64(je.start|uint32(i)))
 		}
@@ -558,8 +667,10 @@ type engine struct {
 	w        Window
 	period   ResetPeriod
 	p        Params
-	f, cP, d float64
-	run1     []float64 // run1[δ] = δ·d^δ for δ ≤ P, when P is small enough
+	f, cP, d float64 // f and cP are d^δ (at least DBL_MIN) and δ·d^δ
+	delta    int64   // the δ of f and cP: the ticks' distance
+
+	run1 []float64 // run1[δ] = δ·d^δ for δ ≤ P, when P is small enough
 
 	rate   []fixed   // exact sum of the rates of running jobs
 	rateF  []float64 // rate as float64
@@ -589,7 +700,6 @@ func newEngine(p Params, st *State, w Window, period ResetPeriod) *engine {
 	e := &engine{
 		st: st, w: w, period: period, p: p,
 		d:          Factor(p.HalfLifeSec),
-		f:          DecayOver(p.HalfLifeSec, P),
 		rate:       make([]fixed, n),
 		rateF:      make([]float64, n),
 		chunks:     make([]fixed, n),
@@ -598,7 +708,7 @@ func newEngine(p Params, st *State, w Window, period ResetPeriod) *engine {
 		pointStamp: make([]uint32, n),
 	}
 	e.initTree(n)
-	e.cP = chunk(e.d, P)
+	e.setDelta(P)
 	if P <= 1<<16 {
 		e.run1 = make([]float64, P+1)
 		for s := range e.run1 {
@@ -663,6 +773,12 @@ func (e *engine) mergeActive() {
 	e.activated = e.activated[:0]
 }
 
+// setDelta sets the tick's decay f and full chunk cP for ticks delta
+// seconds apart.
+func (e *engine) setDelta(delta int64) {
+	e.delta, e.f, e.cP = delta, DecayOver(e.p.HalfLifeSec, delta), chunk(e.d, delta)
+}
+
 // runDecay returns δ·d^δ.
 func (e *engine) runDecay(sec int64) float64 {
 	if sec < int64(len(e.run1)) {
@@ -710,10 +826,15 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 			}
 		}
 	}
+	L := st.Tick
 	for rel := uint32(1); int64(rel) <= g.kEnd-g.k0; rel++ {
 		k := g.k0 + int64(rel)
 		T := g.at(k)
 		reset := T >= st.NextReset
+		if delta := T - L; delta != e.delta {
+			// An irregular tick of slurmctld's log: its own decay and chunk.
+			e.setDelta(delta)
+		}
 
 		for _, j := range e.deferred {
 			a := jobs.Assoc[j]
@@ -744,7 +865,7 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 				e.markRate(a, rel)
 			}
 			if x&evFlagB != 0 {
-				tail := jobs.End[j] - max(T-g.P, jobs.Start[j])
+				tail := jobs.End[j] - max(L, jobs.Start[j])
 				e.tails[a].add(toFixed(r * e.runDecay(tail)))
 				e.markPoint(a, rel)
 			}
@@ -785,9 +906,9 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 		default:
 			advanceTick(u, e.rateF, e.acc, e.up, e.f, e.cP)
 		}
-		st.Tick = T
+		st.Tick, L = T, T
 		stats.Ticks++
-		if err := emit(T+g.P, T); err != nil {
+		if err := emit(g.at(k+1), T); err != nil {
 			return err
 		}
 	}
@@ -848,3 +969,37 @@ func advanceTickActive(u, rateF, acc []float64, active []int32, f, cP float64) {
 		u[a] = float64(u[a]*f) + x
 	}
 }
+
+// Schedule is where decay ticks fall, as Advance places them for a window
+// with explicit Ticks: every period from an anchor (a tick), the explicit
+// times, then every period from the last of them. Its zero value is not
+// usable; see NewSchedule.
+type Schedule struct{ g grid }
+
+// NewSchedule returns the schedule of ticks every periodSec from anchor
+// (itself a tick), with ticks (strictly increasing; those at or before
+// anchor are ignored) in the middle, as Advance ticks a window that starts
+// at a state's tick anchor and is given Window.Ticks.
+func NewSchedule(anchor, periodSec int64, ticks []int64) (*Schedule, error) {
+	if periodSec <= 0 || periodSec > maxCalcPeriodSec {
+		return nil, fmt.Errorf("calc period %d s is outside 1..%d", periodSec, maxCalcPeriodSec)
+	}
+	if anchor <= -maxTime || anchor >= maxTime {
+		return nil, fmt.Errorf("anchor %d out of range", anchor)
+	}
+	g, err := newGrid(anchor, periodSec, ticks)
+	if err != nil {
+		return nil, err
+	}
+	return &Schedule{g}, nil
+}
+
+// Last returns the last tick at or before t.
+func (s *Schedule) Last(t int64) int64 { return s.g.at(s.g.floor(t)) }
+
+// Next returns the first tick after t.
+func (s *Schedule) Next(t int64) int64 { return s.g.at(s.g.floor(t) + 1) }
+
+// Explicit reports the explicit ticks of the schedule (those after the
+// anchor), in order; they are not to be modified.
+func (s *Schedule) Explicit() []int64 { return s.g.times }
