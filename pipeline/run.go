@@ -49,6 +49,12 @@ type Inputs struct {
 	// Files are the other input files (slurm.conf, association dumps, QOS),
 	// recorded with their size and SHA-256 in the runs table.
 	Files []string
+	// SlurmctldLogs are slurmctld's log files (rotated ones in any order),
+	// written with DebugFlags=Priority at SlurmctldDebug=verbose or more:
+	// over the span they cover the run ticks when slurmctld's decay thread
+	// did, and a job end in a tick's second is ordered against the tick
+	// as the log orders it. Their times are read in Options.Location.
+	SlurmctldLogs []string
 }
 
 // Options control a run.
@@ -146,6 +152,9 @@ type Summary struct {
 	// is charged and written (as the jobs table's merge keeps it), the
 	// earlier not.
 	Duplicates int64
+	// EndsAfterTick counts the jobs whose end, in a decay tick's second,
+	// came after that tick as slurmctld's log says (Inputs.SlurmctldLogs).
+	EndsAfterTick int
 	// Unrecharged counts jobs of the history that charge time in the
 	// window, which the run recomputes, but are missing from its input
 	// (a night rerun with a smaller sacct file): they stay in the jobs
@@ -215,6 +224,19 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.Cluster = m.cluster
+	if len(in.SlurmctldLogs) > 0 {
+		if m.ctld, err = readCtldLog(in.SlurmctldLogs, opt.Location); err != nil {
+			return nil, err
+		}
+		l := m.ctld
+		ev := opt.Log.Info().Int("ticks", len(l.ticks)).Time("first_tick", time.Unix(l.ticks[0], 0).UTC()).
+			Time("last_tick", time.Unix(l.ticks[len(l.ticks)-1], 0).UTC()).Int("job_ends", l.jobEnds).
+			Int("job_ends_after_tick", len(l.after)).Int64("lines", l.lines)
+		ev.Msg("slurmctld log")
+		if !l.ordered {
+			opt.Log.Warn().Msg("slurmctld log without milliseconds: a job end in a tick's second is taken as before the tick")
+		}
+	}
 	h, unlock, err := openHistory(opt)
 	if err != nil {
 		return nil, err
@@ -318,6 +340,10 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
+		if m.ctld != nil && opt.TickOrigin == nil {
+			// The log's ticks follow the checkpoint's, whatever their phase.
+			m.params.OriginUnix = posMod(state.OriginUnix, m.calcPeriod())
+		}
 		if p := posMod(state.OriginUnix, m.calcPeriod()); state.CalcPeriodSec == m.calcPeriod() && p != m.params.OriginUnix {
 			return nil, fmt.Errorf("--tick-phase %d s: the history of cluster %q was computed on ticks at %d s past each multiple of PriorityCalcPeriod "+
 				"(checkpoint at %s): a run resuming it must use the same grid (leave --tick-phase out to take the history's); to change it, "+
@@ -364,6 +390,23 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	}
 	carriedMonths := st.settle(resumed, lo, to, sum, log)
 
+	var ticks []int64
+	var after map[int32]bool
+	if m.ctld != nil {
+		if len(st.extra.after) != len(st.jobs.Start) {
+			return nil, fmt.Errorf("%d job-end orders for %d decay jobs", len(st.extra.after), len(st.jobs.Start))
+		}
+		ticks = m.ctld.ticks
+		for j, a := range st.extra.after {
+			if a {
+				if after == nil {
+					after = map[int32]bool{}
+				}
+				after[int32(j)] = true
+			}
+		}
+		sum.EndsAfterTick = len(after)
+	}
 	snaps, err := snapshotTimes(lo, to, opt.SnapshotEvery, opt.Location)
 	if err != nil {
 		return nil, err
@@ -403,7 +446,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		parents[i] = -1
 	}
 	sum.Decay, err = decay.Advance(m.params, state, decay.Window{
-		Parent: parents, Jobs: st.jobs, To: to, Snapshots: snaps,
+		Parent: parents, Jobs: st.jobs, To: to, Snapshots: snaps, Ticks: ticks, EndsAfterTick: after,
 		OnSnapshot: func(at, tick int64, usage []float64) error {
 			if err := wctx.Err(); err != nil {
 				return err
@@ -422,6 +465,10 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	}
 	sum.Phases.Decay = opt.Now().Sub(read)
 	st.jobs, st.extra, fw.run = decay.Jobs{}, jobExtra{}, nil
+	if m.ctld != nil {
+		// The grid goes on from the last tick the log showed.
+		m.cfg.TickOriginUnix = state.OriginUnix
+	}
 	switch jerr := <-jobsDone; {
 	case err == nil:
 		err = jerr
@@ -532,6 +579,7 @@ type model struct {
 	res       *decay.Resolver
 	cfg       export.RunConfig
 	qos       *ingest.QOSTable
+	ctld      *ctldLog // nil without Inputs.SlurmctldLogs
 }
 
 func (m *model) calcPeriod() int64 {
@@ -1010,6 +1058,9 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 			if s.m.params.LimitsEnforced {
 				s.extra.add(r)
 			}
+			if s.m.ctld != nil {
+				s.extra.after = append(s.extra.after, !r.Running() && s.m.ctld.endsAfter(r.JobIDRaw, unixSec(r.End)))
+			}
 		}
 		if !ours[codes[i]] {
 			sum.OtherCluster++
@@ -1196,6 +1247,9 @@ func (s *stream) settle(ck *checkpoint, lo, to int64, sum *Summary, log zerolog.
 		s.jobs.Assoc = append(s.jobs.Assoc, a)
 		if s.m.params.LimitsEnforced {
 			s.extra.addCarried(s.table.Dict, j)
+		}
+		if s.m.ctld != nil {
+			s.extra.after = append(s.extra.after, false)
 		}
 		s.running = append(s.running, j)
 		sum.CarriedUnseen++

@@ -18,6 +18,9 @@ import (
 // includes limits (12 bytes a job); otherwise it stays empty.
 type jobExtra struct {
 	tres, qos, limitMin []uint32
+	// after, with a slurmctld log only, says of every job whether it ended
+	// after the tick of its end's second (decay.Window.EndsAfterTick).
+	after []bool
 }
 
 // add appends the extra columns of one job record.
@@ -63,6 +66,9 @@ func reserve[T any](s []T, n int) []T {
 
 // move copies job src's columns to job dst (dedup's compaction).
 func (x *jobExtra) move(dst, src int) {
+	if len(x.after) > 0 {
+		x.after[dst] = x.after[src]
+	}
 	if len(x.tres) == 0 {
 		return
 	}
@@ -71,6 +77,9 @@ func (x *jobExtra) move(dst, src int) {
 
 // truncate keeps the first n jobs.
 func (x *jobExtra) truncate(n int) {
+	if len(x.after) > 0 {
+		x.after = x.after[:n]
+	}
 	if len(x.tres) == 0 {
 		return
 	}

@@ -34,6 +34,7 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 		&cli.Int64Flag{Name: "memory-limit", Value: pipeline.DefaultMemoryLimit >> 20, Usage: "soft memory limit in MiB for the Go runtime (ignored when GOMEMLIMIT is set; 0: none)"},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress line on stderr: auto (on a terminal), always or never"},
 		&cli.StringFlag{Name: "tick-phase", Usage: "when slurmctld's decay thread ticks: seconds past each multiple of PriorityCalcPeriod since the epoch (0 to PriorityCalcPeriod-1), or @UNIX, the Unix time of one tick from its log; kept by the history (default: the history's, 0 for a new one; changing it needs a recompute from the start)"},
+		&cli.StringSliceFlag{Name: "slurmctld-log", Usage: "slurmctld's log, written with DebugFlags=Priority at SlurmctldDebug=verbose (repeatable; rotated files in any order; times in --tz): over the span it covers, usage decays at the ticks slurmctld really ran and a job end in a tick's second is ordered against it as the log says"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "read and compute everything (refusals and exit codes included) and write nothing to --history: check tonight's files or a slurm.conf change first"},
 	)
 	return &cli.Command{
@@ -98,7 +99,7 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		return err
 	}
 	pin := pipeline.Inputs{Conf: in.conf, Assoc: in.assoc, QOS: in.qos, Sacct: in.sacct, SacctOptions: in.sopt,
-		Files: inputFiles(c)}
+		Files: append(inputFiles(c), c.StringSlice("slurmctld-log")...), SlurmctldLogs: c.StringSlice("slurmctld-log")}
 	opt := pipeline.Options{
 		History: c.String("history"), Cluster: c.String("cluster"), From: from, To: to,
 		SnapshotEvery: c.Duration("snapshot-every"), Location: loc, Version: version,

@@ -1,0 +1,75 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fairledger/fairledger/ingest"
+)
+
+// ctldLog is what slurmctld's log tells a run (Inputs.SlurmctldLogs): the
+// times its decay thread really ticked, and the job ends that came after
+// a tick in that tick's second.
+type ctldLog struct {
+	// ticks are the ticks' Unix seconds, increasing: every tick a
+	// "Decay factor over N seconds" line shows, and the one N seconds
+	// before it (the first tick of a slurmctld start logs no line).
+	ticks []int64
+	// after holds (job id, end second) of every job end logged after the
+	// tick of its second: such a job is charged by that tick as running.
+	after map[[2]int64]bool
+	// ordered reports whether the log's lines have milliseconds, without
+	// which a job end and a tick in one second cannot be ordered.
+	ordered bool
+	lines   int64
+	jobEnds int
+}
+
+// readCtldLog reads slurmctld's log files, their times in loc.
+func readCtldLog(paths []string, loc *time.Location) (*ctldLog, error) {
+	l, err := ingest.ReadSlurmctldLogs(paths, loc)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Ticks) == 0 {
+		return nil, fmt.Errorf("slurmctld log %s: no decay tick (\"_decay_thread: PRIO: Decay factor over\"): slurm.conf needs DebugFlags=Priority and SlurmctldDebug=verbose or more", paths[0])
+	}
+	return newCtldLog(l), nil
+}
+
+// newCtldLog takes the ticks and job ends of a read log.
+func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
+	c := &ctldLog{after: map[[2]int64]bool{}, ordered: l.Millis, lines: l.Lines, jobEnds: len(l.JobEnds)}
+	times := l.TickTimes()
+	for i, t := range times {
+		c.ticks = append(c.ticks, t)
+		if d := l.Ticks[i].DeltaSec; d > 0 {
+			c.ticks = append(c.ticks, t-d)
+		}
+	}
+	slices.Sort(c.ticks)
+	c.ticks = slices.Compact(c.ticks)
+	if !c.ordered {
+		return c
+	}
+	// A job end logged after a tick's line, in the tick's second, came
+	// after the tick's decay: slurmctld charges a job end and decays under
+	// the same association lock (docs/slurm-versions.md §10).
+	i := 0
+	for _, e := range l.JobEnds {
+		for i < len(l.Ticks) && l.Ticks[i].Logged.Before(e.Logged) {
+			i++
+		}
+		if i > 0 && times[i-1] == e.Logged.Unix() {
+			c.after[[2]int64{e.JobID, times[i-1]}] = true
+		}
+	}
+	return c
+}
+
+// endsAfter reports whether the job run with id that ended at end (Unix
+// seconds) ended after the tick of that second, as the log says.
+func (c *ctldLog) endsAfter(id, end int64) bool {
+	return c != nil && c.after[[2]int64{id, end}]
+}

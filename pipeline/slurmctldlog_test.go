@@ -1,0 +1,49 @@
+package pipeline
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fairledger/fairledger/ingest"
+)
+
+// The log's ticks, with the unlogged one a run_delta before the first, and
+// its job ends ordered against the tick of their second by the lines'
+// milliseconds.
+func TestCtldLogOrder(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse("15:04:05.000", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Date(2025, 1, 1, v.Hour(), v.Minute(), v.Second(), v.Nanosecond(), time.UTC)
+	}
+	base := at("00:00:00.000").Unix()
+	l := &ingest.SlurmctldLog{Millis: true,
+		Ticks: []ingest.LogTick{{Logged: at("00:01:00.227"), DeltaSec: 60}, {Logged: at("00:02:00.227"), DeltaSec: 60}},
+		JobEnds: []ingest.LogJobEnd{
+			{JobID: 7, Logged: at("00:01:00.100")}, // before the tick of its second
+			{JobID: 8, Logged: at("00:01:00.500")}, // after it
+			{JobID: 9, Logged: at("00:01:30.000")}, // between ticks
+			{JobID: 10, Logged: at("00:02:00.228")},
+		},
+	}
+	c := newCtldLog(l)
+	if want := []int64{base, base + 60, base + 120}; !slices.Equal(c.ticks, want) {
+		t.Errorf("ticks %v, want %v", c.ticks, want)
+	}
+	for _, x := range []struct {
+		id, end int64
+		after   bool
+	}{{7, base + 60, false}, {8, base + 60, true}, {8, base + 61, false}, {9, base + 90, false}, {10, base + 120, true}} {
+		if got := c.endsAfter(x.id, x.end); got != x.after {
+			t.Errorf("job %d ending at +%d s: after the tick %v, want %v", x.id, x.end-base, got, x.after)
+		}
+	}
+	// Without milliseconds nothing can be ordered: every end is before.
+	l.Millis = false
+	if c := newCtldLog(l); c.endsAfter(8, base+60) {
+		t.Error("a log without milliseconds ordered job 8 after its tick")
+	}
+}
