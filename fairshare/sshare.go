@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,6 +32,13 @@ type SshareOptions struct {
 	// account rows too, as sshare did before 25.11. Fair Tree accounts
 	// have no factor and stay blank.
 	AccountFairShare bool
+	// NameOrder prints the rows in the order of Slurm 22.05–23.02
+	// (slurmdb_sort_hierarchical_assoc_list with lft): depth first, and
+	// under each parent its user rows before its sub-accounts, each group
+	// by name (strcmp), one user's rows of several partitions in tree
+	// order. Otherwise the rows are in the tree's (lineage) order, as
+	// 23.11 and later print them.
+	NameOrder bool
 	// Users, when not empty, keeps only the user rows of these users
 	// (compared case-insensitively); account rows are all kept. sshare
 	// sends the calling user here unless -a is given, or the -u list.
@@ -188,8 +196,12 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 		zeroRun = strings.Join(opt.TRES, "=0,") + "=0"
 	}
 	show, indent := selectRows(t, opt.Users, opt.NoUserRows, opt.Accounts)
+	order := lineageOrder(n)
+	if opt.NameOrder {
+		order = nameOrder(t)
+	}
 	var acct []byte
-	for p := 0; p < n; p++ {
+	for _, p := range order {
 		if show != nil && !show[p] {
 			continue
 		}
@@ -600,4 +612,60 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// lineageOrder is the tree's own order of n positions.
+func lineageOrder(n int) []int32 {
+	order := make([]int32, n)
+	for p := range order {
+		order[p] = int32(p)
+	}
+	return order
+}
+
+// nameOrder returns the positions of t in the row order of Slurm 22.05 and
+// 23.02 (src/common/slurmdb_defs.c, slurmdb_sort_hierarchical_assoc_list
+// with use_lft, _sort_children_list): depth first from root; under each
+// parent the user associations first, then the accounts, each group by
+// strcmp of the user or account name; equal names (one user's rows of
+// several partitions) keep the tree's order.
+func nameOrder(t *Tree) []int32 {
+	n := t.Len()
+	children := make([][]int32, n)
+	var roots []int32
+	for p := range n {
+		if q := t.Parent[p]; q >= 0 {
+			children[q] = append(children[q], int32(p))
+		} else {
+			roots = append(roots, int32(p))
+		}
+	}
+	name := func(p int32) string {
+		if t.IsUser[p] {
+			return t.User[p]
+		}
+		return t.Account[p]
+	}
+	order := make([]int32, 0, n)
+	var walk func(p int32)
+	walk = func(p int32) {
+		order = append(order, p)
+		c := children[p]
+		slices.SortStableFunc(c, func(a, b int32) int {
+			if t.IsUser[a] != t.IsUser[b] {
+				if t.IsUser[a] {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(name(a), name(b))
+		})
+		for _, q := range c {
+			walk(q)
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
+	return order
 }

@@ -587,3 +587,41 @@ func TestSshareTRESRunMins(t *testing.T) {
 		t.Errorf("first line = %q, want %q", got, want)
 	}
 }
+
+// Row order by release (docs/slurm-versions.md §3's case): root → chem
+// (users bob, bob.smith), chem-lab (user carol). 23.11 and later sort the
+// lineages bytewise, and '-' (0x2D) sorts before '/' (0x2F): /chem-lab/
+// before /chem/, /chem/0-bob.smith/ before /chem/0-bob/. 22.05–23.02 sort
+// each parent's children by name, users first: chem before chem-lab, bob
+// before bob.smith.
+func TestSshareNameOrder(t *testing.T) {
+	b := buildSpec(t, []spec{
+		{name: "root", kind: "root", shares: "1"},
+		{name: "chem", kind: "account", parent: "root", shares: "1"},
+		{name: "chem-lab", kind: "account", parent: "root", shares: "1"},
+		{name: "bob", kind: "user", parent: "chem", shares: "1"},
+		{name: "bob.smith", kind: "user", parent: "chem", shares: "1"},
+		{name: "carol", kind: "user", parent: "chem-lab", shares: "1"},
+		{name: "root", kind: "user", parent: "root", shares: "1"},
+	})
+	var r Result
+	FairTree(b.tree, b.usage, &r)
+	first2 := func(lines []string) string {
+		var out []string
+		for _, l := range lines {
+			f := strings.Split(l, "|")
+			out = append(out, f[0]+"|"+f[1])
+		}
+		return strings.Join(out, "\n")
+	}
+	lineage := first2(sshareLines(t, b, &r, SshareOptions{}))
+	want := "root|\n root|root\n chem-lab|\n  chem-lab|carol\n chem|\n  chem|bob.smith\n  chem|bob"
+	if lineage != want {
+		t.Errorf("23.11 order:\n%s\nwant\n%s", lineage, want)
+	}
+	named := first2(sshareLines(t, b, &r, SshareOptions{NameOrder: true}))
+	want = "root|\n root|root\n chem|\n  chem|bob\n  chem|bob.smith\n chem-lab|\n  chem-lab|carol"
+	if named != want {
+		t.Errorf("22.05 order:\n%s\nwant\n%s", named, want)
+	}
+}

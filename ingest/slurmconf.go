@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -280,14 +281,31 @@ func (p *confParser) priorityType() {
 	v, set := p.values["prioritytype"]
 	switch {
 	case !set:
-		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf(
-			"%s: PriorityType is not set, and Slurm's default %s keeps no fair share; fairledger computes what %s would",
-			p.cfg.File, confPriorityBasic, confPriorityMultifactor))
+		p.cfg.Warnings = append(p.cfg.Warnings, unsetPriorityType(p.cfg.File))
 	case p.cfg.PriorityType == confPriorityBasic:
 		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf(
 			"%s:%d: PriorityType=%s keeps no fair share in Slurm (jobs are ordered first in, first out); fairledger computes what %s would",
 			v.file, v.line, confPriorityBasic, confPriorityMultifactor))
 	}
+}
+
+// unsetPriorityType is the warning for a slurm.conf without PriorityType,
+// whose default is priority/basic up to Slurm 23.02.
+func unsetPriorityType(file string) string {
+	return fmt.Sprintf("%s: PriorityType is not set, and Slurm's default %s keeps no fair share; fairledger computes what %s would",
+		file, confPriorityBasic, confPriorityMultifactor)
+}
+
+// WarningsFor returns c.Warnings as they hold for Slurm release series v:
+// from 23.11 the default PriorityType is priority/multifactor
+// (src/common/read_config.h, DEFAULT_PRIORITY_TYPE; commit 2f301e7958), so
+// a slurm.conf without one needs no warning there.
+func (c *Config) WarningsFor(v SlurmVersion) []string {
+	if !v.Before(SlurmVersion{Major: 23, Minor: 11}) && !c.Set["prioritytype"] {
+		unset := unsetPriorityType(c.File)
+		return slices.DeleteFunc(slices.Clone(c.Warnings), func(w string) bool { return w == unset })
+	}
+	return c.Warnings
 }
 
 // ReadSlurmConf opens and parses the slurm.conf at path; Include paths are

@@ -146,7 +146,7 @@ func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer) (*inputs, 
 		in.errs = append(in.errs, capErrors(err))
 	}
 	if conf != nil {
-		for _, w := range conf.Warnings {
+		for _, w := range conf.WarningsFor(in.version) {
 			log.Warn().Str("file", conf.File).Msg(w)
 		}
 	}

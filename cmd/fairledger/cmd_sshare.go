@@ -113,11 +113,15 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			}
 			// Before 25.11 sshare prints the classic and depth-oblivious
 			// factor of account and root rows too (docs/slurm-versions.md §1).
-			accountFS := false
-			if ver, err := ingest.ParseSlurmVersion(cfg.SlurmVersion); err == nil && snap.rows[0].Algorithm != export.AlgoFairTree &&
-				ver.Before(ingest.SlurmVersion{Major: 25, Minor: 11}) {
-				fairshare.AccountFairShares(tree, res, float64(max(cfg.DampeningFactor, 1)))
-				accountFS = true
+			accountFS, nameOrder := false, false
+			if ver, err := ingest.ParseSlurmVersion(cfg.SlurmVersion); err == nil {
+				if snap.rows[0].Algorithm != export.AlgoFairTree && ver.Before(ingest.SlurmVersion{Major: 25, Minor: 11}) {
+					fairshare.AccountFairShares(tree, res, float64(max(cfg.DampeningFactor, 1)))
+					accountFS = true
+				}
+				// Before 23.11 sshare lists each parent's users before its
+				// sub-accounts, by name (docs/slurm-versions.md §3).
+				nameOrder = ver.Before(ingest.SlurmVersion{Major: 23, Minor: 11})
 			}
 			opt := fairshare.SshareOptions{
 				Long:             c.Bool("long"),
@@ -130,6 +134,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				Cluster:          snap.cluster,
 				TRES:             cfg.TRES,
 				AccountFairShare: accountFS,
+				NameOrder:        nameOrder,
 				TRESRunMins:      export.TRESRunMinsFromRows(snap.rows, tree),
 			}
 			// sshare.c: -a lists every user; otherwise the -u list, or
