@@ -297,7 +297,7 @@ func newGrid(origin, P int64, times []int64) (grid, error) {
 	}
 	if len(times) > 0 {
 		g.times = times
-		g.kA = floorDiv(times[0]-P-origin, P)
+		g.kA = max(floorDiv(times[0]-P-origin, P), 0) // the anchor itself is tick 0
 	}
 	return g, nil
 }

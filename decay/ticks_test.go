@@ -162,6 +162,16 @@ func TestSchedule(t *testing.T) {
 			t.Errorf("at %d: last %d next %d, want %d and %d", c.t, l, n, c.last, c.next)
 		}
 	}
+	// A first explicit tick less than a period after the anchor follows it.
+	s, err = NewSchedule(0, 60, []int64{30, 90})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ t, last, next int64 }{{0, 0, 30}, {29, 0, 30}, {30, 30, 90}, {100, 90, 150}} {
+		if l, n := s.Last(c.t), s.Next(c.t); l != c.last || n != c.next {
+			t.Errorf("anchor 0, ticks 30, 90: at %d: last %d next %d, want %d and %d", c.t, l, n, c.last, c.next)
+		}
+	}
 	if _, err := NewSchedule(0, 0, nil); err == nil {
 		t.Error("NewSchedule took a period of 0")
 	}
