@@ -212,3 +212,23 @@ func TestScenarioD1HandCheck(t *testing.T) {
 		t.Errorf("D1 J1(600) = %.12f, want %.12f", got[1], u600)
 	}
 }
+
+// TestChunk: the job-end charge per unit of rate, δ·d^δ. By hand:
+// without decay it is δ; with H = 3600 s, d = 1 − 0.693/3600 = 0.9998075
+// and 40·d^40 = 40·0.99232883352 = 39.6931533409 (d^40 = e^(40·ln d),
+// ln d = −1.925185e-4); 0 seconds charge nothing.
+func TestChunk(t *testing.T) {
+	for _, tt := range []struct {
+		H, sec int64
+		want   float64
+	}{
+		{0, 40, 40},
+		{0, 0, 0},
+		{3600, 40, 39.6931533409},
+		{3600, 0, 0},
+	} {
+		if got := Chunk(tt.H, tt.sec); !relClose(got, tt.want, 1e-11) {
+			t.Errorf("Chunk(%d, %d) = %.12g, want %.12g", tt.H, tt.sec, got, tt.want)
+		}
+	}
+}

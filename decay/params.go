@@ -105,6 +105,17 @@ func EffectiveHalfLife(halfLifeSec int64) float64 {
 	return math.Log(0.5) / math.Log(d)
 }
 
+// Chunk returns the usage per unit of rate of a chunk of sec seconds
+// charged at once under a half-life of halfLifeSec: δ·d^δ, the chunk
+// decayed by its own length (1 without decay gives δ). It is what
+// slurmctld's _apply_new_usage (src/plugins/priority/multifactor/
+// priority_multifactor.c) adds for a job, times its rate, at a tick and, with
+// AccountingStorageEnforce=limits, at the job's end (priority_p_job_end);
+// Advance charges the same amounts.
+func Chunk(halfLifeSec, sec int64) float64 {
+	return chunk(Factor(halfLifeSec), sec)
+}
+
 // chunk returns Slurm's run_decay for a chunk of sec seconds: δ·d^δ, the
 // chunk decayed by its own length as if all of it had happened at its start
 // (§1.4). It is not clamped.

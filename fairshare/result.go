@@ -37,7 +37,11 @@ type Result struct {
 	// NormShares is S: classic §3.2 (root 1), Fair Tree §4.1 (root
 	// shares/NO_VAL, printed 0.000000).
 	NormShares []float64
-	// RawUsage is the usage the Result was computed from (U_raw).
+	// RawUsage is the usage the Result was computed from (U_raw). A
+	// caller printing sshare between two decay ticks may replace it with
+	// the live usage_raw (job-end charges since the tick, which
+	// priority_p_job_end adds at once) while the other fields stay those
+	// of the tick, as slurmctld's are.
 	RawUsage []float64
 	// NormUsage is UN = U_raw/U_raw(root) capped at 1 (§1.7); NaN for root.
 	NormUsage []float64

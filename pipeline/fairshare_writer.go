@@ -27,7 +27,8 @@ type fairshareWriter struct {
 	raw   []float64
 	res   fairshare.Result
 	month time.Time
-	run   *tresRun // TRESRunMins; nil without limits enforced
+	run   *tresRun  // TRESRunMins; nil without limits enforced
+	live  *liveEnds // RawUsage's job-end charges; nil without limits enforced
 
 	seg      *export.SnapshotSegments // the month's files; nil in a dry run and between months
 	trees    *export.SnapshotTrees    // the trees of seg's month, kept for the next month if it has the same
@@ -41,6 +42,13 @@ type fairshareWriter struct {
 
 // snapshot computes the snapshot at time at from own, every universe
 // association's own usage as of the grid tick tick, and writes its rows.
+// The fair-share values are those of the tick, under every algorithm;
+// with limits enforced RawUsage also holds the charges of the jobs that
+// ended after the tick, up to at (liveEnds), as sshare prints it between
+// two ticks. (For classic and depth-oblivious slurmctld computes user
+// rows' NormUsage and EffectvUsage when first asked after the tick, from
+// the usage of that moment: fairledger keeps the tick's, like Fair
+// Tree's.)
 func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	t := time.Unix(at, 0).UTC()
 	mon := monthStart(at)
@@ -72,6 +80,15 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 		fairshare.DepthOblivious(tree, w.raw, w.m.damp, &w.res)
 	default:
 		fairshare.FairTree(tree, w.raw, &w.res)
+	}
+	if w.live != nil {
+		live, err := w.live.usage(w.snapshots, at, tick, own)
+		if err != nil {
+			return err
+		}
+		if live != nil {
+			w.proj[i].RawUsage(live, w.res.RawUsage)
+		}
 	}
 	var cells []string
 	if w.run != nil {

@@ -419,6 +419,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		// Before the jobs writer adds to dict: a snapshot of it is read
 		// while it does.
 		fw.run = newTRESRun(m, st, dict.Snapshot(), snaps)
+		fw.live = newLiveEnds(st.jobs, snaps, m.params.OriginUnix, m.calcPeriod(), m.params.HalfLifeSec)
 	}
 	// The jobs and usage tables do not depend on decay: write them while
 	// decay and the fair-share snapshots run.
@@ -464,7 +465,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		fw.abort()
 	}
 	sum.Phases.Decay = opt.Now().Sub(read)
-	st.jobs, st.extra, fw.run = decay.Jobs{}, jobExtra{}, nil
+	st.jobs, st.extra, fw.run, fw.live = decay.Jobs{}, jobExtra{}, nil, nil
 	if m.ctld != nil {
 		// The grid goes on from the last tick the log showed.
 		m.cfg.TickOriginUnix = state.OriginUnix

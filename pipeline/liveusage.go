@@ -1,0 +1,115 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fairledger/fairledger/decay"
+)
+
+// liveEnds makes a snapshot's RawUsage the one slurmctld would print at the
+// snapshot's second rather than at its last decay tick. With
+// AccountingStorageEnforce including limits, a job's end
+// (deallocate_nodes → acct_policy_job_fini → priority_p_job_end in
+// src/plugins/priority/multifactor/priority_multifactor.c) calls
+// _apply_new_usage(job, g_last_ran, now, true), which adds at once, to the
+// job's association and every ancestor, rate·δ·d^δ with
+// δ = E − max(L, start) (L the last tick, E the end); the next tick decays
+// it with everything else, which is how decay.Advance charges the job's
+// last chunk. sshare's RawUsage is usage_raw (sshare's process.c), so it
+// includes those charges between ticks, while Fair Tree's NormUsage,
+// EffectvUsage, LevelFS and FairShare are set by the tick
+// (_apply_priority_fs in fair_tree.c) and stay as the tick left them.
+// Without limits nothing is added at a job's end and liveEnds is not used.
+//
+// For each snapshot i it lists the jobs whose end E is in (tick_i, at_i]
+// and after their start; a job ending exactly at tick_i is in that tick's
+// usage already. The lists are built in one pass over the jobs: E − 1
+// names the one tick index whose snapshots can hold the job (at_i is
+// before the next tick), found in a table of the first snapshot of each
+// tick index.
+type liveEnds struct {
+	jobs     decay.Jobs // Start, End, Rate and Assoc are read
+	halfLife int64      // PriorityDecayHalfLife in seconds; 0: no decay
+	snaps    []int64    // the snapshot times
+	ticks    []int64    // the tick each snapshot's usage is taken at
+	at       [][]int32  // per snapshot: the jobs ending in (ticks[i], snaps[i]]
+	own      []float64  // scratch: own usage plus the end charges
+}
+
+// newLiveEnds places the ends of jobs in the snapshots snaps (sorted) of a
+// run whose ticks fall every period from origin.
+func newLiveEnds(jobs decay.Jobs, snaps []int64, origin, period, halfLife int64) *liveEnds {
+	l := &liveEnds{jobs: jobs, halfLife: halfLife, snaps: snaps,
+		ticks: make([]int64, len(snaps)), at: make([][]int32, len(snaps))}
+	if len(snaps) == 0 {
+		return l
+	}
+	kOf := make([]int64, len(snaps)) // grid index of each snapshot's tick
+	for i, s := range snaps {
+		l.ticks[i] = floorTick(s, origin, period)
+		kOf[i] = (l.ticks[i] - origin) / period
+	}
+	kLo, kHi := kOf[0], kOf[len(kOf)-1]
+	// table[k−kLo] is the first snapshot whose tick index is k, −1 for
+	// none; a window too long for it takes a binary search.
+	var table []int32
+	if kHi-kLo < 1<<22 {
+		table = make([]int32, kHi-kLo+1)
+		for k := range table {
+			table[k] = -1
+		}
+		for i := len(kOf) - 1; i >= 0; i-- {
+			table[kOf[i]-kLo] = int32(i)
+		}
+	}
+	first := func(k int64) int {
+		switch {
+		case k < kLo || k > kHi:
+			return -1
+		case table != nil:
+			return int(table[k-kLo])
+		}
+		if i, ok := slices.BinarySearch(kOf, k); ok {
+			return i
+		}
+		return -1
+	}
+	last := snaps[len(snaps)-1]
+	for j, e := range jobs.End {
+		if e == decay.Running || e > last || e <= jobs.Start[j] || !(jobs.Rate[j] > 0) {
+			continue
+		}
+		// tick_i < E ≤ at_i < tick_i + period: E − 1 is in tick_i's period.
+		k := floorDiv(e-1-origin, period)
+		i := first(k)
+		if i < 0 {
+			continue
+		}
+		for ; i < len(snaps) && kOf[i] == k; i++ {
+			if e <= snaps[i] {
+				l.at[i] = append(l.at[i], int32(j))
+			}
+		}
+	}
+	return l
+}
+
+// usage returns own (every universe association's own usage at snapshot
+// i's tick, as decay passed it) plus the end charges of the jobs ending
+// between that tick and the snapshot, or nil when there are none. The
+// slice is reused by the next call.
+func (l *liveEnds) usage(i int, at, tick int64, own []float64) ([]float64, error) {
+	if i >= len(l.snaps) || l.snaps[i] != at || l.ticks[i] != tick {
+		return nil, fmt.Errorf("snapshot %d at %d: decay took it at tick %d, the job ends were placed for another", i, at, tick)
+	}
+	if len(l.at[i]) == 0 {
+		return nil, nil
+	}
+	l.own = append(l.own[:0], own...)
+	for _, j := range l.at[i] {
+		sec := l.jobs.End[j] - max(tick, l.jobs.Start[j])
+		l.own[l.jobs.Assoc[j]] += float64(l.jobs.Rate[j] * decay.Chunk(l.halfLife, sec))
+	}
+	return l.own, nil
+}

@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/fairledger/fairledger/decay"
+)
+
+// TestLiveEnds checks which job ends newLiveEnds puts in each snapshot, by
+// hand: ticks every 300 s from origin 0; snapshots at 1000 (tick 900),
+// 1200 (tick 1200, on the grid), 1250 and 1280 (tick 1200 again) and 5000
+// (tick 4800). A job's end belongs to every snapshot with tick < end ≤ at.
+func TestLiveEnds(t *testing.T) {
+	r := decay.Running
+	jobs := decay.Jobs{
+		Start: []int64{0, 0, 0, 0, 1100, 1210, 0, 4000, 5000, 100, 1100},
+		End:   []int64{950, 900, 1000, 1001, 1230, 1240, r, 4900, 5000, 6000, 1260},
+		Rate:  []float64{1, 1, 1, 1, 2, 0, 1, 1, 1, 1, 1},
+		Assoc: []int32{0, 0, 0, 0, 1, 1, 0, 1, 0, 0, 2},
+	}
+	// 0: ends 950 in (900, 1000]: snapshot 0.
+	// 1: ends on tick 900: in its usage, none.
+	// 2: ends 1000, the snapshot's second: snapshot 0.
+	// 3: ends 1001: charged by tick 1200, none.
+	// 4: ends 1230: snapshots 1250 and 1280 (1200's (1200, 1200] is empty).
+	// 5: rate 0: none. 6: running: none.
+	// 7: ends 4900: snapshot 4. 8: zero length: none. 9: after the last: none.
+	// 10: ends 1260: snapshot 1280.
+	l := newLiveEnds(jobs, []int64{1000, 1200, 1250, 1280, 5000}, 0, 300, 0)
+	want := [][]int32{{0, 2}, nil, {4}, {4, 10}, {7}}
+	for i := range want {
+		if !slices.Equal(l.at[i], want[i]) {
+			t.Errorf("snapshot %d (tick %d): jobs %v, want %v", i, l.ticks[i], l.at[i], want[i])
+		}
+	}
+	// Snapshot 1280 at tick 1200, no decay: assoc 1 gets job 4's
+	// 2·(1230 − 1200) = 60, assoc 2 job 10's 1·(1260 − 1200) = 60.
+	got, err := l.usage(3, 1280, 1200, []float64{5, 6, 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := []float64{5, 66, 67}; !slices.Equal(got, w) {
+		t.Errorf("usage at 1280 = %v, want %v", got, w)
+	}
+	// No end after tick 1200 at 1200: nothing to add.
+	if got, err := l.usage(1, 1200, 1200, []float64{5, 6, 7}); err != nil || got != nil {
+		t.Errorf("usage at 1200 = %v, %v, want nil, nil", got, err)
+	}
+	// A decay that took the snapshot at another tick is an error.
+	if _, err := l.usage(0, 1000, 600, []float64{5, 6, 7}); err == nil {
+		t.Error("usage with another tick: no error")
+	}
+	// A job starting after the tick is charged from its start: job 4
+	// again, H = 3600 s, snapshot 1250: 2·30·d^30 with d^30 =
+	// 0.994241091: 59.654465.
+	l = newLiveEnds(jobs, []int64{1250}, 0, 300, 3600)
+	got, err = l.usage(0, 1250, 1200, []float64{0, 0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := got[1] - 59.654465; d > 5e-7 || d < -5e-7 {
+		t.Errorf("decayed end charge = %.7f, want 59.654465", got[1])
+	}
+
+	// A window too long for the lookup table (binary search): far is a
+	// tick; the job ending 50 s after it is in the far snapshot.
+	far := int64(300 << 23)
+	jobs = decay.Jobs{Start: []int64{0, far - 10}, End: []int64{950, far + 50}, Rate: []float64{1, 1}, Assoc: []int32{0, 0}}
+	l = newLiveEnds(jobs, []int64{1000, far + 100}, 0, 300, 0)
+	if !slices.Equal(l.at[0], []int32{0}) || !slices.Equal(l.at[1], []int32{1}) {
+		t.Errorf("long window: %v, want [[0] [1]]", l.at)
+	}
+	// A grid not through 0: origin 7, the snapshot at 1000 is taken at
+	// tick 907; an end at 907 is in it, one at 908 is not.
+	jobs = decay.Jobs{Start: []int64{0, 0}, End: []int64{907, 908}, Rate: []float64{1, 1}, Assoc: []int32{0, 0}}
+	if l = newLiveEnds(jobs, []int64{1000}, 7, 300, 0); !slices.Equal(l.at[0], []int32{1}) {
+		t.Errorf("origin 7: %v, want [1]", l.at[0])
+	}
+}
