@@ -26,6 +26,8 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:  "sshare",
 		Usage: "print a fair-share snapshot of the history exactly as sshare printed it then",
 		Description: "Shows the snapshot at or before --at (default: the latest) of one cluster. " +
+			"RawUsage is slurmctld's at the snapshot's second: with AccountingStorageEnforce=limits it includes the jobs that ended " +
+			"since the last decay tick, charged at their end; the other usage and fair-share columns are those of the tick. " +
 			"Rows as sshare selects them: without -a, all account rows and the user rows of --users, " +
 			"else of $USER, else of the current user (none when that fails); --accounts keeps the rows of the named accounts only (not their " +
 			"sub-accounts), as slurmctld does. GrpTRESMins is each association's limit from the " +
@@ -156,7 +158,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			if !at.IsZero() {
 				ev = ev.Str("at", at.In(loc).Format(time.RFC3339))
 			}
-			ev.Msgf("snapshot %s (usage as of the last decay tick at or before it), cluster %s, %s",
+			ev.Msgf("snapshot %s (fair share as of the last decay tick at or before it; with limits, RawUsage includes the jobs ended since), cluster %s, %s",
 				snap.time.In(loc).Format(time.RFC3339), snap.cluster, snap.rows[0].Algorithm)
 			return fairshare.WriteSshare(stdout, tree, res, opt)
 		},
