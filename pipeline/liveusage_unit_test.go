@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -76,5 +77,37 @@ func TestLiveEnds(t *testing.T) {
 	jobs = decay.Jobs{Start: []int64{0, 0}, End: []int64{907, 908}, Rate: []float64{1, 1}, Assoc: []int32{0, 0}}
 	if l = newLiveEnds(jobs, []int64{1000}, 7, 300, 0); !slices.Equal(l.at[0], []int32{1}) {
 		t.Errorf("origin 7: %v, want [1]", l.at[0])
+	}
+}
+
+// BenchmarkLiveEnds is the cost live RawUsage adds to a run of the
+// 5 M-job year's size: placing every job's end (newLiveEnds, once a run)
+// and adding the end charges of 366 daily snapshots on 2,191
+// associations (usage).
+//
+//	go test ./pipeline -run '^$' -bench LiveEnds
+func BenchmarkLiveEnds(b *testing.B) {
+	const n, nAssoc, period = 5_000_000, 2191, 300
+	from := int64(1735689600) // 2025-01-01
+	snaps := make([]int64, 366)
+	for i := range snaps {
+		snaps[i] = from + int64(i)*86400
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	jobs := decay.Jobs{Start: make([]int64, n), End: make([]int64, n), Rate: make([]float64, n), Assoc: make([]int32, n)}
+	for j := range n {
+		s := from + rng.Int64N(365*86400)
+		jobs.Start[j], jobs.End[j] = s, s+1+rng.Int64N(86400)
+		jobs.Rate[j], jobs.Assoc[j] = float64(1+rng.IntN(64)), int32(rng.IntN(nAssoc))
+	}
+	own := make([]float64, nAssoc)
+	b.ResetTimer()
+	for range b.N {
+		l := newLiveEnds(jobs, snaps, 0, period, 7*86400)
+		for i, at := range snaps {
+			if _, err := l.usage(i, at, floorTick(at, 0, period), own); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
