@@ -30,6 +30,21 @@ import (
 // month of a 100,000-association tree is 3.1 million rows, which decoded
 // whole took sshare 4.9 GB.
 func (v *View) ReadFairshareSnapshot(cluster string, month, at time.Time) ([]FairshareRow, time.Time, error) {
+	return v.readFairshareSnapshot(cluster, month, at, false)
+}
+
+// ReadFirstFairshareSnapshot returns the rows of cluster's oldest
+// fair-share snapshot among the fairshare segments of month, and that
+// snapshot's time; no rows and a zero time when the month holds none. It
+// reads as ReadFairshareSnapshot does: the segments checked against the
+// manifest, only the row groups that hold the snapshot decoded.
+func (v *View) ReadFirstFairshareSnapshot(cluster string, month time.Time) ([]FairshareRow, time.Time, error) {
+	return v.readFairshareSnapshot(cluster, month, time.Time{}, true)
+}
+
+// readFairshareSnapshot is ReadFairshareSnapshot, or with first
+// ReadFirstFairshareSnapshot (at is then ignored).
+func (v *View) readFairshareSnapshot(cluster string, month, at time.Time, first bool) ([]FairshareRow, time.Time, error) {
 	if err := validCluster(cluster); err != nil {
 		return nil, time.Time{}, fmt.Errorf("read fairshare snapshot: %w", err)
 	}
@@ -65,6 +80,13 @@ func (v *View) ReadFairshareSnapshot(cluster string, month, at time.Time) ([]Fai
 			return nil, time.Time{}, &CorruptError{Path: p.Path, Problem: "not readable Parquet: " + err.Error()}
 		}
 		for g, b := range s.groups {
+			if first {
+				// The statistics' least snapshot is one of the group's.
+				if !found || b.min < best {
+					best, found = b.min, true
+				}
+				continue
+			}
 			if b.min > atUS {
 				continue
 			}

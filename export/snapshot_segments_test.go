@@ -302,8 +302,9 @@ func TestSnapshotSegmentsRefuse(t *testing.T) {
 // March 28 spanning both) in one segment and a later snapshot in a second,
 // and checks that ReadFairshareSnapshot returns exactly the rows of the
 // newest snapshot at or before at: at a snapshot, between two (inside a
-// row group), the newest of all, none before the first; and that a
-// segment with a changed byte is refused by its SHA-256.
+// row group), the newest of all, none before the first; that
+// ReadFirstFairshareSnapshot returns the oldest; and that a segment with a
+// changed byte is refused by its SHA-256.
 func TestReadFairshareSnapshot(t *testing.T) {
 	tr := segmentTree(t, 4700, 6)
 	r := rand.New(rand.NewPCG(6, 6))
@@ -367,6 +368,17 @@ func TestReadFairshareSnapshot(t *testing.T) {
 		if !slices.Equal(key(got), key(want[c.want])) {
 			t.Errorf("at %v: %d rows, not the %d of snapshot %v", c.at, len(got), len(want[c.want]), c.want)
 		}
+	}
+	// The oldest snapshot of the month: March 1.
+	got, snap, err := v.ReadFirstFairshareSnapshot("c1", month)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !snap.Equal(day(0)) || !slices.Equal(key(got), key(want[day(0)])) {
+		t.Errorf("first snapshot %v with %d rows, want %v with %d", snap, len(got), day(0), len(want[day(0)]))
+	}
+	if got, snap, err := v.ReadFirstFairshareSnapshot("c1", month.AddDate(0, 1, 0)); err != nil || len(got) != 0 || !snap.IsZero() {
+		t.Errorf("first snapshot of a month without any: %v, %d rows, %v", snap, len(got), err)
 	}
 	// A changed byte, the size kept: the SHA-256 tells.
 	file := v.Path(p)

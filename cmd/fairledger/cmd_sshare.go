@@ -25,7 +25,9 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "sshare",
 		Usage: "print a fair-share snapshot of the history exactly as sshare printed it then",
-		Description: "Shows the snapshot at or before --at (default: the latest) of one cluster. " +
+		Description: "Shows the snapshot at or before --at (default: the latest) of one cluster; an --at before the " +
+			"cluster's first snapshot shows that snapshot's associations with zero usage, as slurmctld prints them before its first decay tick " +
+			"(exit 0, with a note on stderr). " +
 			"RawUsage is slurmctld's at the snapshot's second: with AccountingStorageEnforce=limits it includes the jobs that ended " +
 			"since the last decay tick, charged at their end; the other usage and fair-share columns are those of the tick. " +
 			"Rows as sshare selects them: without -a, all account rows and the user rows of --users, " +
@@ -39,7 +41,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 		UseShortOptionHandling: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
-			&cli.StringFlag{Name: "at", Usage: "show the snapshot at or before this time (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: the latest)"},
+			&cli.StringFlag{Name: "at", Usage: "show the snapshot at or before this time (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: the latest; before the first snapshot: its associations with zero usage)"},
 			&cli.StringFlag{Name: "cluster", Aliases: []string{"M"}, Usage: "cluster (needed when the history holds several)"},
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "list all users (sshare -a)"},
 			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "add NormUsage, LevelFS (Fair Tree), GrpTRESMins and TRESRunMins (sshare -l)"},
@@ -113,6 +115,15 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			if err != nil {
 				return damagedHistory(err, v, dir)
 			}
+			if snap.before {
+				// Before the history's first snapshot: the tree as
+				// slurmctld prints it before its first decay tick.
+				zeroUsage(tree, res, float64(max(cfg.DampeningFactor, 1)))
+				log.Warn().Str("cluster", snap.cluster).Str("at", at.In(loc).Format(time.RFC3339)).
+					Str("first_snapshot", snap.time.In(loc).Format(time.RFC3339)).
+					Msgf("%s is before the history of cluster %s, which starts at %s: its associations with zero usage, as slurmctld prints them before its first decay tick",
+						at.In(loc).Format(time.RFC3339), snap.cluster, snap.time.In(loc).Format(time.RFC3339))
+			}
 			// Before 25.11 sshare prints the classic and depth-oblivious
 			// factor of account and root rows too (docs/slurm-versions.md §1).
 			accountFS, nameOrder := false, false
@@ -137,7 +148,9 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				TRES:             cfg.TRES,
 				AccountFairShare: accountFS,
 				NameOrder:        nameOrder,
-				TRESRunMins:      export.TRESRunMinsFromRows(snap.rows, tree),
+			}
+			if !snap.before {
+				opt.TRESRunMins = export.TRESRunMinsFromRows(snap.rows, tree)
 			}
 			// sshare.c: -a lists every user; otherwise the -u list, or
 			// the calling user when there is none (src/sshare/sshare.c).
@@ -152,6 +165,9 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 						opt.Users = []string{name}
 					}
 				}
+			}
+			if snap.before {
+				return fairshare.WriteSshare(stdout, tree, res, opt)
 			}
 			ev := log.Info().Str("cluster", snap.cluster).Str("snapshot", snap.time.In(loc).Format(time.RFC3339)).
 				Str("algorithm", snap.rows[0].Algorithm)
@@ -188,11 +204,34 @@ type snapshotRows struct {
 	cluster string
 	time    time.Time
 	rows    []export.FairshareRow
+	// before is set when --at precedes every snapshot of the cluster:
+	// rows are then those of its first snapshot, whose tree is shown
+	// with zero usage.
+	before bool
+}
+
+// zeroUsage recomputes res for tree with every association's usage 0, by
+// the algorithm that filled it: what slurmctld's sshare prints before its
+// first decay tick, when no usage_raw has been set yet (every
+// association's usage starts at 0 in assoc_mgr; NormUsage and EffectvUsage
+// are 0, and Fair Tree ranks the users by LevelFS, +Inf for all of them).
+// damp is FairShareDampeningFactor (classic and depth-oblivious).
+func zeroUsage(tree *fairshare.Tree, res *fairshare.Result, damp float64) {
+	usage := make([]float64, tree.Len())
+	switch res.Algorithm {
+	case fairshare.ClassicAlgo:
+		fairshare.Classic(tree, usage, damp, res)
+	case fairshare.DepthObliviousAlgo:
+		fairshare.DepthOblivious(tree, usage, damp, res)
+	default:
+		fairshare.FairTree(tree, usage, res)
+	}
 }
 
 // findSnapshot picks the cluster (the only one when cluster is empty) and
 // returns the rows of its latest snapshot at or before at (zero: the latest
-// of all) from v, the pinned generation of the history in dir. It reads
+// of all) from v, the pinned generation of the history in dir; when at
+// precedes every snapshot, those of the first one, marked before. It reads
 // the partition of at's month first and goes back month by month through
 // the months that have a partition, stopping at the first that holds a
 // snapshot at or before at, so only the partitions needed are read, and
@@ -244,7 +283,21 @@ func findSnapshot(v *export.View, dir, cluster string, at time.Time) (snapshotRo
 	if at.IsZero() {
 		return snapshotRows{}, fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", dir, cluster)
 	}
-	return snapshotRows{}, fmt.Errorf("no fair-share snapshot of cluster %s at or before %s (its first partition is month %s)", cluster, at.Format(time.RFC3339), ms[len(ms)-1])
+	// at precedes every snapshot: the first one's tree, oldest month first.
+	for i := len(ms) - 1; i >= 0; i-- {
+		month, err := time.Parse("2006-01", ms[i])
+		if err != nil {
+			return snapshotRows{}, fmt.Errorf("fairshare partition of cluster %s: bad month %q", cluster, ms[i])
+		}
+		rows, first, err := v.ReadFirstFairshareSnapshot(cluster, month)
+		if err != nil {
+			return snapshotRows{}, err
+		}
+		if len(rows) > 0 {
+			return snapshotRows{cluster: cluster, time: first, rows: rows, before: true}, nil
+		}
+	}
+	return snapshotRows{}, fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", dir, cluster)
 }
 
 // snapshotConfig returns the config of the run that wrote snap: the

@@ -252,7 +252,8 @@ func TestSshareCommand(t *testing.T) {
 }
 
 // TestSshareCommandErrors checks the exit codes: 2 for usage errors, 1 for
-// runtime ones, with a message naming the problem.
+// runtime ones, with a message naming the problem (and 0 with a note for
+// an --at before the first snapshot).
 func TestSshareCommandErrors(t *testing.T) {
 	t.Setenv("TZ", "UTC")
 	one := sshareHistory(t, "demo")
@@ -263,8 +264,8 @@ func TestSshareCommandErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"before the first snapshot", []string{"--history", one, "--at", "2025-01-31T22:59:59Z"}, 1,
-			"no fair-share snapshot of cluster demo at or before 2025-01-31T22:59:59Z (its first partition is month 2025-01)"},
+		{"before the first snapshot: the tree with zero usage, and a note", []string{"--history", one, "--at", "2025-01-31T22:59:59Z"}, 0,
+			"2025-01-31T22:59:59Z is before the history of cluster demo, which starts at 2025-01-31T23:00:00Z"},
 		{"two clusters", []string{"--history", two}, 2, "holds clusters alpha, beta: choose one with --cluster"},
 		{"unknown cluster", []string{"--history", two, "--cluster", "gamma"}, 1, `no fair-share snapshots of cluster "gamma" (clusters: alpha, beta)`},
 		{"bad --at", []string{"--history", one, "--at", "March"}, 2, `--at "March": want YYYY-MM-DD`},
@@ -536,5 +537,43 @@ func TestSshareAccountFairShareBefore2511(t *testing.T) {
 		if f := strings.Split(l, "|"); len(f) < 8 || f[7] != "" {
 			t.Errorf("26.05: %s line %q, want a blank FairShare", name, l)
 		}
+	}
+}
+
+// TestSshareBeforeHistory: --at before the cluster's first snapshot (here
+// test24.1's classic tree, the snapshot of January 31) prints that
+// snapshot's tree with zero usage, exit 0, with a note on stderr. By hand,
+// classic with every usage 0: NormUsage 0; EffectvUsage of root's children
+// UN = 0, below them UN + (UE(parent) − UN)·shares/level_shares = 0; FairShare
+// 2^(−(0/S)) = 1, 0 where S = 0 (User6); NormShares as the tree gives them;
+// TRESRunMins zeros (the run's TRES, cpu).
+func TestSshareBeforeHistory(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	dir := sshareHistory(t, "demo")
+	code, out, errs := runCLI(t, "sshare", "--history", dir, "--at", "2025-01-01", "-a", "-l", "-P")
+	want := "Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare|GrpTRESMins|TRESRunMins\n" +
+		"root|||1.000000|0||1.000000|||cpu=0\n" +
+		" AccountA||40|0.400000|0|0.000000|0.000000|||cpu=0\n" +
+		"  AccountB||30|0.300000|0|0.000000|0.000000|||cpu=0\n" +
+		"   AccountB|User1|1|0.300000|0|0.000000|0.000000|1.000000||cpu=0\n" +
+		"  AccountC||10|0.100000|0|0.000000|0.000000|||cpu=0\n" +
+		"   AccountC|User2|1|0.050000|0|0.000000|0.000000|1.000000||cpu=0\n" +
+		"   AccountC|User3|1|0.050000|0|0.000000|0.000000|1.000000||cpu=0\n" +
+		" AccountD||60|0.600000|0|0.000000|0.000000|||cpu=0\n" +
+		"  AccountE||25|0.250000|0|0.000000|0.000000|||cpu=0\n" +
+		"   AccountE|User4|1|0.250000|0|0.000000|0.000000|1.000000||cpu=0\n" +
+		"  AccountF||35|0.350000|0|0.000000|0.000000|||cpu=0\n" +
+		"   AccountF|User5|1|0.350000|0|0.000000|0.000000|1.000000||cpu=0\n" +
+		" AccountG||0|0.000000|0|0.000000|0.000000|||cpu=0\n" +
+		"  AccountG|User6|0|0.000000|0|0.000000|0.000000|0.000000||cpu=0\n"
+	if code != 0 || out != want {
+		t.Errorf("exit %d, stdout =\n%s\nwant\n%s\nstderr %s", code, out, want, errs)
+	}
+	if !strings.Contains(errs, "2025-01-01T00:00:00Z is before the history of cluster demo, which starts at 2025-01-31T23:00:00Z") {
+		t.Errorf("stderr %q: no note that the history starts later", errs)
+	}
+	// At the first snapshot itself, its usage.
+	if code, out, _ := runCLI(t, "sshare", "--history", dir, "--at", "2025-01-31T23:00:00Z", "-a", "-P"); code != 0 || out != want24_1P {
+		t.Errorf("at the first snapshot: exit %d, stdout =\n%s", code, out)
 	}
 }
