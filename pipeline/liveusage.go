@@ -24,10 +24,11 @@ import (
 //
 // For each snapshot i it lists the jobs whose end E is in (tick_i, at_i]
 // and after their start; a job ending exactly at tick_i is in that tick's
-// usage already. The lists are built in one pass over the jobs: E − 1
-// names the one tick index whose snapshots can hold the job (at_i is
-// before the next tick), found in a table of the first snapshot of each
-// tick index.
+// usage already. The lists are built in one pass over the jobs: the first
+// snapshot at or after E is found in a table of the first snapshot at or
+// after each period of the window (a binary search when the window has
+// too many periods for one), and E belongs to it and to the snapshots
+// after it that share its tick, if that tick is before E.
 type liveEnds struct {
 	jobs     decay.Jobs // Start, End, Rate and Assoc are read
 	halfLife int64      // PriorityDecayHalfLife in seconds; 0: no decay
@@ -38,58 +39,45 @@ type liveEnds struct {
 }
 
 // newLiveEnds places the ends of jobs in the snapshots snaps (sorted) of a
-// run whose ticks fall every period from origin.
-func newLiveEnds(jobs decay.Jobs, snaps []int64, origin, period, halfLife int64) *liveEnds {
+// run ticking on sched, every periodSec but for the ticks a log gives.
+func newLiveEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSec, halfLife int64) *liveEnds {
 	l := &liveEnds{jobs: jobs, halfLife: halfLife, snaps: snaps,
 		ticks: make([]int64, len(snaps)), at: make([][]int32, len(snaps))}
-	if len(snaps) == 0 {
+	n := len(snaps)
+	if n == 0 {
 		return l
 	}
-	kOf := make([]int64, len(snaps)) // grid index of each snapshot's tick
 	for i, s := range snaps {
-		l.ticks[i] = floorTick(s, origin, period)
-		kOf[i] = (l.ticks[i] - origin) / period
+		l.ticks[i] = sched.Last(s)
 	}
-	kLo, kHi := kOf[0], kOf[len(kOf)-1]
-	// table[k−kLo] is the first snapshot whose tick index is k, −1 for
-	// none; a window too long for it takes a binary search.
+	lo, hi := l.ticks[0], snaps[n-1] // every end placed is in (lo, hi]
+	// table[b] is the first snapshot at or after lo + b·periodSec.
 	var table []int32
-	if kHi-kLo < 1<<22 {
-		table = make([]int32, kHi-kLo+1)
-		for k := range table {
-			table[k] = -1
-		}
-		for i := len(kOf) - 1; i >= 0; i-- {
-			table[kOf[i]-kLo] = int32(i)
-		}
-	}
-	first := func(k int64) int {
-		switch {
-		case k < kLo || k > kHi:
-			return -1
-		case table != nil:
-			return int(table[k-kLo])
-		}
-		if i, ok := slices.BinarySearch(kOf, k); ok {
-			return i
-		}
-		return -1
-	}
-	last := snaps[len(snaps)-1]
-	for j, e := range jobs.End {
-		if e == decay.Running || e > last || e <= jobs.Start[j] || !(jobs.Rate[j] > 0) {
-			continue
-		}
-		// tick_i < E ≤ at_i < tick_i + period: E − 1 is in tick_i's period.
-		k := floorDiv(e-1-origin, period)
-		i := first(k)
-		if i < 0 {
-			continue
-		}
-		for ; i < len(snaps) && kOf[i] == k; i++ {
-			if e <= snaps[i] {
-				l.at[i] = append(l.at[i], int32(j))
+	if (hi-lo)/periodSec < 1<<22 {
+		table = make([]int32, (hi-lo)/periodSec+1)
+		i := 0
+		for b := range table {
+			for i < n && snaps[i] < lo+int64(b)*periodSec {
+				i++
 			}
+			table[b] = int32(i)
+		}
+	}
+	for j, e := range jobs.End {
+		if e == decay.Running || e > hi || e <= lo || e <= jobs.Start[j] || !(jobs.Rate[j] > 0) {
+			continue
+		}
+		var i int
+		if table != nil {
+			for i = int(table[(e-lo)/periodSec]); snaps[i] < e; i++ {
+			}
+		} else {
+			i, _ = slices.BinarySearch(snaps, e)
+		}
+		// Snapshots i, i+1, … are at or after E; those whose tick is
+		// before E hold it (their tick is then the last one before E).
+		for ; i < n && l.ticks[i] < e; i++ {
+			l.at[i] = append(l.at[i], int32(j))
 		}
 	}
 	return l

@@ -28,7 +28,7 @@ func TestLiveEnds(t *testing.T) {
 	// 5: rate 0: none. 6: running: none.
 	// 7: ends 4900: snapshot 4. 8: zero length: none. 9: after the last: none.
 	// 10: ends 1260: snapshot 1280.
-	l := newLiveEnds(jobs, []int64{1000, 1200, 1250, 1280, 5000}, 0, 300, 0)
+	l := newLiveEnds(jobs, []int64{1000, 1200, 1250, 1280, 5000}, gridOf(t, 0, 300), 300, 0)
 	want := [][]int32{{0, 2}, nil, {4}, {4, 10}, {7}}
 	for i := range want {
 		if !slices.Equal(l.at[i], want[i]) {
@@ -55,7 +55,7 @@ func TestLiveEnds(t *testing.T) {
 	// A job starting after the tick is charged from its start: job 4
 	// again, H = 3600 s, snapshot 1250: 2·30·d^30 with d^30 =
 	// 0.994241091: 59.654465.
-	l = newLiveEnds(jobs, []int64{1250}, 0, 300, 3600)
+	l = newLiveEnds(jobs, []int64{1250}, gridOf(t, 0, 300), 300, 3600)
 	got, err = l.usage(0, 1250, 1200, []float64{0, 0, 0})
 	if err != nil {
 		t.Fatal(err)
@@ -64,18 +64,18 @@ func TestLiveEnds(t *testing.T) {
 		t.Errorf("decayed end charge = %.7f, want 59.654465", got[1])
 	}
 
-	// A window too long for the lookup table (binary search): far is a
-	// tick; the job ending 50 s after it is in the far snapshot.
+	// A long window: far is a tick; the job ending 50 s after it is in
+	// the far snapshot.
 	far := int64(300 << 23)
 	jobs = decay.Jobs{Start: []int64{0, far - 10}, End: []int64{950, far + 50}, Rate: []float64{1, 1}, Assoc: []int32{0, 0}}
-	l = newLiveEnds(jobs, []int64{1000, far + 100}, 0, 300, 0)
+	l = newLiveEnds(jobs, []int64{1000, far + 100}, gridOf(t, 0, 300), 300, 0)
 	if !slices.Equal(l.at[0], []int32{0}) || !slices.Equal(l.at[1], []int32{1}) {
 		t.Errorf("long window: %v, want [[0] [1]]", l.at)
 	}
 	// A grid not through 0: origin 7, the snapshot at 1000 is taken at
 	// tick 907; an end at 907 is in it, one at 908 is not.
 	jobs = decay.Jobs{Start: []int64{0, 0}, End: []int64{907, 908}, Rate: []float64{1, 1}, Assoc: []int32{0, 0}}
-	if l = newLiveEnds(jobs, []int64{1000}, 7, 300, 0); !slices.Equal(l.at[0], []int32{1}) {
+	if l = newLiveEnds(jobs, []int64{1000}, gridOf(t, 7, 300), 300, 0); !slices.Equal(l.at[0], []int32{1}) {
 		t.Errorf("origin 7: %v, want [1]", l.at[0])
 	}
 }
@@ -103,11 +103,37 @@ func BenchmarkLiveEnds(b *testing.B) {
 	own := make([]float64, nAssoc)
 	b.ResetTimer()
 	for range b.N {
-		l := newLiveEnds(jobs, snaps, 0, period, 7*86400)
+		l := newLiveEnds(jobs, snaps, gridOf(b, 0, period), period, 7*86400)
 		for i, at := range snaps {
 			if _, err := l.usage(i, at, floorTick(at, 0, period), own); err != nil {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// gridOf is the schedule of ticks every period from origin.
+func gridOf(tb testing.TB, origin, period int64) *decay.Schedule {
+	tb.Helper()
+	s, err := decay.NewSchedule(origin, period, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// On slurmctld's logged ticks (state at 0, P = 60, ticks at 61 and 120): a
+// job ending at 100 is in the snapshot at 110 (tick 61), one ending at 61
+// is in tick 61's usage, one ending at 125 in the snapshot at 130 (tick
+// 120).
+func TestLiveEndsLogTicks(t *testing.T) {
+	s, err := decay.NewSchedule(0, 60, []int64{61, 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := decay.Jobs{Start: []int64{0, 0, 0}, End: []int64{100, 61, 125}, Rate: []float64{1, 1, 1}, Assoc: []int32{0, 0, 0}}
+	l := newLiveEnds(jobs, []int64{110, 130}, s, 60, 0)
+	if !slices.Equal(l.ticks, []int64{61, 120}) || !slices.Equal(l.at[0], []int32{0}) || !slices.Equal(l.at[1], []int32{2}) {
+		t.Errorf("ticks %v, ends %v; want [61 120] and [[0] [2]]", l.ticks, l.at)
 	}
 }

@@ -407,6 +407,12 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		}
 		sum.EndsAfterTick = len(after)
 	}
+	// Where decay ticks in the window: what the live RawUsage and
+	// TRESRunMins of a snapshot between two ticks are counted from.
+	sched, err := decay.NewSchedule(state.Tick, m.calcPeriod(), ticks)
+	if err != nil {
+		return nil, fmt.Errorf("decay: %w", err)
+	}
 	snaps, err := snapshotTimes(lo, to, opt.SnapshotEvery, opt.Location)
 	if err != nil {
 		return nil, err
@@ -419,7 +425,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		// Before the jobs writer adds to dict: a snapshot of it is read
 		// while it does.
 		fw.run = newTRESRun(m, st, dict.Snapshot(), snaps)
-		fw.live = newLiveEnds(st.jobs, snaps, m.params.OriginUnix, m.calcPeriod(), m.params.HalfLifeSec)
+		fw.live = newLiveEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
 	}
 	// The jobs and usage tables do not depend on decay: write them while
 	// decay and the fair-share snapshots run.
