@@ -1000,6 +1000,10 @@ func (s *Schedule) Last(t int64) int64 { return s.g.at(s.g.floor(t)) }
 // Next returns the first tick after t.
 func (s *Schedule) Next(t int64) int64 { return s.g.at(s.g.floor(t) + 1) }
 
+// Period returns the schedule's period in seconds: the spacing of its
+// ticks before and after the explicit ones.
+func (s *Schedule) Period() int64 { return s.g.P }
+
 // Explicit reports the explicit ticks of the schedule (those after the
 // anchor), in order; they are not to be modified.
 func (s *Schedule) Explicit() []int64 { return s.g.times }

@@ -3,6 +3,7 @@ package fairshare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -12,38 +13,190 @@ import (
 // every TRES it holds.
 const InfiniteTimeLimitMin = math.MaxUint32
 
-// CommittedSecs returns the TRES-seconds of one allocated TRES that a job
-// running at tick still holds in grp_used_tres_run_secs (sshare's
-// TRESRunMins × 60): alloc × ⌊remaining × factor⌋, where remaining =
-// max(0, start + limitSec − tick) is the part of the time limit not yet
-// charged, alloc the job's count of the TRES (AllocTRES: cpu, mem in MiB,
-// node, the integer billing, gres/..., license/...; energy is never
-// counted) and factor its QOS UsageFactor. A job past its limit holds 0.
+// Ticks is where slurmctld's decay thread ticked (PriorityCalcPeriod
+// ticks, the times _decay_thread passes to _apply_new_usage):
+// *decay.Schedule implements it. The ticks fall every Period seconds,
+// except for the Explicit ones (strictly increasing, irregularly spaced):
+// every tick before the first explicit one is on the regular grid up to
+// Last(first−1), and every tick after the last explicit one follows it by
+// whole periods.
+type Ticks interface {
+	// Last returns the last tick at or before t.
+	Last(t int64) int64
+	// Next returns the first tick after t.
+	Next(t int64) int64
+	// Period returns the regular spacing of the ticks, in seconds (> 0).
+	Period() int64
+	// Explicit returns the irregular ticks, increasing; not modified.
+	Explicit() []int64
+}
+
+// NotEnded is the RunJob.End of a job still running.
+const NotEnded int64 = math.MaxInt64
+
+// RunJob is one job as slurmctld's grp_used_tres_run_secs sees it.
+type RunJob struct {
+	// Start and End are the job's start and end (Unix seconds); End is
+	// NotEnded for a job still running.
+	Start, End int64
+	// EndsAfterTick is set when End falls in the very second of a tick
+	// and the end came after it: that tick decrements the job as running
+	// and the end removes what is left from the tick on. Otherwise a job
+	// ending in a tick's second ended before that tick.
+	EndsAfterTick bool
+	// LimitSec is the time limit in seconds (minutes × 60;
+	// InfiniteTimeLimitMin × 60 without one).
+	LimitSec int64
+	// Factor is the QOS UsageFactor q.
+	Factor float64
+}
+
+// RunSecs adds to dst[k] the TRES-seconds that job j holds at time at in
+// grp_used_tres_run_secs (sshare's TRESRunMins × 60) of its association
+// and of every ancestor, alloc[k] being its count of TRES k (AllocTRES:
+// cpu, mem in MiB, node, the integer billing, gres/..., license/...; the
+// caller passes 0 for energy, which is never counted). ticks are the
+// decay ticks, restarts the sorted times slurmctld was (re)started at, as
+// far as they are known (nil: none). Slurm's rule, the same in every
+// release 22.05–26.05, with AccountingStorageEnforce including limits:
 //
-// What it relies on (Slurm's src/slurmctld/acct_policy.c,
-// _adjust_limit_usage, ACCT_POLICY_JOB_BEGIN, and src/plugins/priority/
-// multifactor/priority_multifactor.c, _apply_new_usage and
-// _handle_assoc_tres_run_secs; SLURM-SEMANTICS.md §1.11): when a job
-// starts, alloc × (uint64)(time_limit × 60 × UsageFactor) is added to the
-// job's association and every association above it up to root; at each
-// PriorityCalcPeriod tick the seconds of the interval (max(last tick,
-// start), tick] that fall before start + time limit are removed again,
-// along the same chain; at the job's end what is left is removed. Between
-// start and end the value is therefore the committed time of the limit
-// not yet used, which is what this returns; the truncation toward zero of
-// the C cast is applied to the remaining seconds × factor. All of it only
-// happens with AccountingStorageEnforce including limits (both functions
-// return early otherwise), so without limits every value is 0.
-func CommittedSecs(alloc uint64, start, limitSec, tick int64, factor float64) uint64 {
-	rem := start + limitSec - tick
-	if rem <= 0 || alloc == 0 || !(factor > 0) {
+//  1. at the start (src/slurmctld/acct_policy.c, _adjust_limit_usage,
+//     ACCT_POLICY_JOB_BEGIN): += alloc × (uint64)(limit × q), i.e.
+//     alloc × ⌊limit·q⌋;
+//  2. at each tick T after the previous tick L while the job runs
+//     (src/plugins/priority/multifactor/priority_multifactor.c,
+//     _apply_new_usage with adjust_for_end false, then
+//     _handle_assoc_tres_run_secs): start_period = max(L, start); δ = 0 if
+//     start_period ≥ start + limit, else min(T, start + limit) −
+//     start_period; −= alloc × (uint64)(δ × q), i.e. alloc × ⌊δ·q⌋;
+//  3. at the end (priority_p_job_end → _apply_new_usage(job, L, now,
+//     true), L the last tick before the end): −= alloc × ⌊(start + limit
+//     − max(L, start))·q⌋, 0 past the limit.
+//
+// A job with fractional δ·q therefore holds a little more than the closed
+// form alloc × ⌊(start + limit − T)·q⌋ while it runs and leaves alloc ×
+// (the fractions dropped) behind when it ends: for an ended job (End ≤
+// at) RunSecs adds that residue. slurmctld clears every residue when it
+// starts (src/slurmctld/read_config.c, _restore_job_accounting →
+// assoc_mgr_clear_used_info) and rebuilds the running jobs: step 1 again,
+// then _init_grp_used_tres_run_secs(L), L the last tick before the
+// restart, removes (uint64)(alloc × q × (L − start)) of each job started
+// by L (the truncation of the whole product). So an ended job with a
+// restart in (End, at] adds nothing, and a job running at the last
+// restart R in (Start, at] (a restart in End's second finds it running)
+// holds the rebuilt value minus the ticks after Last(R−1).
+//
+// A job ends before the ticks in its end's second unless EndsAfterTick.
+// Nothing is added before Start, with q ≤ 0 (or NaN), or for jobs that
+// never ran past the limit of uint64; where Slurm clamps a whole
+// association's value at 0 on underflow ("underflow" error), RunSecs
+// clamps the job's own value, which differs only for a job rebuilt past
+// its time limit (whose subtraction would eat into its association's
+// other jobs in slurmctld).
+//
+// On a regular stretch of ticks every whole interval removes the same
+// ⌊P·q⌋, so the cost is a few operations a job plus one per explicit tick
+// in its life.
+func RunSecs(t Ticks, restarts []int64, j RunJob, at int64, alloc, dst []uint64) {
+	if at < j.Start || !(j.Factor > 0) || j.LimitSec < 0 {
+		return
+	}
+	ended := j.End != NotEnded && j.End <= at
+	from, rebuild := j.Start, false
+	// The last restart at or before at.
+	if r, _ := slices.BinarySearch(restarts, at+1); r > 0 {
+		R := restarts[r-1]
+		if ended && R > j.End {
+			return // the residue was cleared
+		}
+		if R > j.Start {
+			rebuild = true
+			from = max(t.Last(R-1), j.Start)
+		}
+	}
+	upTo := at
+	if ended {
+		upTo = j.End - 1
+		if j.EndsAfterTick && t.Last(j.End) == j.End {
+			upTo = j.End
+		}
+	}
+	sum, last := tickSecs(t, from, j.Start, j.LimitSec, upTo, j.Factor)
+	if ended {
+		sum += truncMul(j.Start+j.LimitSec-max(last, j.Start), j.Factor)
+	}
+	base := truncMul(j.LimitSec, j.Factor)
+	for k, a := range alloc {
+		if a == 0 {
+			continue
+		}
+		held := a * base
+		if rebuild && from > j.Start {
+			rb := uint64(float64(a) * j.Factor * float64(from-j.Start))
+			held = subClamp(held, rb)
+		}
+		dst[k] += subClamp(held, a*sum)
+	}
+}
+
+// tickSecs returns Σ ⌊δ_T·q⌋ over the ticks T of t in (from, to] for a
+// job started at start with time limit limit whose previous tick (or
+// start, if later) is from, δ_T as in RunSecs's step 2, and the last tick
+// it counted (from if none). Whole regular intervals inside the limit are
+// counted, not walked: each removes ⌊P·q⌋.
+func tickSecs(t Ticks, from, start, limit, to int64, q float64) (sum uint64, last int64) {
+	end := start + limit // end_time_exp
+	P := t.Period()
+	pq := truncMul(P, q)
+	ex := t.Explicit()
+	L := from
+	for L < end {
+		T := t.Next(L)
+		if T > to {
+			break
+		}
+		sum += truncMul(min(T, end)-max(L, start), q)
+		L = T
+		if T >= end {
+			break
+		}
+		// The regular stretch from T: up to the grid's last tick before
+		// the first explicit one, or for ever after the last; none
+		// between explicit ticks.
+		span := min(to, end) - T
+		switch {
+		case len(ex) == 0 || T >= ex[len(ex)-1]:
+		case T < ex[0]:
+			span = min(span, t.Last(ex[0]-1)-T)
+		default:
+			span = 0
+		}
+		if n := span / P; n > 0 {
+			sum += uint64(n) * pq
+			L = T + n*P
+		}
+	}
+	return sum, L
+}
+
+// truncMul returns (uint64)(d × q) as C converts a double to uint64
+// (truncation), 0 for d ≤ 0.
+func truncMul(d int64, q float64) uint64 {
+	if d <= 0 {
 		return 0
 	}
-	secs := uint64(rem)
-	if factor != 1 {
-		secs = uint64(float64(rem) * factor)
+	if q == 1 {
+		return uint64(d)
 	}
-	return alloc * secs
+	return uint64(float64(d) * q)
+}
+
+// subClamp returns a − b, 0 if b > a.
+func subClamp(a, b uint64) uint64 {
+	if b > a {
+		return 0
+	}
+	return a - b
 }
 
 // RollUpTRESRun credits per-TRES values of universe associations to the
