@@ -93,7 +93,7 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	var cells []string
 	if w.run != nil {
 		var err error
-		if cells, err = w.run.cells(w.snapshots, tick, w.proj[i], len(own)); err != nil {
+		if cells, err = w.run.cells(w.snapshots, at, w.proj[i], len(own)); err != nil {
 			return err
 		}
 	}

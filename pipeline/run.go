@@ -424,7 +424,11 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if m.params.LimitsEnforced {
 		// Before the jobs writer adds to dict: a snapshot of it is read
 		// while it does.
-		fw.run = newTRESRun(m, st, dict.Snapshot(), snaps)
+		var restarts []int64
+		if m.ctld != nil {
+			restarts = m.ctld.restarts
+		}
+		fw.run = newTRESRun(m, st, dict.Snapshot(), snaps, sched, after, restarts)
 		fw.live = newLiveEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
 	}
 	// The jobs and usage tables do not depend on decay: write them while

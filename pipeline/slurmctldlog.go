@@ -19,6 +19,9 @@ type ctldLog struct {
 	// after holds (job id, end second) of every job end logged after the
 	// tick of its second: such a job is charged by that tick as running.
 	after map[[2]int64]bool
+	// restarts are the seconds slurmctld started again from its state
+	// file ("Last ran decay on jobs at" lines): each rebuilds TRESRunMins.
+	restarts []int64
 	// ordered reports whether the log's lines have milliseconds, without
 	// which a job end and a tick in one second cannot be ordered.
 	ordered bool
@@ -50,6 +53,10 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 	}
 	slices.Sort(c.ticks)
 	c.ticks = slices.Compact(c.ticks)
+	for _, r := range l.Recovered {
+		c.restarts = append(c.restarts, r.Logged.Unix())
+	}
+	slices.Sort(c.restarts)
 	if !c.ordered {
 		return c
 	}

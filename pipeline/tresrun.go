@@ -86,134 +86,173 @@ func (x *jobExtra) truncate(n int) {
 	x.tres, x.qos, x.limitMin = x.tres[:n], x.qos[:n], x.limitMin[:n]
 }
 
-// tresRun computes the TRESRunMins cells of each snapshot from the jobs
-// running at the snapshot's tick, and only those: runningAt lists them per
-// snapshot once, in one pass over the jobs' starts and ends.
+// tresRun computes the TRESRunMins cells of each snapshot as slurmctld
+// would answer sshare at the snapshot's second: from the jobs running then
+// (started at or before it, not ended by it) and, where slurmctld's log
+// tells when its values were last rebuilt, the residues of jobs ended
+// since (fairshare.RunSecs). runningAt lists both per snapshot once, in
+// one pass over the jobs' starts and ends.
 type tresRun struct {
-	names  []string        // the cluster's TRES, in sshare's order
-	jobs   decay.Jobs      // Start and Assoc are read
-	extra  *jobExtra       // same index as jobs
-	dict   *export.JobDict // a read-only snapshot of the run's dictionary
-	factor func(qos string) float64
-	ticks  []int64   // the tick each snapshot's usage is taken at
-	at     [][]int32 // the jobs running at ticks[i]
+	names    []string        // the cluster's TRES, in sshare's order
+	jobs     decay.Jobs      // Start, End and Assoc are read
+	extra    *jobExtra       // same index as jobs
+	dict     *export.JobDict // a read-only snapshot of the run's dictionary
+	factor   func(qos string) float64
+	sched    *decay.Schedule // the decay ticks
+	after    map[int32]bool  // jobs ending in a tick's second after the tick
+	restarts []int64         // slurmctld's known (re)starts, sorted
+	snaps    []int64         // the snapshot times
+	at       [][]int32       // the jobs running at snaps[i]
+	ended    [][]int32       // the jobs whose residue counts from snaps[i] on
 
 	alloc map[uint32][]uint64 // per TRES set: its counts of names
 	qos   map[uint32]float64  // per QOS name: its UsageFactor
 	own   []uint64            // per universe association × TRES
+	resid []uint64            // residues per universe association × TRES, as of the last snapshot
 	out   []uint64            // per tree position × TRES
 	buf   []byte
 }
 
 // newTRESRun prepares the TRESRunMins of the snapshots snaps of a run
 // whose stream has read every job; dict is a read-only snapshot of the
-// run's dictionary.
-func newTRESRun(m *model, st *stream, dict *export.JobDict, snaps []int64) *tresRun {
-	ticks, at := runningAt(st.jobs, snaps, m.params.OriginUnix, m.calcPeriod())
+// run's dictionary, sched the run's decay ticks, after the jobs (decay
+// indexes) whose end in a tick's second came after the tick, restarts the
+// sorted times slurmctld was (re)started at (nil: none known).
+//
+// Residues (what a job with a fractional UsageFactor leaves behind after
+// its end, fairshare.RunSecs) stay in slurmctld until it restarts, and
+// fairledger knows restarts only from slurmctld's log. So they are counted
+// only for jobs ending at or after the log's beginning, the earliest of
+// the schedule's first explicit (log) tick and the first known restart,
+// and (in RunSecs) only until the next known restart. Without a log (no
+// explicit ticks, no restarts) no residue is counted; running jobs still
+// get the per-tick truncation on the grid. Residues are not carried in the
+// checkpoint: a run counts those of the jobs its input holds.
+func newTRESRun(m *model, st *stream, dict *export.JobDict, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64) *tresRun {
+	since := int64(math.MaxInt64)
+	if ex := sched.Explicit(); len(ex) > 0 {
+		since = ex[0]
+	}
+	if len(restarts) > 0 {
+		since = min(since, restarts[0])
+	}
+	at, ended := runningAt(st.jobs, snaps, m.calcPeriod(), since)
 	return &tresRun{
 		names: m.cfg.TRES, jobs: st.jobs, extra: &st.extra, dict: dict,
 		factor: func(qos string) float64 { f, _ := st.usageFactor(qos); return f },
-		ticks:  ticks, at: at, qos: map[uint32]float64{},
+		sched:  sched, after: after, restarts: restarts, snaps: snaps,
+		at: at, ended: ended, qos: map[uint32]float64{},
 	}
 }
 
-// runningAt returns, for each snapshot time (sorted), the tick its usage
-// is taken at (the last tick of the grid at or before it) and the indexes
-// of the jobs running at that tick: start < tick and (still running or end
-// > tick), the rule decay charges by (SLURM-SEMANTICS.md §1.12). A job is
-// placed by the grid indexes of its first and last tick, looked up in a
-// table of the first snapshot at or after each tick of the window (a
-// binary search over the snapshots when the window has too many ticks for
-// one), so the pass costs a few operations a job.
-func runningAt(jobs decay.Jobs, snaps []int64, origin, period int64) (ticks []int64, at [][]int32) {
-	ticks = make([]int64, len(snaps))
+// runningAt returns, for each snapshot time (sorted), the indexes of the
+// jobs running at it (start ≤ snapshot < end, or still running) and those
+// whose residue starts to count at it: ended in (previous snapshot,
+// snapshot] (the first snapshot takes every earlier end), at or after
+// since (math.MaxInt64: none). A time is placed by a table of the first
+// snapshot in or after each period of length period from the first
+// snapshot (a binary search over the snapshots when the window has too
+// many periods for one), then a step over the few snapshots of its own
+// period, so the pass costs a few operations a job.
+func runningAt(jobs decay.Jobs, snaps []int64, period, since int64) (at, ended [][]int32) {
 	at = make([][]int32, len(snaps))
-	if len(snaps) == 0 {
-		return ticks, at
+	ended = make([][]int32, len(snaps))
+	n := len(snaps)
+	if n == 0 {
+		return at, ended
 	}
-	kOf := make([]int64, len(snaps)) // grid index of each snapshot's tick
+	lo, hi := snaps[0], snaps[n-1]
+	kOf := make([]int64, n) // period index of each snapshot
 	for i, s := range snaps {
-		ticks[i] = floorTick(s, origin, period)
-		kOf[i] = (ticks[i] - origin) / period
+		kOf[i] = (s - lo) / period
 	}
-	kLo, kHi := kOf[0], kOf[len(kOf)-1]
-	// first(k) is the first snapshot whose tick index is ≥ k, for k in
-	// [kLo, kHi+1].
+	kHi := kOf[n-1]
+	// table[k] is the first snapshot whose period index is ≥ k, for k in
+	// [0, kHi].
 	var table []uint32
-	if kHi-kLo < 1<<22 {
-		table = make([]uint32, kHi-kLo+2)
+	if kHi < 1<<22 {
+		table = make([]uint32, kHi+1)
 		i := 0
-		for k := kLo; k <= kHi+1; k++ {
-			for i < len(kOf) && kOf[i] < k {
+		for k := range kHi + 1 {
+			for kOf[i] < k {
 				i++
 			}
-			table[k-kLo] = uint32(i)
+			table[k] = uint32(i)
 		}
 	}
-	first := func(k int64) int {
-		switch {
-		case k <= kLo:
+	// first returns the first snapshot at or after t, n if none.
+	first := func(t int64) int {
+		if t <= lo {
 			return 0
-		case k > kHi:
-			return len(kOf)
-		case table != nil:
-			return int(table[k-kLo])
 		}
-		i, _ := slices.BinarySearch(kOf, k)
+		if t > hi {
+			return n
+		}
+		k := (t - lo) / period
+		var i int
+		if table != nil {
+			i = int(table[k])
+		} else {
+			i, _ = slices.BinarySearch(kOf, k)
+		}
+		for i < n && snaps[i] < t {
+			i++
+		}
 		return i
 	}
 	for j, s := range jobs.Start {
-		kFirst := floorDiv(s-origin, period) + 1 // first tick strictly after the start
-		kLast := kHi
-		if e := jobs.End[j]; e != decay.Running {
-			kLast = min(kLast, -floorDiv(origin-e, period)-1) // last tick strictly before the end
+		e := jobs.End[j]
+		if e > lo && s <= hi && s < e {
+			i1 := n
+			if e != decay.Running {
+				i1 = first(e)
+			}
+			for i := first(s); i < i1; i++ {
+				at[i] = append(at[i], int32(j))
+			}
 		}
-		if kFirst > kLast || kLast < kLo || kFirst > kHi {
-			continue
-		}
-		for i := first(kFirst); i < first(kLast+1); i++ {
-			at[i] = append(at[i], int32(j))
+		if e != decay.Running && e >= since && e <= hi {
+			i := first(e)
+			ended[i] = append(ended[i], int32(j))
 		}
 	}
-	return ticks, at
-}
-
-// floorDiv returns ⌊a/b⌋ for b > 0.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
+	return at, ended
 }
 
 // cells returns the TRESRunMins cell of every position of p's tree for
-// snapshot i, taken at tick: the committed TRES-seconds of the jobs
-// running then (fairshare.CommittedSecs), credited to their associations
-// and rolled up to root (fairshare.RollUpTRESRun). A position that holds
-// nothing gets "" (stored as NULL, printed as zeros): most do (58 % of the
-// 5 M-job benchmark's rows), and a NULL costs the Parquet writer nothing.
-func (r *tresRun) cells(i int, tick int64, p *fairshare.Projection, nAssoc int) ([]string, error) {
-	if r.ticks[i] != tick {
-		return nil, fmt.Errorf("snapshot %d: decay took it at tick %d, TRESRunMins expected %d", i, tick, r.ticks[i])
+// snapshot i, taken at its time at: what the jobs running then hold and
+// the residues still counted (fairshare.RunSecs), credited to their
+// associations and rolled up to root (fairshare.RollUpTRESRun). Snapshots
+// must come in order: the residues are carried from one to the next. A
+// position that holds nothing gets "" (stored as NULL, printed as zeros):
+// most do (58 % of the 5 M-job benchmark's rows), and a NULL costs the
+// Parquet writer nothing.
+func (r *tresRun) cells(i int, at int64, p *fairshare.Projection, nAssoc int) ([]string, error) {
+	if r.snaps[i] != at {
+		return nil, fmt.Errorf("snapshot %d: decay took it at %d, TRESRunMins expected %d", i, at, r.snaps[i])
 	}
 	nT := len(r.names)
 	r.own = slices.Grow(r.own[:0], nAssoc*nT)[:nAssoc*nT]
 	clear(r.own)
 	for _, j := range r.at[i] {
-		alloc := r.counts(r.extra.tres[j])
-		if alloc == nil {
-			continue
+		r.add(j, at, r.own)
+	}
+	if len(r.ended[i]) > 0 || len(r.resid) > 0 {
+		if len(r.resid) < nAssoc*nT {
+			r.resid = append(r.resid, make([]uint64, nAssoc*nT-len(r.resid))...)
 		}
-		limitSec := int64(r.extra.limitMin[j]) * 60
-		q, ok := r.qos[r.extra.qos[j]]
-		if !ok {
-			q = r.factor(r.dict.Names()[r.extra.qos[j]])
-			r.qos[r.extra.qos[j]] = q
+		prev := int64(math.MinInt64)
+		if i > 0 {
+			prev = r.snaps[i-1]
 		}
-		a := int(r.jobs.Assoc[j])
-		for k, c := range alloc {
-			r.own[a*nT+k] += fairshare.CommittedSecs(c, r.jobs.Start[j], limitSec, tick, q)
+		if k, _ := slices.BinarySearch(r.restarts, prev+1); k < len(r.restarts) && r.restarts[k] <= at {
+			clear(r.resid) // slurmctld restarted in (prev, at]
+		}
+		for _, j := range r.ended[i] {
+			r.add(j, at, r.resid)
+		}
+		for k, v := range r.resid[:nAssoc*nT] {
+			r.own[k] += v
 		}
 	}
 	n := p.Tree.Len()
@@ -229,6 +268,30 @@ func (r *tresRun) cells(i int, tick int64, p *fairshare.Projection, nAssoc int) 
 		cells[pos] = string(r.buf)
 	}
 	return cells, nil
+}
+
+// add adds to dst (per universe association × TRES) what job j holds at
+// at: its commitment while it runs, its residue once it ended.
+func (r *tresRun) add(j int32, at int64, dst []uint64) {
+	alloc := r.counts(r.extra.tres[j])
+	if alloc == nil {
+		return
+	}
+	q, ok := r.qos[r.extra.qos[j]]
+	if !ok {
+		q = r.factor(r.dict.Names()[r.extra.qos[j]])
+		r.qos[r.extra.qos[j]] = q
+	}
+	job := fairshare.RunJob{
+		Start: r.jobs.Start[j], End: fairshare.NotEnded,
+		LimitSec: int64(r.extra.limitMin[j]) * 60, Factor: q,
+	}
+	if e := r.jobs.End[j]; e != decay.Running {
+		job.End, job.EndsAfterTick = e, e <= at && r.after[j]
+	}
+	nT := len(r.names)
+	a := int(r.jobs.Assoc[j])
+	fairshare.RunSecs(r.sched, r.restarts, job, at, alloc, dst[a*nT:(a+1)*nT])
 }
 
 // counts returns the counts of TRES set id for r.names (nil for the empty

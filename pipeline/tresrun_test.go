@@ -1,54 +1,136 @@
 package pipeline
 
 import (
+	"math"
 	"slices"
 	"testing"
 
 	"github.com/fairledger/fairledger/decay"
+	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/fairshare"
 )
 
-// TestRunningAt checks which jobs runningAt puts at each snapshot's tick,
-// by hand: ticks every 300 s from origin 0; snapshots at 1000 (tick 900),
-// 1200 (tick 1200, on the grid), 1250 (tick 1200 again) and 5000 (tick
-// 4800). A job runs at tick T when start < T and it is still running or
-// ends after T.
+// TestRunningAt checks which jobs runningAt puts at each snapshot, by
+// hand: snapshots at 1000, 1200, 1250 and 5000 (period 300). A job runs at
+// a snapshot s when start ≤ s < end (or it is still running); its residue
+// counts from the first snapshot at or after its end.
 func TestRunningAt(t *testing.T) {
 	jobs := decay.Jobs{
-		Start: []int64{0, 900, 899, 100, 1000, 1199, 4800, 600, 10},
-		End:   []int64{decay.Running, 2000, 900, 1201, 1100, 1200, decay.Running, 4801, 20},
+		Start: []int64{0, 900, 899, 100, 1000, 1199, 4800, 600, 10, 5000, 6000},
+		End:   []int64{decay.Running, 2000, 900, 1201, 1100, 1200, decay.Running, 4801, 20, 5000, 7000},
 	}
-	// 0: from 0, running: ticks 900, 1200, 1200, 4800.
-	// 1: starts on tick 900 (not running at it), ends 2000: 1200, 1200.
-	// 2: ends on tick 900 (not running at it): none.
-	// 3: 100-1201: 900, 1200, 1200.
-	// 4: 1000-1100, between ticks: none.
-	// 5: 1199-1200, ends on tick 1200: none.
-	// 6: starts on the last tick: none.
-	// 7: 600-4801: 900, 1200, 1200, 4800.
-	// 8: 10-20: none.
-	ticks, at := runningAt(jobs, []int64{1000, 1200, 1250, 5000}, 0, 300)
-	if want := []int64{900, 1200, 1200, 4800}; !slices.Equal(ticks, want) {
-		t.Errorf("ticks = %v, want %v", ticks, want)
-	}
-	want := [][]int32{{0, 3, 7}, {0, 1, 3, 7}, {0, 1, 3, 7}, {0, 7}}
-	for i := range want {
-		if !slices.Equal(at[i], want[i]) {
-			t.Errorf("snapshot %d (tick %d): jobs %v, want %v", i, ticks[i], at[i], want[i])
+	// 0: from 0, running: all four.
+	// 1: 900-2000: 1000, 1200, 1250; ended by 5000.
+	// 2: 899-900: none; ended by 1000.
+	// 3: 100-1201: 1000, 1200 (ends after it); ended by 1250.
+	// 4: 1000-1100: 1000 (started in its second); ended by 1200.
+	// 5: 1199-1200: ends in the second of 1200: none; ended by 1200.
+	// 6: 4800, running: 5000.
+	// 7: 600-4801: 1000, 1200, 1250; ended by 5000.
+	// 8: 10-20: none; ended by 1000.
+	// 9: 5000-5000, zero length: none; ended by 5000.
+	// 10: 6000-7000, after the last snapshot: none.
+	snaps := []int64{1000, 1200, 1250, 5000}
+	wantAt := [][]int32{{0, 1, 3, 4, 7}, {0, 1, 3, 7}, {0, 1, 7}, {0, 6}}
+	for _, c := range []struct {
+		since int64
+		ended [][]int32
+	}{
+		{math.MaxInt64, [][]int32{nil, nil, nil, nil}},
+		{0, [][]int32{{2, 8}, {4, 5}, {3}, {1, 7, 9}}},
+		// Ends at or after 1150: 5 (1200), 3 (1201), 1, 7, 9.
+		{1150, [][]int32{nil, {5}, {3}, {1, 7, 9}}},
+	} {
+		at, ended := runningAt(jobs, snaps, 300, c.since)
+		for i := range snaps {
+			if !slices.Equal(at[i], wantAt[i]) {
+				t.Errorf("since %d, snapshot %d: running %v, want %v", c.since, snaps[i], at[i], wantAt[i])
+			}
+			if !slices.Equal(ended[i], c.ended[i]) {
+				t.Errorf("since %d, snapshot %d: ended %v, want %v", c.since, snaps[i], ended[i], c.ended[i])
+			}
 		}
 	}
 	// A window too long for the lookup table (binary search): the far
 	// snapshot sees the two jobs still running, 0 and 6.
 	far := int64(300 << 23)
-	ticks, at = runningAt(jobs, []int64{1000, 1200, far}, 0, 300)
-	for i, w := range [][]int32{{0, 3, 7}, {0, 1, 3, 7}, {0, 6}} {
+	at, _ := runningAt(jobs, []int64{1000, 1200, far}, 300, math.MaxInt64)
+	for i, w := range [][]int32{{0, 1, 3, 4, 7}, {0, 1, 3, 7}, {0, 6}} {
 		if !slices.Equal(at[i], w) {
-			t.Errorf("long window, snapshot %d (tick %d): jobs %v, want %v", i, ticks[i], at[i], w)
+			t.Errorf("long window, snapshot %d: jobs %v, want %v", i, at[i], w)
 		}
 	}
-	// A grid not through 0: origin 7, ticks
-	// at 7 + 300k; the snapshot at 1000 is taken at tick 907.
-	ticks, at = runningAt(decay.Jobs{Start: []int64{906, 907}, End: []int64{908, decay.Running}}, []int64{1000}, 7, 300)
-	if ticks[0] != 907 || !slices.Equal(at[0], []int32{0}) {
-		t.Errorf("origin 7: tick %d, jobs %v, want 907, [0]", ticks[0], at[0])
+	// Two snapshots in one period: 1001 and 1299 (period 300 from 1001).
+	// Job 0, 1100-1299, runs at neither (it starts after 1001 and ends
+	// in 1299's second) and its residue counts from 1299; job 1,
+	// 1001-1300, runs at both.
+	at, ended := runningAt(decay.Jobs{Start: []int64{1100, 1001}, End: []int64{1299, 1300}}, []int64{1001, 1299}, 300, 0)
+	if !slices.Equal(at[0], []int32{1}) || !slices.Equal(at[1], []int32{1}) || !slices.Equal(ended[1], []int32{0}) {
+		t.Errorf("one period: running %v, ended %v; want [[1] [1]], [[] [0]]", at, ended)
+	}
+}
+
+// TestTRESRunCells runs tresRun.cells over one association (root → A →
+// A/u) and the docs §6 job (cpu=2, mem=1000, node=1, billing=2, limit
+// 10 min, q = 0.5, start 31, end 150) on ticks 0, 60, 120, 130 (explicit:
+// slurmctld restarted at 130), 190, 250, …, with a second job (cpu=1,
+// q = 0.5, limit 10 min, start 140, end 200 after the tick 190 in its
+// second) and a restart at 260. By hand, cpu and mem seconds of A/u:
+//
+//	at 100 (job 1, tick 60: 600 − 2·14 = 572): cpu=9 (572/60),
+//	mem=4766 (286000/60)
+//	at 150 (job 1 ended, the §6 restart case: residue 1 / 500; job 2
+//	running, started after the restart and no tick since its start:
+//	⌊600·0.5⌋ = 300): cpu 301 → 5, mem 500 → 8
+//	at 200 (job 2 ended after tick 190: ⌊(190 − 140)·0.5⌋ = 25, end
+//	⌊(740 − 190)·0.5⌋ = 275: residue 0; job 1's residue stays): cpu 1
+//	→ 0, mem 500 → 8
+//	at 260 (the restart clears job 1's residue): nothing
+func TestTRESRunCells(t *testing.T) {
+	tree, err := fairshare.NewTree([]fairshare.Node{
+		{Account: "root", Parent: -1},
+		{Account: "A", Parent: 0, Shares: 1},
+		{Account: "A", User: "u", Parent: 1, Shares: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uni, err := fairshare.NewUniverse([]*fairshare.Tree{tree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := uni.Project(tree)
+	u, _ := uni.Index(fairshare.Key{Account: "A", User: "u"})
+	dict := export.NewJobDict()
+	half := dict.Name("half")
+	tres1 := dict.TRESSet(map[string]float64{"cpu": 2, "mem": 1000, "node": 1, "billing": 2})
+	tres2 := dict.TRESSet(map[string]float64{"cpu": 1})
+	sched, err := decay.NewSchedule(0, 60, []int64{120, 130})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := decay.Jobs{Start: []int64{31, 140}, End: []int64{150, 200}, Assoc: []int32{int32(u), int32(u)}}
+	snaps := []int64{100, 150, 200, 260}
+	at, ended := runningAt(jobs, snaps, 60, 120) // the log begins at its first tick, 120
+	r := &tresRun{
+		names: []string{"cpu", "mem"}, jobs: jobs, dict: dict,
+		extra:  &jobExtra{tres: []uint32{tres1, tres2}, qos: []uint32{half, half}, limitMin: []uint32{10, 10}},
+		factor: func(string) float64 { return 0.5 },
+		sched:  sched, after: map[int32]bool{1: true}, restarts: []int64{130, 260}, snaps: snaps,
+		at: at, ended: ended, qos: map[uint32]float64{},
+	}
+	for i, want := range []string{"cpu=9,mem=4766", "cpu=5,mem=8", "cpu=0,mem=8", ""} {
+		cells, err := r.cells(i, snaps[i], p, len(p.Credit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for pos, c := range cells {
+			if c != want {
+				t.Errorf("at %d, %s/%s: %q, want %q", snaps[i], tree.Account[pos], tree.User[pos], c, want)
+			}
+		}
+	}
+	if _, err := r.cells(0, 101, p, len(p.Credit)); err == nil {
+		t.Error("cells took a time that is not the snapshot's")
 	}
 }

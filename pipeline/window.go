@@ -109,3 +109,12 @@ func (m *monthOf) key(t int64) string {
 	}
 	return m.k
 }
+
+// floorDiv returns ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
