@@ -117,7 +117,9 @@ type tresRun struct {
 // whose stream has read every job; dict is a read-only snapshot of the
 // run's dictionary, sched the run's decay ticks, after the jobs (decay
 // indexes) whose end in a tick's second came after the tick, restarts the
-// sorted times slurmctld was (re)started at (nil: none known).
+// sorted times slurmctld rebuilt its values at (nil: none known): its
+// starts and, where they rebuild too (docs/slurm-versions.md §6), its
+// reconfigures.
 //
 // Residues (what a job with a fractional UsageFactor leaves behind after
 // its end, fairshare.RunSecs) stay in slurmctld until it restarts, and
