@@ -88,7 +88,7 @@ func (x *jobExtra) truncate(n int) {
 
 // tresRun computes the TRESRunMins cells of each snapshot as slurmctld
 // would answer sshare at the snapshot's second: from the jobs running then
-// (started at or before it, not ended by it) and, where slurmctld's log
+// (started before it, not ended by it) and, where slurmctld's log
 // tells when its values were last rebuilt, the residues of jobs ended
 // since (fairshare.RunSecs). runningAt lists both per snapshot once, in
 // one pass over the jobs' starts and ends.
@@ -148,7 +148,10 @@ func newTRESRun(m *model, st *stream, dict *export.JobDict, snaps []int64, sched
 }
 
 // runningAt returns, for each snapshot time (sorted), the indexes of the
-// jobs running at it (start ≤ snapshot < end, or still running) and those
+// jobs running at it (start < snapshot < end, or still running; a job
+// starting in the snapshot's very second counts from the next one, as a
+// run ending at that second leaves it to the next run, Summary.AfterTo, and
+// a snapshot must not depend on where its run ended) and those
 // whose residue starts to count at it: ended in (previous snapshot,
 // snapshot] (the first snapshot takes every earlier end), at or after
 // since (math.MaxInt64: none). A time is placed by a table of the first
@@ -209,7 +212,7 @@ func runningAt(jobs decay.Jobs, snaps []int64, period, since int64) (at, ended [
 			if e != decay.Running {
 				i1 = first(e)
 			}
-			for i := first(s); i < i1; i++ {
+			for i := first(s + 1); i < i1; i++ {
 				at[i] = append(at[i], int32(j))
 			}
 		}
