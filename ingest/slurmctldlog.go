@@ -68,6 +68,9 @@ type SlurmctldLog struct {
 	Ticks     []LogTick
 	JobEnds   []LogJobEnd
 	Recovered []LogRecovered
+	// Starts are the times slurmctld started ("slurmctld version …
+	// started on cluster …", logged at every start at the info level).
+	Starts []time.Time
 	// Millis reports whether every line read had milliseconds: without
 	// them a job end and a tick in the same second cannot be ordered.
 	Millis bool
@@ -91,6 +94,7 @@ func ReadSlurmctldLogs(paths []string, loc *time.Location) (*SlurmctldLog, error
 	slices.SortStableFunc(out.Ticks, func(a, b LogTick) int { return a.Logged.Compare(b.Logged) })
 	slices.SortStableFunc(out.JobEnds, func(a, b LogJobEnd) int { return a.Logged.Compare(b.Logged) })
 	slices.SortStableFunc(out.Recovered, func(a, b LogRecovered) int { return a.Logged.Compare(b.Logged) })
+	slices.SortFunc(out.Starts, time.Time.Compare)
 	return out, nil
 }
 
@@ -156,6 +160,7 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 		decay     = "Decay factor over "
 		recovered = "Last ran decay on jobs at "
 		jobEnd    = "priority_p_job_end: "
+		started   = " started on cluster "
 	)
 	var kind int
 	switch {
@@ -165,6 +170,8 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 		kind = 2
 	case strings.Contains(text, recovered):
 		kind = 3
+	case strings.Contains(text, "slurmctld version ") && strings.Contains(text, started):
+		kind = 4
 	default:
 		return nil
 	}
@@ -202,6 +209,8 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 			return &ParseError{File: name, Line: line, Field: "last ran", Value: num, Err: errors.New("not a Unix time")}
 		}
 		out.Recovered = append(out.Recovered, LogRecovered{Unix: u, Logged: at, File: name, Line: line})
+	case 4:
+		out.Starts = append(out.Starts, at)
 	}
 	return nil
 }

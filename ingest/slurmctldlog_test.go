@@ -65,6 +65,7 @@ func TestSlurmctldLogLineInNextSecond(t *testing.T) {
 // it continue from that exact second, whatever the phase before.
 func TestSlurmctldLogRestart(t *testing.T) {
 	log := "[2026-11-26T18:21:00.500] _decay_thread: PRIO: Decay factor over 60 seconds goes from 1 -> 1\n" +
+		"[2026-11-26T18:21:29.900] slurmctld version 22.05.8 started on cluster demo\n" +
 		"[2026-11-26T18:21:30.000] _read_last_decay_ran: PRIO: Last ran decay on jobs at " + itoa(unix(18, 21, 0)) + "\n" +
 		"[2026-11-26T18:21:42.300] _decay_thread: PRIO: Decay factor over 42 seconds goes from 1 -> 1\n" +
 		"[2026-11-26T18:22:42.300] _decay_thread: PRIO: Decay factor over 60 seconds goes from 1 -> 1\n"
@@ -75,6 +76,9 @@ func TestSlurmctldLogRestart(t *testing.T) {
 	want := []int64{unix(18, 21, 0), unix(18, 21, 42), unix(18, 22, 42)}
 	if got := l.TickTimes(); len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("tick times %v, want %v", got, want)
+	}
+	if len(l.Starts) != 1 || l.Starts[0].Unix() != unix(18, 21, 29) {
+		t.Errorf("starts %v, want the one at 18:21:29.900", l.Starts)
 	}
 }
 

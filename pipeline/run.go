@@ -425,10 +425,11 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		// Before the jobs writer adds to dict: a snapshot of it is read
 		// while it does.
 		var restarts []int64
+		residues := int64(math.MaxInt64) // none without a log
 		if m.ctld != nil {
-			restarts = m.ctld.restarts
+			restarts, residues = m.ctld.restarts, m.ctld.residuesFrom()
 		}
-		fw.run = newTRESRun(m, st, dict.Snapshot(), snaps, sched, after, restarts)
+		fw.run = newTRESRun(m, st, dict.Snapshot(), snaps, sched, after, restarts, residues)
 		fw.live = newLiveEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
 	}
 	// The jobs and usage tables do not depend on decay: write them while

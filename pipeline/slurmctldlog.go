@@ -19,8 +19,9 @@ type ctldLog struct {
 	// after holds (job id, end second) of every job end logged after the
 	// tick of its second: such a job is charged by that tick as running.
 	after map[[2]int64]bool
-	// restarts are the seconds slurmctld started again from its state
-	// file ("Last ran decay on jobs at" lines): each rebuilds TRESRunMins.
+	// restarts are the seconds slurmctld started ("started on cluster"
+	// and "Last ran decay on jobs at" lines): each rebuilds TRESRunMins
+	// and drops what ended jobs left in it.
 	restarts []int64
 	// ordered reports whether the log's lines have milliseconds, without
 	// which a job end and a tick in one second cannot be ordered.
@@ -56,7 +57,11 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 	for _, r := range l.Recovered {
 		c.restarts = append(c.restarts, r.Logged.Unix())
 	}
+	for _, t := range l.Starts {
+		c.restarts = append(c.restarts, t.Unix())
+	}
 	slices.Sort(c.restarts)
+	c.restarts = slices.Compact(c.restarts)
 	if !c.ordered {
 		return c
 	}
@@ -73,6 +78,18 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 		}
 	}
 	return c
+}
+
+// residuesFrom is when the log begins for TRESRunMins: what a job with a
+// fractional UsageFactor leaves in it after its end (fairshare.RunSecs)
+// is counted from the log's first tick or start on, since before either
+// fairledger cannot know when slurmctld last rebuilt the values.
+func (c *ctldLog) residuesFrom() int64 {
+	from := c.ticks[0]
+	if len(c.restarts) > 0 {
+		from = min(from, c.restarts[0])
+	}
+	return from
 }
 
 // endsAfter reports whether the job run with id that ended at end (Unix

@@ -124,20 +124,13 @@ type tresRun struct {
 // Residues (what a job with a fractional UsageFactor leaves behind after
 // its end, fairshare.RunSecs) stay in slurmctld until it restarts, and
 // fairledger knows restarts only from slurmctld's log. So they are counted
-// only for jobs ending at or after the log's beginning, the earliest of
-// the schedule's first explicit (log) tick and the first known restart,
-// and (in RunSecs) only until the next known restart. Without a log (no
-// explicit ticks, no restarts) no residue is counted; running jobs still
-// get the per-tick truncation on the grid. Residues are not carried in the
-// checkpoint: a run counts those of the jobs its input holds.
-func newTRESRun(m *model, st *stream, dict *export.JobDict, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64) *tresRun {
-	since := int64(math.MaxInt64)
-	if ex := sched.Explicit(); len(ex) > 0 {
-		since = ex[0]
-	}
-	if len(restarts) > 0 {
-		since = min(since, restarts[0])
-	}
+// only for jobs ending at or after since, the log's beginning (its first
+// tick or start, ctldLog.residuesFrom), and (in RunSecs) only until the
+// next known restart. Without a log (since = math.MaxInt64) no residue is
+// counted; running jobs still get the per-tick truncation on the grid.
+// Residues are not carried in the checkpoint: a run counts those of the
+// jobs its input holds.
+func newTRESRun(m *model, st *stream, dict *export.JobDict, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64, since int64) *tresRun {
 	at, ended := runningAt(st.jobs, snaps, m.calcPeriod(), since)
 	return &tresRun{
 		names: m.cfg.TRES, jobs: st.jobs, extra: &st.extra, dict: dict,

@@ -140,14 +140,18 @@ func compareSlurmCapture(t *testing.T, c slurmCapture) (matched []cellKey, diffs
 		"--slurm-conf", filepath.Join(c.dir, "slurm.conf"), "--assoc", filepath.Join(c.dir, "assoc.psv"),
 		"--qos", filepath.Join(c.dir, "qos.psv"), "--sacct", filepath.Join(c.dir, "sacct.psv"),
 		"--history", hist, "--snapshot-every", "0", "--tz", c.tz, "--progress", "never"}
-	// The ticks of the capture's slurmctld, as a site reads them from its
-	// StateSaveLocation: the last tick's Unix second is the first of the
-	// two big-endian int64 of priority_last_decay_ran.
-	if b, err := os.ReadFile(filepath.Join(c.dir, "priority_last_decay_ran")); err == nil && len(b) == 16 {
+	// The ticks of the capture's slurmctld: its log (DebugFlags=Priority)
+	// when the capture has one, as a site gives it to every night's run;
+	// else, as a site reads them from its StateSaveLocation, the last
+	// tick's Unix second, the first of the two big-endian int64 of
+	// priority_last_decay_ran.
+	if logFile := filepath.Join(c.dir, "slurmctld.log"); fileExists(logFile) {
+		runArgs = append(runArgs, "--slurmctld-log", logFile)
+	} else if b, err := os.ReadFile(filepath.Join(c.dir, "priority_last_decay_ran")); err == nil && len(b) == 16 {
 		runArgs = append(runArgs, "--tick-phase", "@"+strconv.FormatInt(int64(binary.BigEndian.Uint64(b[:8])), 10))
 	}
 	// FAIRLEDGER_SLURM_RUN_ARGS adds flags to the run, {dir} standing for
-	// the capture directory (e.g. "--slurmctld-log {dir}/slurmctld.log").
+	// the capture directory.
 	for _, a := range strings.Fields(os.Getenv("FAIRLEDGER_SLURM_RUN_ARGS")) {
 		runArgs = append(runArgs, strings.ReplaceAll(a, "{dir}", c.dir))
 	}
@@ -360,4 +364,10 @@ func checkMatching(t *testing.T, file string, matched []cellKey, diffs []cellDif
 	if len(ok) > 0 {
 		t.Logf("%d more cells match than %s lists: run go test -run TestSlurmE2E -update-slurm-e2e", len(ok), file)
 	}
+}
+
+// fileExists reports whether path names a file.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
