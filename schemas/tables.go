@@ -230,14 +230,14 @@ func fairshareTable() Table {
 			{"raw_shares", TypeInt64, true, "shares", "Share count (sacctmgr Share); NULL for root and FairShare=parent."},
 			{"shares_parent", TypeBool, false, "", "True for FairShare=parent."},
 			{"norm_shares", TypeDouble, true, "", "NormShares."},
-			{"raw_usage", TypeDouble, true, "billing·s", "RawUsage (decayed)."},
+			{"raw_usage", TypeDouble, true, "billing·s", "RawUsage (decayed) at the snapshot's second: the last tick's usage plus, with `limits` in AccountingStorageEnforce, the jobs that ended between that tick and the snapshot, charged at their end as slurmctld does (`priority_p_job_end`); the other usage columns are the tick's."},
 			{"norm_usage", TypeDouble, true, "", "NormUsage; NULL for root."},
 			{"effectv_usage", TypeDouble, true, "", "EffectvUsage."},
 			{"fair_share", TypeDouble, true, "", "FairShare; NULL where sshare prints it blank."},
 			{"level_fs", TypeDouble, true, "", "Fair Tree LevelFS, +Infinity for no usage; NULL for root, FairShare=parent and other algorithms."},
 			{"rank", TypeInt32, true, "", "Fair Tree rank of a user (FairShare = rank/N); NULL for accounts and other algorithms."},
 			{"grp_tres_mins", TypeString, true, "", "The association's GrpTRESMins limit as sacctmgr prints it (`cpu=1000,gres/gpu=50`, TRES-minutes), shown by sshare -l; NULL when none is set."},
-			{"tres_run_mins", TypeString, true, "TRES-minutes", "sshare -l TRESRunMins as sshare printed it (`cpu=96,mem=393216,energy=0,node=1,...`, every TRES of the cluster in sshare's order, mem in MiB): the TRES-minutes that the jobs running at the snapshot's tick, of the association and every association below it, still hold of their time limits — Σ AllocTRES × UsageFactor × the seconds of the time limit not yet run, ⌊÷60⌋ (Slurm's grp_used_tres_run_secs); a job without a time limit (timelimit_min NULL) holds slurmctld's INFINITE limit of 4294967295 minutes. NULL where every TRES is at 0 minutes, always when AccountingStorageEnforce lacks limits (slurmctld keeps no such count then), and in snapshots written before the column existed: sshare prints zeros for all three."},
+			{"tres_run_mins", TypeString, true, "TRES-minutes", "sshare -l TRESRunMins as sshare printed it (`cpu=96,mem=393216,energy=0,node=1,...`, every TRES of the cluster in sshare's order, mem in MiB) at the snapshot's second: Slurm's grp_used_tres_run_secs ⌊÷60⌋ of the association and every association below it — each running job's AllocTRES × ⌊time limit × UsageFactor⌋ seconds, less ⌊δ × UsageFactor⌋ at every decay tick it ran through (the truncation slurmctld applies tick by tick), and with a slurmctld log (`run --slurmctld-log`) what ended jobs left behind by that truncation until slurmctld's next start; a job without a time limit (timelimit_min NULL) holds slurmctld's INFINITE limit of 4294967295 minutes. NULL where every TRES is at 0 minutes, always when AccountingStorageEnforce lacks limits (slurmctld keeps no such count then), and in snapshots written before the column existed: sshare prints zeros for all three."},
 		},
 	}
 }
