@@ -110,8 +110,8 @@ func nights(t *testing.T, dir, history string, from, end time.Time) {
 	}
 }
 
-// tableFiles returns the bytes of every file of table, by relative path.
-func tableFiles(t *testing.T, history, table string) map[string][]byte {
+// openView pins the committed generation of history; the caller closes it.
+func openView(t *testing.T, history string) *export.View {
 	t.Helper()
 	h, err := export.Open(history)
 	if err != nil {
@@ -121,6 +121,13 @@ func tableFiles(t *testing.T, history, table string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return v
+}
+
+// tableFiles returns the bytes of every file of table, by relative path.
+func tableFiles(t *testing.T, history, table string) map[string][]byte {
+	t.Helper()
+	v := openView(t, history)
 	defer v.Close()
 	out := map[string][]byte{}
 	for _, p := range v.Files(table, "") {

@@ -358,14 +358,7 @@ func TestRunConvertsOldHistory(t *testing.T) {
 // computedState keys them, with every tres_run_mins cell cleared.
 func fairshareWithoutTRESRun(t *testing.T, history string) map[string][]byte {
 	t.Helper()
-	h, err := export.Open(history)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := h.View()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := openView(t, history)
 	defer v.Close()
 	out := map[string][]byte{}
 	for _, p := range v.Files(schemas.TableFairshare, "") {
@@ -381,9 +374,11 @@ func fairshareWithoutTRESRun(t *testing.T, history string) map[string][]byte {
 		for i := range rows {
 			rows[i].TRESRunMins = nil
 		}
-		if out[k], err = export.EncodeRows(schemas.TableFairshare, any(rows)); err != nil {
+		b, err := export.EncodeRows(schemas.TableFairshare, any(rows))
+		if err != nil {
 			t.Fatal(err)
 		}
+		out[k] = b
 	}
 	return out
 }
