@@ -39,10 +39,24 @@ type checkpoint struct {
 	State []byte `json:"state"`
 	// Running are the jobs still running at To.
 	Running []carriedJob `json:"running"`
+	// Residue is what ended jobs left in slurmctld's TRESRunMins at To
+	// (fairshare.RunSecs), per association, counted from ResidueFrom on
+	// and cleared at every slurmctld start the logs showed; only runs with
+	// slurmctld's log (run --slurmctld-log) count residues.
+	Residue []residue `json:"tres_residue,omitempty"`
+	// ResidueFrom is when the chain of runs up to this one began counting
+	// residues (Unix seconds; 0: none was counted).
+	ResidueFrom int64 `json:"tres_residue_from,omitempty"`
 	// JobsExtent was, before the generation store, how far each month of
 	// the jobs table reached; the segments' statistics (MaxEnd) hold it
 	// now. Read from older checkpoints, never written.
 	JobsExtent map[string]int64 `json:"jobs_extent,omitempty"`
+}
+
+// residue is one association's TRESRunMins residue: seconds per TRES.
+type residue struct {
+	Key  [3]string         `json:"key"`
+	Secs map[string]uint64 `json:"secs"`
 }
 
 // carriedJob is a job running at a checkpoint's To.

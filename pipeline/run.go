@@ -421,15 +421,22 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		snaps = []int64{to}
 	}
 	fw := &fairshareWriter{tx: tx, m: m, lo: lo, to: to, dry: opt.DryRun, snaps: snaps}
+	residueFrom := int64(math.MaxInt64) // none counted without a log
+	var residueChain int64              // when the chain of runs began counting them
 	if m.params.LimitsEnforced {
 		// Before the jobs writer adds to dict: a snapshot of it is read
 		// while it does.
 		var restarts []int64
-		residues := int64(math.MaxInt64) // none without a log
+		var carried []residue
 		if m.ctld != nil {
-			restarts, residues = m.ctld.restarts, m.ctld.residuesFrom()
+			restarts, residueFrom = m.ctld.restarts, m.ctld.residuesFrom()
+			residueChain = residueFrom
+			if ck != nil && ck.ResidueFrom != 0 {
+				// The checkpoint holds what jobs ended by lo left.
+				carried, residueFrom, residueChain = ck.Residue, lo+1, ck.ResidueFrom
+			}
 		}
-		fw.run = newTRESRun(m, st, dict.Snapshot(), snaps, sched, after, restarts, residues)
+		fw.run = newTRESRun(m, st, dict.Snapshot(), lo, snaps, sched, after, restarts, residueFrom, carried)
 		fw.live = newLiveEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
 	}
 	// The jobs and usage tables do not depend on decay: write them while
@@ -476,6 +483,10 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		fw.abort()
 	}
 	sum.Phases.Decay = opt.Now().Sub(read)
+	var resid []residue
+	if fw.run != nil && residueFrom != math.MaxInt64 {
+		resid = fw.run.residues(m.keys)
+	}
 	st.jobs, st.extra, fw.run, fw.live = decay.Jobs{}, jobExtra{}, nil, nil
 	if m.ctld != nil {
 		// The grid goes on from the last tick the log showed.
@@ -510,6 +521,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		keys[i] = keyArray(k)
 	}
 	cp := &checkpoint{Version: checkpointVersion, Cluster: m.cluster, To: to, Origin: origin, Keys: keys, State: blob,
+		Residue: resid, ResidueFrom: residueChain,
 		Running: st.nextRunning(to)}
 	if err := saveCheckpoint(tx, cp, opt.KeepCheckpoints); err != nil {
 		return nil, err

@@ -101,6 +101,7 @@ type tresRun struct {
 	sched    *decay.Schedule // the decay ticks
 	after    map[int32]bool  // jobs ending in a tick's second after the tick
 	restarts []int64         // slurmctld's known (re)starts, sorted
+	lo       int64           // the window's start: restarts up to it are the checkpoint's
 	snaps    []int64         // the snapshot times
 	at       [][]int32       // the jobs running at snaps[i]
 	ended    [][]int32       // the jobs whose residue counts from snaps[i] on
@@ -130,14 +131,57 @@ type tresRun struct {
 // counted; running jobs still get the per-tick truncation on the grid.
 // Residues are not carried in the checkpoint: a run counts those of the
 // jobs its input holds.
-func newTRESRun(m *model, st *stream, dict *export.JobDict, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64, since int64) *tresRun {
+//
+// carried are the residues of the checkpoint the run resumes from, what
+// jobs that ended by lo left; since must then be after lo.
+func newTRESRun(m *model, st *stream, dict *export.JobDict, lo int64, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64, since int64, carried []residue) *tresRun {
 	at, ended := runningAt(st.jobs, snaps, m.calcPeriod(), since)
-	return &tresRun{
+	r := &tresRun{
 		names: m.cfg.TRES, jobs: st.jobs, extra: &st.extra, dict: dict,
 		factor: func(qos string) float64 { f, _ := st.usageFactor(qos); return f },
-		sched:  sched, after: after, restarts: restarts, snaps: snaps,
+		sched:  sched, after: after, restarts: restarts, lo: lo, snaps: snaps,
 		at: at, ended: ended, qos: map[uint32]float64{},
 	}
+	if len(carried) > 0 {
+		nT := len(r.names)
+		r.resid = make([]uint64, len(m.keys)*nT)
+		for _, c := range carried {
+			a, ok := m.uni.Index(keyOf(c.Key))
+			if !ok { // gone from the tree: its account holds it, as its usage
+				if a, ok = m.uni.Index(fairshare.Key{Account: c.Key[0]}); !ok {
+					continue
+				}
+			}
+			for name, v := range c.Secs {
+				if k := slices.Index(r.names, name); k >= 0 {
+					r.resid[int(a)*nT+k] += v
+				}
+			}
+		}
+	}
+	return r
+}
+
+// residues returns the residues held after the last snapshot (the run's
+// --to), for its checkpoint: per association with any, in index order.
+func (r *tresRun) residues(keys []fairshare.Key) []residue {
+	nT := len(r.names)
+	var out []residue
+	for a := 0; a*nT < len(r.resid); a++ {
+		var secs map[string]uint64
+		for k, v := range r.resid[a*nT : (a+1)*nT] {
+			if v > 0 {
+				if secs == nil {
+					secs = map[string]uint64{}
+				}
+				secs[r.names[k]] = v
+			}
+		}
+		if secs != nil {
+			out = append(out, residue{Key: keyArray(keys[a]), Secs: secs})
+		}
+	}
+	return out
 }
 
 // runningAt returns, for each snapshot time (sorted), the indexes of the
@@ -239,7 +283,7 @@ func (r *tresRun) cells(i int, at int64, p *fairshare.Projection, nAssoc int) ([
 		if len(r.resid) < nAssoc*nT {
 			r.resid = append(r.resid, make([]uint64, nAssoc*nT-len(r.resid))...)
 		}
-		prev := int64(math.MinInt64)
+		prev := r.lo // the checkpoint's residues hold what came before
 		if i > 0 {
 			prev = r.snaps[i-1]
 		}
