@@ -18,14 +18,14 @@ const (
 	// account (for its partition or without one) — typically a deleted
 	// user association — so the job is charged to the account's
 	// association, as slurmctld keeps such usage in the account
-	// (SLURM-SEMANTICS.md §11.9). Charged.
+	// (docs/slurm-semantics.md §4.4). Charged.
 	ReasonUserToAccount = "user not in association tree: charged to account"
 	// ReasonUnknownAccount: the job's account is not in the tree; the job
 	// is not charged and the account is listed in
 	// ResolveStats.UnknownAccounts. Not charged.
 	ReasonUnknownAccount = "account not in association tree"
 	// ReasonNoAccount: the job's account is null or empty, so it has no
-	// association (Slurm skips such jobs, §1.6). Not charged.
+	// association (Slurm skips such jobs, §2.6). Not charged.
 	ReasonNoAccount = "no account"
 	// ReasonOtherCluster: the job ran on another cluster than the
 	// resolver's (or its cluster is null). Not charged.

@@ -145,7 +145,7 @@ type adapterCase struct {
 	end    int64
 }
 
-// adapterCases cover every resolution rule of SLURM-SEMANTICS.md §9/§11.9
+// adapterCases cover every resolution rule of docs/slurm-semantics.md §4.4
 // against testTree; the expected associations are read off the tree, the
 // rates are billing × usage_factor worked out by hand.
 var adapterCases = []adapterCase{
@@ -494,12 +494,12 @@ func TestAppendJobsErrors(t *testing.T) {
 	}
 }
 
-// Scenario D1 of SLURM-SEMANTICS.md §10.4 end to end: H = 3600 s, P = 300 s,
+// Scenario D1 of docs/slurm-semantics.md §11.4 end to end: H = 3600 s, P = 300 s,
 // ticks at 0, 300, …, three jobs of one user association under root —
 // J1 B=4 [150, 1000), J2 B=2 [700, 800), J3 B=1.5 [1300, 2500), written
 // as billing × usage_factor = 8 × 0.5, 2 × 1, 1 × 1.5 — plus rows that must
 // not count (another cluster, an unknown account). The user, its account and
-// root all carry the doc's U (§1.4: ancestors get the same Δusage).
+// root all carry the doc's U (§2.4: ancestors get the same Δusage).
 func TestAppendJobsScenarioD1(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -524,7 +524,7 @@ func TestAppendJobsScenarioD1(t *testing.T) {
 	if st.Charged != 3 {
 		t.Fatalf("AppendJobs charged %d rows, want 3", st.Charged)
 	}
-	// §10.4 table, columns U (limits) and U (no limits).
+	// Scenario D1's table (§11.4), columns U (limits) and U (no limits).
 	want := []struct {
 		t         int64
 		lim, none float64

@@ -2,7 +2,7 @@
 // RawUsage) from job records: the PriorityCalcPeriod tick grid, the
 // PriorityDecayHalfLife decay d = 1 − 0.693/H, the PriorityUsageResetPeriod
 // resets and the job-end tails charged only when AccountingStorageEnforce
-// includes limits (SLURM-SEMANTICS.md §1, offline model §1.12).
+// includes limits (docs/slurm-semantics.md §2, offline model §2.8).
 //
 // Place in the pipeline: ingest → billing → decay → fairshare. decay takes
 // jobs already resolved to dense association indices, with their billable
@@ -58,6 +58,6 @@
 //
 // The tick grid is T_k = OriginUnix + k·CalcPeriodSec (Slurm's real phase is
 // its controller's start time, which sacct does not record). A job whose end
-// equals a tick time is ended before that tick (§1.12 rule 6). Suspended time
+// equals a tick time is ended before that tick (§2.5). Suspended time
 // is charged, as Slurm does.
 package decay

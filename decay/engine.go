@@ -137,7 +137,7 @@ const (
 const denseTicks = 1 << 20
 
 // Advance moves st forward through every tick T with st.Tick < T ≤ w.To,
-// charging w.Jobs according to p (SLURM-SEMANTICS.md §1.12), and reports
+// charging w.Jobs according to p (docs/slurm-semantics.md §2.8), and reports
 // w.Snapshots on the way. Invalid input is reported before st is touched;
 // if OnSnapshot fails, st is left at the tick of that snapshot. Errors do
 // not start with "decay:": the caller names the stage it was in.

@@ -192,7 +192,7 @@ func TestResetDailyFallBack(t *testing.T) {
 	}
 }
 
-// §1.9: with H = 0 nothing decays and chunks are undecayed, so usage is a
+// §2.2: with H = 0 nothing decays and chunks are undecayed, so usage is a
 // plain sum. P = 300, window (0, 3000]; with limits every second of every
 // job is charged once: Σ B·q·(E−S). Without limits each job loses the time
 // after its last tick, and jobs between two ticks are lost entirely.
@@ -229,11 +229,11 @@ func TestNoDecayIsPlainSum(t *testing.T) {
 	}
 }
 
-// Ticks every 300 s, H = 3600: f = d^300 = 0.9438806422256244 (§10.4) and a
+// Ticks every 300 s, H = 3600: f = d^300 = 0.9438806422256244 (§11.4) and a
 // full chunk is c = 300·d^300 = 283.1641926676873.
 //
 // A job [300, 900) with rate 1 starts on tick 300 (nothing at 300: δ = 0)
-// and ends on tick 900, so by §1.12 rule 6 it is ended before tick 900:
+// and ends on tick 900, so by §2.5 it is ended before tick 900:
 //
 //	600: c
 //	900: c·f, plus with limits its tail δ = 900−600 = 300 added before the
@@ -321,7 +321,7 @@ func TestRunningJob(t *testing.T) {
 }
 
 // Usage propagates along the direct parent chain up to and including root
-// (§1.4). Tree (index: name, parent):
+// (§2.4). Tree (index: name, parent):
 //
 //	0 root; 1 A (0); 2 B (0); 3 A1 (1); 4 u1 (3); 5 u2 (1); 6 u3 (2)
 //

@@ -13,7 +13,7 @@ func relClose(got, want, rel float64) bool {
 	return math.Abs(got-want) <= rel*math.Max(math.Abs(got), math.Abs(want))
 }
 
-// Expected values: SLURM-SEMANTICS.md §10.4, "Decay factors".
+// Expected values: docs/slurm-semantics.md §11.4, "Decay factors".
 func TestFactorTable(t *testing.T) {
 	tests := []struct {
 		H                   int64
@@ -43,7 +43,7 @@ func TestFactorTable(t *testing.T) {
 	}
 }
 
-// §1.2 / §1.9: H = 0 means d = 1, no decay at all.
+// §2.2: H = 0 means d = 1, no decay at all.
 func TestFactorNoDecay(t *testing.T) {
 	if got := Factor(0); got != 1 {
 		t.Errorf("Factor(0) = %v, want 1", got)
@@ -56,7 +56,7 @@ func TestFactorNoDecay(t *testing.T) {
 	}
 }
 
-// §1.2: the tick factor is clamped to DBL_MIN. 0.307^1000 = 10^(1000·log10 0.307)
+// §2.2: the tick factor is clamped to DBL_MIN. 0.307^1000 = 10^(1000·log10 0.307)
 // = 10^-512.8, which underflows to 0, so the clamp gives DBL_MIN =
 // 2.2250738585072014e-308.
 func TestDecayOverClamp(t *testing.T) {
@@ -65,7 +65,7 @@ func TestDecayOverClamp(t *testing.T) {
 	}
 }
 
-// §10.4: 1000 units left alone for 7 days with H = 7-0 and P = 300 s, decayed
+// §11.4: 1000 units left alone for 7 days with H = 7-0 and P = 300 s, decayed
 // tick by tick (2016 ticks of d^300): 500.073397152788; a one-shot
 // pow(d, 604800) would give 500.073397152738 instead.
 func TestSevenDaysOfTicks(t *testing.T) {
@@ -92,7 +92,7 @@ func TestSevenDaysOfTicks(t *testing.T) {
 	}
 }
 
-// d1Jobs are the jobs of scenario D1 (§10.4): H = 3600 s, P = 300 s, ticks
+// d1Jobs are the jobs of scenario D1 (§11.4): H = 3600 s, P = 300 s, ticks
 // at 0, 300, …; one association; UsageFactor 1.
 var d1Jobs = []struct {
 	start, end int64
@@ -103,7 +103,7 @@ var d1Jobs = []struct {
 	{1300, 2500, 1.5}, // J3
 }
 
-// d1Table is the §10.4 table: t, then U and J1..J3 with limits, then U and
+// d1Table is scenario D1's table (§11.4): t, then U and J1..J3 with limits, then U and
 // J1..J3 without.
 var d1Table = []struct {
 	t                     int64
@@ -198,7 +198,7 @@ func pick(c bool, a, b float64) float64 {
 	return b
 }
 
-// Hand check given in §10.4: t=300: 4 × 150 × d^150; t=600: that × d^300 +
+// Hand check given in §11.4: t=300: 4 × 150 × d^150; t=600: that × d^300 +
 // 4 × 300 × d^300, with d = 1 − 0.693/3600.
 func TestScenarioD1HandCheck(t *testing.T) {
 	d := 1 - 0.693/3600

@@ -72,7 +72,7 @@ func (p Params) Validate() error {
 
 // Factor returns Slurm's per-second decay factor d = 1 − 0.693/H for a
 // half-life of H seconds, with the literal constant 0.693 (not ln 2); a
-// half-life ≤ 0 means no decay and gives 1 (SLURM-SEMANTICS.md §1.2).
+// half-life ≤ 0 means no decay and gives 1 (docs/slurm-semantics.md §2.2).
 func Factor(halfLifeSec int64) float64 {
 	if halfLifeSec <= 0 {
 		return 1
@@ -118,7 +118,7 @@ func Chunk(halfLifeSec, sec int64) float64 {
 
 // chunk returns Slurm's run_decay for a chunk of sec seconds: δ·d^δ, the
 // chunk decayed by its own length as if all of it had happened at its start
-// (§1.4). It is not clamped.
+// (§2.4). It is not clamped.
 func chunk(d float64, sec int64) float64 {
 	return float64(sec) * pow(d, sec)
 }
@@ -128,7 +128,7 @@ func chunk(d float64, sec int64) float64 {
 // error about 2^-98 before the final rounding). It stands in for C's pow:
 // Go's math.Pow squares in float64 for integer exponents, and its error,
 // growing with n, shows in the 12th digit of a week of 5-minute ticks
-// (§10.4: 500.073397152788). glibc's pow is within 0.52 ulp, so the two
+// (§11.4: 500.073397152788). glibc's pow is within 0.52 ulp, so the two
 // agree except for rare 1-ulp differences.
 func pow(d float64, n int64) float64 {
 	if d == 1 {

@@ -9,7 +9,7 @@ import (
 // ResetPeriod is PriorityUsageResetPeriod.
 type ResetPeriod uint8
 
-// The PriorityUsageResetPeriod values (SLURM-SEMANTICS.md §1.8).
+// The PriorityUsageResetPeriod values (docs/slurm-semantics.md §2.7).
 const (
 	// ResetNone never resets usage.
 	ResetNone ResetPeriod = iota

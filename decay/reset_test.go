@@ -43,7 +43,7 @@ func TestParseResetPeriod(t *testing.T) {
 	}
 }
 
-// Expected boundaries worked out by hand from §1.8 and Slurm's _next_reset
+// Expected boundaries worked out by hand from §2.7 and Slurm's _next_reset
 // (midnight of last's local day via mktime, then + 86400·n seconds for
 // DAILY/WEEKLY). Berlin is UTC+1 (CET) in winter and UTC+2 (CEST) from
 // 2024-03-31 02:00 CET to 2024-10-27 03:00 CEST.

@@ -24,7 +24,7 @@ type Assoc struct {
 }
 
 // Resolver maps the (cluster, account, user, partition) of a job to the
-// index of the association it is charged to (SLURM-SEMANTICS.md §9, §11.9):
+// index of the association it is charged to (docs/slurm-semantics.md §4.4):
 //
 //   - the per-partition user association (account, user, partition) when
 //     one exists for the job's partition;

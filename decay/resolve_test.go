@@ -44,9 +44,9 @@ func mustResolver(t testing.TB, cluster string, assocs []decay.Assoc) *decay.Res
 	return r
 }
 
-// The expected associations follow SLURM-SEMANTICS.md §9 (per-partition
+// The expected associations follow docs/slurm-semantics.md §4.4 (per-partition
 // association if one exists for the job's partition, else the plain one)
-// and §11.9 (a user without an association under the account: the account).
+// and §4.4 (a user without an association under the account: the account).
 func TestResolverLookup(t *testing.T) {
 	r := mustResolver(t, "alpha", testTree())
 	tests := []struct {

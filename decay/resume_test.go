@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// reference is a literal, job-by-job transcription of §1.12 (and of
+// reference is a literal, job-by-job transcription of §2.8 (and of
 // slurmctld's decay thread): at each tick T after L, job-end tails of jobs
 // ending in (L, T] are added first (limits only), then the reset check zeroes
 // everything, then every association decays by max(pow(d, P), DBL_MIN), then

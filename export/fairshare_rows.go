@@ -50,7 +50,7 @@ func ParseAlgorithm(s string) (fairshare.Algorithm, error) {
 // FairshareRows converts one snapshot's tree and result into rows, one per
 // association in tree position order (the writer sorts). NaN values become
 // NULL (nil) and +Inf stays +Inf (sshare prints "inf"). Following sshare
-// (SLURM-SEMANTICS.md §7): raw_shares is NULL for root and FairShare=parent
+// (docs/slurm-semantics.md §8): raw_shares is NULL for root and FairShare=parent
 // rows; fair_share is NULL for accounts and root under every algorithm
 // (sshare ≥ 25.11 prints it on user rows only, so a classic account's
 // factor is not kept); level_fs is NULL for root, FairShare=parent rows and

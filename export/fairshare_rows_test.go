@@ -15,7 +15,7 @@ import (
 )
 
 // fsSpec is one association of a test tree in the shape of the tables of
-// SLURM-SEMANTICS.md §10: name, kind (root, account, user), parent account,
+// Slurm's test24.x trees (docs/slurm-semantics.md §11): name, kind (root, account, user), parent account,
 // shares ("parent" for FairShare=parent), a user's raw usage and partition.
 type fsSpec struct {
 	name, kind, parent, shares string
@@ -23,7 +23,7 @@ type fsSpec struct {
 	partition                  string
 }
 
-// tree24_4 is the Fair Tree tree of SLURM-SEMANTICS.md §10.2 (Slurm's
+// tree24_4 is the Fair Tree tree of docs/slurm-semantics.md §11.2 (Slurm's
 // test24.4), row for row.
 var tree24_4 = []fsSpec{
 	{"root", "root", "", "0", 0, ""},
@@ -63,7 +63,7 @@ var tree24_4 = []fsSpec{
 	{"u2", "user", "root", "10", 10, ""},
 }
 
-// tree24_1 is the classic tree of SLURM-SEMANTICS.md §10.1 (test24.1).
+// tree24_1 is the classic tree of docs/slurm-semantics.md §11.1 (test24.1).
 var tree24_1 = []fsSpec{
 	{"root", "root", "", "1", 0, ""},
 	{"AccountA", "account", "root", "40", 0, ""},
@@ -81,9 +81,9 @@ var tree24_1 = []fsSpec{
 	{"User6", "user", "AccountG", "0", 30, ""},
 }
 
-// specLines returns the `sshare -a -l -p` lines of a §10 tree, header
-// excluded, from testdata/e2e/<name>/expected.txt: the spec's lines (§10.1
-// full output table, §10.2 all 35 lines) with sshare's indentation.
+// specLines returns the `sshare -a -l -p` lines of a §11 tree, header
+// excluded, from testdata/e2e/<name>/expected.txt: the spec's lines (§11.1
+// full output table, §11.2 all 35 lines) with sshare's indentation.
 func specLines(t *testing.T, name string) []string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", name, "expected.txt"))
@@ -159,7 +159,7 @@ func sshareString(tb testing.TB, t *fairshare.Tree, r *fairshare.Result, opt fai
 	return b.String()
 }
 
-// TestFairshareRowsRoundTrip converts the §10.2 and §10.1 results into rows,
+// TestFairshareRowsRoundTrip converts the §11.2 and §11.1 results into rows,
 // writes them to a history partition and reads them back (so the rows come
 // back in the table's sort order, not tree order), rebuilds the tree and
 // result and checks that WriteSshare prints byte for byte what it printed
@@ -170,7 +170,7 @@ func TestFairshareRowsRoundTrip(t *testing.T) {
 		name   string
 		specs  []fsSpec
 		algo   fairshare.Algorithm
-		want   []string // lines of §10 (-l -p, indented); nil: not in the spec
+		want   []string // lines of §11 (-l -p, indented); nil: not in the spec
 		limits bool     // GrpTRESMins on a and on bob's gpu association
 	}{
 		{"fair_tree_24_4", tree24_4, fairshare.FairTreeAlgo, specLines(t, "test24_4"), false},
@@ -261,7 +261,7 @@ func TestFairshareRowsRoundTrip(t *testing.T) {
 }
 
 // TestFairshareRowsNulls checks that NULL cells are exactly where sshare
-// prints blanks (SLURM-SEMANTICS.md §7, §11.14): root's RawShares,
+// prints blanks (docs/slurm-semantics.md §8): root's RawShares,
 // NormUsage, FairShare and LevelFS; "parent" RawShares; account FairShare
 // under every algorithm (sshare ≥ 25.11); LevelFS of FairShare=parent rows
 // and of every row outside Fair Tree; ranks only on Fair Tree users.
@@ -269,7 +269,7 @@ func TestFairshareRowsNulls(t *testing.T) {
 	type cell struct {
 		rawShares, normUsage, fairShare, levelFS, rank bool // true: NULL
 	}
-	// Keys are account|user. Values from §10.2 (Fair Tree) and §10.1
+	// Keys are account|user. Values from §11.2 (Fair Tree) and §11.1
 	// (classic): a blank cell there is a NULL here.
 	ft := map[string]cell{
 		"root|":    {rawShares: true, normUsage: true, fairShare: true, levelFS: true, rank: true},
@@ -363,7 +363,7 @@ func TestFairshareRowsNulls(t *testing.T) {
 		})
 	}
 
-	// Values of single cells, worked out in §10.2: u1 has no usage, so
+	// Values of single cells, worked out in §11.2: u1 has no usage, so
 	// LevelFS = S/0 = +Inf (printed inf) and rank 21 (F = 21/21); uD1's rank
 	// is 10 (F = 10/21 = 0.476190); the root row's NormShares is 0/NO_VAL =
 	// 0, its EffectvUsage 1; uDA1 sits at depth 3 under aDA, under aD.
@@ -391,7 +391,7 @@ func TestFairshareRowsNulls(t *testing.T) {
 	}
 }
 
-// TestAssociationRows checks the associations rows of §10.2 and of a tree
+// TestAssociationRows checks the associations rows of §11.2 and of a tree
 // with per-partition users.
 func TestAssociationRows(t *testing.T) {
 	tree, _ := buildFS(t, tree24_4)
@@ -451,7 +451,7 @@ func TestFairshareFromRowsErrors(t *testing.T) {
 	var r fairshare.Result
 	fairshare.Classic(tree, usage, 1, &r)
 	base := func() []FairshareRow { return FairshareRows(ts("2025-03-01T00:00:00Z", 0), tree, &r) }
-	// Row positions in the tree order of §10.1: 0 root, 1 AccountA,
+	// Row positions in the tree order of §11.1: 0 root, 1 AccountA,
 	// 2 AccountB, 3 User1, 4 AccountC, ...
 	for _, tc := range []struct {
 		name   string

@@ -3,28 +3,28 @@ package fairshare
 import "math"
 
 // Classic computes the classic fair-share values (PriorityFlags=NO_FAIR_TREE,
-// SLURM-SEMANTICS.md §3) for one usage snapshot into r. usage is as for
-// FairTree. damp is FairShareDampeningFactor (§1.10); values below 1 are
+// docs/slurm-semantics.md §5) for one usage snapshot into r. usage is as for
+// FairTree. damp is FairShareDampeningFactor (§5); values below 1 are
 // treated as 1, Slurm's default.
 //
 //   - NormShares S = Π shares/level_shares up the direct chain, skipping
 //     FairShare=parent links (0 if a level has no shares); FairShare=parent
-//     uses its fs parent's S; root 1 (§3.2).
-//   - EffectvUsage, top-down, first rule that applies (§3.3): children of root
+//     uses its fs parent's S; root 1 (§4.2).
+//   - EffectvUsage, top-down, first rule that applies (§5): children of root
 //     UE = UN; FairShare=parent UE = UE(fs parent); no shares at the level
 //     UE = UE(fs parent); else UE = UN + (UE(fs parent) − UN)·shares/level_shares.
 //   - FairShare F = 2^(−(UE/S)/damp), 0 when S ≤ 0, using the fs parent's UE
-//     and S for FairShare=parent (§3.4); computed for accounts too; root NaN.
+//     and S for FairShare=parent (§5); computed for accounts too; root NaN.
 //   - LevelFS is NaN (not a classic column); Rank is 0.
 //
-// Unlike a live slurmctld (§3.5) every value comes from the same snapshot.
+// Unlike a live slurmctld (§5) every value comes from the same snapshot.
 func Classic(t *Tree, usage []float64, damp float64, r *Result) {
 	checkUsage(t, usage, "Classic")
 	multifactor(t, usage, damp, r, false)
 }
 
 // DepthOblivious computes the depth-oblivious values
-// (PriorityFlags=DEPTH_OBLIVIOUS, SLURM-SEMANTICS.md §5) for one usage
+// (PriorityFlags=DEPTH_OBLIVIOUS, docs/slurm-semantics.md §6) for one usage
 // snapshot into r: shares, NormUsage and FairShare as in Classic, and for an
 // association A with fs parent p that is not a child of root and not
 // FairShare=parent (those follow Classic's first two rules):
@@ -38,7 +38,7 @@ func Classic(t *Tree, usage []float64, damp float64, r *Result) {
 //	else UE(A) = UN(A)
 //
 // so F = 2^(−R_p·r_l^k / damp). This is the converged formula: siblings' UN
-// are the current ones, not the stale values a live slurmctld reads (§5).
+// are the current ones, not the stale values a live slurmctld reads (§6).
 func DepthOblivious(t *Tree, usage []float64, damp float64, r *Result) {
 	checkUsage(t, usage, "DepthOblivious")
 	multifactor(t, usage, damp, r, true)
@@ -142,7 +142,7 @@ func AccountFairShares(t *Tree, r *Result, damp float64) {
 }
 
 // Factor is the classic and depth-oblivious fair-share factor
-// F = 2^(−(UE/S)/damp), 0 when S ≤ 0 (PM priority_p_calc_fs_factor, §3.4).
+// F = 2^(−(UE/S)/damp), 0 when S ≤ 0 (PM priority_p_calc_fs_factor, §5).
 // Slurm calls C pow(2.0, x); math.Exp2 computes the same function about three
 // times faster than math.Pow, and both are within an ulp of the exact value.
 func Factor(effectvUsage, normShares, damp float64) float64 {

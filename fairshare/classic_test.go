@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// fsParentTree exercises FairShare=parent (§3.1): AP is a FairShare=parent
+// fsParentTree exercises FairShare=parent (§4.1): AP is a FairShare=parent
 // account under A, p2 a FairShare=parent user under AP, r1 a FairShare=parent
 // user directly under root.
 //
@@ -56,7 +56,7 @@ func checkCols(t *testing.T, name string, b built, r *Result, rows []want3) {
 	}
 }
 
-// TestClassicFairShareParent works fsParentTree by hand (§3.2–3.4, damp 1).
+// TestClassicFairShareParent works fsParentTree by hand (§4.2, §5, damp 1).
 func TestClassicFairShareParent(t *testing.T) {
 	b := buildSpec(t, fsParentTree)
 	var r Result
@@ -89,7 +89,7 @@ func TestClassicFairShareParent(t *testing.T) {
 }
 
 // TestClassicDampening checks F = 2^(−(UE/S)/damp) on the test24.1 tree
-// (§1.10), UE and S from §10.1.
+// (§5), UE and S from §11.1.
 func TestClassicDampening(t *testing.T) {
 	b := buildSpec(t, test24_1)
 	// User1 UE/S = .3875/.3 = 1.291667: 2^(−.645833) = 0.639124,
@@ -117,7 +117,7 @@ func TestClassicDampening(t *testing.T) {
 	}
 }
 
-// TestDepthOblivious works §5's converged formula on the test24.1 tree.
+// TestDepthOblivious works §6's converged formula on the test24.1 tree.
 //
 // S (classic): A .4, B .3, C .1, D .6, E .25, F .35, G 0; User1 .3,
 // User2 = User3 = .05, User4 .25, User5 .35, User6 0 (level without shares).
@@ -168,7 +168,7 @@ func TestDepthOblivious(t *testing.T) {
 	})
 }
 
-// TestFactor checks the factor's edge cases (§3.4).
+// TestFactor checks the factor's edge cases (§5).
 func TestFactor(t *testing.T) {
 	tests := []struct {
 		ue, s, damp, want float64

@@ -13,8 +13,8 @@
 // stays with its nearest surviving ancestor (its account). decay produces the raw (decayed, descendant-inclusive) usage of
 // every association per calc period; this package turns each usage snapshot
 // into a Result (NormShares, NormUsage, EffectvUsage, LevelFS, FairShare), which
-// export writes out. The semantics follow SLURM-SEMANTICS.md §1.7, §1.10, §3,
-// §4, §5 and §7; the formulas are quoted on each function.
+// export writes out. The semantics follow docs/slurm-semantics.md §4, §5,
+// §6, §7 and §8; the formulas are quoted on each function.
 //
 // The package is pure computation: it reads no files, does no logging and
 // imports neither os nor Arrow. The only I/O is WriteSshare, which formats to

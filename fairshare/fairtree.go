@@ -8,7 +8,7 @@ import (
 
 // sortItem is one fair-share sibling in a sorted group.
 type sortItem struct {
-	key  float64 // LevelFS used for ordering (§4.3)
+	key  float64 // LevelFS used for ordering (§7.2)
 	pos  int32
 	user bool
 }
@@ -22,7 +22,7 @@ type frame struct {
 
 // cmpItem orders siblings as FT _cmp_level_fs does: LevelFS descending, users
 // before accounts on equal LevelFS, and then — where Slurm leaves the order to
-// qsort — association list (position) order, as SLURM-SEMANTICS.md §11.1
+// qsort — association list (position) order, as docs/slurm-semantics.md §7.3
 // proposes.
 func cmpItem(a, b sortItem) int {
 	if a.key != b.key {
@@ -40,22 +40,22 @@ func cmpItem(a, b sortItem) int {
 	return cmp.Compare(a.pos, b.pos)
 }
 
-// FairTree computes Slurm's Fair Tree values (SLURM-SEMANTICS.md §4, FT
+// FairTree computes Slurm's Fair Tree values (docs/slurm-semantics.md §7, FT
 // _apply_priority_fs) for one usage snapshot into r. usage holds the raw usage
 // of every association by tree position, each including its descendants (root
 // = cluster total, see Accumulate); values must be finite and non-negative.
 //
 //   - NormShares S = shares/level_shares of the association, or of its fs
-//     parent for FairShare=parent (§4.1); root shares/NO_VAL.
+//     parent for FairShare=parent (§4.2); root shares/NO_VAL.
 //   - EffectvUsage U = U_raw/U_raw(fs parent), 0 when the fs parent has no
-//     usage (§4.2); root 1.
+//     usage (§7.1); root 1.
 //   - LevelFS LF = S/U: 0 when S = 0, +Inf when U = 0; FairShare=parent users
 //     sort as +Inf and accounts as NO_VAL but both print blank (NaN).
 //   - FairShare F = rank/N for user associations, N = Tree.Users, with the
-//     competition ranking and the tie rules Slurm's code implements (§4.4):
+//     competition ranking and the tie rules Slurm's code implements (§7.3):
 //     a user tied with the previous sibling keeps its rank, an account tied
 //     with the previous sibling passes the tie to its first child, and tied
-//     accounts are never merged. Equal-LF siblings keep position order (§11.1).
+//     accounts are never merged. Equal-LF siblings keep position order (§7.3).
 //
 // FairShareDampeningFactor does not apply. FairTree does not allocate once r
 // has grown to the tree's size.

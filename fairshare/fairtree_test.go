@@ -15,7 +15,7 @@ type ftCase struct {
 func TestFairTreeHandWorked(t *testing.T) {
 	tests := []ftCase{
 		{
-			// FairShare=parent under Fair Tree (§4.1–4.4). Root level:
+			// FairShare=parent under Fair Tree (§4.2, §7). Root level:
 			// ls = 3+1 (r1 excluded); A S .75 U .6 LF 1.25; B S .25
 			// U .4 LF .625; r1 (parent user) LF +Inf. N = 5.
 			// Order r1, A, B. r1 rank 5 → 1.0. In A (fs children a1,
@@ -48,7 +48,7 @@ func TestFairTreeHandWorked(t *testing.T) {
 				"A|s1": "0.600000", "A|s2": "0.600000", "A|s4": "0.200000"},
 		},
 		{
-			// Tie probe "u0 and a1 both 3/5" (§4.4, doc rule 3): a user
+			// Tie probe "u0 and a1 both 3/5" (§7.3, doc rule 3): a user
 			// tied with a sibling account sorts first and the account's
 			// highest user inherits its rank. Root ls = 4+3+3 = 10,
 			// usage 10: x S .4 U 0 → +Inf; u0 S .3 U .5 → .6; a1 S .3
@@ -69,10 +69,10 @@ func TestFairTreeHandWorked(t *testing.T) {
 				"a1|p": "0.750000", "a1|q": "0.250000"},
 		},
 		{
-			// Tie probe "a2=1.0, a1=0.75, b1=0.75, b2=0.75" (§4.4): two
+			// Tie probe "a2=1.0, a1=0.75, b1=0.75, b2=0.75" (§7.3): two
 			// tied accounts are not merged. A and B each S .5 U 10/20 =
 			// .5 → LF 1, an exact tie; A goes first (position order,
-			// §11.1). In A: a2 .5/.4 = 1.25, a1 .5/.6 = .8333:
+			// §7.3). In A: a2 .5/.4 = 1.25, a1 .5/.6 = .8333:
 			// a2 4 → 1.0, a1 3 → .75. B is tied, so its first child b1
 			// (.5/.5 = 1) keeps the current rank 3 → .75 and b2 ties
 			// with b1 → .75. A merge would sort a2, b1, b2, a1 and give
@@ -91,7 +91,7 @@ func TestFairTreeHandWorked(t *testing.T) {
 				"B|b1": "0.750000", "B|b2": "0.750000"},
 		},
 		{
-			// Nobody has usage (§4.4): every U is 0, every LF +Inf,
+			// Nobody has usage (§7.3): every U is 0, every LF +Inf,
 			// everything ties and every user gets N/N = 1.0.
 			name: "no usage",
 			specs: []spec{
@@ -107,7 +107,7 @@ func TestFairTreeHandWorked(t *testing.T) {
 				"B|w": "1.000000", "root|z": "1.000000"},
 		},
 		{
-			// Shares 0 (§4.3: S = 0 gives LF 0 before U is looked at).
+			// Shares 0 (§7.2: S = 0 gives LF 0 before U is looked at).
 			// Root ls = 1: A S 1 U 1 → 1; Z S 0 → 0. N = 4. In A (ls 1):
 			// s1 S 1 U .5 → 2; s0 (S 0, usage 5) and sz (S 0, usage 0)
 			// both LF 0 and tie. s1 4 → 1.0; s0 3 → .75; sz 3 → .75.
@@ -127,7 +127,7 @@ func TestFairTreeHandWorked(t *testing.T) {
 				"A|sz": "0.750000", "Z|zz": "0.250000"},
 		},
 		{
-			// Per-partition user associations count in N (§4.4) and are
+			// Per-partition user associations count in N (§7.3) and are
 			// siblings of the user's plain association. A is root's only
 			// child. In A (ls 4, usage 40): bob S .5 U 0 → +Inf; alice
 			// S .25 U .25 → 1; alice/gpu S .25 U .75 → 1/3. N = 3:
@@ -181,7 +181,7 @@ var partitionTree = []spec{
 
 // TestFairTreeFairShareParentCells checks the printed cells of
 // FairShare=parent rows under Fair Tree on fsParentTree: S is the fs
-// parent's (§4.1), U = U_raw/U_raw(fs parent) (§4.2), LevelFS blank, and r1
+// parent's (§4.2), U = U_raw/U_raw(fs parent) (§7.1), LevelFS blank, and r1
 // (under root) takes root's S = 1/NO_VAL → 0.000000.
 func TestFairTreeFairShareParentCells(t *testing.T) {
 	b := buildSpec(t, fsParentTree)

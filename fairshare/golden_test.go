@@ -6,7 +6,7 @@ import (
 )
 
 // TestFairTreeTest24_4 is Slurm's Fair Tree golden test (test24.4) as written
-// down in SLURM-SEMANTICS.md §10.2: all 35 `sshare -a -l -p` lines, every field
+// down in docs/slurm-semantics.md §11.2: all 35 `sshare -a -l -p` lines, every field
 // at %f precision, in sshare's row order. The expected lines carry no
 // indentation (the test suite greps them), so the Account field is compared
 // after trimming leading spaces; TestSshareIndentation checks the spaces.
@@ -64,7 +64,7 @@ func TestFairTreeTest24_4(t *testing.T) {
 		}
 	}
 
-	// The ranking walk of §10.2 ("for reference"), as integer ranks.
+	// The ranking walk of §11.2 ("for reference"), as integer ranks.
 	wantRank := map[string]int32{
 		"root|u1": 21, "aE|aE1": 21, "aE|aE2": 21, "aF|uF1": 21, "aF|uF2": 21,
 		"aBB|uBB1": 16, "aBA|uBA1": 15, "root|u2": 14, "aAA|uAA1": 13,
@@ -77,7 +77,7 @@ func TestFairTreeTest24_4(t *testing.T) {
 			t.Errorf("Rank(%s) = %d, want %d", k, g, w)
 		}
 	}
-	// §4.3: uD2 and uD3 are both 22/17 mathematically but computed from
+	// §7.2: uD2 and uD3 are both 22/17 mathematically but computed from
 	// different operands and must not tie; uD3 and uDA3 share operands.
 	if r.LevelFS[b.pos["aD|uD2"]] >= r.LevelFS[b.pos["aD|uD3"]] {
 		t.Errorf("LevelFS(uD2) = %v, want < LevelFS(uD3) = %v", r.LevelFS[b.pos["aD|uD2"]], r.LevelFS[b.pos["aD|uD3"]])
@@ -87,15 +87,16 @@ func TestFairTreeTest24_4(t *testing.T) {
 	}
 }
 
-// TestClassicTest24_1 is Slurm's classic test (test24.1, SLURM-SEMANTICS.md
-// §10.1): the full output table (current code: FairShare on user rows only),
-// the official expected substrings, and the historic account FairShare values.
+// TestClassicTest24_1 is Slurm's classic test (test24.1,
+// docs/slurm-semantics.md §11.1): the full output table (current code:
+// FairShare on user rows only), the official expected substrings, and the
+// historic account FairShare values.
 func TestClassicTest24_1(t *testing.T) {
 	b := buildSpec(t, test24_1)
 	var r Result
 	Classic(b.tree, b.usage, 1, &r)
 
-	// Full output table of §10.1; columns Account..FairShare, then the
+	// test24.1's full output table (§11.1); columns Account..FairShare, then the
 	// blank GrpTRESMins and cpu=0 TRESRunMins of the -l layout.
 	table := []string{
 		"root|||1.000000|100||1.000000|",

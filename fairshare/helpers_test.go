@@ -8,7 +8,7 @@ import (
 )
 
 // spec is one association of a hand-written test tree, in the shape of the
-// tables of SLURM-SEMANTICS.md §10: name, kind ("root", "account", "user"),
+// tables of Slurm's test24.x trees (docs/slurm-semantics.md §11): name, kind ("root", "account", "user"),
 // parent account name, shares ("parent" for FairShare=parent) and, for users,
 // raw usage. Accounts' usage is the sum of their users' (Accumulate).
 type spec struct {
@@ -106,7 +106,7 @@ func sshareLines(tb testing.TB, b built, r *Result, opt SshareOptions) []string 
 // f6 formats like C's %f, for expected values worked out by hand.
 func f6(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
 
-// test24_4 is the Fair Tree tree of SLURM-SEMANTICS.md §10.2, row for row.
+// test24_4 is the Fair Tree tree of docs/slurm-semantics.md §11.2, row for row.
 var test24_4 = []spec{
 	{name: "root", kind: "root", shares: "0"},
 	{name: "aA", kind: "account", parent: "root", shares: "40"},
@@ -145,7 +145,7 @@ var test24_4 = []spec{
 	{name: "u2", kind: "user", parent: "root", shares: "10", usage: 10},
 }
 
-// test24_1 is the classic tree of SLURM-SEMANTICS.md §10.1 (root shares 1).
+// test24_1 is the classic tree of docs/slurm-semantics.md §11.1 (root shares 1).
 var test24_1 = []spec{
 	{name: "root", kind: "root", shares: "1"},
 	{name: "AccountA", kind: "account", parent: "root", shares: "40"},

@@ -6,11 +6,11 @@ import "math"
 type Algorithm uint8
 
 const (
-	// FairTreeAlgo is Slurm's default Fair Tree (§4).
+	// FairTreeAlgo is Slurm's default Fair Tree (§7).
 	FairTreeAlgo Algorithm = iota + 1
-	// ClassicAlgo is PriorityFlags=NO_FAIR_TREE (§3).
+	// ClassicAlgo is PriorityFlags=NO_FAIR_TREE (§5).
 	ClassicAlgo
-	// DepthObliviousAlgo is PriorityFlags=DEPTH_OBLIVIOUS (§5).
+	// DepthObliviousAlgo is PriorityFlags=DEPTH_OBLIVIOUS (§6).
 	DepthObliviousAlgo
 )
 
@@ -34,7 +34,7 @@ func (a Algorithm) String() string {
 type Result struct {
 	// Algorithm is the algorithm that filled the Result.
 	Algorithm Algorithm
-	// NormShares is S: classic §3.2 (root 1), Fair Tree §4.1 (root
+	// NormShares is S: classic §4.2 (root 1), Fair Tree §4.2 (root
 	// shares/NO_VAL, printed 0.000000).
 	NormShares []float64
 	// RawUsage is the usage the Result was computed from (U_raw). A
@@ -43,10 +43,10 @@ type Result struct {
 	// priority_p_job_end adds at once) while the other fields stay those
 	// of the tick, as slurmctld's are.
 	RawUsage []float64
-	// NormUsage is UN = U_raw/U_raw(root) capped at 1 (§1.7); NaN for root.
+	// NormUsage is UN = U_raw/U_raw(root) capped at 1 (§4.3); NaN for root.
 	NormUsage []float64
-	// EffectvUsage is UE: classic §3.3, depth-oblivious §5, Fair Tree
-	// U_raw/U_raw(fs parent) (§4.2); root 1.
+	// EffectvUsage is UE: classic §5, depth-oblivious §6, Fair Tree
+	// U_raw/U_raw(fs parent) (§7.1); root 1.
 	EffectvUsage []float64
 	// FairShare is F. Fair Tree: rank/N for users, NaN for accounts and
 	// root. Classic and depth-oblivious: 2^(-(UE/S)/damp) for every
@@ -54,7 +54,7 @@ type Result struct {
 	// rows (SshareOptions.AccountFairShare prints the account values the
 	// way older releases did).
 	FairShare []float64
-	// LevelFS is Fair Tree's LF = S/U (§4.3), +Inf for no usage; NaN for
+	// LevelFS is Fair Tree's LF = S/U (§7.2), +Inf for no usage; NaN for
 	// root and FairShare=parent rows, and for every row under the other
 	// algorithms.
 	LevelFS []float64
@@ -100,7 +100,7 @@ func grow(s []float64, n int) []float64 {
 	return s[:n]
 }
 
-// normUsage fills RawUsage and NormUsage (§1.7, PM set_assoc_usage_norm).
+// normUsage fills RawUsage and NormUsage (§4.3, PM set_assoc_usage_norm).
 func (r *Result) normUsage(usage []float64) {
 	copy(r.RawUsage, usage)
 	total := usage[0]

@@ -54,7 +54,7 @@ type SshareOptions struct {
 	// TRES are the cluster's TRES names in the order sshare lists them
 	// (schemas.ClusterTRES). A TRESRunMins cell without a value prints
 	// name=0 for each. Empty prints "cpu=0", what Slurm's own sshare tests
-	// print (test24.x set up only the cpu TRES; the SLURM-SEMANTICS.md §10
+	// print (test24.x set up only the cpu TRES; the docs/slurm-semantics.md §11
 	// vectors).
 	TRES []string
 	// TRESRunMins is an optional per-position TRESRunMins cell, as the
@@ -144,7 +144,7 @@ func columnOf(c int) sshareColumn {
 
 // WriteSshare writes r in the layout of `sshare [-a] [-l] [-m] [-n]` with -P,
 // -p or neither (FixedWidth), one line per selected association in tree
-// position order (sshare's row order, §7): Account indented by one space per
+// position order (sshare's row order, §8): Account indented by one space per
 // printed ancestor (with every account printed: one per depth below root),
 // User, RawShares ("parent" for FairShare=parent, blank for root),
 // NormShares, RawUsage (uint64 truncation of the raw usage), NormUsage,

@@ -9,7 +9,7 @@ import (
 )
 
 // TestSshareIndentation: one space per depth below root, user rows one more
-// than their account (§7; realdata sshare_a_classic_partition-dup-assocs shows
+// than their account (§8; realdata sshare_a_classic_partition-dup-assocs shows
 // " root|root" for the root user).
 func TestSshareIndentation(t *testing.T) {
 	b := buildSpec(t, test24_4)
@@ -132,7 +132,7 @@ func TestSshareLayouts(t *testing.T) {
 				"  A       1.000000 \n",
 		},
 		{
-			// Fair Tree long header (§7).
+			// Fair Tree long header (§8).
 			name: "fair tree -l header",
 			r:    &ft,
 			opt:  SshareOptions{Long: true},
@@ -232,7 +232,7 @@ func (w *maxWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// TestSshareRawUsage: RawUsage is C's (uint64) truncation (§1.1, §7).
+// TestSshareRawUsage: RawUsage is C's (uint64) truncation (§2.1, §8).
 func TestSshareRawUsage(t *testing.T) {
 	tests := []struct {
 		in   float64
@@ -261,7 +261,7 @@ func TestAppendF(t *testing.T) {
 		{0.1234565, "0.123456"}, // 0.12345649999… in binary: below
 		{0.1234575, "0.123457"}, // 0.12345749999…: truncates to …57
 		{2.0 / 3, "0.666667"},   // 0.6666666…
-		{22.0 / 17, "1.294118"}, // §10.2 uD2/uD3
+		{22.0 / 17, "1.294118"}, // §11.2 uD2/uD3
 		{blank, ""},             // blank cell
 		{1 / zeroF(), "inf"},    // +Inf
 		{4294967294, "4294967294.000000"},
@@ -295,11 +295,11 @@ func TestSshareErrors(t *testing.T) {
 }
 
 // TestSshareFixedWidthClassic is `sshare -a` without -p/-P on the classic
-// tree of SLURM-SEMANTICS.md §10.1. Field widths from the fields[] table of
+// tree of docs/slurm-semantics.md §11.1. Field widths from the fields[] table of
 // src/sshare/process.c: Account -20 (left-justified), User 10, RawShares
 // 10, NormShares 11, RawUsage 11, EffectvUsage 13, FairShare 10 (all
 // right-justified); every field, the last included, is followed by one
-// space (print_fields.c). The values are the §10.1 table's: root RawShares
+// space (print_fields.c). The values are test24.1's table's: root RawShares
 // blank (10 spaces), NormShares 1.000000, RawUsage 100 (= 45 + 25 + 30),
 // EffectvUsage 1.000000; account FairShare blank (sshare ≥ 25.11); user
 // FairShare 0.408479, 0.022097, 0.125000, 0.500000, 0.749154, 0.000000.
@@ -343,7 +343,7 @@ func TestSshareFixedWidthClassic(t *testing.T) {
 }
 
 // TestSshareFixedWidthFairTreeLong is `sshare -a -l` on the Fair Tree tree of
-// §10.2: the header and five rows worked out from the §10.2 table. Widths
+// §11.2: the header and five rows worked out from test24.4's table. Widths
 // as in TestSshareFixedWidthClassic plus NormUsage 11, LevelFS 10,
 // GrpTRESMins 30 and TRESRunMins 30 ("cpu=0" right-justified).
 //   - root: RawShares blank, NormShares 0/NO_VAL = 0.000000, RawUsage 240,
@@ -351,7 +351,7 @@ func TestSshareFixedWidthClassic(t *testing.T) {
 //   - root|u1: 10, 0.048077 (10/208), 0, 0.000000, 0.000000, F 21/21 =
 //     1.000000, LevelFS inf (no usage).
 //   - aD|uD1: "parent" right-justified, 0.240385, 20, 0.083333 (20/240),
-//     0.181818 (20/110), F 10/21 = 0.476190, LevelFS blank (§7).
+//     0.181818 (20/110), F 10/21 = 0.476190, LevelFS blank (§8).
 //   - aDA: "parent", 0.240385, 45, 0.187500, 0.409091 (45/110), blanks.
 //   - aGA|uGA2: 20, 0.500000, 6, 0.025000, 0.600000 (6/10), F 2/21 =
 //     0.095238, LevelFS 0.5/0.6 = 0.833333.
@@ -497,7 +497,7 @@ func TestAppendFixedE(t *testing.T) {
 // list keeps all account rows and the listed users' rows; an account list
 // keeps the rows whose account matches (not sub-accounts); both compare
 // case-insensitively; the indentation counts printed ancestors only
-// (slurmdb_tree_name_get). Values from the §10.2 table.
+// (slurmdb_tree_name_get). Values from test24.4's table.
 func TestSshareRowSelection(t *testing.T) {
 	b := buildSpec(t, test24_4)
 	var r Result
@@ -571,8 +571,8 @@ func TestSshareRowSelection(t *testing.T) {
 }
 
 // TestSshareTRESRunMins: with the cluster's TRES list, TRESRunMins lists
-// every TRES at 0 in the order given (SLURM-SEMANTICS.md §7: "all TRES
-// listed (cpu=0,mem=0,...)"); test24.1's root line otherwise as in §10.1.
+// every TRES at 0 in the order given (docs/slurm-semantics.md §8: "all TRES
+// listed (cpu=0,mem=0,...)"); test24.1's root line otherwise as in §11.1.
 func TestSshareTRESRunMins(t *testing.T) {
 	b := buildSpec(t, test24_1)
 	var r Result

@@ -8,7 +8,7 @@ import (
 
 // NoVal is Slurm's NO_VAL sentinel (4294967294) as a float. Fair Tree gives a
 // FairShare=parent account this LevelFS for sorting, and Fair Tree's root
-// NormShares is shares/NoVal (SLURM-SEMANTICS.md §4.1, §4.3).
+// NormShares is shares/NoVal (docs/slurm-semantics.md §4.2, §7.2).
 const NoVal = 4294967294.0
 
 // Node is one association as read from `sacctmgr show assoc`: the input of
@@ -51,7 +51,7 @@ type Tree struct {
 	// Parent is the direct parent position (-1 for root); usage flows up
 	// this chain.
 	Parent []int32
-	// FSParent is the fair-share parent position (§3.1): the first ancestor
+	// FSParent is the fair-share parent position (§4.1): the first ancestor
 	// that is not FairShare=parent (-1 for root).
 	FSParent []int32
 	// Depth is 0 for root, 1 for its children, and so on (direct chain);
@@ -64,16 +64,16 @@ type Tree struct {
 	SharesParent []bool
 	// LevelShares is Slurm's level_shares: the sum of Shares over the
 	// association's fair-share siblings (itself included) that are not
-	// FairShare=parent. Root has none (0; see §3.1).
+	// FairShare=parent. Root has none (0; see §4.1).
 	LevelShares []int64
 	// FSChildren lists, for each position p, its fair-share children in
 	// position order as FSChildren[FSChildStart[p]:FSChildStart[p+1]].
 	FSChildren   []int32
 	FSChildStart []int32
-	// Users is the number of user associations (Fair Tree's N, §4.4).
+	// Users is the number of user associations (Fair Tree's N, §7.3).
 	Users int
 
-	// classicShares is S of §3.2 (root 1); treeShares is S of §4.1.
+	// classicShares is S of §4.2 (root 1); treeShares is S of §4.2.
 	classicShares []float64
 	treeShares    []float64
 }
@@ -85,7 +85,7 @@ func (t *Tree) Len() int { return len(t.Parent) }
 // there is exactly one root, that every parent index exists and is an account,
 // that there are no cycles, no negative shares and no duplicate associations,
 // and reports every problem found at once (errors.Join). It computes the
-// position order, depth, fs parent (§3.1), fs children, level_shares, the
+// position order, depth, fs parent (§4.1), fs children, level_shares, the
 // normalized shares of both share models and the user count.
 func NewTree(nodes []Node) (*Tree, error) {
 	n := len(nodes)
@@ -284,7 +284,7 @@ func NewTree(nodes []Node) (*Tree, error) {
 		fill[f]++
 	}
 
-	// level_shares (§3.1): per fs parent, the sum over non-parent children.
+	// level_shares (§4.1): per fs parent, the sum over non-parent children.
 	for p := 0; p < n; p++ {
 		var sum int64
 		kids := t.FSChildren[t.FSChildStart[p]:t.FSChildStart[p+1]]
@@ -305,7 +305,7 @@ func NewTree(nodes []Node) (*Tree, error) {
 // computeShares fills the static normalized shares of both models.
 func (t *Tree) computeShares() {
 	n := t.Len()
-	// Classic (§3.2, AM _normalize_assoc_shares_traditional): multiply the
+	// Classic (§4.2, AM _normalize_assoc_shares_traditional): multiply the
 	// factors shares/level_shares walking up the direct chain from the
 	// association itself, skipping FairShare=parent links, in that order.
 	t.classicShares[0] = 1
@@ -327,7 +327,7 @@ func (t *Tree) computeShares() {
 		}
 		t.classicShares[p] = s
 	}
-	// Fair Tree (§4.1): shares within the sibling level only; a
+	// Fair Tree (§4.2): shares within the sibling level only; a
 	// FairShare=parent association uses its fs parent's; root divides by
 	// NO_VAL.
 	t.treeShares[0] = float64(t.Shares[0]) / NoVal

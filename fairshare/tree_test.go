@@ -47,7 +47,7 @@ func TestNewTreeErrors(t *testing.T) {
 }
 
 // TestNewTreeStructure checks order, depth, fs parents and level_shares on
-// the test24.4 tree (§3.1, §7).
+// the test24.4 tree (§4.1, §8).
 func TestNewTreeStructure(t *testing.T) {
 	b := buildSpec(t, test24_4)
 	tr := b.tree
@@ -151,7 +151,7 @@ func TestLineageByteOrder(t *testing.T) {
 
 func TestAccumulate(t *testing.T) {
 	b := buildSpec(t, test24_4)
-	// §10.2 RawUsage column: root 240, aA 45, aD 110 (aDA 45 + uD1..3 65),
+	// §11.2 RawUsage column: root 240, aA 45, aD 110 (aDA 45 + uD1..3 65),
 	// aDA 45, aG 20, aGA 10, aE 0.
 	want := map[string]float64{"root": 240, "aA": 45, "aAA": 20, "aAB": 25, "aB": 25,
 		"aC": 30, "aD": 110, "aDA": 45, "aE": 0, "aF": 0, "aG": 20, "aGA": 10, "root|u2": 10}

@@ -235,7 +235,7 @@ type Projection struct {
 	// association, else the position of its nearest universe ancestor
 	// that the tree has — the root at worst. This is Slurm's rule that
 	// the usage of a deleted association stays with its account
-	// (SLURM-SEMANTICS.md §9, §11.9).
+	// (docs/slurm-semantics.md §4.4).
 	Credit []int32
 	// Index[p] is the universe index of tree position p, or -1 when the
 	// universe does not know the association (it then receives only the

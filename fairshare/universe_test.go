@@ -338,7 +338,7 @@ func TestNewUniverseErrors(t *testing.T) {
 	}
 }
 
-// TestFairTreeUserDeleted runs Fair Tree on the §10.2 (test24.4) tree after
+// TestFairTreeUserDeleted runs Fair Tree on the §11.2 (test24.4) tree after
 // uGA2 (usage 6) is deleted from account aGA.
 //
 // By hand: uGA2's 6 stay with aGA, so every account's raw usage is unchanged
@@ -347,7 +347,7 @@ func TestNewUniverseErrors(t *testing.T) {
 // 0.461538. uGA1 is now alone in aGA: S = 20/20 = 1, U = 4/10 = 0.4, LevelFS
 // 2.5 (was 1.25). N drops from 21 to 20.
 //
-// Ranking walk with rank = rnt = 20 (the order of §10.2's walk, in which no
+// Ranking walk with rank = rnt = 20 (the order of §11.2's walk, in which no
 // sibling order changes): u1 20; aE1, aE2, uF1, uF2 tied 20 (rnt 15);
 // uBB1 15, uBA1 14, u2 13, uAA1 12, uAB2 11, uAB1 10; uD1 9, uDA1 9 (tie),
 // uDA2 7, uD3 6, uDA3 6 (tie), uD2 4; uG1 3 (rnt 2); aGA ties with uG1
@@ -371,7 +371,7 @@ func TestFairTreeUserDeleted(t *testing.T) {
 		t.Errorf("Users = %d, %d, want 21, 20", full.Users, cut.Users)
 	}
 
-	// The older tree reproduces §10.2: F = rank/21.
+	// The older tree reproduces §11.2: F = rank/21.
 	var r Result
 	run := func(tr *Tree) map[string]int {
 		pr := u.Project(tr)

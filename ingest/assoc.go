@@ -35,7 +35,7 @@ type Association struct {
 	// Shares are the raw shares (Slurm's shares_raw); meaningless when
 	// SharesParent is set (it then holds Slurm's 0x7FFFFFFF sentinel).
 	Shares int64
-	// SharesParent marks FairShare=parent (SLURM-SEMANTICS §3.1).
+	// SharesParent marks FairShare=parent (docs/slurm-semantics.md §4.1).
 	SharesParent bool
 	// Lineage is Slurm's lineage string, as given in the input or else
 	// computed the way Slurm does: "/" for root, "/a/b/" for accounts,

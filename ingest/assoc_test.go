@@ -87,9 +87,9 @@ func assocSameStrings(t *testing.T, what string, got, want []string) {
 	}
 }
 
-// TestParseAssocTest24_4 reads the §10.2 tree written as a full sacctmgr
-// dump (with Lineage and the ignored ParentID/ID columns) in the §10.2 table
-// order, and expects the row order of the §10.2 sshare listing (which is
+// TestParseAssocTest24_4 reads the §11.2 tree written as a full sacctmgr
+// dump (with Lineage and the ignored ParentID/ID columns) in test24.4's table
+// order, and expects the row order of the §11.2 sshare listing (which is
 // sorted by lineage).
 func TestParseAssocTest24_4(t *testing.T) {
 	as, st, err := ReadAssoc(filepath.Join(assocTestdata, "test24_4.psv"))
@@ -100,7 +100,7 @@ func TestParseAssocTest24_4(t *testing.T) {
 	if len(st.Warnings) != 0 {
 		t.Errorf("warnings = %q, want none", st.Warnings)
 	}
-	// SLURM-SEMANTICS §10.2 expected sshare lines, Account|User columns.
+	// docs/slurm-semantics.md §11.2 expected sshare lines, Account|User columns.
 	want := []string{
 		"root|", "root|u1", "root|u2",
 		"aA|", "aAA|", "aAA|uAA1", "aAB|", "aAB|uAB1", "aAB|uAB2",
@@ -113,7 +113,7 @@ func TestParseAssocTest24_4(t *testing.T) {
 	}
 	assocSameStrings(t, "rows", assocPairs(as.Rows), want)
 
-	// Shares from the §10.2 table; lineages in Slurm's form (§9).
+	// Shares from test24.4's table; lineages in Slurm's form (§4.4).
 	tests := []struct {
 		account, user string
 		parent        string
@@ -153,7 +153,7 @@ func TestParseAssocTest24_4(t *testing.T) {
 	}
 }
 
-// TestParseAssocTest24_1 reads the §10.1 tree from a `sacctmgr -p` dump with
+// TestParseAssocTest24_1 reads the §11.1 tree from a `sacctmgr -p` dump with
 // old-style titles (Par Name, Fairshare), a trailing '|', an extra column and
 // no Cluster or Lineage column.
 func TestParseAssocTest24_1(t *testing.T) {
@@ -162,7 +162,7 @@ func TestParseAssocTest24_1(t *testing.T) {
 		t.Fatalf("ReadAssoc: %v", err)
 	}
 	assocCheckStats(t, st, 14, 14, 0)
-	// Order of the §10.1 "full output" table.
+	// Order of test24.1's "full output" table.
 	want := []string{
 		"root|", "AccountA|", "AccountB|", "AccountB|User1", "AccountC|", "AccountC|User2", "AccountC|User3",
 		"AccountD|", "AccountE|", "AccountE|User4", "AccountF|", "AccountF|User5", "AccountG|", "AccountG|User6",
@@ -190,7 +190,7 @@ func TestParseAssocTest24_1(t *testing.T) {
 		"AccountE|":      "/AccountD/AccountE/",
 		"AccountC|":      "/AccountA/AccountC/",
 	}
-	// Shares from the §10.1 table.
+	// Shares from test24.1's table.
 	shares := map[string]int64{
 		"root|": 1, "AccountA|": 40, "AccountB|": 30, "AccountB|User1": 1, "AccountC|": 10, "AccountC|User2": 1,
 		"AccountC|User3": 1, "AccountD|": 60, "AccountE|": 25, "AccountE|User4": 1, "AccountF|": 35,

@@ -92,7 +92,7 @@ func TestParseAssocScriptUBCCR(t *testing.T) {
 	}
 }
 
-// TestParseAssocScriptTest24_1: the script form of §10.1 builds the same tree
+// TestParseAssocScriptTest24_1: the script form of §11.1 builds the same tree
 // as the dump form (cluster aside).
 func TestParseAssocScriptTest24_1(t *testing.T) {
 	fromScript, st, err := ReadAssocScript(filepath.Join(assocTestdata, "test24_1.sacctmgr"))

@@ -35,7 +35,7 @@ func nodesTree(t *testing.T, file, cluster string) *fairshare.Tree {
 }
 
 // nodesUsage lays out user usage given as "account|user" by tree position
-// and accumulates it (accounts = sum of their users, §10).
+// and accumulates it (accounts = sum of their users, §11).
 func nodesUsage(t *testing.T, tree *fairshare.Tree, byUser map[string]float64) []float64 {
 	t.Helper()
 	own := make([]float64, tree.Len())
@@ -64,11 +64,11 @@ func fairShareOf(tree *fairshare.Tree, r *fairshare.Result) map[string]string {
 	return out
 }
 
-// TestNodesTest24_4: the §10.2 dump gives the §10.2 tree, and Fair Tree on
-// the §10.2 usage gives the FairShare column of SLURM-SEMANTICS.md §10.2.
+// TestNodesTest24_4: the §11.2 dump gives the §11.2 tree, and Fair Tree on
+// the §11.2 usage gives the FairShare column of docs/slurm-semantics.md §11.2.
 func TestNodesTest24_4(t *testing.T) {
 	tree := nodesTree(t, "test24_4.psv", "test24_4")
-	// §10.2: 35 associations, 21 of them users.
+	// §11.2: 35 associations, 21 of them users.
 	if tree.Len() != 35 || tree.Users != 21 {
 		t.Fatalf("tree has %d associations and %d users, want 35 and 21", tree.Len(), tree.Users)
 	}
@@ -109,11 +109,11 @@ func TestNodesTest24_4(t *testing.T) {
 		"aG|uG1": 10, "aGA|uGA1": 4, "aGA|uGA2": 6, "root|u2": 10,
 	})
 	if usage[0] != 240 {
-		t.Errorf("RawUsage(root) = %v, want 240 (§10.2)", usage[0])
+		t.Errorf("RawUsage(root) = %v, want 240 (§11.2)", usage[0])
 	}
 	var r fairshare.Result
 	fairshare.FairTree(tree, usage, &r)
-	want := map[string]string{ // §10.2, FairShare column
+	want := map[string]string{ // §11.2, FairShare column
 		"root|u1": "1.000000", "root|u2": "0.666667", "aAA|uAA1": "0.619048",
 		"aAB|uAB1": "0.523810", "aAB|uAB2": "0.571429", "aBA|uBA1": "0.714286",
 		"aBB|uBB1": "0.761905", "aC|uC1": "0.047619", "aD|uD1": "0.476190",
@@ -130,8 +130,8 @@ func TestNodesTest24_4(t *testing.T) {
 	}
 }
 
-// TestNodesTest24_1: the §10.1 dump (no Cluster column: cluster "") gives
-// the §10.1 classic FairShare values with FairShareDampeningFactor=1.
+// TestNodesTest24_1: the §11.1 dump (no Cluster column: cluster "") gives
+// the §11.1 classic FairShare values with FairShareDampeningFactor=1.
 func TestNodesTest24_1(t *testing.T) {
 	tree := nodesTree(t, "test24_1.psv", "")
 	if tree.Len() != 14 || tree.Users != 6 {
@@ -142,7 +142,7 @@ func TestNodesTest24_1(t *testing.T) {
 	})
 	var r fairshare.Result
 	fairshare.Classic(tree, usage, 1, &r)
-	want := map[string]string{ // §10.1, Slurm test suite test24.1
+	want := map[string]string{ // §11.1, Slurm test suite test24.1
 		"AccountB|User1": "0.408479", "AccountC|User2": "0.022097", "AccountC|User3": "0.125000",
 		"AccountE|User4": "0.500000", "AccountF|User5": "0.749154", "AccountG|User6": "0.000000",
 	}

@@ -15,7 +15,7 @@ type QOS struct {
 	// Name is the QOS name as printed.
 	Name string
 	// UsageFactor multiplies the usage a job of this QOS is charged
-	// (SLURM-SEMANTICS.md §1.1); an empty column reads as 1.
+	// (docs/slurm-semantics.md §2.1); an empty column reads as 1.
 	UsageFactor float64
 	// Flags are the QOS flags as printed (e.g. "NoDecay", "DenyOnLimit").
 	Flags []string

@@ -50,7 +50,7 @@ func TestQOSUsageFactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// §1.1: q is the job QOS's UsageFactor; no QOS (or one sacctmgr does not
+	// §2.1: q is the job QOS's UsageFactor; no QOS (or one sacctmgr does not
 	// know) means 1.
 	tests := []struct {
 		name string

@@ -989,7 +989,7 @@ func (p *sacctParser) addTRES(v []byte) (int32, *ParseError) {
 		switch string(name) {
 		case "energy":
 			m.names = m.names[:start]
-			continue // energy is never weighted (§2.3) and sacct never prints it for allocations
+			continue // energy is never weighted (§3.3) and sacct never prints it for allocations
 		case "billing":
 			it.billing, it.billingOK = val, true
 		case "gres/gpu":

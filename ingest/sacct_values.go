@@ -36,7 +36,7 @@ var (
 	errNeedJobIDRaw = errors.New("an array task's own job id is only in JobIDRaw: dump with sacct -o JobIDRaw,...")
 )
 
-// parseJobID classifies and parses a JobID as sacct prints it (§8).
+// parseJobID classifies and parses a JobID as sacct prints it (§10).
 func parseJobID(b []byte) (jobID, error) {
 	var j jobID
 	if len(b) == 0 {
@@ -441,7 +441,7 @@ func clockDigits(b []byte) (h, m, s int, ok bool) {
 }
 
 // isMemTRES reports whether a TRES counts memory in MiB and therefore takes
-// unit suffixes relative to MiB (§8: mem, bb/*, gres/gpumem).
+// unit suffixes relative to MiB (§10: mem, bb/*, gres/gpumem).
 func isMemTRES(name []byte) bool {
 	s := string(name) // no allocation: used in comparisons only
 	return s == "mem" || s == "gres/gpumem" || len(s) > 3 && s[:3] == "bb/"

@@ -60,7 +60,7 @@ func TestParseTime(t *testing.T) {
 		kind timeKind
 		err  string
 	}{
-		// §10.5: 1704164645 -> 2024-01-02T03:04:05 (TZ=UTC).
+		// §11.5: 1704164645 -> 2024-01-02T03:04:05 (TZ=UTC).
 		{"2024-01-02T03:04:05", time.UTC, 1704164645, timeSet, ""},
 		{"1704164645", time.UTC, 1704164645, timeSet, ""},
 		{"Unknown", time.UTC, 0, timeUnknown, ""},
@@ -91,7 +91,7 @@ func TestParseTime(t *testing.T) {
 }
 
 func TestParseElapsed(t *testing.T) {
-	// Vectors from SLURM-SEMANTICS.md §10.5 (secs2time_str), read backwards.
+	// Vectors from docs/slurm-semantics.md §11.5 (secs2time_str), read backwards.
 	tests := []struct {
 		in   string
 		want int64
@@ -128,7 +128,7 @@ func TestParseElapsed(t *testing.T) {
 }
 
 func TestParseTRESValue(t *testing.T) {
-	// Memory renderings from SLURM-SEMANTICS.md §10.5 (convert_num_unit,
+	// Memory renderings from docs/slurm-semantics.md §11.5 (convert_num_unit,
 	// from MiB), read backwards to MiB.
 	tests := []struct {
 		name, in string

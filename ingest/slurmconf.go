@@ -95,7 +95,7 @@ type Partition struct {
 	Line int
 }
 
-// Default values, from Slurm's read_config.c and SLURM-SEMANTICS.md §1, §6.
+// Default values, from Slurm's read_config.c and docs/slurm-semantics.md §2.
 const (
 	confDefaultHalfLifeSec   = 7 * 86400
 	confDefaultCalcPeriodSec = 5 * 60
@@ -125,7 +125,7 @@ var confRecordKeys = map[string]bool{
 	"nodeset":       true,
 }
 
-// confResetPeriods are the accepted PriorityUsageResetPeriod values (§1.8).
+// confResetPeriods are the accepted PriorityUsageResetPeriod values (§2.7).
 var confResetPeriods = map[string]bool{
 	"NONE": true, "NOW": true, "DAILY": true, "WEEKLY": true,
 	"MONTHLY": true, "QUARTERLY": true, "YEARLY": true,
@@ -335,7 +335,7 @@ func (c *Config) Partition(name string) (Partition, bool) {
 
 // LimitsEnforced reports whether AccountingStorageEnforce includes limits
 // (directly, as its numeric alias "2", or through safe or all), which
-// decides whether usage is charged at job end (SLURM-SEMANTICS.md §1.5).
+// decides whether usage is charged at job end (docs/slurm-semantics.md §2.5).
 func (c *Config) LimitsEnforced() bool {
 	for _, it := range c.AccountingStorageEnforce {
 		switch it {
@@ -347,7 +347,7 @@ func (c *Config) LimitsEnforced() bool {
 }
 
 // Algorithm names the fair-share algorithm PriorityFlags selects, matching
-// by case-insensitive substring as slurmctld does (§3): "depth_oblivious"
+// by case-insensitive substring as slurmctld does (§5): "depth_oblivious"
 // if a flag contains DEPTH_OBLIVIOUS, else "classic" if one contains
 // NO_FAIR_TREE, else "fair_tree".
 func (c *Config) Algorithm() string {
@@ -699,7 +699,7 @@ func (p *confParser) apply() {
 		}
 		c.Set[k] = true
 	}
-	// §1.9: slurmctld refuses a zero half-life unless a reset period is
+	// §2.2: slurmctld refuses a zero half-life unless a reset period is
 	// given (an explicit NONE passes).
 	if hl, ok := p.values["prioritydecayhalflife"]; ok && c.Set["prioritydecayhalflife"] &&
 		c.DecayHalfLifeSec == 0 {
@@ -804,7 +804,7 @@ func (p *confParser) applyOne(k string, v confValue) error {
 	return err
 }
 
-// confTimeSecs reads a slurm.conf time string (minutes, §1.2) as seconds.
+// confTimeSecs reads a slurm.conf time string (minutes, §2.2) as seconds.
 func confTimeSecs(s string) (int64, error) {
 	m, err := TimeStrToMins(s)
 	if errors.Is(err, ErrUnlimited) {

@@ -58,8 +58,8 @@ func confParseErrors(t testing.TB, err error) []*ParseError {
 }
 
 func TestParseSlurmConfDefaults(t *testing.T) {
-	// Defaults from SLURM-SEMANTICS.md §1.2 (half-life 7-0), §1.8 (NONE),
-	// §1.10 (damping 1), §6 (weights 0, PriorityMaxAge 7-0) and the
+	// Defaults from docs/slurm-semantics.md §2.2 (half-life 7-0), §2.7 (NONE),
+	// §5 (damping 1), Slurm's read_config.c (weights 0, PriorityMaxAge 7-0) and the
 	// PriorityCalcPeriod default of 5 minutes (seed 004).
 	c, err := confParse(t, "", nil)
 	if err != nil {
@@ -143,7 +143,7 @@ func TestParseSlurmConfSyntax(t *testing.T) {
 		{"time strings", "PriorityCalcPeriod=0:30\nPriorityMaxAge=1:30:00\nPriorityDecayHalfLife=90:30", func(t *testing.T, c *Config) {
 			confWant(t, "CalcPeriodSec", c.CalcPeriodSec, int64(60))           // 30 s rounds up to 1 min
 			confWant(t, "PriorityMaxAgeSec", c.PriorityMaxAgeSec, int64(5400)) // 90 min
-			confWant(t, "DecayHalfLifeSec", c.DecayHalfLifeSec, int64(5460))   // 91 min (§1.2)
+			confWant(t, "DecayHalfLifeSec", c.DecayHalfLifeSec, int64(5460))   // 91 min (§2.2)
 		}},
 		{"booleans, damping and the rest", "PriorityFavorSmall=YES\nFairShareDampeningFactor=5\nPriorityType=priority/multifactor\nPriorityWeightAssoc=1\nPriorityWeightFairshare=4294967295\nPriorityWeightJobSize=2\nPriorityWeightPartition=60000", func(t *testing.T, c *Config) {
 			confWant(t, "PriorityFavorSmall", c.PriorityFavorSmall, true)
@@ -235,7 +235,7 @@ func TestParseSlurmConfErrors(t *testing.T) {
 		{"FairShareDampeningFactor=65536", []confErrWant{{1, "FairShareDampeningFactor", "65536", "out of range"}}},
 		{"PriorityFavorSmall=maybe", []confErrWant{{1, "PriorityFavorSmall", "maybe", "not a boolean"}}},
 		{"AccountingStorageEnforce=associations,limit", []confErrWant{{1, "AccountingStorageEnforce", "associations,limit", `unknown item "limit"`}}},
-		// §1.9: refused when PriorityUsageResetPeriod is absent.
+		// §2.2: refused when PriorityUsageResetPeriod is absent.
 		{"\nPriorityDecayHalfLife=0", []confErrWant{{2, "PriorityDecayHalfLife", "0", "needs PriorityUsageResetPeriod"}}},
 		{"PriorityDecayHalfLife=0:0", []confErrWant{{1, "PriorityDecayHalfLife", "0:0", "needs PriorityUsageResetPeriod"}}},
 		{"PriorityUsageResetPeriod=HOURLY", []confErrWant{{1, "PriorityUsageResetPeriod", "HOURLY", "unknown reset period"}}},
@@ -311,9 +311,9 @@ func TestConfigAlgorithmAndFlags(t *testing.T) {
 		{"no_fair_tree", "classic", []string{"NO_FAIR_TREE"}, []string{"FAIR_TREE"}},
 		{"DEPTH_OBLIVIOUS", "depth_oblivious", []string{"DEPTH_OBLIVIOUS", "NO_FAIR_TREE"}, []string{"FAIR_TREE"}},
 		{"NO_FAIR_TREE,DEPTH_OBLIVIOUS", "depth_oblivious", []string{"DEPTH_OBLIVIOUS"}, nil},
-		// §2.3: MAX_TRES_GRES wins over MAX_TRES.
+		// §3.3: MAX_TRES_GRES wins over MAX_TRES.
 		{"MAX_TRES_GRES", "fair_tree", []string{"MAX_TRES_GRES"}, []string{"MAX_TRES"}},
-		// §6: NO_NORMAL_ALL sets all four NO_NORMAL_* flags.
+		// read_config.c: NO_NORMAL_ALL sets all four NO_NORMAL_* flags.
 		{"NO_NORMAL_ALL", "fair_tree", []string{"NO_NORMAL_ASSOC", "NO_NORMAL_PART", "NO_NORMAL_QOS", "NO_NORMAL_TRES"}, nil},
 		{"NO_NORMAL_TRES", "fair_tree", []string{"NO_NORMAL_TRES"}, []string{"NO_NORMAL_QOS", "NO_NORMAL_ALL", ""}},
 	}
@@ -339,7 +339,7 @@ func TestConfigAlgorithmAndFlags(t *testing.T) {
 }
 
 func TestConfigLimitsEnforced(t *testing.T) {
-	// §1.5: limits, safe and all enforce limits; "2" is read_config.c's
+	// §2.5: limits, safe and all enforce limits; "2" is read_config.c's
 	// numeric alias for limits, "1" for associations.
 	tests := []struct {
 		enforce string
@@ -392,7 +392,7 @@ func TestConfigPartitionLookup(t *testing.T) {
 
 // TestSlurmConfRealFiles reads the third-party samples (described in
 // /work/shared/realdata/README.md; copied to testdata/slurmconf). Expected
-// values are read off the files by eye, converted by §1.2.
+// values are read off the files by eye, converted by §2.2.
 func TestSlurmConfRealFiles(t *testing.T) {
 	t.Run("schedmd example: upstream defaults", func(t *testing.T) {
 		c, err := ReadSlurmConf(filepath.Join(confDir, "slurm.conf_schedmd_example.conf"))

@@ -11,7 +11,7 @@ func TestTimeStrToMins(t *testing.T) {
 		in   string
 		want int64
 	}{
-		// SLURM-SEMANTICS.md §10.5, time_str2mins vectors.
+		// docs/slurm-semantics.md §11.5, time_str2mins vectors.
 		{"7-0", 10080},
 		{"14-0", 20160},
 		{"30", 30},
@@ -19,7 +19,7 @@ func TestTimeStrToMins(t *testing.T) {
 		{"2-12", 3600},
 		{"90:30", 91},
 		{"0", 0},
-		// Hand-computed from the forms in §1.2 (seconds round up).
+		// Hand-computed from the forms in §2.2 (seconds round up).
 		{"30-0", 30 * 1440},               // ubccr PriorityDecayHalfLife
 		{"5", 5},                          // PriorityCalcPeriod default
 		{"0:30", 1},                       // 30 s rounds up to 1 min

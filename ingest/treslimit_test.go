@@ -7,7 +7,7 @@ import (
 )
 
 // TestParseTRESLimit inverts what sacctmgr prints through convert_num_unit
-// (SLURM-SEMANTICS.md §10.5 "Memory unit rendering", MiB → printed):
+// (docs/slurm-semantics.md §11.5 "Memory unit rendering", MiB → printed):
 // 2560 → 2.50G, 1572864 → 1.50T, 20480 → 20G, 1000 → 1000M, 1536 → 1.50G,
 // 1048576 → 1T, 0 → 0. Count TRES print plain integers.
 func TestParseTRESLimit(t *testing.T) {

@@ -96,8 +96,8 @@ func sshareAt(t *testing.T, history, cluster string, at time.Time) string {
 	return b.String()
 }
 
-// TestSlurmTestTreesAsJobs replays SLURM-SEMANTICS.md §10.1 (test24.1,
-// classic) and §10.2 (test24.4, Fair Tree) as jobs: no decay, limits
+// TestSlurmTestTreesAsJobs replays docs/slurm-semantics.md §11.1 (test24.1,
+// classic) and §11.2 (test24.4, Fair Tree) as jobs: no decay, limits
 // enforced, one cpu=1 job per user whose seconds are the user's raw usage.
 // Every line of `sshare -a -l -p` must come out exactly (expected.txt holds
 // the spec's lines with sshare's indentation).

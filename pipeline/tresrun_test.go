@@ -73,7 +73,7 @@ func TestRunningAt(t *testing.T) {
 }
 
 // TestTRESRunCells runs tresRun.cells over one association (root → A →
-// A/u) and the docs §6 job (cpu=2, mem=1000, node=1, billing=2, limit
+// A/u) and the docs/slurm-versions.md §6 job (cpu=2, mem=1000, node=1, billing=2, limit
 // 10 min, q = 0.5, start 31, end 150) on ticks 0, 60, 120, 130 (explicit:
 // slurmctld restarted at 130), 190, 250, …, with a second job (cpu=1,
 // q = 0.5, limit 10 min, start 140, end 200 after the tick 190 in its
@@ -81,7 +81,7 @@ func TestRunningAt(t *testing.T) {
 //
 //	at 100 (job 1, tick 60: 600 − 2·14 = 572): cpu=9 (572/60),
 //	mem=4766 (286000/60)
-//	at 150 (job 1 ended, the §6 restart case: residue 1 / 500; job 2
+//	at 150 (job 1 ended, the restart case of docs/slurm-versions.md §6: residue 1 / 500; job 2
 //	running, started after the restart and no tick since its start:
 //	⌊600·0.5⌋ = 300): cpu 301 → 5, mem 500 → 8
 //	at 200 (job 2 ended after tick 190: ⌊(190 − 140)·0.5⌋ = 25, end

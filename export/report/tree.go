@@ -217,7 +217,7 @@ func (s *snapTree) path(lab int32) []int32 {
 //
 // Assumption: the lab runs nothing from the Last snapshot on, so its usage
 // (and its users' and sub-accounts') decays by d^t (decay.DecayOver, d =
-// 1 − 0.693/H for the half-life H, SLURM-SEMANTICS.md §1.2), while the
+// 1 − 0.693/H for the half-life H, docs/slurm-semantics.md §2.2), while the
 // decayed usage of every other association stays where it is, i.e. the
 // rest of the cluster keeps using it at the rate that balances its own
 // decay. (Letting everybody's usage decay with nobody running anything
@@ -235,7 +235,7 @@ func (s *snapTree) path(lab int32) []int32 {
 // so the answer is the first t at which every level of the path is at its
 // share: LevelFS ≥ 1 at each. For a level A with share S (its NormShares,
 // a fraction of its siblings' shares), raw usage U_A of which a is the
-// lab's, under a parent with raw usage U_P (SLURM-SEMANTICS.md §4.3):
+// lab's, under a parent with raw usage U_P (docs/slurm-semantics.md §7.2):
 //
 //	LevelFS_A(t) = S·(U_P − a + a·d^t) / (U_A − a + a·d^t)
 //	LevelFS_A(t) ≥ 1  ⇔  d^t ≤ f_A = (S·(U_P − a) − (U_A − a)) / (a·(1 − S))

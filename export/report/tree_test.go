@@ -46,7 +46,7 @@ func fsRows(algo string, specs []spec) []export.FairshareRow {
 }
 
 // effHalfLife7d is the effective half-life of H = 7 days, ln(0.5)/ln(d)
-// with d = 1 − 0.693/604800 (SLURM-SEMANTICS.md §10.4).
+// with d = 1 − 0.693/604800 (docs/slurm-semantics.md §11.4).
 const effHalfLife7d = 604928.101918
 
 // TestRecoveryByHand: at zero use the lab's usage is a·f with f = d^t,

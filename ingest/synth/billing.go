@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Weight is one parsed TRESBillingWeights item (SLURM-SEMANTICS.md §2.2):
+// Weight is one parsed TRESBillingWeights item (docs/slurm-semantics.md §3.2):
 // the TRES name in lower case ("cpu", "mem", "node", "gres/gpu:a100",
 // "license/lic1") and the weight per base unit of that TRES, i.e. per MiB for
 // mem (`Mem=0.25G` parses to 0.25/1024) and per count for everything else.
@@ -32,7 +32,7 @@ type Alloc struct {
 }
 
 // Billable returns the billable TRES B of an allocation under a partition's
-// weights, PriorityFlags without MAX_TRES (SLURM-SEMANTICS.md §2.3):
+// weights, PriorityFlags without MAX_TRES (docs/slurm-semantics.md §3.3):
 //
 //	B = Σ count_i × weight_i
 //
@@ -40,8 +40,8 @@ type Alloc struct {
 // cpu, mem (per MiB), node, then the Other entries in byte order of their
 // names ("gres/gpu" before "gres/gpu:a100"). Names are matched
 // case-insensitively and entries without a weight add nothing. With no
-// weights at all B is the CPU count (§2.1). This is the untruncated value
-// fair-share usage is charged with (§1.1); Billing gives the integer sacct
+// weights at all B is the CPU count (§3.1). This is the untruncated value
+// fair-share usage is charged with (§2.1); Billing gives the integer sacct
 // prints.
 func Billable(weights []Weight, a Alloc) float64 {
 	if len(weights) == 0 {
@@ -62,7 +62,7 @@ func Billable(weights []Weight, a Alloc) float64 {
 }
 
 // Billing returns the `billing=` value Slurm stores in AllocTRES and ReqTRES:
-// Billable truncated toward zero into an integer (SLURM-SEMANTICS.md §2.4;
+// Billable truncated toward zero into an integer (docs/slurm-semantics.md §3.4;
 // 16.25 → 16, 4.5 → 4, 0.9999 → 0).
 func Billing(weights []Weight, a Alloc) int64 {
 	return int64(Billable(weights, a))

@@ -86,7 +86,7 @@ func (c *Cluster) WriteSlurmConf(w io.Writer) error {
 
 // WriteAssoc writes the association tree as
 // `sacctmgr -P show assoc format=Cluster,Account,User,Partition,ParentName,Share,Lineage,GrpTRESMins`
-// prints it (SLURM-SEMANTICS.md §9): a header line, then one row per
+// prints it (docs/slurm-semantics.md §4.4): a header line, then one row per
 // association in lineage order. The root account and root user come first;
 // account rows name their parent; user rows leave ParentName empty and carry
 // the lineage /…/account/0-user/. Users of FairShare=parent labs show the

@@ -15,7 +15,7 @@
 //
 // The Slurm behaviour reproduced (billing= truncation, AllocTRES order and
 // memory units, JobID forms, Unknown/None times, `CANCELLED by <uid>`,
-// requeued runs, association lineage) follows SLURM-SEMANTICS.md §2, §8 and
-// §9; Billable is the reference billing computation other packages' tests
+// requeued runs, association lineage) follows docs/slurm-semantics.md §3, §10 and
+// §4.4; Billable is the reference billing computation other packages' tests
 // compare against.
 package synth

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Sentinels for the two spellings of an absent sacct time (SLURM-SEMANTICS.md
-// §8): Unknown (value 0: not started yet, not ended yet, held) and None
+// Sentinels for the two spellings of an absent sacct time
+// (docs/slurm-semantics.md §10): Unknown (value 0: not started yet, not ended yet, held) and None
 // (NO_VAL: a job cancelled before it ever started).
 const (
 	timeUnknown int64 = -1 << 62
@@ -14,8 +14,8 @@ const (
 )
 
 // appendMem appends a MiB count the way sacct prints mem in AllocTRES
-// (convert_num_unit with CONVERT_NUM_UNIT_EXACT, SLURM-SEMANTICS.md §8 and
-// §10.5): divide by 1024 while the value is at least 1024 and its integer
+// (convert_num_unit with CONVERT_NUM_UNIT_EXACT, docs/slurm-semantics.md §10 and
+// §11.5): divide by 1024 while the value is at least 1024 and its integer
 // part is a multiple of 512, then print an integer or two decimals followed
 // by the unit: 16384 → 16G, 1536 → 1.50G, 4000 → 4000M, 0 → 0.
 func appendMem(b []byte, mib int64) []byte {
@@ -38,7 +38,7 @@ func appendMem(b []byte, mib int64) []byte {
 }
 
 // appendElapsed appends a duration in seconds as sacct's secs2time_str does
-// (SLURM-SEMANTICS.md §10.5): HH:MM:SS below one day, D-HH:MM:SS from one day
+// (docs/slurm-semantics.md §11.5): HH:MM:SS below one day, D-HH:MM:SS from one day
 // on, days unpadded: 3600 → 01:00:00, 90061 → 1-01:01:01.
 func appendElapsed(b []byte, sec int64) []byte {
 	if sec < 0 {

@@ -156,7 +156,7 @@ type Partition struct {
 // QOS is one sacctmgr QOS record.
 type QOS struct {
 	Name        string  // QOS name
-	UsageFactor float64 // multiplies the usage of its jobs (the q of SLURM-SEMANTICS.md §1.1)
+	UsageFactor float64 // multiplies the usage of its jobs (the q of docs/slurm-semantics.md §2.1)
 	Flags       string  // e.g. "NoDecay"; empty for none
 }
 
@@ -313,7 +313,7 @@ func (c *Cluster) buildPartitions() {
 }
 
 // weightsOf renders specs as a TRESBillingWeights value and parses them per
-// base unit (SLURM-SEMANTICS.md §2.2: a G suffix on mem, whose base unit is
+// base unit (docs/slurm-semantics.md §3.2: a G suffix on mem, whose base unit is
 // MiB, divides the weight by 1024).
 func weightsOf(specs []weightSpec) (string, []Weight) {
 	if len(specs) == 0 {

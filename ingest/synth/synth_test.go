@@ -112,7 +112,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestAppendMem(t *testing.T) {
-	// SLURM-SEMANTICS.md §10.5, "Memory unit rendering".
+	// docs/slurm-semantics.md §11.5, "Memory unit rendering".
 	tests := []struct {
 		mib  int64
 		want string
@@ -130,7 +130,7 @@ func TestAppendMem(t *testing.T) {
 }
 
 func TestAppendElapsed(t *testing.T) {
-	// SLURM-SEMANTICS.md §10.5, secs2time_str.
+	// docs/slurm-semantics.md §11.5, secs2time_str.
 	tests := []struct {
 		sec  int64
 		want string
@@ -146,7 +146,7 @@ func TestAppendElapsed(t *testing.T) {
 }
 
 func TestAppendTime(t *testing.T) {
-	// SLURM-SEMANTICS.md §10.5: time 1704164645 -> 2024-01-02T03:04:05 in UTC.
+	// docs/slurm-semantics.md §11.5: time 1704164645 -> 2024-01-02T03:04:05 in UTC.
 	tests := []struct {
 		sec  int64
 		unix bool
@@ -167,7 +167,7 @@ func TestAppendTime(t *testing.T) {
 }
 
 func TestBilling(t *testing.T) {
-	// Weights as parsed per base unit (SLURM-SEMANTICS.md §10.3): Mem=0.25G is
+	// Weights as parsed per base unit (docs/slurm-semantics.md §11.3): Mem=0.25G is
 	// 0.25/1024 = 0.000244140625 per MiB.
 	b2 := []Weight{{"cpu", 1}, {"mem", 0.25 / 1024}, {"gres/gpu", 2}, {"license/lic1", 1.5}}
 	shared := []Weight{{"cpu", 1}, {"mem", 0.25 / 1024}}
@@ -181,13 +181,13 @@ func TestBilling(t *testing.T) {
 		billable float64
 		billing  int64
 	}{
-		// §10.3 B1: no weights, billing = CPU count.
+		// §11.3 B1: no weights, billing = CPU count.
 		{"B1", nil, Alloc{CPU: 4, MemMiB: 16384, Node: 1, Other: []TRES{{"gres/gpu", 1}}}, 4, 4},
-		// §10.3 B2–B4 (SUM).
+		// §11.3 B2–B4 (SUM).
 		{"B2", b2, Alloc{CPU: 1, MemMiB: 8192, Node: 1}, 3, 3},
 		{"B3", b2, Alloc{CPU: 1, MemMiB: 8192, Node: 1, Other: []TRES{{"license/lic1", 1}}}, 4.5, 4},
 		{"B4", b2, Alloc{CPU: 1, MemMiB: 10240, Node: 1, Other: []TRES{{"license/lic1", 1}}}, 5, 5},
-		// §10.3 B11–B13 = priority_multifactor Job1–Job3.
+		// §11.3 B11–B13 = priority_multifactor Job1–Job3.
 		{"B11", shared, Alloc{CPU: 1, MemMiB: 61440, Node: 1}, 16, 16},
 		{"B12 shared cpu=16 mem=1024M", shared, Alloc{CPU: 16, MemMiB: 1024, Node: 1}, 16.25, 16},
 		{"B13", shared, Alloc{CPU: 16, MemMiB: 61440, Node: 1}, 31, 31},
