@@ -71,11 +71,11 @@ func TestBillableDoc(t *testing.T) {
 	}
 }
 
-// TestBillableSeed checks the multifactor seed
-// (seeds/004_57050b9c30aa226f.txt, TRESBillingWeights section): partition
-// CPU=1.0,Mem=0.25G on 16-CPU 64 GB nodes. The seed's MAX_TRES table uses 15
-// CPUs for Job2 and 64 GB for Job3, unlike its SUM table; both are kept as
-// written there.
+// TestBillableSeed checks the examples of Slurm's multifactor priority page
+// (SchedMD/slurm doc/html/priority_multifactor.shtml, TRESBillingWeights
+// section): partition CPU=1.0,Mem=0.25G on 16-CPU 64 GB nodes. The page's
+// MAX_TRES table uses 15 CPUs for Job2 and 64 GB for Job3, unlike its SUM
+// table; both are kept as written there.
 func TestBillableSeed(t *testing.T) {
 	const gb = 1024 // MiB
 	type m = map[string]float64

@@ -208,7 +208,8 @@ func TestModeFromFlags(t *testing.T) {
 	}{
 		{nil, Sum},
 		{[]string{"NO_NORMAL_TRES"}, Sum},
-		// realdata/slurm.conf_aalto_ansible_role_template_FAIR_TREE_MAX_TRES.conf.j2
+		// testdata/slurmconf/slurm.conf_aalto_ansible_role_template_FAIR_TREE_MAX_TRES.conf.j2
+		// (AaltoSciComp/ansible_role_slurm, files/slurm.conf.j2)
 		{[]string{"FAIR_TREE", "SMALL_RELATIVE_TO_TIME", "MAX_TRES"}, MaxTRES},
 		{[]string{"max_tres"}, MaxTRES},
 		{[]string{"MAX_TRES_GRES"}, MaxTRESGRES},

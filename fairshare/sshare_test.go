@@ -9,8 +9,8 @@ import (
 )
 
 // TestSshareIndentation: one space per depth below root, user rows one more
-// than their account (§8; realdata sshare_a_classic_partition-dup-assocs shows
-// " root|root" for the root user).
+// than their account (§8; the classic `sshare -a` output posted in SchedMD/slurm PR #114
+// shows " root|root" for the root user).
 func TestSshareIndentation(t *testing.T) {
 	b := buildSpec(t, test24_4)
 	var r Result
@@ -99,7 +99,7 @@ func TestSshareLayouts(t *testing.T) {
 		},
 		{
 			// sshare -n -P -o account,fairshare (the layout of the
-			// realdata sample sshare_nP_account_fairshare_nested_*):
+			// output posted in vpenso/prometheus-slurm-exporter issue #93):
 			// the cells of "fair tree -P" above.
 			name: "fair tree -n -P -o account,fairshare",
 			r:    &ft,

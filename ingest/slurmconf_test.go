@@ -60,7 +60,7 @@ func confParseErrors(t testing.TB, err error) []*ParseError {
 func TestParseSlurmConfDefaults(t *testing.T) {
 	// Defaults from docs/slurm-semantics.md §2.2 (half-life 7-0), §2.7 (NONE),
 	// §5 (damping 1), Slurm's read_config.c (weights 0, PriorityMaxAge 7-0) and the
-	// PriorityCalcPeriod default of 5 minutes (seed 004).
+	// PriorityCalcPeriod default of 5 minutes (read_config.h).
 	c, err := confParse(t, "", nil)
 	if err != nil {
 		t.Fatalf("ParseSlurmConf(empty) error = %v", err)
@@ -73,7 +73,8 @@ func TestParseSlurmConfDefaults(t *testing.T) {
 		FairShareDampeningFactor: 1,
 		PriorityMaxAgeSec:        604800,
 		Set:                      map[string]bool{},
-		// Slurm's default PriorityType is priority/basic (seed 004).
+		// Slurm's default PriorityType is priority/basic before 23.11
+		// (docs/slurm-versions.md §7).
 		Warnings: []string{"test.conf: PriorityType is not set, and Slurm's default priority/basic keeps no fair share; fairledger computes what priority/multifactor would"},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -390,8 +391,8 @@ func TestConfigPartitionLookup(t *testing.T) {
 	}
 }
 
-// TestSlurmConfRealFiles reads the third-party samples (described in
-// /work/shared/realdata/README.md; copied to testdata/slurmconf). Expected
+// TestSlurmConfRealFiles reads the third-party samples in testdata/slurmconf
+// (origins in its README.md). Expected
 // values are read off the files by eye, converted by §2.2.
 func TestSlurmConfRealFiles(t *testing.T) {
 	t.Run("schedmd example: upstream defaults", func(t *testing.T) {

@@ -33,9 +33,9 @@ func sacctLines(n int) string {
 }
 
 func TestSlurmConfPriorityType(t *testing.T) {
-	// Slurm has two priority plugins; priority/basic is its default and
-	// computes no fair share (seed 004: "The default value for this
-	// variable is priority/basic which enables simple FIFO scheduling").
+	// Slurm has two priority plugins; priority/basic, its default before
+	// 23.11 (docs/slurm-versions.md §7), schedules first in, first out and
+	// computes no fair share.
 	const absent = "test.conf: PriorityType is not set, and Slurm's default priority/basic keeps no fair share; fairledger computes what priority/multifactor would"
 	tests := []struct {
 		name     string

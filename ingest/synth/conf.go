@@ -15,7 +15,7 @@ import (
 // WriteSlurmConf writes the cluster's slurm.conf: multifactor priority with a
 // 7-day half-life and 5-minute calc period, AccountingStorageEnforce with
 // limits, typed GPU TRES, the node definitions and six partitions whose
-// TRESBillingWeights follow the site in seed 003; a PartitionName=DEFAULT line
+// TRESBillingWeights follow FASRC's "Fairshare and Job Accounting" page; a PartitionName=DEFAULT line
 // carries the settings the partitions share.
 func (c *Cluster) WriteSlurmConf(w io.Writer) error {
 	if err := c.opt.validate(); err != nil {

@@ -3,7 +3,7 @@ package synth
 // labShares is the empirical distribution New samples lab (account) RawShares
 // from: the 247 values of Harvard FASRC's Cannon fair-share census
 // (fasrc/slurm-scripts, fairshare/cannon/cannon-fairshare-census.csv, commit
-// 083d0bd5, kept in /work/shared/realdata/rawshares_fasrc_cannon_fairshare_census.csv),
+// 083d0bd5705e029ceacf350a01718087f609e9aa),
 // sorted ascending. Three disabled labs hold 0, most labs hold the gratis
 // share 220, Kempner labs 11964 and the shared cluster_users account 82681.
 // Embedded so that the generator never reads a file.

@@ -258,7 +258,7 @@ type weightSpec struct {
 }
 
 // buildPartitions declares the hardware and the partitions, with billing
-// weights after the FASRC accounting page (seed 003): CPU weights by
+// weights after FASRC's "Fairshare and Job Accounting" page: CPU weights by
 // processor type (Broadwell 1.0, Sapphire Rapids 1.2), memory weighted so a
 // node's whole memory costs as much as its cores (NumCore×CoreTRES/TotalMem
 // per GB), requeue partitions at half rate (0.5 per CPU, 0.125 per GB).

@@ -215,7 +215,7 @@ func TestBilling(t *testing.T) {
 }
 
 func TestPartitions(t *testing.T) {
-	// The site's weights (seed 003 and the brief): typed GPU weights, requeue
+	// The site's weights (FASRC's accounting page and the brief): typed GPU weights, requeue
 	// partitions at half rate, test without weights.
 	want := map[string]string{
 		"sapphire":       "CPU=1.2,Mem=0.3G",
