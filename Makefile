@@ -43,8 +43,8 @@ demo: build
 slurm-e2e:
 	GO=$(GO) testdata/slurm-e2e/run.sh
 
-## lint: formatting, vet and the import direction of the math packages
+## lint: formatting, vet, the import direction of the math packages, and no citation outside the repository
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
 	$(GO) vet $(PKGS)
-	$(GO) test -count=1 -run TestImportDirection ./schemas
+	$(GO) test -count=1 -run 'TestImportDirection|TestNoOutsideCitations|TestDocSectionCitations' ./schemas
