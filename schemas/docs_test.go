@@ -72,9 +72,9 @@ func textLines(t *testing.T, path string) []string {
 
 // outsidePatterns match what the repository must not cite: the reference
 // document kept outside it and paths of the machine it was written on. They
-// are built from pieces so that this file does not match them. A /work/
-// directory counts only at the start of a path, not inside one such as a
-// third-party sample's /home/slurm/work/.
+// are built from pieces so that this file does not match them. The work
+// directory counts only at the root of a path, not inside one such as the
+// home/slurm/work tree a third-party slurm.conf names.
 var outsidePatterns = []struct {
 	re   *regexp.Regexp
 	what string
