@@ -6,7 +6,7 @@ import (
 )
 
 // Every real sacct file in testdata/sacct (public third-party samples, each
-// origin listed in testdata/sacct/README.md) goes through the reader with every row
+// origin listed in testdata/README.md) goes through the reader with every row
 // accounted for; the tricky rows are checked one by one. Expected values are
 // read off the raw lines.
 func TestSacctRealData(t *testing.T) {
