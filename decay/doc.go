@@ -57,7 +57,12 @@
 // # Conventions
 //
 // The tick grid is T_k = OriginUnix + k·CalcPeriodSec (Slurm's real phase is
-// its controller's start time, which sacct does not record). A job whose end
-// equals a tick time is ended before that tick (§2.5). Suspended time
-// is charged, as Slurm does.
+// its controller's start time, which sacct does not record). Where the
+// caller knows the ticks slurmctld really ran (its log), Window.Ticks gives
+// them: each decays over its real distance from the one before, f = d^(T−L)
+// and a whole interval's chunk (T−L)·d^(T−L), and the grid goes on every
+// CalcPeriodSec from the last of them; Schedule answers where the ticks of
+// such a window fall. A job whose end equals a tick time is ended before
+// that tick (§2.5), unless Window.EndsAfterTick says the log saw it end
+// after. Suspended time is charged, as Slurm does.
 package decay
