@@ -106,7 +106,7 @@ func variedFairshare(n int, seed uint64, c snapshotCase) []FairshareRow {
 	}
 	rows := make([]FairshareRow, n)
 	for i := range rows {
-		row := FairshareRow{Snapshot: snaps[i], Algorithm: []string{AlgoFairTree, AlgoClassic, ""}[r.IntN(3)],
+		row := FairshareRow{Snapshot: snaps[i], Algorithm: []string{"fair_tree", "classic", ""}[r.IntN(3)],
 			Account: variedAccounts[r.IntN(len(variedAccounts))], User: variedUsers[r.IntN(len(variedUsers))],
 			Partition: variedParts[r.IntN(len(variedParts))], Parent: variedAccounts[r.IntN(len(variedAccounts))],
 			Depth: int32(r.IntN(6)), IsUser: r.IntN(2) == 0, SharesParent: r.IntN(5) == 0,
@@ -388,7 +388,7 @@ func TestAppendFairshareRows(t *testing.T) {
 	}
 	for p := range n {
 		row := got[1+p]
-		want := FairshareRow{Snapshot: snap, Algorithm: AlgoFairTree, Account: tree.Account[p], User: tree.User[p],
+		want := FairshareRow{Snapshot: snap, Algorithm: "fair_tree", Account: tree.Account[p], User: tree.User[p],
 			Partition: tree.Partition[p], Depth: tree.Depth[p], IsUser: tree.IsUser[p], SharesParent: tree.SharesParent[p],
 			NormShares: num(res.NormShares[p]), RawUsage: num(res.RawUsage[p]), NormUsage: num(res.NormUsage[p]),
 			EffectvUsage: num(res.EffectvUsage[p]), LevelFS: num(res.LevelFS[p])}

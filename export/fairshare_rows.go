@@ -10,43 +10,6 @@ import (
 	"github.com/fairledger/fairledger/fairshare"
 )
 
-// Algorithm names as stored in the algorithm column of the fairshare table
-// and in RunConfig.Algorithm. fairshare.Algorithm.String returns the
-// PriorityFlags spelling (FAIR_TREE, NO_FAIR_TREE, DEPTH_OBLIVIOUS) instead,
-// hence AlgorithmName and ParseAlgorithm.
-const (
-	AlgoFairTree       = "fair_tree"
-	AlgoClassic        = "classic"
-	AlgoDepthOblivious = "depth_oblivious"
-)
-
-// AlgorithmName returns the history name of a (fair_tree, classic or
-// depth_oblivious), or a.String() for an unknown value.
-func AlgorithmName(a fairshare.Algorithm) string {
-	switch a {
-	case fairshare.FairTreeAlgo:
-		return AlgoFairTree
-	case fairshare.ClassicAlgo:
-		return AlgoClassic
-	case fairshare.DepthObliviousAlgo:
-		return AlgoDepthOblivious
-	}
-	return a.String()
-}
-
-// ParseAlgorithm is the inverse of AlgorithmName.
-func ParseAlgorithm(s string) (fairshare.Algorithm, error) {
-	switch s {
-	case AlgoFairTree:
-		return fairshare.FairTreeAlgo, nil
-	case AlgoClassic:
-		return fairshare.ClassicAlgo, nil
-	case AlgoDepthOblivious:
-		return fairshare.DepthObliviousAlgo, nil
-	}
-	return 0, fmt.Errorf("unknown fair-share algorithm %q (want %s, %s or %s)", s, AlgoFairTree, AlgoClassic, AlgoDepthOblivious)
-}
-
 // FairshareRows converts one snapshot's tree and result into rows, one per
 // association in tree position order (the writer sorts). NaN values become
 // NULL (nil) and +Inf stays +Inf (sshare prints "inf"). Following sshare
@@ -138,7 +101,7 @@ func AppendFairshareRows(dst []FairshareRow, vals *FairshareValues, snapshot tim
 	if vals == nil {
 		vals = new(FairshareValues)
 	}
-	algo := AlgorithmName(r.Algorithm)
+	algo := r.Algorithm.String()
 	fairTree := r.Algorithm == fairshare.FairTreeAlgo
 	dst = slices.Grow(dst, n)
 	rows := dst[len(dst) : len(dst)+n]
@@ -233,7 +196,7 @@ func FairshareFromRows(rows []FairshareRow) (*fairshare.Tree, *fairshare.Result,
 		return nil, nil, errors.New("rebuild fair share: no rows")
 	}
 	snap, algoName := rows[0].Snapshot, rows[0].Algorithm
-	algo, err := ParseAlgorithm(algoName)
+	algo, err := fairshare.ParseAlgorithm(algoName)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rebuild fair share at %s: %w", snap.UTC().Format(time.RFC3339), err)
 	}

@@ -495,19 +495,3 @@ func TestFairshareFromRowsErrors(t *testing.T) {
 		})
 	}
 }
-
-// TestAlgorithmName checks the history spelling of each algorithm and that
-// ParseAlgorithm inverts it.
-func TestAlgorithmName(t *testing.T) {
-	for _, w := range []struct {
-		a    fairshare.Algorithm
-		name string
-	}{{fairshare.FairTreeAlgo, "fair_tree"}, {fairshare.ClassicAlgo, "classic"}, {fairshare.DepthObliviousAlgo, "depth_oblivious"}} {
-		if got := AlgorithmName(w.a); got != w.name {
-			t.Errorf("AlgorithmName(%v) = %q, want %q", w.a, got, w.name)
-		}
-		if got, err := ParseAlgorithm(w.name); err != nil || got != w.a {
-			t.Errorf("ParseAlgorithm(%q) = %v, %v; want %v", w.name, got, err, w.a)
-		}
-	}
-}

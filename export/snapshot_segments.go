@@ -75,7 +75,7 @@ type SnapshotTrees struct {
 	strs    *internedStrings
 	ids     map[string]int32 // the index in strs of each of its strings
 	prep    []*snapshotTree  // per tree, built on first use
-	algo    [3]int32         // ids in strs of the algorithm names
+	algo    [3]int32         // ids in strs of the algorithm names, by Algorithm−1
 }
 
 // snapshotTree is a tree prepared for writing: its positions in table
@@ -108,8 +108,8 @@ func NewSnapshotTrees(trees []*fairshare.Tree, sources []string) (*SnapshotTrees
 		}
 		return id
 	}
-	for k, a := range []string{AlgoFairTree, AlgoClassic, AlgoDepthOblivious} {
-		s.algo[k] = add(a)
+	for a := fairshare.FairTreeAlgo; a.Valid(); a++ {
+		s.algo[a-1] = add(a.String())
 	}
 	add("")
 	for _, src := range sources {
@@ -208,17 +208,10 @@ func (s *SnapshotSegments) AppendSnapshot(at time.Time, tree int, r *fairshare.R
 	if tresRunMins != nil && len(tresRunMins) != n {
 		return fmt.Errorf("snapshot segments: %d TRESRunMins cells for a tree of %d", len(tresRunMins), n)
 	}
-	var algo int32
-	switch r.Algorithm {
-	case fairshare.FairTreeAlgo:
-		algo = s.st.algo[0]
-	case fairshare.ClassicAlgo:
-		algo = s.st.algo[1]
-	case fairshare.DepthObliviousAlgo:
-		algo = s.st.algo[2]
-	default:
+	if !r.Algorithm.Valid() {
 		return fmt.Errorf("snapshot segments: algorithm %v", r.Algorithm)
 	}
+	algo := s.st.algo[r.Algorithm-1]
 	us := at.UnixMicro()
 	for _, w := range []*workerClock{&s.fs.workerClock, &s.as.workerClock} {
 		if w.any && us < w.last {

@@ -43,7 +43,7 @@ func TestTRESRunMinsColumn(t *testing.T) {
 	one := 1.0
 	shares := int64(1)
 	mk := func(account, user, parent string, depth int32, run string) FairshareRow {
-		r := FairshareRow{Snapshot: snap, Algorithm: AlgoFairTree, Account: account, User: user, Parent: parent,
+		r := FairshareRow{Snapshot: snap, Algorithm: "fair_tree", Account: account, User: user, Parent: parent,
 			Depth: depth, IsUser: user != "", NormShares: &one, RawUsage: &one, EffectvUsage: &one}
 		if parent != "" {
 			r.RawShares = &shares

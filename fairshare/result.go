@@ -2,31 +2,6 @@ package fairshare
 
 import "math"
 
-// Algorithm names the fair-share algorithm that filled a Result.
-type Algorithm uint8
-
-const (
-	// FairTreeAlgo is Slurm's default Fair Tree (§7).
-	FairTreeAlgo Algorithm = iota + 1
-	// ClassicAlgo is PriorityFlags=NO_FAIR_TREE (§5).
-	ClassicAlgo
-	// DepthObliviousAlgo is PriorityFlags=DEPTH_OBLIVIOUS (§6).
-	DepthObliviousAlgo
-)
-
-// String returns the PriorityFlags-style name of the algorithm.
-func (a Algorithm) String() string {
-	switch a {
-	case FairTreeAlgo:
-		return "FAIR_TREE"
-	case ClassicAlgo:
-		return "NO_FAIR_TREE"
-	case DepthObliviousAlgo:
-		return "DEPTH_OBLIVIOUS"
-	}
-	return "unknown"
-}
-
 // Result holds the per-association values of one usage snapshot, indexed by
 // tree position. NaN marks a cell sshare prints blank (see IsBlank); +Inf in
 // LevelFS is printed "inf". A Result is a reusable buffer: pass the same one

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/fairledger/fairledger/fairshare"
 )
 
 // Config is the part of slurm.conf that fair-share accounting depends on,
@@ -346,18 +348,18 @@ func (c *Config) LimitsEnforced() bool {
 	return false
 }
 
-// Algorithm names the fair-share algorithm PriorityFlags selects, matching
-// by case-insensitive substring as slurmctld does (§5): "depth_oblivious"
-// if a flag contains DEPTH_OBLIVIOUS, else "classic" if one contains
-// NO_FAIR_TREE, else "fair_tree".
-func (c *Config) Algorithm() string {
+// Algorithm is the fair-share algorithm PriorityFlags selects, matching
+// by case-insensitive substring as slurmctld does (§5): depth-oblivious if
+// a flag contains DEPTH_OBLIVIOUS, else classic if one contains
+// NO_FAIR_TREE, else Fair Tree.
+func (c *Config) Algorithm() fairshare.Algorithm {
 	switch {
-	case c.flagSubstr("DEPTH_OBLIVIOUS"):
-		return "depth_oblivious"
-	case c.flagSubstr("NO_FAIR_TREE"):
-		return "classic"
+	case c.flagSubstr(fairshare.DepthObliviousAlgo.Flag()):
+		return fairshare.DepthObliviousAlgo
+	case c.flagSubstr(fairshare.ClassicAlgo.Flag()):
+		return fairshare.ClassicAlgo
 	default:
-		return "fair_tree"
+		return fairshare.FairTreeAlgo
 	}
 }
 
@@ -366,16 +368,16 @@ func (c *Config) Algorithm() string {
 // with its special cases: MAX_TRES_GRES takes precedence over MAX_TRES;
 // NO_NORMAL_ALL sets NO_NORMAL_ASSOC, _PART, _QOS and _TRES; DEPTH_OBLIVIOUS
 // implies NO_FAIR_TREE; FAIR_TREE is set exactly when Algorithm() is
-// "fair_tree".
+// Fair Tree.
 func (c *Config) HasFlag(flag string) bool {
 	f := strings.ToUpper(strings.TrimSpace(flag))
 	switch f {
 	case "":
 		return false
-	case "FAIR_TREE":
-		return c.Algorithm() == "fair_tree"
-	case "NO_FAIR_TREE":
-		return c.Algorithm() != "fair_tree"
+	case fairshare.FairTreeAlgo.Flag():
+		return c.Algorithm() == fairshare.FairTreeAlgo
+	case fairshare.ClassicAlgo.Flag():
+		return c.Algorithm() != fairshare.FairTreeAlgo
 	case "MAX_TRES":
 		return c.flagSubstr("MAX_TRES") && !c.flagSubstr("MAX_TRES_GRES")
 	case "NO_NORMAL_ASSOC", "NO_NORMAL_PART", "NO_NORMAL_QOS", "NO_NORMAL_TRES":

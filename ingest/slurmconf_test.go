@@ -80,7 +80,7 @@ func TestParseSlurmConfDefaults(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("ParseSlurmConf(empty) = %+v, want %+v", c, want)
 	}
-	if got := c.Algorithm(); got != "fair_tree" {
+	if got := c.Algorithm().String(); got != "fair_tree" {
 		t.Errorf("Algorithm() = %q, want fair_tree", got)
 	}
 	if c.LimitsEnforced() {
@@ -323,7 +323,7 @@ func TestConfigAlgorithmAndFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseSlurmConf(PriorityFlags=%s) error = %v", tt.flags, err)
 		}
-		if got := c.Algorithm(); got != tt.alg {
+		if got := c.Algorithm().String(); got != tt.alg {
 			t.Errorf("Algorithm(%q) = %q, want %q", tt.flags, got, tt.alg)
 		}
 		for _, f := range tt.set {
@@ -410,7 +410,7 @@ func TestSlurmConfRealFiles(t *testing.T) {
 		confWant(t, "weights", []int64{c.PriorityWeightAge, c.PriorityWeightAssoc, c.PriorityWeightFairshare,
 			c.PriorityWeightJobSize, c.PriorityWeightPartition, c.PriorityWeightQOS}, []int64{0, 0, 0, 0, 0, 0})
 		confWant(t, "Set[prioritydecayhalflife]", c.Set["prioritydecayhalflife"], false)
-		confWant(t, "Algorithm", c.Algorithm(), "fair_tree")
+		confWant(t, "Algorithm", c.Algorithm().String(), "fair_tree")
 		confWant(t, "LimitsEnforced", c.LimitsEnforced(), false)
 		confWant(t, "Partitions", c.Partitions, []Partition{{Name: "debug", PriorityJobFactor: 1,
 			File: filepath.Join(confDir, "slurm.conf_schedmd_example.conf"), Line: 154}})
@@ -484,7 +484,7 @@ func TestSlurmConfRealFiles(t *testing.T) {
 		confWant(t, "Set[clustername]", c.Set["clustername"], false)
 		confWant(t, "PriorityFlags", c.PriorityFlags, []string{"FAIR_TREE", "SMALL_RELATIVE_TO_TIME", "MAX_TRES"})
 		confWant(t, "HasFlag(MAX_TRES)", c.HasFlag("MAX_TRES"), true)
-		confWant(t, "Algorithm", c.Algorithm(), "fair_tree")
+		confWant(t, "Algorithm", c.Algorithm().String(), "fair_tree")
 		confWant(t, "DecayHalfLifeSec", c.DecayHalfLifeSec, int64(14*86400))
 		confWant(t, "PriorityMaxAgeSec", c.PriorityMaxAgeSec, int64(7*86400))
 		confWant(t, "AccountingStorageTRES", c.AccountingStorageTRES, []string{"gres/gpu", "CPU", "Energy", "Mem"})
@@ -523,7 +523,7 @@ func TestSlurmConfInclude(t *testing.T) {
 	}
 	confWant(t, "ClusterName", c.ClusterName, "incltest")
 	confWant(t, "DecayHalfLifeSec", c.DecayHalfLifeSec, int64(14*86400)) // from priority.conf
-	confWant(t, "Algorithm", c.Algorithm(), "classic")
+	confWant(t, "Algorithm", c.Algorithm().String(), "classic")
 	confWant(t, "LimitsEnforced", c.LimitsEnforced(), true) // from extra.conf, two levels down
 	confWant(t, "Partitions", c.Partitions, []Partition{
 		{Name: "cpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G", PriorityJobFactor: 1, File: filepath.Join(dir, "parts", "incltest.conf"), Line: 2},

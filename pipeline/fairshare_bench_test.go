@@ -45,7 +45,7 @@ func benchModel(tb testing.TB) (*model, []float64) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m := &model{cluster: "bench", algo: "fair_tree", damp: 1, trees: trees,
+	m := &model{cluster: "bench", algo: fairshare.FairTreeAlgo, damp: 1, trees: trees,
 		effective: []time.Time{time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)},
 		sources:   []string{"assoc-2024-01-01.psv"}, uni: uni}
 	own := make([]float64, uni.Len())

@@ -73,14 +73,7 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	tree := w.m.trees[i]
 	w.raw = slices.Grow(w.raw[:0], tree.Len())[:tree.Len()]
 	w.proj[i].RawUsage(own, w.raw)
-	switch w.m.algo {
-	case "classic":
-		fairshare.Classic(tree, w.raw, w.m.damp, &w.res)
-	case "depth_oblivious":
-		fairshare.DepthOblivious(tree, w.raw, w.m.damp, &w.res)
-	default:
-		fairshare.FairTree(tree, w.raw, &w.res)
-	}
+	fairshare.Compute(w.m.algo, tree, w.raw, w.m.damp, &w.res)
 	if w.live != nil {
 		live, err := w.live.usage(w.snapshots, at, tick, own)
 		if err != nil {

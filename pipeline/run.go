@@ -593,7 +593,7 @@ type model struct {
 	conf      *ingest.Config
 	params    decay.Params
 	bill      *billing.Table
-	algo      string
+	algo      fairshare.Algorithm
 	damp      float64
 	trees     []*fairshare.Tree
 	effective []time.Time
@@ -693,7 +693,7 @@ func newModel(in Inputs, opt Options) (*model, error) {
 	}
 	every := opt.SnapshotEvery.String()
 	m.cfg = export.RunConfig{
-		Cluster: m.cluster, Algorithm: m.algo, HalfLifeSec: conf.DecayHalfLifeSec, CalcPeriodSec: m.calcPeriod(),
+		Cluster: m.cluster, Algorithm: m.algo.String(), HalfLifeSec: conf.DecayHalfLifeSec, CalcPeriodSec: m.calcPeriod(),
 		UsageResetPeriod: orNone(conf.UsageResetPeriod), PriorityFlags: conf.PriorityFlags,
 		DampeningFactor: int64(m.damp), AccountingStorageEnforce: conf.AccountingStorageEnforce,
 		LimitsEnforced: m.params.LimitsEnforced, TimeZone: opt.Location.String(), SnapshotEvery: every,

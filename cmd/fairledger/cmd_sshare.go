@@ -128,7 +128,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			// factor of account and root rows too (docs/slurm-versions.md §1).
 			accountFS, nameOrder := false, false
 			if ver, err := ingest.ParseSlurmVersion(cfg.SlurmVersion); err == nil {
-				if snap.rows[0].Algorithm != export.AlgoFairTree && ver.Before(ingest.SlurmVersion{Major: 25, Minor: 11}) {
+				if res.Algorithm != fairshare.FairTreeAlgo && ver.Before(ingest.SlurmVersion{Major: 25, Minor: 11}) {
 					fairshare.AccountFairShares(tree, res, float64(max(cfg.DampeningFactor, 1)))
 					accountFS = true
 				}
@@ -218,14 +218,7 @@ type snapshotRows struct {
 // damp is FairShareDampeningFactor (classic and depth-oblivious).
 func zeroUsage(tree *fairshare.Tree, res *fairshare.Result, damp float64) {
 	usage := make([]float64, tree.Len())
-	switch res.Algorithm {
-	case fairshare.ClassicAlgo:
-		fairshare.Classic(tree, usage, damp, res)
-	case fairshare.DepthObliviousAlgo:
-		fairshare.DepthOblivious(tree, usage, damp, res)
-	default:
-		fairshare.FairTree(tree, usage, res)
-	}
+	fairshare.Compute(res.Algorithm, tree, usage, damp, res)
 }
 
 // findSnapshot picks the cluster (the only one when cluster is empty) and

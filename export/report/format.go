@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fairledger/fairledger/fairshare"
 )
 
 // The one formatting of each kind of number, shared by the HTML, Markdown
@@ -92,12 +94,12 @@ func fmtSpan(sec int64) string {
 func fmtCount(n int64) string { return strconv.FormatInt(n, 10) }
 
 // algorithmName is the algorithm as slurm.conf selects it.
-func algorithmName(a string) string {
+func algorithmName(a fairshare.Algorithm) string {
 	switch a {
-	case "classic":
-		return "classic (PriorityFlags=NO_FAIR_TREE)"
-	case "depth_oblivious":
-		return "depth-oblivious (PriorityFlags=DEPTH_OBLIVIOUS)"
+	case fairshare.ClassicAlgo:
+		return "classic (PriorityFlags=" + a.Flag() + ")"
+	case fairshare.DepthObliviousAlgo:
+		return "depth-oblivious (PriorityFlags=" + a.Flag() + ")"
 	}
 	return "Fair Tree (Slurm's default)"
 }

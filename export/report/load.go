@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/fairshare"
 )
 
 // Options select the cluster and period of the reports.
@@ -114,7 +115,7 @@ type Dataset struct {
 	// Last is the last snapshot in the period: the "now" of the reports.
 	Last time.Time
 	// Algorithm is the fairshare algorithm of the Last snapshot.
-	Algorithm string
+	Algorithm fairshare.Algorithm
 	// Config is the runs.config of the run that produced the Last snapshot
 	// (the first run started at or after it, else the latest run); nil
 	// when the history has no runs.
@@ -355,13 +356,11 @@ func (d *Dataset) loadTree(q *querier) error {
 			rows[i].Rank = &n
 		}
 	}
-	if len(rows) > 0 {
-		d.Algorithm = rows[0].Algorithm
-	}
 	t, err := newSnapTree(rows)
 	if err != nil {
 		return fmt.Errorf("report: tree of cluster %s at %s: %w", d.Cluster, fmtTime(d.Last), err)
 	}
+	d.Algorithm = t.res.Algorithm
 	d.tree = t
 	return nil
 }

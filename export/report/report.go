@@ -21,8 +21,8 @@ type Report struct {
 	Cluster, Account, Parent string
 	// From and To are the period; Last is the last snapshot in it.
 	From, To, Last time.Time
-	// Algorithm is fair_tree, classic or depth_oblivious.
-	Algorithm string
+	// Algorithm is the fair-share algorithm of the Last snapshot.
+	Algorithm fairshare.Algorithm
 	// Settings are the site settings that produced the history.
 	Settings Settings
 	// Snapshots are the times of the series (all snapshots in the period,
@@ -353,7 +353,7 @@ func (d *Dataset) Report(account string) (*Report, error) {
 			}
 		}
 	}
-	r.Recovery = t.recover(lab, d.Algorithm, half, damp)
+	r.Recovery = t.recover(lab, half, damp)
 	if p, ok := t.account(r.Recovery.Limit); ok && r.Recovery.Limit != "" {
 		if pp := t.t.Parent[p]; pp >= 0 {
 			r.LimitParent = t.keys[pp].Account
@@ -383,7 +383,9 @@ func ratioOf(a, b float64) float64 {
 }
 
 // fairTree reports whether the report's algorithm is Fair Tree.
-func (r *Report) fairTree() bool { return r.Algorithm != "classic" && r.Algorithm != "depth_oblivious" }
+func (r *Report) fairTree() bool {
+	return r.Algorithm != fairshare.ClassicAlgo && r.Algorithm != fairshare.DepthObliviousAlgo
+}
 
 // effectiveHalfLifeDays is the time usage really takes to halve (d =
 // 1 − 0.693/H is not exactly 2^(−1/H)).

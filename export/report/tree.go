@@ -148,7 +148,7 @@ type Recovery struct {
 // decayed.
 type projector struct {
 	s        *snapTree
-	algo     string
+	algo     fairshare.Algorithm
 	damp     float64
 	lab, end int32
 	watch    []int32 // the positions whose ratio must fall to 1
@@ -180,14 +180,7 @@ func (p *projector) ratio(f float64) float64 {
 		}
 		u[a] = rest + lab*f
 	}
-	switch p.algo {
-	case "classic":
-		fairshare.Classic(s.t, u, p.damp, &p.res)
-	case "depth_oblivious":
-		fairshare.DepthOblivious(s.t, u, p.damp, &p.res)
-	default:
-		fairshare.FairTree(s.t, u, &p.res)
-	}
+	fairshare.Compute(p.algo, s.t, u, p.damp, &p.res)
 	worst := math.Inf(-1)
 	for _, q := range p.watch {
 		r := math.Inf(1) // no shares: LevelFS 0, never at its share
@@ -213,7 +206,8 @@ func (s *snapTree) path(lab int32) []int32 {
 	return out
 }
 
-// recover works out when the lab would be back at its share at zero use.
+// recover works out when the lab would be back at its share at zero use,
+// under the algorithm of the snapshot (s.res.Algorithm).
 //
 // Assumption: the lab runs nothing from the Last snapshot on, so its usage
 // (and its users' and sub-accounts') decays by d^t (decay.DecayOver, d =
@@ -248,11 +242,12 @@ func (s *snapTree) path(lab int32) []int32 {
 // algorithm (fairshare.FairTree) rather than by the formula: the same code
 // then serves FairShare=parent accounts and the classic algorithms; the
 // tests check it against the formula.
-func (s *snapTree) recover(lab int32, algo string, halfLifeSec int64, damp float64) Recovery {
+func (s *snapTree) recover(lab int32, halfLifeSec int64, damp float64) Recovery {
+	algo := s.res.Algorithm
 	ns := s.res.NormShares[lab]
 	rec := Recovery{Ratio: s.res.EffectvUsage[lab] / ns}
 	watch := []int32{lab}
-	fairTree := algo != "classic" && algo != "depth_oblivious"
+	fairTree := algo != fairshare.ClassicAlgo && algo != fairshare.DepthObliviousAlgo
 	if fairTree && ns > 0 && !math.IsNaN(rec.Ratio) {
 		watch = watch[:0]
 		rec.Limit, rec.LimitLevelFS = s.keys[lab].Account, 1/rec.Ratio
