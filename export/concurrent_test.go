@@ -174,7 +174,7 @@ func TestReadersDuringCommits(t *testing.T) {
 						return err
 					}
 					if err := concCheckRows(rows, m.n, v.Generation()); err != nil {
-						return fmt.Errorf("generation %d, %s: %w", v.Generation(), m.month.Format(monthLayout), err)
+						return fmt.Errorf("generation %d, %s: %w", v.Generation(), m.month.Format(schemas.MonthLayout), err)
 					}
 				}
 				saw("view", v.Generation())

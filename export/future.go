@@ -3,7 +3,6 @@ package export
 import (
 	"fmt"
 	"path"
-	"time"
 
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -108,7 +107,7 @@ func cutRows[T any](t *Txn, p Partition, drop func(*T) bool) (int64, error) {
 		return 0, nil
 	}
 	t.Remove(p)
-	month, err := time.Parse(monthLayout, p.Month)
+	month, err := schemas.ParseMonth(p.Month)
 	if err != nil {
 		return 0, fmt.Errorf("cut %s: month %q: %w", p.Path, p.Month, err)
 	}

@@ -30,7 +30,6 @@ const (
 	dataFile     = "data.parquet"
 	manifestFile = "manifest.json"
 	tmpMarker    = ".tmp-"
-	monthLayout  = "2006-01"
 	runLayout    = "20060102T150405Z"
 )
 
@@ -145,7 +144,7 @@ func (h *History) WritePartition(table, cluster string, month time.Time, rows an
 	if err != nil {
 		return err
 	}
-	m := month.UTC().Format(monthLayout)
+	m := schemas.MonthKey(month)
 	for _, p := range t.Base().Files(table, cluster) {
 		if p.Month == m {
 			t.Remove(p)

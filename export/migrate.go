@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -143,7 +142,7 @@ func (h *History) Migrate() (n int, err error) {
 			h.Dir, errors.Join(problems...), filepath.Join(h.Dir, manifestFile))
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(runs), func(a, b [2]string) int { return cmp.Compare(a[0]+"/"+a[1], b[0]+"/"+b[1]) }) {
-		month, _ := time.Parse(monthLayout, k[1]) // checked by scanOld
+		month, _ := schemas.ParseMonth(k[1]) // checked by scanOld
 		if _, err := t.Write(schemas.TableRuns, k[0], month, runs[k], false); err != nil {
 			return 0, fmt.Errorf("migrate history %s: runs of %s/%s: %w", h.Dir, k[0], k[1], err)
 		}
@@ -243,7 +242,7 @@ func (h *History) scanOld() ([]oldFile, error) {
 			}
 			for _, m := range dirs(path.Join(t.Name, "cluster="+c), "month=") {
 				dir := partitionDir(t.Name, c, m)
-				if _, err := time.Parse(monthLayout, m); err != nil {
+				if _, err := schemas.ParseMonth(m); err != nil {
 					unknown = append(unknown, dir)
 					continue
 				}
@@ -369,7 +368,7 @@ func (t *Txn) migrateFile(f oldFile, entries []oldEntry, runs map[[2]string][]Ru
 	if f.table == TableState {
 		return t.WriteState(f.cluster, path.Base(f.rel), b)
 	}
-	month, err := time.Parse(monthLayout, f.month)
+	month, err := schemas.ParseMonth(f.month)
 	if err != nil {
 		return &oldProblem{rel: f.rel, what: err.Error()}
 	}

@@ -85,7 +85,7 @@ func checkRows[T any](t *testing.T, v *View, old map[string][]T, table string) m
 	counts := map[string]int64{}
 	for key, want := range old {
 		c, m, _ := strings.Cut(key, "/")
-		month, err := time.Parse("2006-01", m)
+		month, err := schemas.ParseMonth(m)
 		if err != nil {
 			t.Fatal(err)
 		}

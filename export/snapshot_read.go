@@ -52,7 +52,7 @@ func (v *View) readFairshareSnapshot(cluster string, month, at time.Time, first 
 	if !at.IsZero() {
 		atUS = at.UnixMicro()
 	}
-	mk := month.UTC().Format(monthLayout)
+	mk := schemas.MonthKey(month)
 	type segment struct {
 		p      Partition
 		f      *os.File

@@ -161,7 +161,7 @@ func (t *Txn) NewSnapshotSegments(cluster string, month time.Time, st *SnapshotT
 		return nil, fmt.Errorf("snapshot segments: %w", err)
 	}
 	s := &SnapshotSegments{st: st, results: make(chan *fairshare.Result, snapshotCopies)}
-	mk := month.UTC().Format(monthLayout)
+	mk := schemas.MonthKey(month)
 	fs, err := newColumnStream[FairshareRow](t, schemas.TableFairshare, cluster, mk, fairshareColumns, st.strs)
 	if err != nil {
 		return nil, err

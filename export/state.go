@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // The history also holds, per cluster, the checkpoints a run resumes from
@@ -194,7 +196,7 @@ func (h *History) HasPartition(table, cluster string, month time.Time) bool {
 	if err != nil {
 		return false
 	}
-	mk := month.UTC().Format(monthLayout)
+	mk := schemas.MonthKey(month)
 	for _, p := range m.Files(table, cluster) {
 		if p.Month == mk {
 			return true

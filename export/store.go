@@ -256,7 +256,7 @@ func (v *View) Read(p Partition, dst any) error {
 // into dst, in the table's sort order. A partition without files is an
 // error wrapping fs.ErrNotExist.
 func (v *View) ReadPartition(table, cluster string, month time.Time, dst any) error {
-	m := month.UTC().Format(monthLayout)
+	m := schemas.MonthKey(month)
 	var files []Partition
 	for _, p := range v.Files(table, cluster) {
 		if p.Month == m {
@@ -546,7 +546,7 @@ func (t *Txn) Write(table, cluster string, month time.Time, rows any, hot bool) 
 	if want := tableOf(rows); want != "" && want != table {
 		return Partition{}, fmt.Errorf("write %s: %T rows belong to table %s", table, rows, want)
 	}
-	p := Partition{Table: table, Cluster: cluster, Month: month.UTC().Format(monthLayout), Hot: hot}
+	p := Partition{Table: table, Cluster: cluster, Month: schemas.MonthKey(month), Hot: hot}
 	encode, err := rowsEncoder(def, rows, &p)
 	if err != nil {
 		return Partition{}, fmt.Errorf("write %s: %w", table, err)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
-	"time"
 
 	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/schemas"
@@ -119,7 +118,7 @@ func mergeSegments[T any](tx *export.Txn, table, cluster string, segs []export.P
 		}
 		rows = append(rows, part...)
 	}
-	month, err := time.Parse("2006-01", segs[0].Month)
+	month, err := schemas.ParseMonth(segs[0].Month)
 	if err != nil {
 		return err
 	}
@@ -145,7 +144,7 @@ func mergeJobs(tx *export.Txn, cluster string, segs []export.Partition) error {
 			return err
 		}
 	}
-	month, err := time.Parse("2006-01", segs[0].Month)
+	month, err := schemas.ParseMonth(segs[0].Month)
 	if err != nil {
 		return err
 	}

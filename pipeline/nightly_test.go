@@ -135,7 +135,7 @@ func tableFiles(t *testing.T, history, table string) map[string][]byte {
 		if _, done := out[k]; done {
 			continue
 		}
-		m, _ := time.Parse("2006-01", p.Month)
+		m, _ := schemas.ParseMonth(p.Month)
 		var b []byte
 		switch table {
 		case schemas.TableJobs:
@@ -179,7 +179,7 @@ func partitionMonths(t *testing.T, h *export.History, table, cluster string) []t
 	}
 	var out []time.Time
 	for _, p := range m.Files(table, cluster) {
-		mt, _ := time.Parse("2006-01", p.Month)
+		mt, _ := schemas.ParseMonth(p.Month)
 		if len(out) == 0 || !out[len(out)-1].Equal(mt) {
 			out = append(out, mt)
 		}

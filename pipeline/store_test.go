@@ -366,7 +366,7 @@ func fairshareWithoutTRESRun(t *testing.T, history string) map[string][]byte {
 		if _, done := out[k]; done {
 			continue
 		}
-		m, _ := time.Parse("2006-01", p.Month)
+		m, _ := schemas.ParseMonth(p.Month)
 		var rows []export.FairshareRow
 		if err := v.ReadPartition(schemas.TableFairshare, p.Cluster, m, &rows); err != nil {
 			t.Fatal(err)

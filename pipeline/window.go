@@ -3,6 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"time"
+
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // floorTick returns the last tick of the grid origin + k·period at or
@@ -92,7 +94,7 @@ func monthStart(t int64) time.Time {
 }
 
 // monthKey is the YYYY-MM of a month start.
-func monthKey(m time.Time) string { return m.Format("2006-01") }
+func monthKey(m time.Time) string { return m.Format(schemas.MonthLayout) }
 
 // monthOf remembers the last month monthOf.key computed. The zero value
 // remembers none (its range [0, 0) is empty).

@@ -96,7 +96,7 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 	}
 	first := monthStart(lo)
 	for mk := range jobMonths {
-		m, err := time.Parse("2006-01", mk)
+		m, err := schemas.ParseMonth(mk)
 		if err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 	// Every record of a month after to's starts after to: left for a later
 	// run, and not merged, so merge does not count it in AfterTo.
 	for mk := range jobMonths {
-		if m, err := time.Parse("2006-01", mk); err == nil && m.After(last) {
+		if m, err := schemas.ParseMonth(mk); err == nil && m.After(last) {
 			if sf := w.spill.months[mk]; sf != nil {
 				sum.AfterTo += int64(sf.n)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/export/report"
+	"github.com/fairledger/fairledger/schemas"
 )
 
 func reportCommand(stdout, stderr io.Writer) *cli.Command {
@@ -173,7 +174,7 @@ func parseDay(s string, end bool) (time.Time, error) {
 		}
 		return t, nil
 	}
-	t, err := time.Parse("2006-01", s)
+	t, err := schemas.ParseMonth(s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not a date (YYYY-MM-DD or YYYY-MM)", s)
 	}

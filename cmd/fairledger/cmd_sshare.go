@@ -256,10 +256,10 @@ func findSnapshot(v *export.View, dir, cluster string, at time.Time) (snapshotRo
 	slices.Sort(ms)
 	slices.Reverse(ms) // newest first
 	for _, m := range ms {
-		if !at.IsZero() && m > at.UTC().Format("2006-01") {
+		if !at.IsZero() && m > schemas.MonthKey(at) {
 			continue // a month after at
 		}
-		month, err := time.Parse("2006-01", m)
+		month, err := schemas.ParseMonth(m)
 		if err != nil {
 			return snapshotRows{}, fmt.Errorf("fairshare partition of cluster %s: bad month %q", cluster, m)
 		}
@@ -278,7 +278,7 @@ func findSnapshot(v *export.View, dir, cluster string, at time.Time) (snapshotRo
 	}
 	// at precedes every snapshot: the first one's tree, oldest month first.
 	for i := len(ms) - 1; i >= 0; i-- {
-		month, err := time.Parse("2006-01", ms[i])
+		month, err := schemas.ParseMonth(ms[i])
 		if err != nil {
 			return snapshotRows{}, fmt.Errorf("fairshare partition of cluster %s: bad month %q", cluster, ms[i])
 		}
@@ -308,7 +308,7 @@ func snapshotConfig(v *export.View, snap snapshotRows) (export.RunConfig, error)
 	slices.Sort(months)
 	var after, before *export.RunRow
 	for _, m := range months {
-		month, err := time.Parse("2006-01", m)
+		month, err := schemas.ParseMonth(m)
 		if err != nil {
 			return export.RunConfig{}, fmt.Errorf("runs partition of cluster %s: bad month %q", snap.cluster, m)
 		}
@@ -351,7 +351,7 @@ func snapshotConfig(v *export.View, snap snapshotRows) (export.RunConfig, error)
 // and row counts only, and a damaged page can decode into wrong numbers or
 // make the Parquet reader panic. The files sshare reads are small.
 func readChecked(v *export.View, table, cluster string, month time.Time, dst any) error {
-	m := month.UTC().Format("2006-01")
+	m := schemas.MonthKey(month)
 	for _, p := range v.Files(table, cluster) {
 		if p.Month != m {
 			continue

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // Options select the cluster and period of the reports.
@@ -329,14 +330,14 @@ func thin(ts []time.Time, limit int) []time.Time {
 // monthRange restricts a query to the hive months of the period, so DuckDB
 // opens only those files.
 func (d *Dataset) monthRange() string {
-	return "month BETWEEN " + lit(d.From.Format("2006-01")) + " AND " + lit(d.To.Format("2006-01"))
+	return "month BETWEEN " + lit(d.From.Format(schemas.MonthLayout)) + " AND " + lit(d.To.Format(schemas.MonthLayout))
 }
 
 // loadTree reads the whole association tree at the Last snapshot.
 func (d *Dataset) loadTree(q *querier) error {
 	r, err := q.query("tree", `SELECT snapshot, algorithm, account, "user", "partition", parent, depth, is_user,
 	raw_shares, shares_parent, norm_shares, raw_usage, norm_usage, effectv_usage, fair_share, level_fs, rank
-	FROM fairshare WHERE cluster = `+lit(d.Cluster)+" AND month = "+lit(d.Last.Format("2006-01"))+
+	FROM fairshare WHERE cluster = `+lit(d.Cluster)+" AND month = "+lit(d.Last.Format(schemas.MonthLayout))+
 		" AND snapshot = "+tsLit(d.Last)+` ORDER BY account, "user", "partition"`)
 	if err != nil {
 		return err
@@ -489,7 +490,7 @@ func (d *Dataset) chargedJobs(filter []string) string {
 	SELECT account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb,
 		billing * usage_factor AS rate,
 		least(epoch(start) + charged_sec, ` + to + `) - greatest(epoch(start), ` + from + `) AS sec
-	FROM jobs WHERE cluster = ` + lit(d.Cluster) + ` AND month <= ` + lit(d.To.Format("2006-01")) +
+	FROM jobs WHERE cluster = ` + lit(d.Cluster) + ` AND month <= ` + lit(d.To.Format(schemas.MonthLayout)) +
 		` AND start < ` + tsLit(d.To) + ` AND ("end" IS NULL OR "end" > ` + tsLit(d.From) + `)` + accountFilter(filter) + `
 		AND epoch(start) + charged_sec > ` + from + `
 )`

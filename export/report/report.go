@@ -12,6 +12,7 @@ import (
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // Report is the fair-share report of one lab over one period: every
@@ -225,7 +226,7 @@ func (d *Dataset) Report(account string) (*Report, error) {
 	// Every UTC month of the period gets a row, used or not.
 	r.Total.Month = "total"
 	for m := time.Date(d.From.Year(), d.From.Month(), 1, 0, 0, 0, 0, time.UTC); m.Before(d.To); m = m.AddDate(0, 1, 0) {
-		mu := MonthUsage{Month: m.Format("2006-01")}
+		mu := MonthUsage{Month: m.Format(schemas.MonthLayout)}
 		if p := months[mu.Month]; p != nil {
 			mu = *p
 		}

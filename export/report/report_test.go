@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export"
@@ -283,7 +282,7 @@ func TestAgainstSQL(t *testing.T) {
 		// Billing-hours per month: the Go sum of the usage rows.
 		h := &export.History{Dir: dir}
 		for _, m := range r.Months {
-			month, _ := time.Parse("2006-01", m.Month)
+			month, _ := schemas.ParseMonth(m.Month)
 			var rows []export.UsageRow
 			if err := h.ReadPartition(schemas.TableUsage, "tiny", month, &rows); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				t.Fatal(err)
