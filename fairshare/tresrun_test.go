@@ -275,4 +275,23 @@ func TestAppendTRESRunMins(t *testing.T) {
 	if want := "x:cpu=480,mem=983040,energy=0,node=1,gres/gpu=1"; got != want {
 		t.Errorf("AppendTRESRunMins = %q, want %q", got, want)
 	}
+	// The pipeline formats every association's cell into one reused buffer.
+	buf, secs := make([]byte, 0, 64), []uint64{28859, 983040 * 60, 0, 119, 60}
+	if n := testing.AllocsPerRun(100, func() { buf = AppendTRESRunMins(buf[:0], names, secs) }); n != 0 {
+		t.Errorf("AppendTRESRunMins into a reused buffer: %v allocations, want 0", n)
+	}
+}
+
+// TestAppendTRESList checks the name=value,… form after what b holds, and
+// that an empty list appends nothing.
+func TestAppendTRESList(t *testing.T) {
+	names, vals := []string{"cpu", "mem", "gres/gpu"}, []string{"96", "393216", "0"}
+	got := string(AppendTRESList([]byte("x:"), len(names), func(i int) string { return names[i] },
+		func(b []byte, i int) []byte { return append(b, vals[i]...) }))
+	if want := "x:cpu=96,mem=393216,gres/gpu=0"; got != want {
+		t.Errorf("AppendTRESList = %q, want %q", got, want)
+	}
+	if got := AppendTRESList(nil, 0, nil, nil); len(got) != 0 {
+		t.Errorf("AppendTRESList of nothing = %q", got)
+	}
 }

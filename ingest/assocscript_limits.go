@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -141,14 +142,6 @@ func applyLimit(cur string, set []limitItem) string {
 		}
 	}
 	slices.SortFunc(items, func(a, b limitItem) int { return schemas.CompareTRES(a.tres, b.tres) })
-	var b strings.Builder
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(it.tres)
-		b.WriteByte('=')
-		b.WriteString(it.count)
-	}
-	return b.String()
+	return string(fairshare.AppendTRESList(nil, len(items), func(i int) string { return items[i].tres },
+		func(b []byte, i int) []byte { return append(b, items[i].count...) }))
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -161,14 +162,6 @@ func abs(n int) int {
 func SshareTRES(counts []TRESCount) string {
 	sorted := slices.Clone(counts)
 	slices.SortFunc(sorted, func(a, b TRESCount) int { return schemas.CompareTRES(a.TRES, b.TRES) })
-	var b strings.Builder
-	for i, c := range sorted {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(c.TRES)
-		b.WriteByte('=')
-		b.WriteString(strconv.FormatUint(c.Count, 10))
-	}
-	return b.String()
+	return string(fairshare.AppendTRESList(nil, len(sorted), func(i int) string { return sorted[i].TRES },
+		func(b []byte, i int) []byte { return strconv.AppendUint(b, sorted[i].Count, 10) }))
 }
