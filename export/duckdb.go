@@ -143,7 +143,7 @@ func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
 	if _, err := d.db.ExecContext(ctx, "SET parquet_metadata_cache = true"); err != nil {
 		return fmt.Errorf("duckdb session: %w", err)
 	}
-	if _, err := d.db.ExecContext(ctx, "SET VARIABLE history = "+quoteSQL(abs)); err != nil {
+	if _, err := d.db.ExecContext(ctx, "SET VARIABLE history = "+SQLString(abs)); err != nil {
 		return fmt.Errorf("set history: %w", err)
 	}
 	var allowed []string
@@ -160,10 +160,10 @@ func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
 		}
 		list := make([]string, len(files))
 		for i, f := range files {
-			list[i] = quoteSQL(globLiteral(f))
-			allowed = append(allowed, quoteSQL(f))
+			list[i] = SQLString(globLiteral(f))
+			allowed = append(allowed, SQLString(f))
 			if g := globLiteral(f); g != f {
-				allowed = append(allowed, quoteSQL(g)) // DuckDB checks the pattern and the file
+				allowed = append(allowed, SQLString(g)) // DuckDB checks the pattern and the file
 			}
 		}
 		glob := "getvariable('history') || '/" + currentLink + "/" + st.Table + "/cluster=*/month=*/*.parquet'"
@@ -177,7 +177,7 @@ func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
 		d.Tables = append(d.Tables, st.Table)
 	}
 	settings := []string{
-		"SET temp_directory = " + quoteSQL(filepath.Join(d.tmp, "spill")),
+		"SET temp_directory = " + SQLString(filepath.Join(d.tmp, "spill")),
 		"SET autoinstall_known_extensions = false",
 		"SET autoload_known_extensions = false",
 		"SET allow_community_extensions = false",
@@ -268,8 +268,10 @@ func globLiteral(name string) string {
 	return b.String()
 }
 
-// quoteSQL quotes s as a SQL string literal.
-func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+// SQLString quotes s as a DuckDB (standard SQL) string literal: in single
+// quotes, each ' doubled. It is the one quoting of values spliced into the
+// SQL export and its callers run.
+func SQLString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // Close closes the session, releases its generation and removes its
 // temporary directory.

@@ -423,17 +423,17 @@ func TestDuckDBReadOnly(t *testing.T) {
 	readOnly := "read-only: it runs SELECT and EXPLAIN statements only"
 	denied := "file system operations are disabled by configuration"
 	for _, c := range []struct{ query, want string }{
-		{"COPY jobs TO " + quoteSQL(filepath.Join(out, "jobs.csv")), denied},
-		{"COPY (SELECT 1 AS x) TO " + quoteSQL(histFile) + " (FORMAT parquet, USE_TMP_FILE false)", readOnly + ", not COPY"},
-		{"EXPLAIN ANALYZE COPY (SELECT 1 AS x) TO " + quoteSQL(histFile) + " (FORMAT parquet, USE_TMP_FILE false)", "not EXPLAIN ANALYZE"},
+		{"COPY jobs TO " + SQLString(filepath.Join(out, "jobs.csv")), denied},
+		{"COPY (SELECT 1 AS x) TO " + SQLString(histFile) + " (FORMAT parquet, USE_TMP_FILE false)", readOnly + ", not COPY"},
+		{"EXPLAIN ANALYZE COPY (SELECT 1 AS x) TO " + SQLString(histFile) + " (FORMAT parquet, USE_TMP_FILE false)", "not EXPLAIN ANALYZE"},
 		{"explain /* c */ analyse SELECT 1", "not EXPLAIN ANALYZE"},
 		{"EXPLAIN (ANALYZE) SELECT 1", "not EXPLAIN ANALYZE"},
-		{"EXPORT DATABASE " + quoteSQL(filepath.Join(out, "export")), denied},
-		{"ATTACH " + quoteSQL(filepath.Join(out, "x.duckdb")), readOnly + ", not ATTACH"},
+		{"EXPORT DATABASE " + SQLString(filepath.Join(out, "export")), denied},
+		{"ATTACH " + SQLString(filepath.Join(out, "x.duckdb")), readOnly + ", not ATTACH"},
 		{"ATTACH ':memory:' AS scratch", readOnly + ", not ATTACH"},
 		{"INSTALL httpfs", readOnly + ", not INSTALL or LOAD"},
 		{"LOAD httpfs", readOnly + ", not INSTALL or LOAD"},
-		{"LOAD " + quoteSQL(filepath.Join(out, "x.duckdb_extension")), readOnly + ", not INSTALL or LOAD"},
+		{"LOAD " + SQLString(filepath.Join(out, "x.duckdb_extension")), readOnly + ", not INSTALL or LOAD"},
 		{"SET enable_external_access = true", readOnly + ", not SET"},
 		{"RESET lock_configuration", readOnly + ", not SET"},
 		{"SET VARIABLE history = '/'", readOnly + ", not SET"},
@@ -442,12 +442,12 @@ func TestDuckDBReadOnly(t *testing.T) {
 		{"DROP VIEW jobs", readOnly + ", not DROP"},
 		{"INSERT INTO jobs VALUES (1)", ""}, // a view: refused one way or another
 		{"CALL pragma_version()", readOnly + ", not CALL"},
-		{"SELECT * FROM read_csv(" + quoteSQL(secret) + ")", denied},
-		{"SELECT * FROM read_text(" + quoteSQL(secret) + ")", denied},
-		{"SELECT * FROM glob(" + quoteSQL(out+"/*") + ")", denied},
-		{"SELECT * FROM read_parquet(" + quoteSQL(filepath.Join(h.Dir, currentLink, "runs", "*", "*", "*.parquet")) + ")", denied},
+		{"SELECT * FROM read_csv(" + SQLString(secret) + ")", denied},
+		{"SELECT * FROM read_text(" + SQLString(secret) + ")", denied},
+		{"SELECT * FROM glob(" + SQLString(out+"/*") + ")", denied},
+		{"SELECT * FROM read_parquet(" + SQLString(filepath.Join(h.Dir, currentLink, "runs", "*", "*", "*.parquet")) + ")", denied},
 		{"SELECT * FROM query('COPY jobs TO ''" + filepath.Join(out, "q.csv") + "''')", "Expected a single SELECT statement"},
-		{"SELECT 1; COPY jobs TO " + quoteSQL(filepath.Join(out, "m.csv")), "several statements"},
+		{"SELECT 1; COPY jobs TO " + SQLString(filepath.Join(out, "m.csv")), "several statements"},
 	} {
 		_, err := d.Query(ctx, c.query)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

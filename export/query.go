@@ -301,7 +301,7 @@ func (r *Rows) startSpool(query string) (bool, error) {
 	for i := range cols {
 		cols[i] = fmt.Sprintf("c%d", i)
 	}
-	ctas := "CREATE TEMP TABLE " + spoolTable + " AS SELECT * FROM query(" + quoteSQL(query) + ") AS q(" + strings.Join(cols, ", ") + ")"
+	ctas := "CREATE TEMP TABLE " + spoolTable + " AS SELECT * FROM query(" + SQLString(query) + ") AS q(" + strings.Join(cols, ", ") + ")"
 	var prepared bool
 	err := r.conn.Raw(func(dc any) error {
 		c, ok := dc.(driver.Conn)

@@ -46,9 +46,9 @@ var sacctColumns = [][2]string{
 func readSacctSQL(path string) string {
 	var cols []string
 	for _, c := range sacctColumns {
-		cols = append(cols, quoteSQL(c[0])+": "+quoteSQL(c[1]))
+		cols = append(cols, SQLString(c[0])+": "+SQLString(c[1]))
 	}
-	return "read_csv(" + quoteSQL(path) + ", delim = '|', header = true, quote = '', escape = ''," +
+	return "read_csv(" + SQLString(path) + ", delim = '|', header = true, quote = '', escape = ''," +
 		" nullstr = ['', 'Unknown', 'None'], auto_detect = false, columns = {" + strings.Join(cols, ", ") + "})"
 }
 
@@ -95,7 +95,7 @@ func billingSQL(confPath string) (cols, expr string, err error) {
 		if err != nil {
 			return "", "", fmt.Errorf("%s: partition %s: %w", confPath, p.Name, err)
 		}
-		fmt.Fprintf(&b, " WHEN %s THEN ", quoteSQL(p.Name))
+		fmt.Fprintf(&b, " WHEN %s THEN ", SQLString(p.Name))
 		if len(w) == 0 {
 			b.WriteString(use("cpu"))
 			continue
@@ -132,12 +132,12 @@ func tresCountSQL(tres string) string {
 			" WHEN 'K' THEN CAST(1 AS DOUBLE)/1024 WHEN 'G' THEN 1024 WHEN 'T' THEN 1048576 WHEN 'P' THEN 1073741824 ELSE 1 END, 0)"
 	}
 	re := "(?:^|,)" + regexp.QuoteMeta(tres) + "=([0-9]+)"
-	e := "COALESCE(CAST(NULLIF(regexp_extract(AllocTRES, " + quoteSQL(re) + ", 1), '') AS DOUBLE), 0)"
+	e := "COALESCE(CAST(NULLIF(regexp_extract(AllocTRES, " + SQLString(re) + ", 1), '') AS DOUBLE), 0)"
 	if tres == "cpu" {
 		return e
 	}
 	// Most jobs have no GRES: a substring test is cheaper than the regexp.
-	return "CASE WHEN contains(AllocTRES, " + quoteSQL(tres+"=") + ") THEN " + e + " ELSE 0 END"
+	return "CASE WHEN contains(AllocTRES, " + SQLString(tres+"=") + ") THEN " + e + " ELSE 0 END"
 }
 
 // yardstickSQL is the yardstick statement: every job that started (Start
@@ -446,10 +446,10 @@ func BenchmarkDuckDBYardstickWritingYear5M(b *testing.B) {
 	}
 	out := filepath.Join(b.TempDir(), "jobs.parquet")
 	write := "COPY (SELECT " + strings.Join(names, ", ") + ", CASE WHEN Start IS NOT NULL AND AllocTRES IS NOT NULL THEN " + bill +
-		" END AS billing FROM (SELECT *, " + cols + " FROM " + readSacctSQL(f.Sacct) + ")) TO " + quoteSQL(out) +
+		" END AS billing FROM (SELECT *, " + cols + " FROM " + readSacctSQL(f.Sacct) + ")) TO " + SQLString(out) +
 		" (FORMAT parquet, COMPRESSION zstd)"
 	group := "SELECT Account AS account, CAST(Start AS DATE) AS day, count(*) AS jobs, sum(billing * ElapsedRaw) AS billing_sec" +
-		" FROM read_parquet(" + quoteSQL(out) + ") WHERE billing IS NOT NULL GROUP BY ALL ORDER BY ALL"
+		" FROM read_parquet(" + SQLString(out) + ") WHERE billing IS NOT NULL GROUP BY ALL ORDER BY ALL"
 	res, _ := measureYardstick(b, f, write, group)
 	fi, err := os.Stat(out)
 	if err != nil {

@@ -240,7 +240,7 @@ func (d *Dataset) resolvePeriod(q *querier, opt Options) error {
 		return fmt.Errorf("report: the history holds several clusters (%s): choose one with --cluster",
 			strings.Join(clusters, ", "))
 	}
-	c := lit(d.Cluster)
+	c := export.SQLString(d.Cluster)
 	d.From, d.To = opt.From.UTC(), opt.To.UTC()
 	if d.To.IsZero() {
 		r, err := q.query("last snapshot", "SELECT max(snapshot) FROM fairshare WHERE cluster = "+c)
@@ -330,14 +330,14 @@ func thin(ts []time.Time, limit int) []time.Time {
 // monthRange restricts a query to the hive months of the period, so DuckDB
 // opens only those files.
 func (d *Dataset) monthRange() string {
-	return "month BETWEEN " + lit(d.From.Format(schemas.MonthLayout)) + " AND " + lit(d.To.Format(schemas.MonthLayout))
+	return "month BETWEEN " + export.SQLString(d.From.Format(schemas.MonthLayout)) + " AND " + export.SQLString(d.To.Format(schemas.MonthLayout))
 }
 
 // loadTree reads the whole association tree at the Last snapshot.
 func (d *Dataset) loadTree(q *querier) error {
 	r, err := q.query("tree", `SELECT snapshot, algorithm, account, "user", "partition", parent, depth, is_user,
 	raw_shares, shares_parent, norm_shares, raw_usage, norm_usage, effectv_usage, fair_share, level_fs, rank
-	FROM fairshare WHERE cluster = `+lit(d.Cluster)+" AND month = "+lit(d.Last.Format(schemas.MonthLayout))+
+	FROM fairshare WHERE cluster = `+export.SQLString(d.Cluster)+" AND month = "+export.SQLString(d.Last.Format(schemas.MonthLayout))+
 		" AND snapshot = "+tsLit(d.Last)+` ORDER BY account, "user", "partition"`)
 	if err != nil {
 		return err
@@ -382,7 +382,7 @@ func (d *Dataset) loadConfig(q *querier) error {
 		return nil
 	}
 	last := tsLit(d.Last)
-	r, err := q.query("run config", "SELECT run_id, started, config FROM runs WHERE cluster = "+lit(d.Cluster)+
+	r, err := q.query("run config", "SELECT run_id, started, config FROM runs WHERE cluster = "+export.SQLString(d.Cluster)+
 		" ORDER BY started < "+last+", CASE WHEN started >= "+last+" THEN epoch(started) ELSE -epoch(started) END, run_id LIMIT 1")
 	if err != nil {
 		return err
@@ -408,7 +408,7 @@ func accountFilter(filter []string) string {
 	}
 	quoted := make([]string, len(filter))
 	for i, a := range filter {
-		quoted[i] = lit(a)
+		quoted[i] = export.SQLString(a)
 	}
 	return " AND account IN (" + strings.Join(quoted, ", ") + ")"
 }
@@ -423,7 +423,7 @@ func (d *Dataset) loadSeries(q *querier, filter []string) error {
 		lits[i] = tsLit(t)
 	}
 	r, err := q.query("fair-share series", `SELECT snapshot, account, "user", "partition", norm_shares, norm_usage,
-	effectv_usage, fair_share, level_fs FROM fairshare WHERE cluster = `+lit(d.Cluster)+" AND "+d.monthRange()+
+	effectv_usage, fair_share, level_fs FROM fairshare WHERE cluster = `+export.SQLString(d.Cluster)+" AND "+d.monthRange()+
 		" AND snapshot IN ("+strings.Join(lits, ", ")+")"+accountFilter(filter))
 	if err != nil {
 		return err
@@ -457,7 +457,7 @@ func exactSum(expr string) string { return "(sum(((" + expr + ") * 1000)::BIGINT
 func (d *Dataset) loadUsage(q *querier, filter []string) error {
 	r, err := q.query("usage per month", `SELECT account, "user", strftime(period_start, '%Y-%m') AS m, `+
 		exactSum("billing_sec")+", "+exactSum("cpu_sec")+", "+exactSum("mem_mb_sec")+", "+exactSum("gpu_sec")+
-		" FROM usage WHERE cluster = "+lit(d.Cluster)+" AND "+d.monthRange()+
+		" FROM usage WHERE cluster = "+export.SQLString(d.Cluster)+" AND "+d.monthRange()+
 		" AND period_start >= "+tsLit(d.From)+" AND period_start < "+tsLit(d.To)+accountFilter(filter)+
 		` GROUP BY ALL ORDER BY account, "user", m`)
 	if err != nil {
@@ -490,7 +490,7 @@ func (d *Dataset) chargedJobs(filter []string) string {
 	SELECT account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb,
 		billing * usage_factor AS rate,
 		least(epoch(start) + charged_sec, ` + to + `) - greatest(epoch(start), ` + from + `) AS sec
-	FROM jobs WHERE cluster = ` + lit(d.Cluster) + ` AND month <= ` + lit(d.To.Format(schemas.MonthLayout)) +
+	FROM jobs WHERE cluster = ` + export.SQLString(d.Cluster) + ` AND month <= ` + export.SQLString(d.To.Format(schemas.MonthLayout)) +
 		` AND start < ` + tsLit(d.To) + ` AND ("end" IS NULL OR "end" > ` + tsLit(d.From) + `)` + accountFilter(filter) + `
 		AND epoch(start) + charged_sec > ` + from + `
 )`
@@ -544,8 +544,6 @@ ORDER BY account, b DESC, start, job_id`)
 }
 
 // SQL literals and result values.
-
-func lit(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // epochLit is an instant as epoch seconds, the way epoch() returns them.
 func epochLit(t time.Time) string {
