@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -139,15 +140,23 @@ func BenchmarkJobsTRESColumns(b *testing.B) {
 			opts := append(tableWriterOptions[JobRow](def.SortBy), jobsWriterSchema(vals.strs))
 			pw := parquet.NewGenericWriter[JobRow](io.Discard, opts...)
 			cols := pw.BeginRowGroup().ColumnWriters()
-			e := jobColumns{t: t, v: vals}
+			leaves, err := jobLeaves(pw.Schema())
+			if err != nil {
+				b.Fatal(err)
+			}
+			tres := make([]int, 0, 2) // the columns of the TRES map's keys and values
+			for _, f := range []jobField{jobTRESKey, jobTRESValue} {
+				tres = append(tres, slices.Index(leaves, f))
+			}
+			e := jobColumns{t: t, v: vals, leaves: leaves}
 			b.ResetTimer()
 			cpu0 := cpuSeconds()
 			for range b.N {
 				for lo := 0; lo < len(t.Recs); lo += batch {
 					recs := t.Recs[lo:min(lo+batch, len(t.Recs))]
-					for _, c := range []int{colTRESKey, colTRESValue} {
+					for i, c := range tres {
 						col := vals.tresKeys
-						if c == colTRESValue {
+						if i == 1 {
 							col = vals.tresVals
 						}
 						e.vals = e.appendTRES(e.vals[:0], recs, col)
@@ -156,7 +165,7 @@ func BenchmarkJobsTRESColumns(b *testing.B) {
 						}
 					}
 				}
-				for _, c := range []int{colTRESKey, colTRESValue} {
+				for _, c := range tres {
 					if err := cols[c].Flush(); err != nil {
 						b.Fatal(err)
 					}

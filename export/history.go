@@ -298,6 +298,10 @@ func jobsEncoder(t *JobTable, sortBy []string) func(io.Writer) error {
 		// The writer schema replaces tableWriterOptions' jobsSchema.
 		opts := append(tableWriterOptions[JobRow](sortBy), jobsWriterSchema(vals.strs))
 		pw := parquet.NewGenericWriter[JobRow](w, opts...)
+		leaves, err := jobLeaves(pw.Schema())
+		if err != nil {
+			return err
+		}
 		n := len(t.Recs)
 		groups := (n + RowGroupRows - 1) / RowGroupRows
 		workers := max(1, min(runtime.GOMAXPROCS(0), groups))
@@ -313,7 +317,7 @@ func jobsEncoder(t *JobTable, sortBy []string) func(io.Writer) error {
 				}
 				lo := (first + g) * RowGroupRows
 				recs := t.Recs[lo:min(lo+RowGroupRows, n)]
-				encs[g].t, encs[g].v = t, vals
+				encs[g].t, encs[g].v, encs[g].leaves = t, vals, leaves
 				wg.Go(func() { errs[g] = encs[g].writeGroup(rgs[g].ColumnWriters(), recs) })
 			}
 			wg.Wait()
@@ -404,22 +408,18 @@ func newJobValues(t *JobTable) *jobValues {
 }
 
 // jobColumns builds the values of one batch of jobs records, column by
-// column in schema order (the leaf columns of parquet.SchemaOf(JobRow{})),
+// column in the order of the writer schema's leaf columns (each found by
+// name, see jobLeaves),
 // and writes them to the column writers. Its buffer is reused between
 // batches.
 type jobColumns struct {
-	t    *JobTable
-	v    *jobValues
-	vals []parquet.Value
+	t *JobTable
+	v *jobValues
+	// leaves are the fields of the writer's leaf columns, in order
+	// (jobLeaves).
+	leaves []jobField
+	vals   []parquet.Value
 }
-
-// Leaf column indexes of the jobs table's TRES map, and the number of leaf
-// columns.
-const (
-	colTRESKey   = 25
-	colTRESValue = 26
-	jobLeaves    = 32
-)
 
 // writeGroup writes recs (one row group) in batches of writeBatch rows.
 func (e *jobColumns) writeGroup(cols []*parquet.ColumnWriter, recs []JobRec) error {
@@ -432,35 +432,35 @@ func (e *jobColumns) writeGroup(cols []*parquet.ColumnWriter, recs []JobRec) err
 }
 
 func (e *jobColumns) write(cols []*parquet.ColumnWriter, recs []JobRec) error {
-	if len(cols) != jobLeaves {
-		return fmt.Errorf("jobs schema has %d leaf columns, the encoder writes %d", len(cols), jobLeaves)
+	if len(cols) != len(e.leaves) {
+		return fmt.Errorf("jobs schema has %d leaf columns, the encoder writes %d", len(cols), len(e.leaves))
 	}
-	for c := range jobLeaves {
+	for c, f := range e.leaves {
 		var v []parquet.Value
-		switch c {
-		case colTRESKey:
+		switch f {
+		case jobTRESKey:
 			v = e.appendTRES(e.vals[:0], recs, e.v.tresKeys)
-		case colTRESValue:
+		case jobTRESValue:
 			v = e.appendTRES(e.vals[:0], recs, e.v.tresVals)
 		default:
 			v = slices.Grow(e.vals[:0], len(recs))[:len(recs)]
-			jobColumn(v, e.t, e.v.names, recs, c)
+			jobColumn(v, e.t, e.v.names, recs, f)
 		}
 		e.vals = v
 		if _, err := cols[c].WriteRowValues(v); err != nil {
-			return fmt.Errorf("column %d: %w", c, err)
+			return fmt.Errorf("column %s: %w", f.path(), err)
 		}
 	}
 	return nil
 }
 
-// jobColumn sets v[k] to the value of leaf column c (other than the TRES
-// map's) of recs[k], as parquet-go's GenericWriter[JobRow] writes it:
+// jobColumn sets v[k] to the value of the leaf column of field f (other
+// than the TRES map's) of recs[k], as parquet-go's GenericWriter[JobRow] writes it:
 // timestamps in microseconds, a null at definition level 0, a set
 // optional value at definition level 1; required columns need no levels.
 // names are jobValues.names. (One loop per column: building values
 // through a function per column took most of the encoder's own time.)
-func jobColumn(v []parquet.Value, t *JobTable, names []parquet.Value, recs []JobRec, c int) {
+func jobColumn(v []parquet.Value, t *JobTable, names []parquet.Value, recs []JobRec, f jobField) {
 	opt := func(k int, r *JobRec, x int64, bit uint16) {
 		v[k] = parquet.Value{}
 		if r.Valid&bit != 0 {
@@ -468,52 +468,52 @@ func jobColumn(v []parquet.Value, t *JobTable, names []parquet.Value, recs []Job
 			v[k].SetDefinitionLevel(1)
 		}
 	}
-	switch c {
-	case 0:
+	switch f {
+	case jobJobID:
 		for k := range recs {
 			v[k] = parquet.ByteArrayValue(t.JobID(&recs[k]))
 		}
-	case 1:
+	case jobJobIDRaw:
 		for k := range recs {
 			v[k] = parquet.Int64Value(recs[k].JobIDRaw)
 		}
-	case 2:
+	case jobArrayJobID:
 		for k := range recs {
 			opt(k, &recs[k], recs[k].ArrayJobID, ValidArrayJobID)
 		}
-	case 3:
+	case jobArrayTaskID:
 		for k := range recs {
 			opt(k, &recs[k], recs[k].ArrayTaskID, ValidArrayTaskID)
 		}
-	case 4:
+	case jobHetJobID:
 		for k := range recs {
 			opt(k, &recs[k], recs[k].HetJobID, ValidHetJobID)
 		}
-	case 5:
+	case jobHetJobOffset:
 		for k := range recs {
 			opt(k, &recs[k], recs[k].HetJobOffset, ValidHetJobOffset)
 		}
-	case 6:
+	case jobUser:
 		for k := range recs {
 			v[k] = names[recs[k].User]
 		}
-	case 7:
+	case jobAccount:
 		for k := range recs {
 			v[k] = names[recs[k].Account]
 		}
-	case 8:
+	case jobPartition:
 		for k := range recs {
 			v[k] = names[recs[k].Partition]
 		}
-	case 9:
+	case jobQOS:
 		for k := range recs {
 			v[k] = names[recs[k].QOS]
 		}
-	case 10:
+	case jobState:
 		for k := range recs {
 			v[k] = names[recs[k].State]
 		}
-	case 11:
+	case jobCancelledBy:
 		for k := range recs {
 			v[k] = parquet.Value{}
 			if id := recs[k].CancelledBy; id > 0 {
@@ -521,80 +521,80 @@ func jobColumn(v []parquet.Value, t *JobTable, names []parquet.Value, recs []Job
 				v[k].SetDefinitionLevel(1)
 			}
 		}
-	case 12:
+	case jobSubmit:
 		for k := range recs {
 			opt(k, &recs[k], recs[k].Submit, ValidSubmit)
 		}
-	case 13:
+	case jobEligible:
 		for k := range recs {
 			opt(k, &recs[k], recs[k].Eligible, ValidEligible)
 		}
-	case 14:
+	case jobStart:
 		for k := range recs {
 			v[k] = parquet.Int64Value(recs[k].Start)
 		}
-	case 15:
+	case jobEnd:
 		for k := range recs {
 			opt(k, &recs[k], recs[k].End, ValidEnd)
 		}
-	case 16:
+	case jobElapsedSec:
 		for k := range recs {
 			opt(k, &recs[k], recs[k].ElapsedSec, ValidElapsedSec)
 		}
-	case 17:
+	case jobChargedSec:
 		for k := range recs {
 			v[k] = parquet.Int64Value(recs[k].ChargedSec)
 		}
-	case 18:
+	case jobSuspendedSec:
 		for k := range recs {
 			opt(k, &recs[k], recs[k].SuspendedSec, ValidSuspendedSec)
 		}
-	case 19:
+	case jobTimelimitMin:
 		for k := range recs {
 			opt(k, &recs[k], recs[k].TimelimitMin, ValidTimelimitMin)
 		}
-	case 20:
+	case jobNNodes:
 		for k := range recs {
 			v[k] = parquet.Int64Value(recs[k].NNodes)
 		}
-	case 21:
+	case jobAllocCPUs:
 		for k := range recs {
 			v[k] = parquet.Int64Value(recs[k].AllocCPUs)
 		}
-	case 22:
+	case jobMemMB:
 		for k := range recs {
 			v[k] = parquet.DoubleValue(recs[k].MemMB)
 		}
-	case 23:
+	case jobNodeCount:
 		for k := range recs {
 			v[k] = parquet.DoubleValue(recs[k].NodeCount)
 		}
-	case 24:
+	case jobGPU:
 		for k := range recs {
 			v[k] = parquet.DoubleValue(recs[k].GPU)
 		}
-	case 27:
+	case jobBilling:
 		for k := range recs {
 			v[k] = parquet.DoubleValue(recs[k].Billing)
 		}
-	case 28:
+	case jobBillingSlurm:
 		for k := range recs {
 			v[k] = parquet.Int64Value(recs[k].BillingSlurm)
 		}
-	case 29:
+	case jobUsageFactor:
 		for k := range recs {
 			v[k] = parquet.DoubleValue(recs[k].UsageFactor)
 		}
-	case 30:
+	case jobSourceFile:
 		for k := range recs {
 			v[k] = names[recs[k].SourceFile]
 		}
-	case 31:
+	case jobSourceLine:
 		for k := range recs {
 			v[k] = parquet.Int64Value(recs[k].SourceLine)
 		}
 	default:
-		panic(fmt.Sprintf("jobs column %d", c))
+		panic(fmt.Sprintf("jobs column %s", f.path()))
 	}
 }
 
