@@ -1,5 +1,7 @@
 package decay
 
+//lint:file-ignore SA4016 the event tables spell every word as flags | count, a count of 0 included
+
 import (
 	"fmt"
 	"math/rand/v2"

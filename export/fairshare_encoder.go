@@ -199,6 +199,7 @@ func internedWriterSchema[T any](strs *internedStrings) *parquet.Schema {
 			return f
 		}
 		switch f.Encoding().Encoding() {
+		//lint:ignore SA1019 a field may carry either dictionary encoding; the deprecated one is matched, not written
 		case format.RLEDictionary, format.PlainDictionary:
 			return typedField{f, internedType{f.Type(), strs}}
 		}

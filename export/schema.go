@@ -152,6 +152,7 @@ func jobsWriterSchema(strs *internedStrings) *parquet.Schema {
 			return f
 		}
 		switch f.Encoding().Encoding() {
+		//lint:ignore SA1019 a field may carry either dictionary encoding; the deprecated one is matched, not written
 		case format.RLEDictionary, format.PlainDictionary:
 			switch f.Type().Kind() {
 			case parquet.ByteArray:

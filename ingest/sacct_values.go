@@ -33,6 +33,7 @@ var (
 	errJobIDSyntax = errors.New("not a Slurm job id (want 123, 123_4, 123+1, 123.batch or 123_[1-3])")
 	errEmpty       = errors.New("empty")
 	// errNeedJobIDRaw rejects an array task of a file without JobIDRaw.
+	//lint:ignore ST1005 the message ends with the sacct command line to run, whose "..." stands for the other fields
 	errNeedJobIDRaw = errors.New("an array task's own job id is only in JobIDRaw: dump with sacct -o JobIDRaw,...")
 )
 

@@ -46,6 +46,7 @@ func ParseSlurmVersion(s string) (SlurmVersion, error) {
 		v.Minor, err2 = strconv.Atoi(parts[1])
 	}
 	if len(parts) < 2 || len(parts) > 3 || err1 != nil || err2 != nil {
+		//lint:ignore ST1005 Slurm is a name
 		return SlurmVersion{}, fmt.Errorf("Slurm version %q: want X.Y, e.g. 22.05", s)
 	}
 	all := SupportedSlurmVersions()
@@ -58,5 +59,6 @@ func ParseSlurmVersion(s string) (SlurmVersion, error) {
 	for i, w := range all {
 		names[i] = w.String()
 	}
+	//lint:ignore ST1005 Slurm is a name
 	return SlurmVersion{}, fmt.Errorf("Slurm version %s: not a release series fairledger reproduces (%s)", v, strings.Join(names, ", "))
 }
