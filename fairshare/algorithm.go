@@ -8,11 +8,11 @@ import "fmt"
 type Algorithm uint8
 
 const (
-	// FairTreeAlgo is Slurm's default Fair Tree (§4).
+	// FairTreeAlgo is Slurm's default Fair Tree (§7).
 	FairTreeAlgo Algorithm = iota + 1
-	// ClassicAlgo is PriorityFlags=NO_FAIR_TREE (§3).
+	// ClassicAlgo is PriorityFlags=NO_FAIR_TREE (§5).
 	ClassicAlgo
-	// DepthObliviousAlgo is PriorityFlags=DEPTH_OBLIVIOUS (§5).
+	// DepthObliviousAlgo is PriorityFlags=DEPTH_OBLIVIOUS (§6).
 	DepthObliviousAlgo
 )
 
