@@ -493,4 +493,13 @@ wait "$build_pid" || { cat "$work/go-build.log" >&2; die "go test -c ./cmd/fairl
 t_total=$(secs "$t_begin" "$(now)")
 say "install ${t_install} s, bring-up ${t_bringup} s, jobs ${t_jobs} s, stop ${t_stop} s; total before the comparison ${t_total} s"
 cd "$repo/cmd/fairledger"
-FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^TestSlurmE2E$' -test.v -test.count=1
+if ! FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^TestSlurmE2E$' -test.v -test.count=1; then
+	# What a later look needs when the capture is gone (CI): when each job
+	# was submitted or cancelled, and slurmctld's ticks, job starts and ends.
+	for c in "$capture"/*/; do
+		say "$(basename "$c"): events.tsv, meta.txt, sacct.psv and slurmctld's decay and job lines"
+		cat "$c/events.tsv" "$c/meta.txt" "$c/sacct.psv" >&2
+		grep -E 'Decay factor|priority_p_job_end|Last ran decay|started on cluster|sched: Allocate|_job_complete|job_signal|ran for' "$c/slurmctld.log" >&2 || true
+	done
+	exit 1
+fi
