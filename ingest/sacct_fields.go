@@ -69,8 +69,8 @@ var SacctRequired = []string{"JobID", "User", "Account", "Partition", "Start", "
 var SacctPresets = map[string][]string{
 	// XDMoD's shredder format: sacct -P -n -o with these 26 fields.
 	"xdmod": strings.Split("JobID,JobIDRaw,Cluster,Partition,QOS,Account,Group,GID,User,UID,Submit,Eligible,Start,End,Elapsed,ExitCode,State,NNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,AllocTRES,Timelimit,NodeList,JobName", ","),
-	// The columns fairledger's own generator and the README's recommended
-	// sacct invocation use.
+	// The columns fairledger's own generator and the sacct invocation
+	// recommended in docs/inputs.md and docs/operations.md use.
 	"fairledger": strings.Split("JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqTRES,AllocTRES,Timelimit,JobName", ","),
 }
 

@@ -1,6 +1,6 @@
 package main
 
-// exampleQuery is one of the documented SQL examples: README.md shows each
+// exampleQuery is one of the documented SQL examples: docs/sql.md shows each
 // verbatim (a test checks it), `fairledger demo` runs the first two, and a
 // test runs them all on the demo history with asserted results.
 type exampleQuery struct {

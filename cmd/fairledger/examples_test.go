@@ -47,20 +47,20 @@ func sqlCSV(t *testing.T, hist, query string) [][]string {
 	return recs[1:]
 }
 
-// TestExampleQueriesInREADME: every example query is in README.md verbatim.
-func TestExampleQueriesInREADME(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestExampleQueriesInSQLDocs: every example query is in docs/sql.md verbatim.
+func TestExampleQueriesInSQLDocs(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/sql.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range exampleQueries() {
-		if !strings.Contains(string(readme), q.SQL) {
-			t.Errorf("README.md lacks the example %q verbatim:\n%s", q.Title, q.SQL)
+		if !strings.Contains(string(doc), q.SQL) {
+			t.Errorf("docs/sql.md lacks the example %q verbatim:\n%s", q.Title, q.SQL)
 		}
 	}
 }
 
-// TestExampleQueries runs the README's queries on the demo history and
+// TestExampleQueries runs docs/sql.md's queries on the demo history and
 // checks each result against the same figure computed another way: GPU
 // hours from the demo's sacct file itself, the fair-share figures from the
 // Parquet files read with parquet-go.

@@ -9,7 +9,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Exit codes, documented in --help and the README.
+// Exit codes, documented in --help, docs/cli/fairledger.md and the README.
 const (
 	exitOK       = 0 // success
 	exitError    = 1 // the command failed

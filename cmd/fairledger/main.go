@@ -1,5 +1,6 @@
 // Command fairledger recomputes a Slurm cluster's fair-share history from
-// its job records. See the README for the commands and exit codes.
+// its job records. See docs/cli/fairledger.md for the commands,
+// flags and exit codes.
 package main
 
 import (

@@ -69,7 +69,7 @@ func TestLogSummaryNotCharged(t *testing.T) {
 }
 
 // The summary's durations are milliseconds (zerolog's DurationFieldUnit),
-// as the README says: 1.5 s of elapsed time is 1500.
+// as docs/operations.md says: 1.5 s of elapsed time is 1500.
 func TestLogSummaryElapsedMillis(t *testing.T) {
 	var buf bytes.Buffer
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
