@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // repoFiles returns the module root and the repository's tracked files
@@ -169,4 +170,77 @@ func TestDocSectionCitations(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mdLink matches a Markdown link or image target: [text](target) or
+// ![alt](target), up to an optional "#anchor".
+var mdLink = regexp.MustCompile(`!?\[[^\]]*\]\(([^)\s#]*)(#[^)\s]*)?\)`)
+
+// TestDocLinks fails when a relative link in README.md or a tracked
+// docs/*.md (docs/cli/ included) names a file or directory that does not
+// exist, or an anchor within a document that has no such heading. Links
+// inside code blocks and to other sites are not checked.
+func TestDocLinks(t *testing.T) {
+	root, files := repoFiles(t)
+	for _, f := range files {
+		f = filepath.ToSlash(f)
+		if f != "README.md" && !(strings.HasPrefix(f, "docs/") && strings.HasSuffix(f, ".md")) {
+			continue
+		}
+		inCode := false
+		for i, line := range textLines(t, filepath.Join(root, f)) {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inCode = !inCode
+			}
+			if inCode {
+				continue
+			}
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				target, anchor := m[1], strings.TrimPrefix(m[2], "#")
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				at := f + ":" + strconv.Itoa(i+1)
+				path := filepath.Join(root, filepath.Dir(filepath.FromSlash(f)), filepath.FromSlash(target))
+				if target == "" {
+					path = filepath.Join(root, filepath.FromSlash(f))
+				}
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s: link %q: no such file in the repository", at, m[1])
+					continue
+				}
+				if anchor != "" && strings.HasSuffix(path, ".md") && !docAnchors(t, path)[anchor] {
+					t.Errorf("%s: link %q: %s has no heading #%s", at, m[1]+m[2], filepath.Base(path), anchor)
+				}
+			}
+		}
+	}
+}
+
+// docAnchors returns the anchors GitHub gives a document's headings: lower
+// case, punctuation but '-' and '_' dropped, spaces as '-'.
+func docAnchors(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	anchors := map[string]bool{}
+	inCode := false
+	for _, l := range textLines(t, path) {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			inCode = !inCode
+		}
+		if inCode || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#")))
+		var b strings.Builder
+		for _, r := range h {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		anchors[b.String()] = true
+	}
+	return anchors
 }
