@@ -3,15 +3,18 @@
 # machine, capture what it prints, and compare fairledger with it cell by cell.
 # `make slurm-e2e` calls it; docs/slurm-e2e.md describes it.
 #
-# Two scenarios run side by side, each a complete cluster of its own (munged,
+# Three scenarios run side by side, each a complete cluster of its own (munged,
 # MariaDB, slurmdbd, slurmctld, slurmd, all started here, no systemd, every file
 # in a scratch directory):
 #   decay    PriorityDecayHalfLife=0-0:15
 #   nodecay  PriorityDecayHalfLife=0
-# Both run the same jobs for FAIRLEDGER_SLURM_MINUTES (≥ 3) minutes, capturing
-# `sshare -a -l -P` every minute, then export sacct, sacctmgr, slurm.conf and the
-# slurmctld log into the capture directory, stop exactly the processes started
-# here and run the Go test TestSlurmE2E on the capture.
+#   prio     PriorityDecayHalfLife=0-0:15, every job-priority weight non-zero,
+#            a saturated node: most jobs wait, `sprio -l` is captured too
+# decay and nodecay run the same jobs; each scenario runs for
+# FAIRLEDGER_SLURM_MINUTES (≥ 3) minutes, capturing `sshare -a -l -P` every
+# minute, then export sacct, sacctmgr, slurm.conf and the slurmctld log into the
+# capture directory, stop exactly the processes started here and run the Go
+# tests TestSlurmE2E and TestSprioE2E on the capture.
 #
 # Environment:
 #   FAIRLEDGER_REQUIRE_SLURM=1  fail (instead of skipping) without root or apt-get
@@ -94,11 +97,11 @@ mkdir -p "$capture"
 capture=$(cd "$capture" && pwd)
 users=(fl_alice fl_bob fl_carol fl_dave)
 created_users=()
-scenarios=(decay nodecay)
-declare -A halflife=([decay]=0-0:15 [nodecay]=0)
+scenarios=(decay nodecay prio)
+declare -A halflife=([decay]=0-0:15 [nodecay]=0 [prio]=0-0:15)
 # Without decay slurmctld refuses to start unless usage is reset some time
 # ("the priority plugin will result in rolling over"): once a year.
-declare -A reset=([decay]=NONE [nodecay]=YEARLY)
+declare -A reset=([decay]=NONE [nodecay]=YEARLY [prio]=NONE)
 
 # pids.txt of each scenario: "PID NAME" per daemon started, in start order.
 stop_pid() { # PID NAME: SIGTERM, then SIGKILL after 20 s
@@ -254,7 +257,12 @@ bring_up() { # SCENARIO
 	# slurm.conf: one node with more CPUs and memory than the machine has
 	# (config_overrides), four GPUs on character devices (22.05 drops a GPU
 	# without File= and refuses a regular file), no cgroups.
-	local i
+	# prio: every job-priority weight, the partitions' PriorityJobFactor 1 and 10.
+	local i weights= pjf_cpu= pjf_gpu=
+	if [[ $s == prio ]]; then
+		weights=$'PriorityWeightAge=1000\nPriorityWeightJobSize=1000\nPriorityWeightPartition=1000\nPriorityWeightQOS=2000\nPriorityWeightAssoc=500\nPriorityWeightTRES=CPU=500,Mem=200,GRES/gpu=3000\nPriorityMaxAge=0-0:10'
+		pjf_cpu=' PriorityJobFactor=1' pjf_gpu=' PriorityJobFactor=10'
+	fi
 	for i in 0 1 2 3; do mknod "$d/dev/gpu$i" c 1 3; done
 	cat >"$d/etc/slurm.conf" <<-EOF
 		ClusterName=fl$s
@@ -295,9 +303,10 @@ bring_up() { # SCENARIO
 		PriorityDecayHalfLife=${halflife[$s]}
 		PriorityUsageResetPeriod=${reset[$s]}
 		PriorityWeightFairshare=10000
+		$weights
 		NodeName=node1 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=32 RealMemory=64000 Gres=gpu:4 State=UNKNOWN
-		PartitionName=cpu Nodes=node1 Default=YES MaxTime=INFINITE State=UP TRESBillingWeights="CPU=1.0,Mem=0.25G"
-		PartitionName=gpu Nodes=node1 MaxTime=INFINITE State=UP TRESBillingWeights="CPU=1.0,Mem=0.25G,GRES/gpu=2.0"
+		PartitionName=cpu Nodes=node1 Default=YES MaxTime=INFINITE State=UP$pjf_cpu TRESBillingWeights="CPU=1.0,Mem=0.25G"
+		PartitionName=gpu Nodes=node1 MaxTime=INFINITE State=UP$pjf_gpu TRESBillingWeights="CPU=1.0,Mem=0.25G,GRES/gpu=2.0"
 	EOF
 	echo "NodeName=node1 Name=gpu File=$d/dev/gpu[0-3]" >"$d/etc/gres.conf"
 	(umask 077 && cat >"$d/etc/slurmdbd.conf") <<-EOF
@@ -329,15 +338,22 @@ bring_up() { # SCENARIO
 
 setup_accounts() { # SCENARIO: a tree with a nested account, a fairshare=parent user, users in two accounts
 	local c=fl$1
+	# prio: QOS priorities 0 (normal), 100 and 500; association priorities on
+	# physics, chem and fl_bob/theory; theory and the others inherit theirs.
+	local qp= hp= pp= cp= bp= qs=normal,half
+	if [[ $1 == prio ]]; then
+		qp=priority=100 hp=priority=500 pp=priority=10 cp=priority=50 bp=priority=100 qs=normal,half,high
+	fi
 	sacctmgr -i add cluster "$c"
-	sacctmgr -i add qos half UsageFactor=0.5
-	sacctmgr -i add account physics cluster="$c" fairshare=40 grptresmins=cpu=1000000,mem=2000000
+	sacctmgr -i add qos half UsageFactor=0.5 $qp
+	if [[ $1 == prio ]]; then sacctmgr -i add qos high $hp; fi
+	sacctmgr -i add account physics cluster="$c" fairshare=40 grptresmins=cpu=1000000,mem=2000000 $pp
 	sacctmgr -i add account theory cluster="$c" parent=physics fairshare=30
-	sacctmgr -i add account chem cluster="$c" fairshare=20
-	local q=(qos=normal,half defaultqos=normal)
+	sacctmgr -i add account chem cluster="$c" fairshare=20 $cp
+	local q=(qos=$qs defaultqos=normal)
 	sacctmgr -i add user fl_alice cluster="$c" account=physics fairshare=10 "${q[@]}"
 	sacctmgr -i add user fl_alice cluster="$c" account=chem fairshare=5 "${q[@]}"
-	sacctmgr -i add user fl_bob cluster="$c" account=theory fairshare=1 "${q[@]}"
+	sacctmgr -i add user fl_bob cluster="$c" account=theory fairshare=1 "${q[@]}" $bp
 	sacctmgr -i add user fl_carol cluster="$c" account=theory fairshare=parent "${q[@]}"
 	sacctmgr -i add user fl_dave cluster="$c" account=chem fairshare=3 "${q[@]}"
 	sacctmgr -i add user fl_dave cluster="$c" account=theory fairshare=2 "${q[@]}"
@@ -384,7 +400,18 @@ workload() {
 		sshare -a -l -P >"$capture/$s/sshare/$n.psv"
 		printf '%s.psv\t%s\n' "$n" "$t" >>"$capture/$s/captures.tsv"
 	}
+	capture_sprio() { # sprio -l as users read it, and its normalised factors
+		local n=$1 t
+		t=$(now)
+		sprio -l >"$capture/$s/sprio/$n.txt"
+		sprio -l -n >"$capture/$s/sprio/$n-n.txt"
+		printf '%s.txt\t%s\n' "$n" "$t" >>"$capture/$s/sprio.tsv"
+	}
 	mkdir -p "$capture/$s/sshare"
+	if [[ $s == prio ]]; then
+		mkdir -p "$capture/$s/sprio"
+		sprio -w >"$capture/$s/sprio/weights.txt"
+	fi
 	local j_long j_pend j_arr k next_capture=15 last_capture=$((15 + 60 * minutes))
 	events() { # the jobs, in time order; a capture falls in every minute
 		at 0
@@ -426,16 +453,59 @@ workload() {
 		cancel "$j"
 		note "(the tick before: $(grep '_decay_thread: PRIO: Decay factor' "$log" | tail -n 1 | cut -c2-24))"
 	}
-	events &
-	local ev=$!
-	at_tick &
-	local tick=$!
+	# prio_events: a job holding every CPU of node1 for 140 s, and jobs
+	# waiting behind it with every factor moving: two partitions, three
+	# QOS, association priorities, sizes, GPUs, nice values, a hold, a
+	# --begin, a dependency, a throttled array, a two-partition job, a
+	# cancel while pending; then a second wave that waits behind the first.
+	prio_events() {
+		local blocker p1 p9 p11 i
+		at 0
+		blocker=$(sub fl_alice physics cpu -J blocker -c 32 --mem=1G -t 5 --wrap 'sleep 140')
+		for ((i = 0; i < 300; i++)); do
+			[[ $(squeue -h -j "$blocker" -o %T) == RUNNING ]] && break
+			sleep 0.1
+		done
+		at 5
+		p1=$(sub fl_bob theory cpu -J p-small -c 4 --mem=2G -t 5 --wrap 'sleep 60')
+		sub fl_carol theory gpu -J p-gpu-nice -c 2 --mem=1G --gres=gpu:1 -t 5 --nice=100 --wrap 'sleep 60' >/dev/null
+		sub fl_dave chem cpu -J p-neg-nice -c 16 --mem=4G -t 10 --nice=-300 --wrap 'sleep 60' >/dev/null
+		sub fl_alice chem cpu -J p-high -q high -c 1 --mem=500M -t 2 --wrap 'sleep 60' >/dev/null
+		sub fl_alice physics cpu,gpu -J p-two-parts -c 2 --mem=1G -t 5 --wrap 'sleep 60' >/dev/null
+		sub fl_dave theory cpu -J p-array -c 1 --mem=500M -t 3 --array=0-5%2 --wrap 'sleep 30' >/dev/null
+		sub fl_bob theory cpu -J p-begin -c 1 --mem=500M -t 3 --begin=now+90 --wrap 'sleep 30' >/dev/null
+		sub fl_carol theory cpu -J p-after -c 1 --mem=500M -t 3 --dependency=afterany:"$p1" --wrap 'sleep 30' >/dev/null
+		p9=$(sub fl_bob theory cpu -J p-held -c 2 --mem=1G -t 3 -H --wrap 'sleep 30')
+		sub fl_dave chem gpu -J p-gpu-half -q half -c 2 --mem=4G --gres=gpu:2 -t 5 --wrap 'sleep 60' >/dev/null
+		p11=$(sub fl_alice physics cpu -J p-cancelled -c 8 --mem=16G -t 5 --wrap 'sleep 60')
+		sub fl_carol theory cpu -J p-whole-node -c 32 --mem=8G -t 5 --wrap 'sleep 60' >/dev/null
+		at 60
+		scontrol release "$p9"
+		note "released $p9"
+		at 100
+		cancel "$p11"
+		at 160
+		sub fl_alice physics gpu -J q-late-gpu -c 4 --mem=2G --gres=gpu:4 -t 5 --wrap 'sleep 60' >/dev/null
+		sub fl_dave chem cpu -J q-late-high -q high -c 8 --mem=8G -t 5 --wrap 'sleep 60' >/dev/null
+		sub fl_bob theory cpu -J q-late-half -q half -c 24 --mem=4G -t 5 --nice=50 --wrap 'sleep 60' >/dev/null
+	}
+	local ev tick=
+	if [[ $s == prio ]]; then
+		prio_events &
+		ev=$!
+	else
+		events &
+		ev=$!
+		at_tick &
+		tick=$!
+	fi
 	for ((k = 0; next_capture <= last_capture; k++, next_capture += 60)); do
 		at "$next_capture"
 		capture_sshare "$(printf '%02d' "$k")"
+		if [[ $s == prio ]]; then capture_sprio "$(printf '%02d' "$k")"; fi
 	done
 	wait "$ev" || die "$s: a job submission failed"
-	wait "$tick" || die "$s: the cancellation at a tick failed"
+	if [[ -n $tick ]]; then wait "$tick" || die "$s: the cancellation at a tick failed"; fi
 }
 
 t0=$(now)
@@ -453,19 +523,27 @@ t_jobs=$(secs "$t0" "$(now)")
 
 # ---- export -------------------------------------------------------------------------
 sacct_fields=JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqTRES,AllocTRES,Timelimit,JobName
+# prio: what job priority needs too, and every state: without -s, sacct
+# leaves out the jobs that never became eligible.
+prio_sacct_fields=$sacct_fields,ReqCPUS,ReqNodes,Priority,SubmitLine
+all_states=PD,R,RQ,RS,RV,S,CD,CA,F,TO,NF,PR,OOM,BF,DL
 for s in "${scenarios[@]}"; do
 	d=$scr/$s c=$capture/$s
 	export SLURM_CONF=$d/etc/slurm.conf
 	to=$(date +%s)
+	fields=$sacct_fields states=()
+	if [[ $s == prio ]]; then fields=$prio_sacct_fields states=(-s "$all_states"); fi
 	SLURM_TIME_FORMAT=%s sacct -a -D -P -S "$(date -d "@$((span_start - 60))" +%Y-%m-%dT%H:%M:%S)" -E now \
-		-o "$sacct_fields" >"$c/sacct.psv"
+		"${states[@]}" -o "$fields" | sed "s|$d|/scratch|g" >"$c/sacct.psv" # SubmitLine names it
 	assoc_fields=Cluster,Account,User,Partition,ParentName,Share,Lineage,GrpTRESMins
 	probe=$(sacctmgr -n -P show assoc format=Lineage 2>&1 || true)
 	if [[ $probe == *"Unknown field"* ]]; then
 		assoc_fields=${assoc_fields/,Lineage/} # 22.05 has no Lineage
 	fi
+	qos_fields=Name,UsageFactor,Flags
+	if [[ $s == prio ]]; then assoc_fields+=,Priority qos_fields+=,Priority; fi
 	sacctmgr -P show assoc format="$assoc_fields" >"$c/assoc.psv"
-	sacctmgr -P show qos format=Name,UsageFactor,Flags >"$c/qos.psv"
+	sacctmgr -P show qos format="$qos_fields" >"$c/qos.psv"
 	# the scratch path is this machine's: write it as /scratch
 	sed "s|$d|/scratch|g" "$d/etc/slurm.conf" >"$c/slurm.conf"
 	sed "s|$d|/scratch|g" "$d/log/slurmctld.log" >"$c/slurmctld.log"
@@ -493,7 +571,7 @@ wait "$build_pid" || { cat "$work/go-build.log" >&2; die "go test -c ./cmd/fairl
 t_total=$(secs "$t_begin" "$(now)")
 say "install ${t_install} s, bring-up ${t_bringup} s, jobs ${t_jobs} s, stop ${t_stop} s; total before the comparison ${t_total} s"
 cd "$repo/cmd/fairledger"
-if ! FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^TestSlurmE2E$' -test.v -test.count=1; then
+if ! FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^(TestSlurmE2E|TestSprioE2E)$' -test.v -test.count=1; then
 	# What a later look needs when the capture is gone (CI): when each job
 	# was submitted or cancelled, and slurmctld's ticks, job starts and ends.
 	for c in "$capture"/*/; do
