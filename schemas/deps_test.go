@@ -7,10 +7,10 @@ import (
 )
 
 // TestImportDirection enforces the pipeline's import direction: the math
-// packages (billing, decay, fairshare) and schemas never import os
+// packages (billing, decay, fairshare, priority) and schemas never import os
 // themselves, nor (even indirectly) a logger, cgo, DuckDB, ingest or export.
 func TestImportDirection(t *testing.T) {
-	for _, pkg := range []string{"billing", "decay", "fairshare", "schemas"} {
+	for _, pkg := range []string{"billing", "decay", "fairshare", "priority", "schemas"} {
 		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "github.com/fairledger/fairledger/"+pkg).CombinedOutput()
 		if err != nil {
 			continue // reported below
@@ -24,7 +24,7 @@ func TestImportDirection(t *testing.T) {
 	forbidden := []string{"runtime/cgo", "github.com/rs/zerolog",
 		"github.com/duckdb/duckdb-go/v2", "github.com/fairledger/fairledger/ingest",
 		"github.com/fairledger/fairledger/export"}
-	for _, pkg := range []string{"billing", "decay", "fairshare", "schemas"} {
+	for _, pkg := range []string{"billing", "decay", "fairshare", "priority", "schemas"} {
 		out, err := exec.Command("go", "list", "-deps", "github.com/fairledger/fairledger/"+pkg).CombinedOutput()
 		if err != nil {
 			if strings.Contains(string(out), "no Go files") || strings.Contains(string(out), "cannot find") {
