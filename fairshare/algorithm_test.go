@@ -42,7 +42,7 @@ func TestAlgorithmName(t *testing.T) {
 // TestCompute checks that Compute dispatches to the algorithm's function,
 // and to Fair Tree for an unknown value.
 func TestCompute(t *testing.T) {
-	b := buildSpec(t, test24_4)
+	b := buildSpec(t, test24_4(t))
 	for _, tc := range []struct {
 		a    Algorithm
 		want func(*Result)

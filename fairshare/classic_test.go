@@ -91,7 +91,7 @@ func TestClassicFairShareParent(t *testing.T) {
 // TestClassicDampening checks F = 2^(−(UE/S)/damp) on the test24.1 tree
 // (§5), UE and S from §11.1.
 func TestClassicDampening(t *testing.T) {
-	b := buildSpec(t, test24_1)
+	b := buildSpec(t, test24_1(t))
 	// User1 UE/S = .3875/.3 = 1.291667: 2^(−.645833) = 0.639124,
 	// 2^(−.258333) = 0.836053. User2 .275/.05 = 5.5: 2^(−2.75) = 0.148651,
 	// 2^(−1.1) = 0.466516. User3 .15/.05 = 3: 2^(−1.5) = 0.353553,
@@ -144,7 +144,7 @@ func TestClassicDampening(t *testing.T) {
 //     F = 2^(−R_E) = 0.739613. User4: r_l = 1, k = 1, same R and F.
 //   - User6: S = 0 → UE = UN = .3, F = 0.
 func TestDepthOblivious(t *testing.T) {
-	b := buildSpec(t, test24_1)
+	b := buildSpec(t, test24_1(t))
 	var r Result
 	DepthOblivious(b.tree, b.usage, 1, &r)
 	if r.Algorithm != DepthObliviousAlgo {

@@ -215,7 +215,7 @@ func TestFairTreeFairShareParentCells(t *testing.T) {
 // second must not see anything of the first, and once grown the Result is
 // reused without allocating.
 func TestFairTreeReuse(t *testing.T) {
-	b := buildSpec(t, test24_4)
+	b := buildSpec(t, test24_4(t))
 	var r Result
 	zero := make([]float64, b.tree.Len())
 	FairTree(b.tree, b.usage, &r)

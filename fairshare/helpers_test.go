@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fairledger/fairledger/internal/golden"
 )
 
 // spec is one association of a hand-written test tree, in the shape of the
@@ -106,61 +108,34 @@ func sshareLines(tb testing.TB, b built, r *Result, opt SshareOptions) []string 
 // f6 formats like C's %f, for expected values worked out by hand.
 func f6(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
 
-// test24_4 is the Fair Tree tree of docs/slurm-semantics.md §11.2, row for row.
-var test24_4 = []spec{
-	{name: "root", kind: "root", shares: "0"},
-	{name: "aA", kind: "account", parent: "root", shares: "40"},
-	{name: "aAA", kind: "account", parent: "aA", shares: "30"},
-	{name: "uAA1", kind: "user", parent: "aAA", shares: "1", usage: 20},
-	{name: "aAB", kind: "account", parent: "aA", shares: "10"},
-	{name: "uAB1", kind: "user", parent: "aAB", shares: "1", usage: 25},
-	{name: "uAB2", kind: "user", parent: "aAB", shares: "1", usage: 0},
-	{name: "aB", kind: "account", parent: "root", shares: "60"},
-	{name: "aBA", kind: "account", parent: "aB", shares: "25"},
-	{name: "uBA1", kind: "user", parent: "aBA", shares: "1", usage: 25},
-	{name: "aBB", kind: "account", parent: "aB", shares: "35"},
-	{name: "uBB1", kind: "user", parent: "aBB", shares: "1", usage: 0},
-	{name: "aC", kind: "account", parent: "root", shares: "0"},
-	{name: "uC1", kind: "user", parent: "aC", shares: "0", usage: 30},
-	{name: "aD", kind: "account", parent: "root", shares: "50"},
-	{name: "aDA", kind: "account", parent: "aD", shares: "parent"},
-	{name: "uDA1", kind: "user", parent: "aDA", shares: "parent", usage: 10},
-	{name: "uDA2", kind: "user", parent: "aDA", shares: "30", usage: 10},
-	{name: "uDA3", kind: "user", parent: "aDA", shares: "50", usage: 25},
-	{name: "uD1", kind: "user", parent: "aD", shares: "parent", usage: 20},
-	{name: "uD2", kind: "user", parent: "aD", shares: "40", usage: 20},
-	{name: "uD3", kind: "user", parent: "aD", shares: "50", usage: 25},
-	{name: "aE", kind: "account", parent: "root", shares: "10"},
-	{name: "aE1", kind: "user", parent: "aE", shares: "10", usage: 0},
-	{name: "aE2", kind: "user", parent: "aE", shares: "10", usage: 0},
-	{name: "u1", kind: "user", parent: "root", shares: "10", usage: 0},
-	{name: "aF", kind: "account", parent: "root", shares: "20"},
-	{name: "uF1", kind: "user", parent: "aF", shares: "10", usage: 0},
-	{name: "uF2", kind: "user", parent: "aF", shares: "20", usage: 0},
-	{name: "aG", kind: "account", parent: "root", shares: "8"},
-	{name: "uG1", kind: "user", parent: "aG", shares: "10", usage: 10},
-	{name: "aGA", kind: "account", parent: "aG", shares: "10"},
-	{name: "uGA1", kind: "user", parent: "aGA", shares: "20", usage: 4},
-	{name: "uGA2", kind: "user", parent: "aGA", shares: "20", usage: 6},
-	{name: "u2", kind: "user", parent: "root", shares: "10", usage: 10},
-}
+// test24_4 is the Fair Tree tree of Slurm's test24.4 with its usage, row for
+// row: fairshare/testdata/test24_4.txt (docs/slurm-semantics.md §11.2).
+func test24_4(tb testing.TB) []spec { return caseSpecs(golden.Load(tb, test24_4File)) }
 
-// test24_1 is the classic tree of docs/slurm-semantics.md §11.1 (root shares 1).
-var test24_1 = []spec{
-	{name: "root", kind: "root", shares: "1"},
-	{name: "AccountA", kind: "account", parent: "root", shares: "40"},
-	{name: "AccountB", kind: "account", parent: "AccountA", shares: "30"},
-	{name: "User1", kind: "user", parent: "AccountB", shares: "1", usage: 20},
-	{name: "AccountC", kind: "account", parent: "AccountA", shares: "10"},
-	{name: "User2", kind: "user", parent: "AccountC", shares: "1", usage: 25},
-	{name: "User3", kind: "user", parent: "AccountC", shares: "1", usage: 0},
-	{name: "AccountD", kind: "account", parent: "root", shares: "60"},
-	{name: "AccountE", kind: "account", parent: "AccountD", shares: "25"},
-	{name: "User4", kind: "user", parent: "AccountE", shares: "1", usage: 25},
-	{name: "AccountF", kind: "account", parent: "AccountD", shares: "35"},
-	{name: "User5", kind: "user", parent: "AccountF", shares: "1", usage: 0},
-	{name: "AccountG", kind: "account", parent: "root", shares: "0"},
-	{name: "User6", kind: "user", parent: "AccountG", shares: "0", usage: 30},
+// test24_1 is the classic tree of Slurm's test24.1 (root shares 1) with its
+// usage: fairshare/testdata/test24_1.txt (docs/slurm-semantics.md §11.1).
+func test24_1(tb testing.TB) []spec { return caseSpecs(golden.Load(tb, test24_1File)) }
+
+// The golden cases of Slurm's test trees, as internal/golden.Load names them.
+const (
+	test24_4File = "fairshare/testdata/test24_4.txt"
+	test24_1File = "fairshare/testdata/test24_1.txt"
+)
+
+// caseSpecs returns a golden case's associations as specs, in its order.
+func caseSpecs(c *golden.Case) []spec {
+	specs := make([]spec, len(c.Assocs))
+	for i, a := range c.Assocs {
+		kind := "account"
+		switch {
+		case a.IsRoot():
+			kind = "root"
+		case a.IsUser():
+			kind = "user"
+		}
+		specs[i] = spec{name: a.Name(), kind: kind, parent: a.Parent(), shares: a.Share, usage: a.RawUsage}
+	}
+	return specs
 }
 
 // trimAccount removes the sshare indentation from the first field.

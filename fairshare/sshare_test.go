@@ -12,7 +12,7 @@ import (
 // than their account (§8; the classic `sshare -a` output posted in SchedMD/slurm PR #114
 // shows " root|root" for the root user).
 func TestSshareIndentation(t *testing.T) {
-	b := buildSpec(t, test24_4)
+	b := buildSpec(t, test24_4(t))
 	var r Result
 	FairTree(b.tree, b.usage, &r)
 	got := sshareLines(t, b, &r, SshareOptions{Long: true, TrailingSep: true})
@@ -280,7 +280,7 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestSshareErrors(t *testing.T) {
-	b := buildSpec(t, test24_1)
+	b := buildSpec(t, test24_1(t))
 	var r Result
 	if err := WriteSshare(&bytes.Buffer{}, b.tree, &r, SshareOptions{}); err == nil {
 		t.Errorf("WriteSshare(empty result) = nil, want error")
@@ -304,7 +304,7 @@ func TestSshareErrors(t *testing.T) {
 // EffectvUsage 1.000000; account FairShare blank (sshare ≥ 25.11); user
 // FairShare 0.408479, 0.022097, 0.125000, 0.500000, 0.749154, 0.000000.
 func TestSshareFixedWidthClassic(t *testing.T) {
-	b := buildSpec(t, test24_1)
+	b := buildSpec(t, test24_1(t))
 	var r Result
 	Classic(b.tree, b.usage, 1, &r)
 	want := "" +
@@ -356,7 +356,7 @@ func TestSshareFixedWidthClassic(t *testing.T) {
 //   - aGA|uGA2: 20, 0.500000, 6, 0.025000, 0.600000 (6/10), F 2/21 =
 //     0.095238, LevelFS 0.5/0.6 = 0.833333.
 func TestSshareFixedWidthFairTreeLong(t *testing.T) {
-	b := buildSpec(t, test24_4)
+	b := buildSpec(t, test24_4(t))
 	var r Result
 	FairTree(b.tree, b.usage, &r)
 	var buf bytes.Buffer
@@ -499,7 +499,7 @@ func TestAppendFixedE(t *testing.T) {
 // case-insensitively; the indentation counts printed ancestors only
 // (slurmdb_tree_name_get). Values from test24.4's table.
 func TestSshareRowSelection(t *testing.T) {
-	b := buildSpec(t, test24_4)
+	b := buildSpec(t, test24_4(t))
 	var r Result
 	FairTree(b.tree, b.usage, &r)
 	for _, c := range []struct {
@@ -574,7 +574,7 @@ func TestSshareRowSelection(t *testing.T) {
 // every TRES at 0 in the order given (docs/slurm-semantics.md §8: "all TRES
 // listed (cpu=0,mem=0,...)"); test24.1's root line otherwise as in §11.1.
 func TestSshareTRESRunMins(t *testing.T) {
-	b := buildSpec(t, test24_1)
+	b := buildSpec(t, test24_1(t))
 	var r Result
 	Classic(b.tree, b.usage, 1, &r)
 	var buf bytes.Buffer

@@ -49,7 +49,7 @@ func TestNewTreeErrors(t *testing.T) {
 // TestNewTreeStructure checks order, depth, fs parents and level_shares on
 // the test24.4 tree (§4.1, §8).
 func TestNewTreeStructure(t *testing.T) {
-	b := buildSpec(t, test24_4)
+	b := buildSpec(t, test24_4(t))
 	tr := b.tree
 	// Row order is lineage byte order: "/", "/0-u1/", "/0-u2/", "/aA/", ...
 	if !slices.IsSorted(tr.Lineage) {
@@ -150,7 +150,7 @@ func TestLineageByteOrder(t *testing.T) {
 }
 
 func TestAccumulate(t *testing.T) {
-	b := buildSpec(t, test24_4)
+	b := buildSpec(t, test24_4(t))
 	// §11.2 RawUsage column: root 240, aA 45, aD 110 (aDA 45 + uD1..3 65),
 	// aDA 45, aG 20, aGA 10, aE 0.
 	want := map[string]float64{"root": 240, "aA": 45, "aAA": 20, "aAB": 25, "aB": 25,

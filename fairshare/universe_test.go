@@ -353,14 +353,14 @@ func TestNewUniverseErrors(t *testing.T) {
 // uDA2 7, uD3 6, uDA3 6 (tie), uD2 4; uG1 3 (rnt 2); aGA ties with uG1
 // (1.0 = 1.0), so uGA1 keeps rank 3 (rnt 1); uC1 1. F = rank/20.
 func TestFairTreeUserDeleted(t *testing.T) {
-	full := univTree(t, test24_4, nil)
-	cut := univTree(t, univWithout(test24_4, "aGA|uGA2"), nil)
+	full := univTree(t, test24_4(t), nil)
+	cut := univTree(t, univWithout(test24_4(t), "aGA|uGA2"), nil)
 	u, err := NewUniverse([]*Tree{full, cut})
 	if err != nil {
 		t.Fatalf("NewUniverse: %v", err)
 	}
 	byKey := map[string]float64{}
-	for _, s := range test24_4 {
+	for _, s := range test24_4(t) {
 		if s.usage != 0 {
 			byKey[specKey(s)] = s.usage
 		}
@@ -435,12 +435,12 @@ func TestFairTreeUserDeleted(t *testing.T) {
 // TestProjectionDeterministic: shuffling the input order of every tree's
 // nodes changes neither the universe nor a single bit of RawUsage.
 func TestProjectionDeterministic(t *testing.T) {
-	older := append(slices.Clone(test24_4), spec{name: "uGone", kind: "user", parent: "aBA", shares: "1"})
-	newer := univWithout(univMoved(test24_4, "aGA", "aB"), "aAB|uAB1", "aC", "aC|uC1")
+	older := append(slices.Clone(test24_4(t)), spec{name: "uGone", kind: "user", parent: "aBA", shares: "1"})
+	newer := univWithout(univMoved(test24_4(t), "aGA", "aB"), "aAB|uAB1", "aC", "aC|uC1")
 	// Usages with many significant bits, so a change in summation order
 	// would show.
 	byKey := map[string]float64{"aBA|uGone": 1.0 / 3, "aC": 0.1, "aB": 1e-7}
-	for i, s := range test24_4 {
+	for i, s := range test24_4(t) {
 		if s.kind == "user" {
 			byKey[specKey(s)] = s.usage + float64(i)/7 + 1e6/float64(i+3)
 		}
@@ -482,7 +482,7 @@ func TestProjectionDeterministic(t *testing.T) {
 }
 
 func TestRawUsageAllocs(t *testing.T) {
-	trees := []*Tree{univTree(t, test24_4, nil), univTree(t, univWithout(test24_4, "aGA|uGA2"), nil)}
+	trees := []*Tree{univTree(t, test24_4(t), nil), univTree(t, univWithout(test24_4(t), "aGA|uGA2"), nil)}
 	u, err := NewUniverse(trees)
 	if err != nil {
 		t.Fatalf("NewUniverse: %v", err)
