@@ -3,14 +3,13 @@ package export
 import (
 	"bytes"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/internal/golden"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -23,74 +22,41 @@ type fsSpec struct {
 	partition                  string
 }
 
-// tree24_4 is the Fair Tree tree of docs/slurm-semantics.md §11.2 (Slurm's
-// test24.4), row for row.
-var tree24_4 = []fsSpec{
-	{"root", "root", "", "0", 0, ""},
-	{"aA", "account", "root", "40", 0, ""},
-	{"aAA", "account", "aA", "30", 0, ""},
-	{"uAA1", "user", "aAA", "1", 20, ""},
-	{"aAB", "account", "aA", "10", 0, ""},
-	{"uAB1", "user", "aAB", "1", 25, ""},
-	{"uAB2", "user", "aAB", "1", 0, ""},
-	{"aB", "account", "root", "60", 0, ""},
-	{"aBA", "account", "aB", "25", 0, ""},
-	{"uBA1", "user", "aBA", "1", 25, ""},
-	{"aBB", "account", "aB", "35", 0, ""},
-	{"uBB1", "user", "aBB", "1", 0, ""},
-	{"aC", "account", "root", "0", 0, ""},
-	{"uC1", "user", "aC", "0", 30, ""},
-	{"aD", "account", "root", "50", 0, ""},
-	{"aDA", "account", "aD", "parent", 0, ""},
-	{"uDA1", "user", "aDA", "parent", 10, ""},
-	{"uDA2", "user", "aDA", "30", 10, ""},
-	{"uDA3", "user", "aDA", "50", 25, ""},
-	{"uD1", "user", "aD", "parent", 20, ""},
-	{"uD2", "user", "aD", "40", 20, ""},
-	{"uD3", "user", "aD", "50", 25, ""},
-	{"aE", "account", "root", "10", 0, ""},
-	{"aE1", "user", "aE", "10", 0, ""},
-	{"aE2", "user", "aE", "10", 0, ""},
-	{"u1", "user", "root", "10", 0, ""},
-	{"aF", "account", "root", "20", 0, ""},
-	{"uF1", "user", "aF", "10", 0, ""},
-	{"uF2", "user", "aF", "20", 0, ""},
-	{"aG", "account", "root", "8", 0, ""},
-	{"uG1", "user", "aG", "10", 10, ""},
-	{"aGA", "account", "aG", "10", 0, ""},
-	{"uGA1", "user", "aGA", "20", 4, ""},
-	{"uGA2", "user", "aGA", "20", 6, ""},
-	{"u2", "user", "root", "10", 10, ""},
+// tree24_4(t) is the Fair Tree tree of docs/slurm-semantics.md §11.2 (Slurm's
+// test24.4) with its usage, row for row: fairshare/testdata/test24_4.txt.
+func tree24_4(tb testing.TB) []fsSpec {
+	return caseSpecs(golden.Load(tb, "fairshare/testdata/test24_4.txt"))
 }
 
-// tree24_1 is the classic tree of docs/slurm-semantics.md §11.1 (test24.1).
-var tree24_1 = []fsSpec{
-	{"root", "root", "", "1", 0, ""},
-	{"AccountA", "account", "root", "40", 0, ""},
-	{"AccountB", "account", "AccountA", "30", 0, ""},
-	{"User1", "user", "AccountB", "1", 20, ""},
-	{"AccountC", "account", "AccountA", "10", 0, ""},
-	{"User2", "user", "AccountC", "1", 25, ""},
-	{"User3", "user", "AccountC", "1", 0, ""},
-	{"AccountD", "account", "root", "60", 0, ""},
-	{"AccountE", "account", "AccountD", "25", 0, ""},
-	{"User4", "user", "AccountE", "1", 25, ""},
-	{"AccountF", "account", "AccountD", "35", 0, ""},
-	{"User5", "user", "AccountF", "1", 0, ""},
-	{"AccountG", "account", "root", "0", 0, ""},
-	{"User6", "user", "AccountG", "0", 30, ""},
+// tree24_1(t) is the classic tree of docs/slurm-semantics.md §11.1 (test24.1)
+// with its usage: fairshare/testdata/test24_1.txt.
+func tree24_1(tb testing.TB) []fsSpec {
+	return caseSpecs(golden.Load(tb, "fairshare/testdata/test24_1.txt"))
+}
+
+// caseSpecs returns a golden case's associations as specs, in its order.
+func caseSpecs(c *golden.Case) []fsSpec {
+	specs := make([]fsSpec, len(c.Assocs))
+	for i, a := range c.Assocs {
+		kind := "account"
+		switch {
+		case a.IsRoot():
+			kind = "root"
+		case a.IsUser():
+			kind = "user"
+		}
+		specs[i] = fsSpec{a.Name(), kind, a.Parent(), a.Share, a.RawUsage, ""}
+	}
+	return specs
 }
 
 // specLines returns the `sshare -a -l -p` lines of a §11 tree, header
-// excluded, from testdata/e2e/<name>/expected.txt: the spec's lines (§11.1
-// full output table, §11.2 all 35 lines) with sshare's indentation.
+// excluded, from the [sshare -a -l -p] section of
+// fairshare/testdata/<name>.txt: the spec's lines (§11.1 full output table,
+// §11.2 all 35 lines) with sshare's indentation.
 func specLines(t *testing.T, name string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "e2e", name, "expected.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")[1:]
+	return golden.Load(t, "fairshare/testdata/"+name+".txt").Lines(t, "sshare -a -l -p")[1:]
 }
 
 // treePartitions has per-partition user associations: bob in account a on
@@ -173,9 +139,9 @@ func TestFairshareRowsRoundTrip(t *testing.T) {
 		want   []string // lines of §11 (-l -p, indented); nil: not in the spec
 		limits bool     // GrpTRESMins on a and on bob's gpu association
 	}{
-		{"fair_tree_24_4", tree24_4, fairshare.FairTreeAlgo, specLines(t, "test24_4"), false},
-		{"classic_24_1", tree24_1, fairshare.ClassicAlgo, specLines(t, "test24_1"), false},
-		{"depth_oblivious_24_1", tree24_1, fairshare.DepthObliviousAlgo, nil, false},
+		{"fair_tree_24_4", tree24_4(t), fairshare.FairTreeAlgo, specLines(t, "test24_4"), false},
+		{"classic_24_1", tree24_1(t), fairshare.ClassicAlgo, specLines(t, "test24_1"), false},
+		{"depth_oblivious_24_1", tree24_1(t), fairshare.DepthObliviousAlgo, nil, false},
 		{"partitions", treePartitions, fairshare.FairTreeAlgo, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -324,8 +290,8 @@ func TestFairshareRowsNulls(t *testing.T) {
 		want  map[string]cell
 		all   bool // want lists every row
 	}{
-		{"fair_tree", tree24_4, "fair_tree", ft, true},
-		{"classic", tree24_1, "classic", classic, false},
+		{"fair_tree", tree24_4(t), "fair_tree", ft, true},
+		{"classic", tree24_1(t), "classic", classic, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tree, usage := buildFS(t, tc.specs)
@@ -367,7 +333,7 @@ func TestFairshareRowsNulls(t *testing.T) {
 	// LevelFS = S/0 = +Inf (printed inf) and rank 21 (F = 21/21); uD1's rank
 	// is 10 (F = 10/21 = 0.476190); the root row's NormShares is 0/NO_VAL =
 	// 0, its EffectvUsage 1; uDA1 sits at depth 3 under aDA, under aD.
-	tree, usage := buildFS(t, tree24_4)
+	tree, usage := buildFS(t, tree24_4(t))
 	var r fairshare.Result
 	fairshare.FairTree(tree, usage, &r)
 	by := map[string]FairshareRow{}
@@ -394,7 +360,7 @@ func TestFairshareRowsNulls(t *testing.T) {
 // TestAssociationRows checks the associations rows of §11.2 and of a tree
 // with per-partition users.
 func TestAssociationRows(t *testing.T) {
-	tree, _ := buildFS(t, tree24_4)
+	tree, _ := buildFS(t, tree24_4(t))
 	snap := ts("2025-03-01T00:00:00Z", 0)
 	rows := AssociationRows(snap, tree, "assoc-2025-03-01.txt")
 	if len(rows) != 35 {
@@ -447,7 +413,7 @@ func TestAssociationRows(t *testing.T) {
 // TestFairshareFromRowsErrors checks that malformed row sets are rejected
 // with a message naming the offending row.
 func TestFairshareFromRowsErrors(t *testing.T) {
-	tree, usage := buildFS(t, tree24_1)
+	tree, usage := buildFS(t, tree24_1(t))
 	var r fairshare.Result
 	fairshare.Classic(tree, usage, 1, &r)
 	base := func() []FairshareRow { return FairshareRows(ts("2025-03-01T00:00:00Z", 0), tree, &r) }
