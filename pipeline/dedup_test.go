@@ -146,11 +146,12 @@ func TestOverlappingNightlyFiles(t *testing.T) {
 }
 
 // siteWith writes a site directory with test24_1's slurm.conf and
-// association tree (no decay, limits enforced: a cpu=1 job of N seconds
-// adds N to its user's raw usage) and the given sacct files.
+// association tree (fairshare/testdata/test24_1.txt: no decay, limits
+// enforced, so a cpu=1 job of N seconds adds N to its user's raw usage) and
+// the given sacct files.
 func siteWith(t *testing.T, sacct ...string) (string, []string) {
 	t.Helper()
-	src := filepath.Join("..", "testdata", "e2e", "test24_1")
+	src, _ := goldenSite(t, "fairshare/testdata/test24_1.txt")
 	dir := t.TempDir()
 	for _, f := range []string{"slurm.conf", "assoc.psv"} {
 		b, err := os.ReadFile(filepath.Join(src, f))

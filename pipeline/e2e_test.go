@@ -14,6 +14,7 @@ import (
 	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/golden"
 	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -96,15 +97,35 @@ func sshareAt(t *testing.T, history, cluster string, at time.Time) string {
 	return b.String()
 }
 
+// goldenSite writes a golden case of Slurm's test trees (internal/golden)
+// as a site directory: its [slurm.conf], its [associations] as assoc.psv
+// and its [usage] as sacct.psv, one cpu=1 job per user whose seconds are
+// the user's raw usage. It returns the directory and the case.
+func goldenSite(t testing.TB, path string) (string, *golden.Case) {
+	t.Helper()
+	c := golden.Load(t, path)
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"slurm.conf": c.Text(t, "slurm.conf"),
+		"assoc.psv":  c.AssocPSV(t),
+		"sacct.psv":  c.SacctPSV(t),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, c
+}
+
 // TestSlurmTestTreesAsJobs replays docs/slurm-semantics.md §11.1 (test24.1,
 // classic) and §11.2 (test24.4, Fair Tree) as jobs: no decay, limits
 // enforced, one cpu=1 job per user whose seconds are the user's raw usage.
-// Every line of `sshare -a -l -p` must come out exactly (expected.txt holds
-// the spec's lines with sshare's indentation).
+// Every line of `sshare -a -l -p` must come out exactly as the case's
+// [sshare -a -l -p] section has it, with sshare's indentation.
 func TestSlurmTestTreesAsJobs(t *testing.T) {
 	for _, name := range []string{"test24_1", "test24_4"} {
 		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("..", "testdata", "e2e", name)
+			dir, c := goldenSite(t, "fairshare/testdata/"+name+".txt")
 			hist := t.TempDir()
 			to := time.Date(2025, 1, 1, 1, 0, 0, 0, time.UTC)
 			sum, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, "sacct.psv")), runOpts(hist, to))
@@ -114,11 +135,8 @@ func TestSlurmTestTreesAsJobs(t *testing.T) {
 			if sum.Ingest.Rejected != 0 || sum.Resolve.NotCharged() != 0 {
 				t.Fatalf("rejected %d, not charged %v", sum.Ingest.Rejected, sum.Resolve.ByReason)
 			}
-			want, err := os.ReadFile(filepath.Join(dir, "expected.txt"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := sshareAt(t, hist, name, to); got != string(want) {
+			want := c.Text(t, "sshare -a -l -p")
+			if got := sshareAt(t, hist, name, to); got != want {
 				t.Errorf("sshare -a -l -p:\n got:\n%s\nwant:\n%s", got, want)
 			}
 		})
@@ -130,7 +148,7 @@ func TestSlurmTestTreesAsJobs(t *testing.T) {
 // and the jobs tables both end after reading, and the run finishes after
 // both.
 func TestRunPhases(t *testing.T) {
-	dir := filepath.Join("..", "testdata", "e2e", "test24_1")
+	dir, _ := goldenSite(t, "fairshare/testdata/test24_1.txt")
 	to := time.Date(2025, 1, 1, 1, 0, 0, 0, time.UTC)
 	var ticks atomic.Int64 // Now is called from two goroutines
 	opt := runOpts(t.TempDir(), to)

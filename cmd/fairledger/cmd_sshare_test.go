@@ -14,6 +14,7 @@ import (
 
 	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/internal/golden"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -26,52 +27,52 @@ type assoc struct {
 	usage                      float64
 }
 
-// tree24_4 is the Fair Tree tree of Slurm's test24.4.
-var tree24_4 = []assoc{
-	{"root", "root", "", "0", 0},
-	{"aA", "account", "root", "40", 0}, {"aAA", "account", "aA", "30", 0}, {"uAA1", "user", "aAA", "1", 20},
-	{"aAB", "account", "aA", "10", 0}, {"uAB1", "user", "aAB", "1", 25}, {"uAB2", "user", "aAB", "1", 0},
-	{"aB", "account", "root", "60", 0}, {"aBA", "account", "aB", "25", 0}, {"uBA1", "user", "aBA", "1", 25},
-	{"aBB", "account", "aB", "35", 0}, {"uBB1", "user", "aBB", "1", 0},
-	{"aC", "account", "root", "0", 0}, {"uC1", "user", "aC", "0", 30},
-	{"aD", "account", "root", "50", 0}, {"aDA", "account", "aD", "parent", 0},
-	{"uDA1", "user", "aDA", "parent", 10}, {"uDA2", "user", "aDA", "30", 10}, {"uDA3", "user", "aDA", "50", 25},
-	{"uD1", "user", "aD", "parent", 20}, {"uD2", "user", "aD", "40", 20}, {"uD3", "user", "aD", "50", 25},
-	{"aE", "account", "root", "10", 0}, {"aE1", "user", "aE", "10", 0}, {"aE2", "user", "aE", "10", 0},
-	{"u1", "user", "root", "10", 0},
-	{"aF", "account", "root", "20", 0}, {"uF1", "user", "aF", "10", 0}, {"uF2", "user", "aF", "20", 0},
-	{"aG", "account", "root", "8", 0}, {"uG1", "user", "aG", "10", 10},
-	{"aGA", "account", "aG", "10", 0}, {"uGA1", "user", "aGA", "20", 4}, {"uGA2", "user", "aGA", "20", 6},
-	{"u2", "user", "root", "10", 10},
+// tree24_4(t) is the Fair Tree tree of Slurm's test24.4 with its usage:
+// fairshare/testdata/test24_4.txt.
+func tree24_4(t *testing.T) []assoc { return caseAssocs(golden.Load(t, test24_4File)) }
+
+// tree24_1(t) is the classic tree of Slurm's test24.1 with its usage:
+// fairshare/testdata/test24_1.txt.
+func tree24_1(t *testing.T) []assoc { return caseAssocs(golden.Load(t, test24_1File)) }
+
+// The golden cases of Slurm's test trees, as internal/golden.Load names them.
+const (
+	test24_4File = "fairshare/testdata/test24_4.txt"
+	test24_1File = "fairshare/testdata/test24_1.txt"
+)
+
+// caseAssocs returns a golden case's associations, in its order.
+func caseAssocs(c *golden.Case) []assoc {
+	out := make([]assoc, len(c.Assocs))
+	for i, a := range c.Assocs {
+		kind := "account"
+		switch {
+		case a.IsRoot():
+			kind = "root"
+		case a.IsUser():
+			kind = "user"
+		}
+		out[i] = assoc{a.Name(), kind, a.Parent(), a.Share, a.RawUsage}
+	}
+	return out
 }
 
-// tree24_1 is the classic tree of Slurm's test24.1.
-var tree24_1 = []assoc{
-	{"root", "root", "", "1", 0},
-	{"AccountA", "account", "root", "40", 0}, {"AccountB", "account", "AccountA", "30", 0}, {"User1", "user", "AccountB", "1", 20},
-	{"AccountC", "account", "AccountA", "10", 0}, {"User2", "user", "AccountC", "1", 25}, {"User3", "user", "AccountC", "1", 0},
-	{"AccountD", "account", "root", "60", 0}, {"AccountE", "account", "AccountD", "25", 0}, {"User4", "user", "AccountE", "1", 25},
-	{"AccountF", "account", "AccountD", "35", 0}, {"User5", "user", "AccountF", "1", 0},
-	{"AccountG", "account", "root", "0", 0}, {"User6", "user", "AccountG", "0", 30},
+// want24_1P(t) is `sshare -a -P` of test24.1: the full output table without
+// NormUsage, indented by depth. It is the case's `sshare -a -l -p` lines
+// without the -l columns (NormUsage, GrpTRESMins, TRESRunMins; classic has
+// no LevelFS) and without the trailing '|' of -p.
+func want24_1P(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, l := range golden.Load(t, test24_1File).Lines(t, "sshare -a -l -p") {
+		f := strings.Split(l, "|")
+		if len(f) != 11 {
+			t.Fatalf("test24.1 line %q: %d fields, want the 10 columns of -l and the trailing '|'", l, len(f))
+		}
+		b.WriteString(strings.Join(append(f[:5:5], f[6], f[7]), "|") + "\n")
+	}
+	return b.String()
 }
-
-// want24_1P is `sshare -a -P` of test24.1: the full output table without
-// NormUsage, indented by depth.
-const want24_1P = "Account|User|RawShares|NormShares|RawUsage|EffectvUsage|FairShare\n" +
-	"root|||1.000000|100|1.000000|\n" +
-	" AccountA||40|0.400000|45|0.450000|\n" +
-	"  AccountB||30|0.300000|20|0.387500|\n" +
-	"   AccountB|User1|1|0.300000|20|0.387500|0.408479\n" +
-	"  AccountC||10|0.100000|25|0.300000|\n" +
-	"   AccountC|User2|1|0.050000|25|0.275000|0.022097\n" +
-	"   AccountC|User3|1|0.050000|0|0.150000|0.125000\n" +
-	" AccountD||60|0.600000|25|0.250000|\n" +
-	"  AccountE||25|0.250000|25|0.250000|\n" +
-	"   AccountE|User4|1|0.250000|25|0.250000|0.500000\n" +
-	"  AccountF||35|0.350000|0|0.145833|\n" +
-	"   AccountF|User5|1|0.350000|0|0.145833|0.749154\n" +
-	" AccountG||0|0.000000|30|0.300000|\n" +
-	"  AccountG|User6|0|0.000000|30|0.300000|0.000000\n"
 
 // snapshotOf computes a tree's fair share with algo and returns its rows.
 func snapshotOf(t *testing.T, specs []assoc, algo fairshare.Algorithm, snap time.Time) []export.FairshareRow {
@@ -133,10 +134,10 @@ func sshareHistory(t *testing.T, clusters ...string) string {
 	s1 := time.Date(2025, 1, 31, 23, 0, 0, 0, time.UTC)
 	s2 := time.Date(2025, 2, 28, 23, 0, 0, 0, time.UTC)
 	for _, c := range clusters {
-		if err := h.WritePartition(schemas.TableFairshare, c, s1, snapshotOf(t, tree24_1, fairshare.ClassicAlgo, s1)); err != nil {
+		if err := h.WritePartition(schemas.TableFairshare, c, s1, snapshotOf(t, tree24_1(t), fairshare.ClassicAlgo, s1)); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.WritePartition(schemas.TableFairshare, c, s2, snapshotOf(t, tree24_4, fairshare.FairTreeAlgo, s2)); err != nil {
+		if err := h.WritePartition(schemas.TableFairshare, c, s2, snapshotOf(t, tree24_4(t), fairshare.FairTreeAlgo, s2)); err != nil {
 			t.Fatal(err)
 		}
 		// The test24 vectors come from Slurm's test programs, which set up only
@@ -163,18 +164,14 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// want24_4lP is `sshare -a -l -P` of test24.4: testdata/e2e/test24_4/
-// expected.txt is the `sshare -a -l -p` output (the spec's 35 lines with
-// sshare's indentation); -P drops the trailing '|'.
+// want24_4lP is `sshare -a -l -P` of test24.4: the case's `sshare -a -l -p`
+// lines (the spec's 35 lines with sshare's indentation, and the header)
+// without -p's trailing '|'.
 func want24_4lP(t *testing.T) string {
 	t.Helper()
-	expected, err := os.ReadFile("../../testdata/e2e/test24_4/expected.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ft strings.Builder
-	for _, l := range strings.SplitAfter(strings.TrimSuffix(string(expected), "\n"), "\n") {
-		ft.WriteString(strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "|") + "\n")
+	for _, l := range golden.Load(t, test24_4File).Lines(t, "sshare -a -l -p") {
+		ft.WriteString(strings.TrimSuffix(l, "|") + "\n")
 	}
 	return ft.String()
 }
@@ -201,8 +198,8 @@ func TestSshareCommand(t *testing.T) {
 		// Paris midnight of February 28th is before the March snapshot
 		// (February 28th 23:00 UTC): the February partition has nothing
 		// at or before it, so the January one is read.
-		{"day before", []string{"--at", "2025-02-28", "-a", "-P"}, want24_1P, "snapshot 2025-02-01T00:00:00+01:00"},
-		{"RFC 3339", []string{"--at", "2025-02-28T22:59:59Z", "-a", "-P"}, want24_1P, "snapshot 2025-02-01T00:00:00+01:00"},
+		{"day before", []string{"--at", "2025-02-28", "-a", "-P"}, want24_1P(t), "snapshot 2025-02-01T00:00:00+01:00"},
+		{"RFC 3339", []string{"--at", "2025-02-28T22:59:59Z", "-a", "-P"}, want24_1P(t), "snapshot 2025-02-01T00:00:00+01:00"},
 		{"after the last", []string{"--at", "2026-01-01T12:00", "-a", "-l", "-P"}, ft, "snapshot 2025-03-01T00:00:00+01:00"},
 	} {
 		code, out, errs := runCLI(t, append([]string{"sshare", "--history", dir}, c.args...)...)
@@ -278,7 +275,7 @@ func TestSshareCommandErrors(t *testing.T) {
 		}
 	}
 	// --cluster picks one of two.
-	if code, out, errs := runCLI(t, "sshare", "--history", two, "-M", "beta", "-a", "-P", "--at", "2025-02-15"); code != 0 || out != want24_1P {
+	if code, out, errs := runCLI(t, "sshare", "--history", two, "-M", "beta", "-a", "-P", "--at", "2025-02-15"); code != 0 || out != want24_1P(t) {
 		t.Errorf("--cluster beta: exit %d, stdout =\n%s\nstderr %s", code, out, errs)
 	}
 }
@@ -365,7 +362,7 @@ func TestSshareSegments(t *testing.T) {
 	}
 	s1 := time.Date(2025, 2, 10, 0, 0, 0, 0, time.UTC)
 	s2 := time.Date(2025, 2, 20, 0, 0, 0, 0, time.UTC)
-	ft := snapshotOf(t, tree24_4, fairshare.FairTreeAlgo, s1)
+	ft := snapshotOf(t, tree24_4(t), fairshare.FairTreeAlgo, s1)
 	tx, err := h.Begin()
 	if err != nil {
 		t.Fatal(err)
@@ -383,7 +380,7 @@ func TestSshareSegments(t *testing.T) {
 	for _, w := range []struct {
 		rows []export.FairshareRow
 		hot  bool
-	}{{even, false}, {odd, false}, {snapshotOf(t, tree24_1, fairshare.ClassicAlgo, s2), true}} {
+	}{{even, false}, {odd, false}, {snapshotOf(t, tree24_1(t), fairshare.ClassicAlgo, s2), true}} {
 		if _, err := tx.Write(schemas.TableFairshare, "demo", s1, w.rows, w.hot); err != nil {
 			t.Fatal(err)
 		}
@@ -406,7 +403,7 @@ func TestSshareSegments(t *testing.T) {
 	if code, out, errs := runCLI(t, "sshare", "--history", dir, "-a", "-l", "-P", "--at", "2025-02-15"); code != 0 || out != want24_4lP(t) {
 		t.Errorf("--at 2025-02-15: exit %d, stdout =\n%s\nstderr %s", code, out, errs)
 	}
-	if code, out, errs := runCLI(t, "sshare", "--history", dir, "-a", "-P"); code != 0 || out != want24_1P || !strings.Contains(errs, "snapshot 2025-02-20T00:00:00Z") {
+	if code, out, errs := runCLI(t, "sshare", "--history", dir, "-a", "-P"); code != 0 || out != want24_1P(t) || !strings.Contains(errs, "snapshot 2025-02-20T00:00:00Z") {
 		t.Errorf("latest: exit %d, stdout =\n%s\nstderr %s", code, out, errs)
 	}
 }
@@ -487,7 +484,17 @@ func TestDamagedHistory(t *testing.T) {
 // -a` printed it); with the default version they are blank.
 func TestSshareAccountFairShareBefore2511(t *testing.T) {
 	t.Setenv("USER", "User1")
-	src := "../../testdata/e2e/test24_1/"
+	c := golden.Load(t, test24_1File)
+	src := t.TempDir() + string(os.PathSeparator)
+	for name, body := range map[string]string{
+		"slurm.conf": c.Text(t, "slurm.conf"),
+		"assoc.psv":  c.AssocPSV(t),
+		"sacct.psv":  c.SacctPSV(t),
+	} {
+		if err := os.WriteFile(src+name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sshareOf := func(version string) string {
 		t.Helper()
 		hist := t.TempDir()
@@ -516,15 +523,8 @@ func TestSshareAccountFairShareBefore2511(t *testing.T) {
 		return m
 	}
 	old := lines(sshareOf("22.05"))
-	for _, want := range []string{
-		"AccountA||40|0.400000|45|0.450000|0.450000|0.458502",
-		"AccountB||30|0.300000|20|0.200000|0.387500|0.408479",
-		"AccountC||10|0.100000|25|0.250000|0.300000|0.125000",
-		"AccountD||60|0.600000|25|0.250000|0.250000|0.749154",
-		"AccountE||25|0.250000|25|0.250000|0.250000|0.500000",
-		"AccountF||35|0.350000|0|0.000000|0.145833|0.749154",
-		"AccountG||0|0.000000|30|0.300000|0.300000|0.000000",
-	} {
+	for _, want := range c.Lines(t, "account rows before 25.11") {
+		want = strings.TrimSuffix(want, "|") // the line goes on with the -l columns
 		name, _, _ := strings.Cut(want, "|")
 		if !strings.HasPrefix(old[name], want) {
 			t.Errorf("22.05: %s line %q, want it to start %q", name, old[name], want)
@@ -573,7 +573,7 @@ func TestSshareBeforeHistory(t *testing.T) {
 		t.Errorf("stderr %q: no note that the history starts later", errs)
 	}
 	// At the first snapshot itself, its usage.
-	if code, out, _ := runCLI(t, "sshare", "--history", dir, "--at", "2025-01-31T23:00:00Z", "-a", "-P"); code != 0 || out != want24_1P {
+	if code, out, _ := runCLI(t, "sshare", "--history", dir, "--at", "2025-01-31T23:00:00Z", "-a", "-P"); code != 0 || out != want24_1P(t) {
 		t.Errorf("at the first snapshot: exit %d, stdout =\n%s", code, out)
 	}
 }
