@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/internal/golden"
 )
 
 // nodesTree reads an association file and builds the fairshare.Tree of its
@@ -51,6 +52,35 @@ func nodesUsage(t *testing.T, tree *fairshare.Tree, byUser map[string]float64) [
 	}
 	fairshare.Accumulate(tree, own, own)
 	return own
+}
+
+// goldenUsage returns the raw usage of a golden case's users that have
+// some, by "account|user".
+func goldenUsage(c *golden.Case) map[string]float64 {
+	out := map[string]float64{}
+	for _, a := range c.Assocs {
+		if a.IsUser() && a.RawUsage != 0 {
+			out[a.Account+"|"+a.User] = a.RawUsage
+		}
+	}
+	return out
+}
+
+// goldenFairShare returns the FairShare cell of every user line of a golden
+// case's `sshare -a -l -p` section, by "account|user".
+func goldenFairShare(t *testing.T, c *golden.Case) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, l := range c.Lines(t, "sshare -a -l -p")[1:] {
+		f := strings.Split(strings.TrimLeft(l, " "), "|")
+		if len(f) < 8 {
+			t.Fatalf("%s: sshare line %q has no FairShare", c.Name, l)
+		}
+		if f[1] != "" {
+			out[f[0]+"|"+f[1]] = f[7]
+		}
+	}
+	return out
 }
 
 // fairShareOf returns the FairShare (%f) of every user by "account|user".
@@ -103,25 +133,14 @@ func TestNodesTest24_4(t *testing.T) {
 		}
 	}
 
-	usage := nodesUsage(t, tree, map[string]float64{
-		"aAA|uAA1": 20, "aAB|uAB1": 25, "aBA|uBA1": 25, "aC|uC1": 30,
-		"aDA|uDA1": 10, "aDA|uDA2": 10, "aDA|uDA3": 25, "aD|uD1": 20, "aD|uD2": 20, "aD|uD3": 25,
-		"aG|uG1": 10, "aGA|uGA1": 4, "aGA|uGA2": 6, "root|u2": 10,
-	})
+	c := golden.Load(t, "fairshare/testdata/test24_4.txt")
+	usage := nodesUsage(t, tree, goldenUsage(c))
 	if usage[0] != 240 {
 		t.Errorf("RawUsage(root) = %v, want 240 (§11.2)", usage[0])
 	}
 	var r fairshare.Result
 	fairshare.FairTree(tree, usage, &r)
-	want := map[string]string{ // §11.2, FairShare column
-		"root|u1": "1.000000", "root|u2": "0.666667", "aAA|uAA1": "0.619048",
-		"aAB|uAB1": "0.523810", "aAB|uAB2": "0.571429", "aBA|uBA1": "0.714286",
-		"aBB|uBB1": "0.761905", "aC|uC1": "0.047619", "aD|uD1": "0.476190",
-		"aD|uD2": "0.238095", "aD|uD3": "0.333333", "aDA|uDA1": "0.476190",
-		"aDA|uDA2": "0.380952", "aDA|uDA3": "0.333333", "aE|aE1": "1.000000",
-		"aE|aE2": "1.000000", "aF|uF1": "1.000000", "aF|uF2": "1.000000",
-		"aG|uG1": "0.190476", "aGA|uGA1": "0.190476", "aGA|uGA2": "0.095238",
-	}
+	want := goldenFairShare(t, c) // §11.2, FairShare column
 	got := fairShareOf(tree, &r)
 	for k, w := range want {
 		if got[k] != w {
@@ -137,15 +156,11 @@ func TestNodesTest24_1(t *testing.T) {
 	if tree.Len() != 14 || tree.Users != 6 {
 		t.Fatalf("tree has %d associations and %d users, want 14 and 6", tree.Len(), tree.Users)
 	}
-	usage := nodesUsage(t, tree, map[string]float64{
-		"AccountB|User1": 20, "AccountC|User2": 25, "AccountE|User4": 25, "AccountG|User6": 30,
-	})
+	c := golden.Load(t, "fairshare/testdata/test24_1.txt")
+	usage := nodesUsage(t, tree, goldenUsage(c))
 	var r fairshare.Result
 	fairshare.Classic(tree, usage, 1, &r)
-	want := map[string]string{ // §11.1, Slurm test suite test24.1
-		"AccountB|User1": "0.408479", "AccountC|User2": "0.022097", "AccountC|User3": "0.125000",
-		"AccountE|User4": "0.500000", "AccountF|User5": "0.749154", "AccountG|User6": "0.000000",
-	}
+	want := goldenFairShare(t, c) // §11.1, Slurm test suite test24.1
 	got := fairShareOf(tree, &r)
 	for k, w := range want {
 		if got[k] != w {
