@@ -108,12 +108,14 @@ func TestClassicDampening(t *testing.T) {
 	}
 	var r Result
 	for _, tc := range tests {
-		Classic(b.tree, b.usage, tc.damp, &r)
-		for k, w := range tc.want {
-			if g := f6(r.FairShare[b.pos[k]]); g != w {
-				t.Errorf("Classic(damp=%v) FairShare(%s) = %v, want %v", tc.damp, k, g, w)
+		t.Run(fmt.Sprintf("damp=%v", tc.damp), func(t *testing.T) {
+			Classic(b.tree, b.usage, tc.damp, &r)
+			for k, w := range tc.want {
+				if g := f6(r.FairShare[b.pos[k]]); g != w {
+					t.Errorf("Classic(damp=%v) FairShare(%s) = %v, want %v", tc.damp, k, g, w)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -171,20 +173,23 @@ func TestDepthOblivious(t *testing.T) {
 // TestFactor checks the factor's edge cases (§5).
 func TestFactor(t *testing.T) {
 	tests := []struct {
+		name              string
 		ue, s, damp, want float64
 	}{
-		{0, 1, 1, 1},           // no usage: 2^0
-		{1, 1, 1, 0.5},         // on target
-		{2, 1, 2, 0.5},         // 2^(−2/2)
-		{1, 0, 1, 0},           // S = 0
-		{1, -1, 1, 0},          // S < 0
-		{0.3, 0.1, 1, 0.125},   // 2^−3
-		{math.Inf(1), 1, 1, 0}, // 2^−∞
+		{"no usage: 2^0", 0, 1, 1, 1},
+		{"on target", 1, 1, 1, 0.5},
+		{"dampening 2: 2^(−2/2)", 2, 1, 2, 0.5},
+		{"no shares", 1, 0, 1, 0},
+		{"negative shares", 1, -1, 1, 0},
+		{"three times the shares: 2^−3", 0.3, 0.1, 1, 0.125},
+		{"infinite usage: 2^−∞", math.Inf(1), 1, 1, 0},
 	}
 	for _, tc := range tests {
-		if g := Factor(tc.ue, tc.s, tc.damp); math.Abs(g-tc.want) > 1e-15 {
-			t.Errorf("Factor(%v, %v, %v) = %v, want %v", tc.ue, tc.s, tc.damp, g, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if g := Factor(tc.ue, tc.s, tc.damp); math.Abs(g-tc.want) > 1e-15 {
+				t.Errorf("Factor(%v, %v, %v) = %v, want %v", tc.ue, tc.s, tc.damp, g, tc.want)
+			}
+		})
 	}
 }
 
@@ -214,11 +219,19 @@ func TestAccountFairSharesPR114(t *testing.T) {
 	r.FairShare[pos(3)] = 0.25
 	AccountFairShares(tr, r, 1)
 	for _, c := range []struct {
+		name string
 		node int
 		want string
-	}{{0, "0.500000"}, {1, "0.392681"}, {2, "0.392681"}, {3, "0.250000"}} {
-		if got := fmt.Sprintf("%f", r.FairShare[pos(c.node)]); got != c.want {
-			t.Errorf("node %d: FairShare %s, want %s", c.node, got, c.want)
-		}
+	}{
+		{"root", 0, "0.500000"},
+		{"account cae", 1, "0.392681"},
+		{"sub-account e104725", 2, "0.392681"},
+		{"user e104725 keeps its own", 3, "0.250000"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := fmt.Sprintf("%f", r.FairShare[pos(c.node)]); got != c.want {
+				t.Errorf("node %d: FairShare %s, want %s", c.node, got, c.want)
+			}
+		})
 	}
 }

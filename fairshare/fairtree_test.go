@@ -242,9 +242,11 @@ func TestFairTreeReuse(t *testing.T) {
 		{"Classic", func() { Classic(b.tree, b.usage, 1, &r) }},
 		{"DepthOblivious", func() { DepthOblivious(b.tree, b.usage, 1, &r) }},
 	} {
-		run.fn()
-		if a := testing.AllocsPerRun(10, run.fn); a != 0 {
-			t.Errorf("%s allocations per run with a reused Result = %v, want 0", run.name, a)
-		}
+		t.Run(run.name, func(t *testing.T) {
+			run.fn()
+			if a := testing.AllocsPerRun(10, run.fn); a != 0 {
+				t.Errorf("%s allocations per run with a reused Result = %v, want 0", run.name, a)
+			}
+		})
 	}
 }

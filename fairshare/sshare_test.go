@@ -140,20 +140,22 @@ func TestSshareLayouts(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		var buf bytes.Buffer
-		tree := cmp.Or(tc.tree, b.tree)
-		if err := WriteSshare(&buf, tree, tc.r, tc.opt); err != nil {
-			t.Fatalf("%s: WriteSshare: %v", tc.name, err)
-		}
-		if tc.name == "fair tree -l header" {
-			if g, _, _ := strings.Cut(buf.String(), "\n"); g+"\n" != tc.want {
-				t.Errorf("%s: header = %q, want %q", tc.name, g, tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			tree := cmp.Or(tc.tree, b.tree)
+			if err := WriteSshare(&buf, tree, tc.r, tc.opt); err != nil {
+				t.Fatalf("%s: WriteSshare: %v", tc.name, err)
 			}
-			continue
-		}
-		if g := buf.String(); g != tc.want {
-			t.Errorf("%s: WriteSshare =\n%s\nwant\n%s", tc.name, g, tc.want)
-		}
+			if tc.name == "fair tree -l header" {
+				if g, _, _ := strings.Cut(buf.String(), "\n"); g+"\n" != tc.want {
+					t.Errorf("%s: header = %q, want %q", tc.name, g, tc.want)
+				}
+				return
+			}
+			if g := buf.String(); g != tc.want {
+				t.Errorf("%s: WriteSshare =\n%s\nwant\n%s", tc.name, g, tc.want)
+			}
+		})
 	}
 }
 
@@ -175,17 +177,19 @@ func TestSshareFieldErrors(t *testing.T) {
 		"User%99999999999999999":    `sshare field "User%99999999999999999": the length after % must be between -1024 and 1024`,
 		"User%99999999999999999999": `sshare field "User%99999999999999999999": the length after % must be a non-zero integer`,
 	} {
-		var buf bytes.Buffer
-		err := WriteSshare(&buf, b.tree, &ft, SshareOptions{Fields: strings.Split(fields, ",")})
-		if err == nil || err.Error() != want {
-			t.Errorf("-o %s: err %v, want %s", fields, err, want)
-		}
-		if buf.Len() > 0 {
-			t.Errorf("-o %s: wrote %q before failing", fields, buf.String())
-		}
-		if err := CheckSshareFields(strings.Split(fields, ",")); err == nil || err.Error() != want {
-			t.Errorf("CheckSshareFields(%s) = %v, want %s", fields, err, want)
-		}
+		t.Run(fields, func(t *testing.T) {
+			var buf bytes.Buffer
+			err := WriteSshare(&buf, b.tree, &ft, SshareOptions{Fields: strings.Split(fields, ",")})
+			if err == nil || err.Error() != want {
+				t.Errorf("-o %s: err %v, want %s", fields, err, want)
+			}
+			if buf.Len() > 0 {
+				t.Errorf("-o %s: wrote %q before failing", fields, buf.String())
+			}
+			if err := CheckSshareFields(strings.Split(fields, ",")); err == nil || err.Error() != want {
+				t.Errorf("CheckSshareFields(%s) = %v, want %s", fields, err, want)
+			}
+		})
 	}
 	if err := CheckSshareFields([]string{"Account%-1024", "Fair%1024"}); err != nil {
 		t.Errorf("CheckSshareFields at the bound: %v", err)
@@ -235,15 +239,22 @@ func (w *maxWriter) Write(p []byte) (int, error) {
 // TestSshareRawUsage: RawUsage is C's (uint64) truncation (§2.1, §8).
 func TestSshareRawUsage(t *testing.T) {
 	tests := []struct {
+		name string
 		in   float64
 		want uint64
 	}{
-		{0, 0}, {10.9999, 10}, {582.921119, 582}, {-3, 0}, {1e300, 1<<64 - 1},
+		{"zero", 0, 0},
+		{"fraction truncated", 10.9999, 10},
+		{"§11.4 decayed chunk", 582.921119, 582},
+		{"negative is 0", -3, 0},
+		{"beyond uint64 saturates", 1e300, 1<<64 - 1},
 	}
 	for _, tc := range tests {
-		if g := rawUsage(tc.in); g != tc.want {
-			t.Errorf("rawUsage(%v) = %v, want %v", tc.in, g, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if g := rawUsage(tc.in); g != tc.want {
+				t.Errorf("rawUsage(%v) = %v, want %v", tc.in, g, tc.want)
+			}
+		})
 	}
 }
 
@@ -253,23 +264,26 @@ func TestSshareRawUsage(t *testing.T) {
 // (5·10^-7 is not dyadic), so round-half-even never has to break a tie here.
 func TestAppendF(t *testing.T) {
 	tests := []struct {
+		name string
 		in   float64
 		want string
 	}{
-		{0.0000005, "0.000000"}, // binary value is just below the half
-		{1.0000005, "1.000001"}, // binary value is just above the half
-		{0.1234565, "0.123456"}, // 0.12345649999… in binary: below
-		{0.1234575, "0.123457"}, // 0.12345749999…: truncates to …57
-		{2.0 / 3, "0.666667"},   // 0.6666666…
-		{22.0 / 17, "1.294118"}, // §11.2 uD2/uD3
-		{blank, ""},             // blank cell
-		{1 / zeroF(), "inf"},    // +Inf
-		{4294967294, "4294967294.000000"},
+		{"binary value just below the half", 0.0000005, "0.000000"},
+		{"binary value just above the half", 1.0000005, "1.000001"},
+		{"0.12345649999… in binary: below", 0.1234565, "0.123456"},
+		{"0.12345749999…: truncates to …57", 0.1234575, "0.123457"},
+		{"two thirds", 2.0 / 3, "0.666667"},
+		{"§11.2 uD2 and uD3", 22.0 / 17, "1.294118"},
+		{"blank cell", blank, ""},
+		{"+Inf", 1 / zeroF(), "inf"},
+		{"NO_VAL", 4294967294, "4294967294.000000"},
 	}
 	for _, tc := range tests {
-		if g := string(appendF(nil, tc.in)); g != tc.want {
-			t.Errorf("appendF(%v) = %q, want %q", tc.in, g, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if g := string(appendF(nil, tc.in)); g != tc.want {
+				t.Errorf("appendF(%v) = %q, want %q", tc.in, g, tc.want)
+			}
+		})
 	}
 }
 
@@ -470,26 +484,29 @@ func TestSshareFixedWidthCut(t *testing.T) {
 // strings from C's printf semantics (checked with Python's %-formatting).
 func TestAppendFixedE(t *testing.T) {
 	for _, c := range []struct {
+		name  string
 		v     float64
 		width int
 		want  string
 	}{
 		// "%10.10e" = "1.2345000000e+03" (16): width 10-6 = 4.
-		{1234.5, 10, "1.2345e+03"},
+		{"precision lowered to 4", 1234.5, 10, "1.2345e+03"},
 		// "-1.2345000000e+03" (17): width 3; 1234.5 is exact, so the
 		// tie rounds to even.
-		{-1234.5, 10, "-1.234e+03"},
+		{"negative tie rounds to even", -1234.5, 10, "-1.234e+03"},
 		// "1.0000000000e+100" (17): width 3.
-		{1e100, 10, "1.000e+100"},
+		{"three-digit exponent", 1e100, 10, "1.000e+100"},
 		// "%13.13e" = "1.2345678900000e+07" (19): width 7.
-		{12345678.9, 13, "1.2345679e+07"},
-		{500000, 10, "5.0000e+05"},
+		{"width 13", 12345678.9, 13, "1.2345679e+07"},
+		{"LevelFS of a tiny usage", 500000, 10, "5.0000e+05"},
 		// A left-justified column pads on the right: "%-*.*e".
-		{1234.5, -10, "1.2345e+03"},
+		{"left-justified column", 1234.5, -10, "1.2345e+03"},
 	} {
-		if g := string(appendFixedE(nil, c.v, c.width)); g != c.want {
-			t.Errorf("appendFixedE(%v, %d) = %q, want %q", c.v, c.width, g, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if g := string(appendFixedE(nil, c.v, c.width)); g != c.want {
+				t.Errorf("appendFixedE(%v, %d) = %q, want %q", c.v, c.width, g, c.want)
+			}
+		})
 	}
 }
 
@@ -536,13 +553,15 @@ func TestSshareRowSelection(t *testing.T) {
 			want: "aG||8|0.038462|20|0.083333|\n",
 		},
 	} {
-		var buf bytes.Buffer
-		if err := WriteSshare(&buf, b.tree, &r, c.opt); err != nil {
-			t.Fatal(err)
-		}
-		if g := buf.String(); g != c.want {
-			t.Errorf("%s: WriteSshare =\n%s\nwant\n%s", c.name, g, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteSshare(&buf, b.tree, &r, c.opt); err != nil {
+				t.Fatal(err)
+			}
+			if g := buf.String(); g != c.want {
+				t.Errorf("%s: WriteSshare =\n%s\nwant\n%s", c.name, g, c.want)
+			}
+		})
 	}
 
 	// Users only (sshare without -a, run by uD1): the 14 account rows

@@ -33,16 +33,18 @@ func TestNewTreeErrors(t *testing.T) {
 		{"several", []Node{{Account: "root", Parent: -1}, {Account: "a", Parent: 9}, {Account: "", Parent: 0}}, []string{"parent index 9", "empty account name"}},
 	}
 	for _, tc := range tests {
-		_, err := NewTree(tc.nodes)
-		if err == nil {
-			t.Errorf("NewTree(%s) = nil error, want %q", tc.name, tc.want)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("NewTree(%s) error = %q, want it to contain %q", tc.name, err, w)
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewTree(tc.nodes)
+			if err == nil {
+				t.Errorf("NewTree(%s) = nil error, want %q", tc.name, tc.want)
+				return
 			}
-		}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("NewTree(%s) error = %q, want it to contain %q", tc.name, err, w)
+				}
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package fairshare
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -37,30 +38,33 @@ func TestRunSecsCase(t *testing.T) {
 	alloc := []uint64{2, 1000, 0, 1, 2}
 	j := RunJob{Start: 31, End: 150, LimitSec: 600, Factor: 0.5}
 	for _, c := range []struct {
+		name string
 		at   int64
 		want []uint64
 		mins string
 	}{
-		{30, []uint64{0, 0, 0, 0, 0}, "cpu=0,mem=0,energy=0,node=0,billing=0"},
-		{31, []uint64{600, 300000, 0, 300, 600}, "cpu=10,mem=5000,energy=0,node=5,billing=10"},
-		{59, []uint64{600, 300000, 0, 300, 600}, "cpu=10,mem=5000,energy=0,node=5,billing=10"},
+		{"before the start", 30, []uint64{0, 0, 0, 0, 0}, "cpu=0,mem=0,energy=0,node=0,billing=0"},
+		{"at the start", 31, []uint64{600, 300000, 0, 300, 600}, "cpu=10,mem=5000,energy=0,node=5,billing=10"},
+		{"before the first tick", 59, []uint64{600, 300000, 0, 300, 600}, "cpu=10,mem=5000,energy=0,node=5,billing=10"},
 		// 572/60 = 9, 286000/60 = 4766, 286/60 = 4.
-		{60, []uint64{572, 286000, 0, 286, 572}, "cpu=9,mem=4766,energy=0,node=4,billing=9"},
+		{"tick 60", 60, []uint64{572, 286000, 0, 286, 572}, "cpu=9,mem=4766,energy=0,node=4,billing=9"},
 		// 512/60 = 8, 256000/60 = 4266, 256/60 = 4.
-		{120, []uint64{512, 256000, 0, 256, 512}, "cpu=8,mem=4266,energy=0,node=4,billing=8"},
-		{149, []uint64{512, 256000, 0, 256, 512}, "cpu=8,mem=4266,energy=0,node=4,billing=8"},
+		{"tick 120", 120, []uint64{512, 256000, 0, 256, 512}, "cpu=8,mem=4266,energy=0,node=4,billing=8"},
+		{"before the end", 149, []uint64{512, 256000, 0, 256, 512}, "cpu=8,mem=4266,energy=0,node=4,billing=8"},
 		// The residue: 1 s a unit; 1000/60 = 16.
-		{150, []uint64{2, 1000, 0, 1, 2}, "cpu=0,mem=16,energy=0,node=0,billing=0"},
-		{100000, []uint64{2, 1000, 0, 1, 2}, "cpu=0,mem=16,energy=0,node=0,billing=0"},
+		{"the residue at the end", 150, []uint64{2, 1000, 0, 1, 2}, "cpu=0,mem=16,energy=0,node=0,billing=0"},
+		{"the residue long after", 100000, []uint64{2, 1000, 0, 1, 2}, "cpu=0,mem=16,energy=0,node=0,billing=0"},
 	} {
-		got := runSecs(t, s, nil, j, c.at, alloc)
-		if !slices.Equal(got, c.want) {
-			t.Errorf("at %d: %v, want %v", c.at, got, c.want)
-		}
-		mins := string(AppendTRESRunMins(nil, []string{"cpu", "mem", "energy", "node", "billing"}, got))
-		if mins != c.mins {
-			t.Errorf("at %d: %s, want %s", c.at, mins, c.mins)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			got := runSecs(t, s, nil, j, c.at, alloc)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("at %d: %v, want %v", c.at, got, c.want)
+			}
+			mins := string(AppendTRESRunMins(nil, []string{"cpu", "mem", "energy", "node", "billing"}, got))
+			if mins != c.mins {
+				t.Errorf("at %d: %s, want %s", c.at, mins, c.mins)
+			}
+		})
 	}
 }
 
@@ -80,19 +84,23 @@ func TestRunSecsRestart(t *testing.T) {
 	j := RunJob{Start: 31, End: 150, LimitSec: 600, Factor: 0.5}
 	restarts := []int64{130, 200}
 	for _, c := range []struct {
+		name string
 		at   int64
 		want []uint64
 	}{
-		{129, []uint64{512, 256000, 0, 256, 512}}, // before the restart, as in TestRunSecsCase
-		{130, []uint64{501, 250500, 0, 251, 501}},
-		{149, []uint64{501, 250500, 0, 251, 501}},
-		{150, []uint64{1, 500, 0, 1, 1}}, // 501 − 2·250, 250500 − 1000·250, 251 − 250
-		{199, []uint64{1, 500, 0, 1, 1}},
-		{200, []uint64{0, 0, 0, 0, 0}},
+		{"before the restart, as in TestRunSecsCase", 129, []uint64{512, 256000, 0, 256, 512}},
+		{"rebuilt at the restart and its tick", 130, []uint64{501, 250500, 0, 251, 501}},
+		{"before the end", 149, []uint64{501, 250500, 0, 251, 501}},
+		// 501 − 2·250, 250500 − 1000·250, 251 − 250
+		{"the residue at the end", 150, []uint64{1, 500, 0, 1, 1}},
+		{"before the second restart", 199, []uint64{1, 500, 0, 1, 1}},
+		{"the second restart clears the residue", 200, []uint64{0, 0, 0, 0, 0}},
 	} {
-		if got := runSecs(t, s, restarts, j, c.at, alloc); !slices.Equal(got, c.want) {
-			t.Errorf("at %d: %v, want %v", c.at, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := runSecs(t, s, restarts, j, c.at, alloc); !slices.Equal(got, c.want) {
+				t.Errorf("at %d: %v, want %v", c.at, got, c.want)
+			}
+		})
 	}
 	// A job started after the last tick before the restart (start 125 >
 	// L = 120) is rebuilt with its full commitment: ⌊600·0.5⌋ = 300, then
@@ -162,9 +170,11 @@ func TestRunSecsExplicitTicks(t *testing.T) {
 		at   int64
 		want uint64
 	}{{200, 216}, {300, 156}, {3000, 1}} {
-		if got := runSecs(t, s, nil, j, c.at, []uint64{1}); got[0] != c.want {
-			t.Errorf("at %d: %d, want %d", c.at, got[0], c.want)
-		}
+		t.Run(fmt.Sprintf("at %d", c.at), func(t *testing.T) {
+			if got := runSecs(t, s, nil, j, c.at, []uint64{1}); got[0] != c.want {
+				t.Errorf("at %d: %d, want %d", c.at, got[0], c.want)
+			}
+		})
 	}
 }
 
@@ -203,9 +213,11 @@ func TestRunSecsInfinite(t *testing.T) {
 		at   int64
 		want uint64
 	}{{150, 128849018806}, {60000000, 128819018866}} {
-		if got := runSecs(t, s, nil, j, c.at, []uint64{1}); got[0] != c.want {
-			t.Errorf("at %d: %d, want %d", c.at, got[0], c.want)
-		}
+		t.Run(fmt.Sprintf("at %d", c.at), func(t *testing.T) {
+			if got := runSecs(t, s, nil, j, c.at, []uint64{1}); got[0] != c.want {
+				t.Errorf("at %d: %d, want %d", c.at, got[0], c.want)
+			}
+		})
 	}
 }
 

@@ -206,43 +206,45 @@ func TestProjectionRawUsage(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		trees := make([]*Tree, len(tc.trees))
-		for i, s := range tc.trees {
-			trees[i] = univTree(t, s, nil)
-		}
-		u, err := NewUniverse(trees)
-		if err != nil {
-			t.Fatalf("%s: NewUniverse: %v", tc.name, err)
-		}
-		own := univOwn(t, u, tc.own)
-		pr := u.Project(trees[tc.snap])
-		out := make([]float64, pr.Tree.Len())
-		pr.RawUsage(own, out)
-		got := map[string]float64{}
-		for p := range out {
-			got[keyAt(pr.Tree, p).String()] = out[p]
-		}
-		for k, w := range tc.want {
-			g, ok := got[k]
-			if !ok {
-				t.Errorf("%s: RawUsage(%s): not in the snapshot tree", tc.name, k)
-				continue
+		t.Run(tc.name, func(t *testing.T) {
+			trees := make([]*Tree, len(tc.trees))
+			for i, s := range tc.trees {
+				trees[i] = univTree(t, s, nil)
 			}
-			if g != w {
-				t.Errorf("%s: RawUsage(%s) = %v, want %v", tc.name, k, g, w)
+			u, err := NewUniverse(trees)
+			if err != nil {
+				t.Fatalf("%s: NewUniverse: %v", tc.name, err)
 			}
-		}
-		if pr.Folded != tc.folded {
-			t.Errorf("%s: Folded = %d, want %d", tc.name, pr.Folded, tc.folded)
-		}
-		// The total is conserved: root = Σ own.
-		var sum float64
-		for _, v := range own {
-			sum += v
-		}
-		if out[0] != sum {
-			t.Errorf("%s: RawUsage(root) = %v, want Σ own = %v", tc.name, out[0], sum)
-		}
+			own := univOwn(t, u, tc.own)
+			pr := u.Project(trees[tc.snap])
+			out := make([]float64, pr.Tree.Len())
+			pr.RawUsage(own, out)
+			got := map[string]float64{}
+			for p := range out {
+				got[keyAt(pr.Tree, p).String()] = out[p]
+			}
+			for k, w := range tc.want {
+				g, ok := got[k]
+				if !ok {
+					t.Errorf("%s: RawUsage(%s): not in the snapshot tree", tc.name, k)
+					continue
+				}
+				if g != w {
+					t.Errorf("%s: RawUsage(%s) = %v, want %v", tc.name, k, g, w)
+				}
+			}
+			if pr.Folded != tc.folded {
+				t.Errorf("%s: Folded = %d, want %d", tc.name, pr.Folded, tc.folded)
+			}
+			// The total is conserved: root = Σ own.
+			var sum float64
+			for _, v := range own {
+				sum += v
+			}
+			if out[0] != sum {
+				t.Errorf("%s: RawUsage(root) = %v, want Σ own = %v", tc.name, out[0], sum)
+			}
+		})
 	}
 }
 
@@ -325,16 +327,18 @@ func TestNewUniverseErrors(t *testing.T) {
 		{"duplicate key", []*Tree{base, dupAcct}, []string{"tree 1: association X appears twice (lineage /B/X/)"}},
 	}
 	for _, tc := range tests {
-		u, err := NewUniverse(tc.trees)
-		if err == nil {
-			t.Errorf("NewUniverse(%s) = %v, nil, want error %q", tc.name, u, tc.want)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("NewUniverse(%s) error = %q, want it to contain %q", tc.name, err, w)
+		t.Run(tc.name, func(t *testing.T) {
+			u, err := NewUniverse(tc.trees)
+			if err == nil {
+				t.Errorf("NewUniverse(%s) = %v, nil, want error %q", tc.name, u, tc.want)
+				return
 			}
-		}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("NewUniverse(%s) error = %q, want it to contain %q", tc.name, err, w)
+				}
+			}
+		})
 	}
 }
 
