@@ -45,38 +45,42 @@ func TestBillableDoc(t *testing.T) {
 		want    float64
 		wantInt int64
 	}{
-		{"B1", sum, "", m{"cpu": 4, "mem": 16384, "node": 1, "gres/gpu": 1}, 4, 4},
-		{"B2", sum, w4, m{"cpu": 1, "mem": 8192, "node": 1}, 3, 3},
-		{"B3", sum, w4, m{"cpu": 1, "mem": 8192, "node": 1, "license/lic1": 1}, 4.5, 4},
-		{"B4", sum, w4, m{"cpu": 1, "mem": 10240, "node": 1, "license/lic1": 1}, 5, 5},
-		{"B5", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1}, 2, 2},
-		{"B6", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1, "license/lic1": 1}, 3.5, 3},
-		{"B7", maxG, w4, m{"cpu": 1, "mem": 8192, "node": 1}, 2, 2},
-		{"B8", maxG, w4, m{"cpu": 1, "mem": 8192, "node": 1, "gres/gpu": 1}, 4, 4},
-		{"B9", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1, "gres/gpu": 1}, 2, 2},
-		{"B10", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1, "gres/gpu": 2}, 4, 4},
-		{"B11", sum, w2, m{"cpu": 1, "mem": 61440, "node": 1}, 16, 16},
-		{"B12", sum, w2, m{"cpu": 16, "mem": 1024, "node": 1}, 16.25, 16},
-		{"B13", sum, w2, m{"cpu": 16, "mem": 61440, "node": 1}, 31, 31},
-		{"B14", maxT, w2, m{"cpu": 1, "mem": 61440, "node": 1}, 15, 15},
-		{"B15", maxT, w2, m{"cpu": 15, "mem": 1024, "node": 1}, 15, 15},
-		{"B16", maxT, w2, m{"cpu": 16, "mem": 65536, "node": 1}, 16, 16},
+		{"B1 no weights: the CPU count", sum, "", m{"cpu": 4, "mem": 16384, "node": 1, "gres/gpu": 1}, 4, 4},
+		{"B2 SUM cpu and mem", sum, w4, m{"cpu": 1, "mem": 8192, "node": 1}, 3, 3},
+		{"B3 SUM with a license, truncated", sum, w4, m{"cpu": 1, "mem": 8192, "node": 1, "license/lic1": 1}, 4.5, 4},
+		{"B4 SUM with a license, whole", sum, w4, m{"cpu": 1, "mem": 10240, "node": 1, "license/lic1": 1}, 5, 5},
+		{"B5 MAX_TRES cpu and mem", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1}, 2, 2},
+		{"B6 MAX_TRES license summed outside the max", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1, "license/lic1": 1}, 3.5, 3},
+		{"B7 MAX_TRES_GRES cpu and mem", maxG, w4, m{"cpu": 1, "mem": 8192, "node": 1}, 2, 2},
+		{"B8 MAX_TRES_GRES gpu summed outside the max", maxG, w4, m{"cpu": 1, "mem": 8192, "node": 1, "gres/gpu": 1}, 4, 4},
+		{"B9 MAX_TRES one gpu in the max", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1, "gres/gpu": 1}, 2, 2},
+		{"B10 MAX_TRES two gpus in the max", maxT, w4, m{"cpu": 1, "mem": 8192, "node": 1, "gres/gpu": 2}, 4, 4},
+		{"B11 SUM 1 CPU and 60 GiB", sum, w2, m{"cpu": 1, "mem": 61440, "node": 1}, 16, 16},
+		{"B12 SUM 16 CPUs and 1 GiB, truncated", sum, w2, m{"cpu": 16, "mem": 1024, "node": 1}, 16.25, 16},
+		{"B13 SUM 16 CPUs and 60 GiB", sum, w2, m{"cpu": 16, "mem": 61440, "node": 1}, 31, 31},
+		{"B14 MAX_TRES 1 CPU and 60 GiB", maxT, w2, m{"cpu": 1, "mem": 61440, "node": 1}, 15, 15},
+		{"B15 MAX_TRES 15 CPUs and 1 GiB", maxT, w2, m{"cpu": 15, "mem": 1024, "node": 1}, 15, 15},
+		{"B16 MAX_TRES 16 CPUs and 64 GiB", maxT, w2, m{"cpu": 16, "mem": 65536, "node": 1}, 16, 16},
 	}
 	for _, tt := range tests {
-		b, bs := bill(t, tt.weights, tt.flags, docTracked, tt.alloc)
-		if b != tt.want || bs != tt.wantInt {
-			t.Errorf("%s: Billable(%s, %q, %v) = %v (billing=%d), want %v (billing=%d)",
-				tt.row, ModeFromFlags(tt.flags), tt.weights, tt.alloc, b, bs, tt.want, tt.wantInt)
-		}
+		t.Run(tt.row, func(t *testing.T) {
+			b, bs := bill(t, tt.weights, tt.flags, docTracked, tt.alloc)
+			if b != tt.want || bs != tt.wantInt {
+				t.Errorf("%s: Billable(%s, %q, %v) = %v (billing=%d), want %v (billing=%d)",
+					tt.row, ModeFromFlags(tt.flags), tt.weights, tt.alloc, b, bs, tt.want, tt.wantInt)
+			}
+		})
 	}
 }
 
-// TestBillableSeed checks the examples of Slurm's multifactor priority page
+// TestBillableSumVersusMaxTRES checks that the same three jobs bill
+// differently as a sum and with PriorityFlags=MAX_TRES, with the examples of
+// Slurm's multifactor priority page
 // (SchedMD/slurm doc/html/priority_multifactor.shtml, TRESBillingWeights
 // section): partition CPU=1.0,Mem=0.25G on 16-CPU 64 GB nodes. The page's
 // MAX_TRES table uses 15 CPUs for Job2 and 64 GB for Job3, unlike its SUM
 // table; both are kept as written there.
-func TestBillableSeed(t *testing.T) {
+func TestBillableSumVersusMaxTRES(t *testing.T) {
 	const gb = 1024 // MiB
 	type m = map[string]float64
 	tests := []struct {
@@ -93,9 +97,11 @@ func TestBillableSeed(t *testing.T) {
 		{"Job3 MAX((16*1.0),(64*0.25))", []string{"MAX_TRES"}, m{"cpu": 16, "mem": 64 * gb}, 16},
 	}
 	for _, tt := range tests {
-		if b, _ := bill(t, "CPU=1.0,Mem=0.25G", tt.flags, nil, tt.alloc); b != tt.want {
-			t.Errorf("%s: Billable = %v, want %v", tt.job, b, tt.want)
-		}
+		t.Run(tt.job, func(t *testing.T) {
+			if b, _ := bill(t, "CPU=1.0,Mem=0.25G", tt.flags, nil, tt.alloc); b != tt.want {
+				t.Errorf("%s: Billable = %v, want %v", tt.job, b, tt.want)
+			}
+		})
 	}
 }
 
@@ -159,11 +165,13 @@ func TestBillableHand(t *testing.T) {
 		{"no weights MAX_TRES", maxT, "", m{"cpu": 6, "mem": 1e6}, 6, 6},
 	}
 	for _, tt := range tests {
-		b, bs := bill(t, tt.weights, tt.flags, nil, tt.alloc)
-		if b != tt.want || bs != tt.wantInt {
-			t.Errorf("%s: Billable(%s, %q, %v) = %v (billing=%d), want %v (billing=%d)",
-				tt.name, ModeFromFlags(tt.flags), tt.weights, tt.alloc, b, bs, tt.want, tt.wantInt)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			b, bs := bill(t, tt.weights, tt.flags, nil, tt.alloc)
+			if b != tt.want || bs != tt.wantInt {
+				t.Errorf("%s: Billable(%s, %q, %v) = %v (billing=%d), want %v (billing=%d)",
+					tt.name, ModeFromFlags(tt.flags), tt.weights, tt.alloc, b, bs, tt.want, tt.wantInt)
+			}
+		})
 	}
 }
 

@@ -1,7 +1,9 @@
 package billing
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -74,14 +76,16 @@ func TestParseWeights(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		got, err := ParseWeights(tt.in, nil)
-		if err != nil {
-			t.Errorf("ParseWeights(%q) error: %v", tt.in, err)
-			continue
-		}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("ParseWeights(%q) = %v, want %v", tt.in, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got, err := ParseWeights(tt.in, nil)
+			if err != nil {
+				t.Errorf("ParseWeights(%q) error: %v", tt.in, err)
+				return
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ParseWeights(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -116,21 +120,23 @@ func TestParseWeightsErrors(t *testing.T) {
 		{"license/lic2=1", docTracked, ErrNotTracked, `"license/lic2"`},
 	}
 	for _, tt := range tests {
-		w, err := ParseWeights(tt.in, tt.tracked)
-		if err == nil {
-			t.Errorf("ParseWeights(%q) = %v, want error %v", tt.in, w, tt.want)
-			continue
-		}
-		if !errors.Is(err, tt.want) {
-			t.Errorf("ParseWeights(%q) error %v, want errors.Is %v", tt.in, err, tt.want)
-		}
-		if !strings.Contains(err.Error(), tt.msg) {
-			t.Errorf("ParseWeights(%q) error %q, want it to contain %q", tt.in, err, tt.msg)
-		}
-		var we *WeightsError
-		if !errors.As(err, &we) || we.Input != tt.in {
-			t.Errorf("ParseWeights(%q) error %v, want a *WeightsError naming the input", tt.in, err)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			w, err := ParseWeights(tt.in, tt.tracked)
+			if err == nil {
+				t.Errorf("ParseWeights(%q) = %v, want error %v", tt.in, w, tt.want)
+				return
+			}
+			if !errors.Is(err, tt.want) {
+				t.Errorf("ParseWeights(%q) error %v, want errors.Is %v", tt.in, err, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("ParseWeights(%q) error %q, want it to contain %q", tt.in, err, tt.msg)
+			}
+			var we *WeightsError
+			if !errors.As(err, &we) || we.Input != tt.in {
+				t.Errorf("ParseWeights(%q) error %v, want a *WeightsError naming the input", tt.in, err)
+			}
+		})
 	}
 }
 
@@ -147,9 +153,11 @@ func TestParseWeightsTracked(t *testing.T) {
 		{"license/lic1=1", []string{" License/LIC1 "}},
 	}
 	for _, tt := range tests {
-		if _, err := ParseWeights(tt.in, tt.tracked); err != nil {
-			t.Errorf("ParseWeights(%q, %q) error: %v", tt.in, tt.tracked, err)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			if _, err := ParseWeights(tt.in, tt.tracked); err != nil {
+				t.Errorf("ParseWeights(%q, %q) error: %v", tt.in, tt.tracked, err)
+			}
+		})
 	}
 }
 
@@ -219,45 +227,59 @@ func TestModeFromFlags(t *testing.T) {
 		{[]string{"MAX_TRES_GRES", "MAX_TRES"}, MaxTRESGRES},
 	}
 	for _, tt := range tests {
-		if got := ModeFromFlags(tt.flags); got != tt.want {
-			t.Errorf("ModeFromFlags(%q) = %v, want %v", tt.flags, got, tt.want)
-		}
+		t.Run(cmp.Or(strings.Join(tt.flags, ","), "no flags"), func(t *testing.T) {
+			if got := ModeFromFlags(tt.flags); got != tt.want {
+				t.Errorf("ModeFromFlags(%q) = %v, want %v", tt.flags, got, tt.want)
+			}
+		})
 	}
 }
 
 func TestTruncate(t *testing.T) {
 	tests := []struct {
+		name string
 		b    float64
 		want int64
 	}{
-		{4.5, 4},    // truncated toward zero
-		{0.9999, 0}, // truncated toward zero
-		{16.25, 16}, // Σ: 16 CPUs + 1 GiB × 0.25
-		{31, 31},    // Σ: 16 CPUs + 60 GiB × 0.25
-		{-4.5, -4},  // x86-64 bits of Slurm's uint64, see Truncate
-		{-0.5, 0},   // toward zero
-		{math.NaN(), 0},
-		{1e19, math.MaxInt64},
-		{-1e19, math.MinInt64},
+		{"half truncated toward zero", 4.5, 4},
+		{"just under one truncated toward zero", 0.9999, 0},
+		{"Σ: 16 CPUs + 1 GiB × 0.25", 16.25, 16},
+		{"Σ: 16 CPUs + 60 GiB × 0.25", 31, 31},
+		{"negative: x86-64 bits of Slurm's uint64, see Truncate", -4.5, -4},
+		{"negative half toward zero", -0.5, 0},
+		{"NaN", math.NaN(), 0},
+		{"above int64", 1e19, math.MaxInt64},
+		{"below int64", -1e19, math.MinInt64},
 	}
 	out := make([]int64, 1)
 	for _, tt := range tests {
-		Truncate(out, []float64{tt.b})
-		if out[0] != tt.want {
-			t.Errorf("Truncate(%v) = %v, want %v", tt.b, out[0], tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			Truncate(out, []float64{tt.b})
+			if out[0] != tt.want {
+				t.Errorf("Truncate(%v) = %v, want %v", tt.b, out[0], tt.want)
+			}
+		})
 	}
 }
 
 func TestUsageFactor(t *testing.T) {
 	// _apply_new_usage: q = UsageFactor if >= 0, else 1.
-	tests := []struct{ f, want float64 }{
-		{2, 2}, {0.5, 0.5}, {0, 0}, {-1, 1}, {math.NaN(), 1},
+	tests := []struct {
+		name    string
+		f, want float64
+	}{
+		{"double", 2, 2},
+		{"half", 0.5, 0.5},
+		{"free", 0, 0},
+		{"negative means 1", -1, 1},
+		{"NaN means 1", math.NaN(), 1},
 	}
 	for _, tt := range tests {
-		if got := UsageFactor(tt.f); got != tt.want {
-			t.Errorf("UsageFactor(%v) = %v, want %v", tt.f, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if got := UsageFactor(tt.f); got != tt.want {
+				t.Errorf("UsageFactor(%v) = %v, want %v", tt.f, got, tt.want)
+			}
+		})
 	}
 	out := make([]float64, 3)
 	UsageFactors(out, []int32{1, -1, 0}, []float64{0.5, 2})
