@@ -1,6 +1,7 @@
 package decay_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -349,18 +350,20 @@ func TestAppendJobsDictionaries(t *testing.T) {
 		name string
 		rec  arrow.Record
 	}{{"builder dictionaries", base}, {"reordered dictionaries", other}} {
-		var got decay.Jobs
-		var st decay.ResolveStats
-		if err := r.AppendJobs(tt.rec, &got, &st); err != nil {
-			t.Errorf("%s: AppendJobs: %v", tt.name, err)
-			continue
-		}
-		if !slices.Equal(got.Assoc, wantAssoc) {
-			t.Errorf("%s: Assoc = %v, want %v", tt.name, got.Assoc, wantAssoc)
-		}
-		if st.Rows != 5 || st.Charged != 5 || len(st.ByReason) != 0 {
-			t.Errorf("%s: stats = %+v, want 5 rows all charged", tt.name, st)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			var got decay.Jobs
+			var st decay.ResolveStats
+			if err := r.AppendJobs(tt.rec, &got, &st); err != nil {
+				t.Errorf("%s: AppendJobs: %v", tt.name, err)
+				return
+			}
+			if !slices.Equal(got.Assoc, wantAssoc) {
+				t.Errorf("%s: Assoc = %v, want %v", tt.name, got.Assoc, wantAssoc)
+			}
+			if st.Rows != 5 || st.Charged != 5 || len(st.ByReason) != 0 {
+				t.Errorf("%s: stats = %+v, want 5 rows all charged", tt.name, st)
+			}
+		})
 	}
 }
 
@@ -473,24 +476,26 @@ func TestAppendJobsErrors(t *testing.T) {
 			`column "account" row 1: dictionary code 5 out of range [0, 1)`},
 	}
 	for _, tt := range tests {
-		var col arrow.Array
-		if tt.col != nil {
-			col = tt.col()
-		}
-		rec := replaceColumn(t, base, tt.column, col)
-		if col != nil {
-			col.Release()
-		}
-		dst := decay.Jobs{Start: []int64{7}, End: []int64{8}, Rate: []float64{1}, Assoc: []int32{0}}
-		st := decay.ResolveStats{Rows: 3, Charged: 3}
-		err := r.AppendJobs(rec, &dst, &st)
-		rec.Release()
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: AppendJobs error = %v, want one containing %q", tt.name, err, tt.want)
-		}
-		if dst.Len() != 1 || st.Rows != 3 || st.Charged != 3 || st.ByReason != nil {
-			t.Errorf("%s: AppendJobs changed dst or st on error: %v, %+v", tt.name, dst, st)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			var col arrow.Array
+			if tt.col != nil {
+				col = tt.col()
+			}
+			rec := replaceColumn(t, base, tt.column, col)
+			if col != nil {
+				col.Release()
+			}
+			dst := decay.Jobs{Start: []int64{7}, End: []int64{8}, Rate: []float64{1}, Assoc: []int32{0}}
+			st := decay.ResolveStats{Rows: 3, Charged: 3}
+			err := r.AppendJobs(rec, &dst, &st)
+			rec.Release()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%s: AppendJobs error = %v, want one containing %q", tt.name, err, tt.want)
+			}
+			if dst.Len() != 1 || st.Rows != 3 || st.Charged != 3 || st.ByReason != nil {
+				t.Errorf("%s: AppendJobs changed dst or st on error: %v, %+v", tt.name, dst, st)
+			}
+		})
 	}
 }
 
@@ -533,36 +538,38 @@ func TestAppendJobsScenarioD1(t *testing.T) {
 		{2700, 3837.077802, 3289.789746},
 	}
 	for _, limits := range []bool{true, false} {
-		p := decay.Params{HalfLifeSec: 3600, CalcPeriodSec: 300, LimitsEnforced: limits}
-		state, err := decay.NewState(p, r.Len(), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got [][]float64
-		_, err = decay.Advance(p, state, decay.Window{
-			Parent: r.Parents(), Jobs: jobs, To: 2700, Snapshots: []int64{1200, 2700},
-			OnSnapshot: func(_, _ int64, usage []float64) error {
-				got = append(got, slices.Clone(usage))
-				return nil
-			},
-		})
-		if err != nil {
-			t.Fatalf("Advance: %v", err)
-		}
-		if len(got) != len(want) {
-			t.Fatalf("limits=%v: %d snapshots, want %d", limits, len(got), len(want))
-		}
-		for i, w := range want {
-			u := w.none
-			if limits {
-				u = w.lim
+		t.Run(fmt.Sprintf("limits=%v", limits), func(t *testing.T) {
+			p := decay.Params{HalfLifeSec: 3600, CalcPeriodSec: 300, LimitsEnforced: limits}
+			state, err := decay.NewState(p, r.Len(), 0)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for a, name := range []string{"root", "a", "a/u"} {
-				if g := got[i][a]; math.Abs(g-u) > 1e-9*u {
-					t.Errorf("D1 limits=%v: usage(%s, t=%d) = %.6f, want %.6f", limits, name, w.t, g, u)
+			var got [][]float64
+			_, err = decay.Advance(p, state, decay.Window{
+				Parent: r.Parents(), Jobs: jobs, To: 2700, Snapshots: []int64{1200, 2700},
+				OnSnapshot: func(_, _ int64, usage []float64) error {
+					got = append(got, slices.Clone(usage))
+					return nil
+				},
+			})
+			if err != nil {
+				t.Fatalf("Advance: %v", err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("limits=%v: %d snapshots, want %d", limits, len(got), len(want))
+			}
+			for i, w := range want {
+				u := w.none
+				if limits {
+					u = w.lim
+				}
+				for a, name := range []string{"root", "a", "a/u"} {
+					if g := got[i][a]; math.Abs(g-u) > 1e-9*u {
+						t.Errorf("D1 limits=%v: usage(%s, t=%d) = %.6f, want %.6f", limits, name, w.t, g, u)
+					}
 				}
 			}
-		}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package decay
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -87,32 +88,36 @@ func TestResetBoundaries(t *testing.T) {
 		{"MONTHLY", time.Date(2024, 2, 1, 0, 0, 0, 0, ber), utc(2024, 2, 29, 23, 0)},
 	}
 	for _, tt := range tests {
-		for _, limits := range []bool{true, false} {
-			B := tt.b.Unix()
-			p := Params{CalcPeriodSec: 300, OriginUnix: B + 120, ResetPeriod: tt.period, Location: ber, LimitsEnforced: limits}
-			st := mustState(t, p, 1, B-1980)
-			if st.NextReset != B {
-				t.Fatalf("%s: NewState NextReset = %d, want the boundary %d", tt.period, st.NextReset, B)
+		t.Run(tt.period, func(t *testing.T) {
+			for _, limits := range []bool{true, false} {
+				t.Run(fmt.Sprintf("limits=%v", limits), func(t *testing.T) {
+					B := tt.b.Unix()
+					p := Params{CalcPeriodSec: 300, OriginUnix: B + 120, ResetPeriod: tt.period, Location: ber, LimitsEnforced: limits}
+					st := mustState(t, p, 1, B-1980)
+					if st.NextReset != B {
+						t.Fatalf("%s: NewState NextReset = %d, want the boundary %d", tt.period, st.NextReset, B)
+					}
+					js := []job{{B - 1000, B + 1000, 2, 0}, {B - 700, B - 100, 1, 0}}
+					got, stats := runWindow(t, p, st, []int32{-1}, js, B+1020, B-180, B+119, B+120, B+1020)
+					end := 2360.0
+					if !limits {
+						end = 1800
+					}
+					want := []snap{{B - 180, B - 180, []float64{2160}}, {B + 119, B - 180, []float64{2160}},
+						{B + 120, B + 120, []float64{600}}, {B + 1020, B + 1020, []float64{end}}}
+					for i, w := range want {
+						if got[i].tick != w.tick || got[i].usage[0] != w.usage[0] {
+							t.Errorf("%s limits=%v: snapshot(%d) = tick %d usage %v, want tick %d usage %v",
+								tt.period, limits, w.at-B, got[i].tick-B, got[i].usage[0], w.tick-B, w.usage[0])
+						}
+					}
+					if stats.Resets != 1 || st.LastReset != B || st.NextReset != tt.nextAfter.Unix() {
+						t.Errorf("%s: Resets = %d, LastReset = %d, NextReset = %v; want 1, %d, %v",
+							tt.period, stats.Resets, st.LastReset-B, time.Unix(st.NextReset, 0).UTC(), 0, tt.nextAfter)
+					}
+				})
 			}
-			js := []job{{B - 1000, B + 1000, 2, 0}, {B - 700, B - 100, 1, 0}}
-			got, stats := runWindow(t, p, st, []int32{-1}, js, B+1020, B-180, B+119, B+120, B+1020)
-			end := 2360.0
-			if !limits {
-				end = 1800
-			}
-			want := []snap{{B - 180, B - 180, []float64{2160}}, {B + 119, B - 180, []float64{2160}},
-				{B + 120, B + 120, []float64{600}}, {B + 1020, B + 1020, []float64{end}}}
-			for i, w := range want {
-				if got[i].tick != w.tick || got[i].usage[0] != w.usage[0] {
-					t.Errorf("%s limits=%v: snapshot(%d) = tick %d usage %v, want tick %d usage %v",
-						tt.period, limits, w.at-B, got[i].tick-B, got[i].usage[0], w.tick-B, w.usage[0])
-				}
-			}
-			if stats.Resets != 1 || st.LastReset != B || st.NextReset != tt.nextAfter.Unix() {
-				t.Errorf("%s: Resets = %d, LastReset = %d, NextReset = %v; want 1, %d, %v",
-					tt.period, stats.Resets, st.LastReset-B, time.Unix(st.NextReset, 0).UTC(), 0, tt.nextAfter)
-			}
-		}
+		})
 	}
 }
 
@@ -217,15 +222,17 @@ func TestNoDecayIsPlainSum(t *testing.T) {
 		{false, 4587.5, 3, 2},
 	}
 	for _, tt := range tests {
-		p := Params{HalfLifeSec: 0, CalcPeriodSec: 300, LimitsEnforced: tt.limits}
-		st := mustState(t, p, 1, 0)
-		_, stats := runWindow(t, p, st, []int32{-1}, js, 3000)
-		if st.Usage[0] != tt.want {
-			t.Errorf("H=0 limits=%v: usage = %v, want %v", tt.limits, st.Usage[0], tt.want)
-		}
-		if stats.JobsCharged != tt.charged || stats.JobsBetweenTicks != tt.between || stats.JobsEmpty != 1 || stats.Jobs != 6 || stats.Ticks != 10 {
-			t.Errorf("H=0 limits=%v: stats = %+v, want charged %d, between %d, empty 1, jobs 6, ticks 10", tt.limits, stats, tt.charged, tt.between)
-		}
+		t.Run(fmt.Sprintf("limits=%v", tt.limits), func(t *testing.T) {
+			p := Params{HalfLifeSec: 0, CalcPeriodSec: 300, LimitsEnforced: tt.limits}
+			st := mustState(t, p, 1, 0)
+			_, stats := runWindow(t, p, st, []int32{-1}, js, 3000)
+			if st.Usage[0] != tt.want {
+				t.Errorf("H=0 limits=%v: usage = %v, want %v", tt.limits, st.Usage[0], tt.want)
+			}
+			if stats.JobsCharged != tt.charged || stats.JobsBetweenTicks != tt.between || stats.JobsEmpty != 1 || stats.Jobs != 6 || stats.Ticks != 10 {
+				t.Errorf("H=0 limits=%v: stats = %+v, want charged %d, between %d, empty 1, jobs 6, ticks 10", tt.limits, stats, tt.charged, tt.between)
+			}
+		})
 	}
 }
 
@@ -256,14 +263,16 @@ func TestJobsOnTicks(t *testing.T) {
 		{901, true, c, c*f + c, (c*f+c)*f + d*f},
 	}
 	for _, tt := range tests {
-		p := Params{HalfLifeSec: 3600, CalcPeriodSec: 300, LimitsEnforced: tt.limits}
-		st := mustState(t, p, 1, 0)
-		got, _ := runWindow(t, p, st, []int32{-1}, []job{{300, tt.end, 1, 0}}, 1200, 300, 600, 900, 1200)
-		for i, want := range []float64{0, tt.u600, tt.u900, tt.u1200} {
-			if !relClose(got[i].usage[0], want, 1e-12) {
-				t.Errorf("job [300,%d) limits=%v: usage(%d) = %.12f, want %.12f", tt.end, tt.limits, got[i].at, got[i].usage[0], want)
+		t.Run(fmt.Sprintf("job [300,%d) limits=%v", tt.end, tt.limits), func(t *testing.T) {
+			p := Params{HalfLifeSec: 3600, CalcPeriodSec: 300, LimitsEnforced: tt.limits}
+			st := mustState(t, p, 1, 0)
+			got, _ := runWindow(t, p, st, []int32{-1}, []job{{300, tt.end, 1, 0}}, 1200, 300, 600, 900, 1200)
+			for i, want := range []float64{0, tt.u600, tt.u900, tt.u1200} {
+				if !relClose(got[i].usage[0], want, 1e-12) {
+					t.Errorf("job [300,%d) limits=%v: usage(%d) = %.12f, want %.12f", tt.end, tt.limits, got[i].at, got[i].usage[0], want)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -273,19 +282,21 @@ func TestJobsOnTicks(t *testing.T) {
 // 5·280·d^280·d^300 = 1252.086661746011 (computed with C doubles).
 func TestJobBetweenTicks(t *testing.T) {
 	for _, limits := range []bool{false, true} {
-		p := Params{HalfLifeSec: 3600, CalcPeriodSec: 300, LimitsEnforced: limits}
-		st := mustState(t, p, 1, 0)
-		_, stats := runWindow(t, p, st, []int32{-1}, []job{{310, 590, 5, 0}}, 600)
-		want, between, charged := 0.0, 1, 0
-		if limits {
-			want, between, charged = 1252.086661746011, 0, 1
-		}
-		if !relClose(st.Usage[0], want, 1e-12) {
-			t.Errorf("limits=%v: usage = %.12f, want %.12f", limits, st.Usage[0], want)
-		}
-		if stats.JobsBetweenTicks != between || stats.JobsCharged != charged {
-			t.Errorf("limits=%v: stats = %+v, want between %d, charged %d", limits, stats, between, charged)
-		}
+		t.Run(fmt.Sprintf("limits=%v", limits), func(t *testing.T) {
+			p := Params{HalfLifeSec: 3600, CalcPeriodSec: 300, LimitsEnforced: limits}
+			st := mustState(t, p, 1, 0)
+			_, stats := runWindow(t, p, st, []int32{-1}, []job{{310, 590, 5, 0}}, 600)
+			want, between, charged := 0.0, 1, 0
+			if limits {
+				want, between, charged = 1252.086661746011, 0, 1
+			}
+			if !relClose(st.Usage[0], want, 1e-12) {
+				t.Errorf("limits=%v: usage = %.12f, want %.12f", limits, st.Usage[0], want)
+			}
+			if stats.JobsBetweenTicks != between || stats.JobsCharged != charged {
+				t.Errorf("limits=%v: stats = %+v, want between %d, charged %d", limits, stats, between, charged)
+			}
+		})
 	}
 }
 
@@ -415,18 +426,20 @@ func TestAdvanceErrors(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		st := mustState(t, p, 2, 0)
-		w := ok()
-		if tt.mutate != nil {
-			tt.mutate(&w, st)
-		}
-		before := st.Clone()
-		if _, err := Advance(tt.p, st, w); err == nil {
-			t.Errorf("Advance(%s) = nil error, want an error", tt.name)
-		}
-		if tt.name != "callback error" && !reflect.DeepEqual(st, before) {
-			t.Errorf("Advance(%s) changed the state to %+v, want it untouched (%+v)", tt.name, *st, *before)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			st := mustState(t, p, 2, 0)
+			w := ok()
+			if tt.mutate != nil {
+				tt.mutate(&w, st)
+			}
+			before := st.Clone()
+			if _, err := Advance(tt.p, st, w); err == nil {
+				t.Errorf("Advance(%s) = nil error, want an error", tt.name)
+			}
+			if tt.name != "callback error" && !reflect.DeepEqual(st, before) {
+				t.Errorf("Advance(%s) changed the state to %+v, want it untouched (%+v)", tt.name, *st, *before)
+			}
+		})
 	}
 }
 
@@ -492,30 +505,32 @@ func TestSortByTick(t *testing.T) {
 		n       int
 		maxTick uint32
 	}{{0, 5}, {1, 5}, {2, 0}, {7, 1}, {100, 3}, {1000, 999}, {5000, 2047}, {5000, 2048}, {3000, 1 << 20}, {3000, 1<<32 - 2}} {
-		ev := make([]uint64, c.n)
-		for i := range ev {
-			var tick uint64
-			switch r.IntN(4) {
-			case 0:
-				tick = uint64(c.maxTick) // the last tick
-			case 1:
-				tick = uint64(min(c.maxTick, 1)) // the first
-			default:
-				tick = r.Uint64N(uint64(c.maxTick) + 1)
+		t.Run(fmt.Sprintf("%d events, max tick %d", c.n, c.maxTick), func(t *testing.T) {
+			ev := make([]uint64, c.n)
+			for i := range ev {
+				var tick uint64
+				switch r.IntN(4) {
+				case 0:
+					tick = uint64(c.maxTick) // the last tick
+				case 1:
+					tick = uint64(min(c.maxTick, 1)) // the first
+				default:
+					tick = r.Uint64N(uint64(c.maxTick) + 1)
+				}
+				ev[i] = tick<<32 | r.Uint64N(1<<32)
 			}
-			ev[i] = tick<<32 | r.Uint64N(1<<32)
-		}
-		want := slices.Clone(ev)
-		slices.Sort(want)
-		got := slices.Clone(ev)
-		sortByTick(got, c.maxTick)
-		if !slices.IsSortedFunc(got, func(a, b uint64) int { return cmp.Compare(a>>32, b>>32) }) {
-			t.Errorf("sortByTick(%d events, max tick %d): not in tick order", c.n, c.maxTick)
-		}
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("sortByTick(%d events, max tick %d): events lost or changed", c.n, c.maxTick)
-		}
+			want := slices.Clone(ev)
+			slices.Sort(want)
+			got := slices.Clone(ev)
+			sortByTick(got, c.maxTick)
+			if !slices.IsSortedFunc(got, func(a, b uint64) int { return cmp.Compare(a>>32, b>>32) }) {
+				t.Errorf("sortByTick(%d events, max tick %d): not in tick order", c.n, c.maxTick)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("sortByTick(%d events, max tick %d): events lost or changed", c.n, c.maxTick)
+			}
+		})
 	}
 }
 

@@ -214,19 +214,23 @@ func TestEventsHandWorked(t *testing.T) {
 			4: {E | A | 1},
 		}, Stats{Jobs: 7, JobsCharged: 3, JobsBetweenTicks: 2, JobsEmpty: 1, JobsOutside: 1}},
 	} {
-		g := grid{origin: 0, P: 10, k0: 0, kEnd: 5, limits: c.limits}
-		for _, dense := range []bool{true, false} {
-			var stats Stats
-			q, err := g.events(j, 1, &stats, dense)
-			if err != nil {
-				t.Fatalf("limits %v, dense %v: %v", c.limits, dense, err)
+		t.Run(fmt.Sprintf("limits=%v", c.limits), func(t *testing.T) {
+			g := grid{origin: 0, P: 10, k0: 0, kEnd: 5, limits: c.limits}
+			for _, dense := range []bool{true, false} {
+				t.Run(fmt.Sprintf("dense=%v", dense), func(t *testing.T) {
+					var stats Stats
+					q, err := g.events(j, 1, &stats, dense)
+					if err != nil {
+						t.Fatalf("limits %v, dense %v: %v", c.limits, dense, err)
+					}
+					if stats != c.stats {
+						t.Errorf("limits %v, dense %v: stats = %+v, want %+v", c.limits, dense, stats, c.stats)
+					}
+					if got := byTick(q, 5); !reflect.DeepEqual(got, c.want) {
+						t.Errorf("limits %v, dense %v: events = %v, want %v", c.limits, dense, got, c.want)
+					}
+				})
 			}
-			if stats != c.stats {
-				t.Errorf("limits %v, dense %v: stats = %+v, want %+v", c.limits, dense, stats, c.stats)
-			}
-			if got := byTick(q, 5); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("limits %v, dense %v: events = %v, want %v", c.limits, dense, got, c.want)
-			}
-		}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package decay
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -27,19 +28,21 @@ func TestFactorTable(t *testing.T) {
 		{1, 0.30700000000000005, 1.3852005112150601e-154, 0.30700000000000005, 0.586961},
 	}
 	for _, tt := range tests {
-		if got := Factor(tt.H); !relClose(got, tt.d, 1e-15) {
-			t.Errorf("Factor(%d) = %.17g, want %.17g", tt.H, got, tt.d)
-		}
-		if got := DecayOver(tt.H, 300); !relClose(got, tt.d300, 1e-9) {
-			t.Errorf("DecayOver(%d, 300) = %.17g, want %.17g", tt.H, got, tt.d300)
-		}
-		if got := DecayOver(tt.H, tt.H); !relClose(got, tt.dH, 1e-9) {
-			t.Errorf("DecayOver(%d, %d) = %.17g, want %.17g", tt.H, tt.H, got, tt.dH)
-		}
-		// The table gives 6 decimals of seconds.
-		if got := EffectiveHalfLife(tt.H); math.Abs(got-tt.effHLf) > 1e-6 {
-			t.Errorf("EffectiveHalfLife(%d) = %.6f, want %.6f", tt.H, got, tt.effHLf)
-		}
+		t.Run(fmt.Sprintf("H=%d", tt.H), func(t *testing.T) {
+			if got := Factor(tt.H); !relClose(got, tt.d, 1e-15) {
+				t.Errorf("Factor(%d) = %.17g, want %.17g", tt.H, got, tt.d)
+			}
+			if got := DecayOver(tt.H, 300); !relClose(got, tt.d300, 1e-9) {
+				t.Errorf("DecayOver(%d, 300) = %.17g, want %.17g", tt.H, got, tt.d300)
+			}
+			if got := DecayOver(tt.H, tt.H); !relClose(got, tt.dH, 1e-9) {
+				t.Errorf("DecayOver(%d, %d) = %.17g, want %.17g", tt.H, tt.H, got, tt.dH)
+			}
+			// The table gives 6 decimals of seconds.
+			if got := EffectiveHalfLife(tt.H); math.Abs(got-tt.effHLf) > 1e-6 {
+				t.Errorf("EffectiveHalfLife(%d) = %.6f, want %.6f", tt.H, got, tt.effHLf)
+			}
+		})
 	}
 }
 
@@ -170,24 +173,28 @@ func d1Close(got, want float64) bool {
 
 func TestScenarioD1(t *testing.T) {
 	for _, limits := range []bool{true, false} {
-		cols := []struct {
-			name  string
-			which []int
-			want  func(i int) float64
-		}{
-			{"U", []int{0, 1, 2}, func(i int) float64 { return pick(limits, d1Table[i].lim, d1Table[i].no) }},
-			{"J1", []int{0}, func(i int) float64 { return pick(limits, d1Table[i].lim1, d1Table[i].no1) }},
-			{"J2", []int{1}, func(i int) float64 { return pick(limits, d1Table[i].lim2, d1Table[i].no2) }},
-			{"J3", []int{2}, func(i int) float64 { return pick(limits, d1Table[i].lim3, d1Table[i].no3) }},
-		}
-		for _, c := range cols {
-			got := runD1(t, limits, c.which...)
-			for i, row := range d1Table {
-				if want := c.want(i); !d1Close(got[i], want) {
-					t.Errorf("D1 limits=%v %s(t=%d) = %.6f, want %.6f", limits, c.name, row.t, got[i], want)
-				}
+		t.Run(fmt.Sprintf("limits=%v", limits), func(t *testing.T) {
+			cols := []struct {
+				name  string
+				which []int
+				want  func(i int) float64
+			}{
+				{"U", []int{0, 1, 2}, func(i int) float64 { return pick(limits, d1Table[i].lim, d1Table[i].no) }},
+				{"J1", []int{0}, func(i int) float64 { return pick(limits, d1Table[i].lim1, d1Table[i].no1) }},
+				{"J2", []int{1}, func(i int) float64 { return pick(limits, d1Table[i].lim2, d1Table[i].no2) }},
+				{"J3", []int{2}, func(i int) float64 { return pick(limits, d1Table[i].lim3, d1Table[i].no3) }},
 			}
-		}
+			for _, c := range cols {
+				t.Run(c.name, func(t *testing.T) {
+					got := runD1(t, limits, c.which...)
+					for i, row := range d1Table {
+						if want := c.want(i); !d1Close(got[i], want) {
+							t.Errorf("D1 limits=%v %s(t=%d) = %.6f, want %.6f", limits, c.name, row.t, got[i], want)
+						}
+					}
+				})
+			}
+		})
 	}
 }
 
@@ -227,8 +234,10 @@ func TestChunk(t *testing.T) {
 		{3600, 40, 39.6931533409},
 		{3600, 0, 0},
 	} {
-		if got := Chunk(tt.H, tt.sec); !relClose(got, tt.want, 1e-11) {
-			t.Errorf("Chunk(%d, %d) = %.12g, want %.12g", tt.H, tt.sec, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("H=%d δ=%ds", tt.H, tt.sec), func(t *testing.T) {
+			if got := Chunk(tt.H, tt.sec); !relClose(got, tt.want, 1e-11) {
+				t.Errorf("Chunk(%d, %d) = %.12g, want %.12g", tt.H, tt.sec, got, tt.want)
+			}
+		})
 	}
 }

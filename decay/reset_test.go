@@ -1,6 +1,7 @@
 package decay
 
 import (
+	"fmt"
 	"testing"
 	"time"
 	_ "time/tzdata" // Europe/Berlin without depending on the host's zoneinfo
@@ -36,10 +37,12 @@ func TestParseResetPeriod(t *testing.T) {
 		{"HOURLY", ResetNone, false},
 	}
 	for _, tt := range tests {
-		got, err := ParseResetPeriod(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("ParseResetPeriod(%q) = %v, %v, want %v, ok=%v", tt.in, got, err, tt.want, tt.ok)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got, err := ParseResetPeriod(tt.in)
+			if (err == nil) != tt.ok || got != tt.want {
+				t.Errorf("ParseResetPeriod(%q) = %v, %v, want %v, ok=%v", tt.in, got, err, tt.want, tt.ok)
+			}
+		})
 	}
 }
 
@@ -101,10 +104,12 @@ func TestNextReset(t *testing.T) {
 		{"yearly", ResetYearly, at(2024, 6, 30, 0, 0), at(2024, 6, 30, 0, 0), utc(2024, 12, 31, 23, 0)},
 	}
 	for _, tt := range tests {
-		got := NextReset(tt.period, tt.last, tt.now, ber)
-		if !got.Equal(tt.want) {
-			t.Errorf("NextReset(%v, %v, %v) [%s] = %v, want %v", tt.period, tt.last, tt.now, tt.name, got.UTC(), tt.want.UTC())
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got := NextReset(tt.period, tt.last, tt.now, ber)
+			if !got.Equal(tt.want) {
+				t.Errorf("NextReset(%v, %v, %v) [%s] = %v, want %v", tt.period, tt.last, tt.now, tt.name, got.UTC(), tt.want.UTC())
+			}
+		})
 	}
 }
 

@@ -50,30 +50,33 @@ func mustResolver(t testing.TB, cluster string, assocs []decay.Assoc) *decay.Res
 func TestResolverLookup(t *testing.T) {
 	r := mustResolver(t, "alpha", testTree())
 	tests := []struct {
+		name                     string
 		account, user, partition string
 		want                     int32
 		reason                   string
 	}{
-		{"phys", "alice", "gpu", 4, ""},                          // per-partition association
-		{"phys", "alice", "cpu", 3, ""},                          // no per-partition one for cpu
-		{"phys", "alice", "", 3, ""},                             // no partition
-		{"chem", "alice", "gpu", 6, ""},                          // gpu association is under phys only
-		{"phys", "bob", "gpu", 5, ""},                            // bob has only the plain one
-		{"chem", "carol", "gpu", 7, ""},                          // per-partition only
-		{"chem", "carol", "cpu", 2, decay.ReasonUserToAccount},   // no plain association: account
-		{"phys", "carol", "gpu", 1, decay.ReasonUserToAccount},   // carol's gpu association is under chem
-		{"phys", "dave", "", 1, decay.ReasonUserToAccount},       // dave is under theory, not phys
-		{"theory", "dave", "gpu", 9, ""},                         // sub-account
-		{"theory", "nobody", "", 8, decay.ReasonUserToAccount},   // deleted/unknown user
-		{"root", "alice", "", 0, decay.ReasonUserToAccount},      // root is an account too
-		{"physics", "alice", "", -1, decay.ReasonUnknownAccount}, // not in the tree
-		{"", "alice", "", -1, decay.ReasonNoAccount},
+		{"per-partition association", "phys", "alice", "gpu", 4, ""},
+		{"no per-partition one for cpu", "phys", "alice", "cpu", 3, ""},
+		{"no partition", "phys", "alice", "", 3, ""},
+		{"gpu association is under phys only", "chem", "alice", "gpu", 6, ""},
+		{"bob has only the plain one", "phys", "bob", "gpu", 5, ""},
+		{"carol has only a per-partition one", "chem", "carol", "gpu", 7, ""},
+		{"no plain association: the account", "chem", "carol", "cpu", 2, decay.ReasonUserToAccount},
+		{"carol's gpu association is under chem", "phys", "carol", "gpu", 1, decay.ReasonUserToAccount},
+		{"dave is under theory, not phys", "phys", "dave", "", 1, decay.ReasonUserToAccount},
+		{"sub-account", "theory", "dave", "gpu", 9, ""},
+		{"deleted or unknown user", "theory", "nobody", "", 8, decay.ReasonUserToAccount},
+		{"root is an account too", "root", "alice", "", 0, decay.ReasonUserToAccount},
+		{"not in the tree", "physics", "alice", "", -1, decay.ReasonUnknownAccount},
+		{"no account", "", "alice", "", -1, decay.ReasonNoAccount},
 	}
 	for _, tt := range tests {
-		got, reason := r.Lookup(tt.account, tt.user, tt.partition)
-		if got != tt.want || reason != tt.reason {
-			t.Errorf("Lookup(%q, %q, %q) = %d, %q, want %d, %q", tt.account, tt.user, tt.partition, got, reason, tt.want, tt.reason)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got, reason := r.Lookup(tt.account, tt.user, tt.partition)
+			if got != tt.want || reason != tt.reason {
+				t.Errorf("Lookup(%q, %q, %q) = %d, %q, want %d, %q", tt.account, tt.user, tt.partition, got, reason, tt.want, tt.reason)
+			}
+		})
 	}
 }
 
@@ -125,16 +128,18 @@ func TestNewResolverErrors(t *testing.T) {
 			[]string{"association 2", "duplicate", "association 3", "parent 7"}},
 	}
 	for _, tt := range tests {
-		r, err := decay.NewResolver(tt.cluster, tt.assocs)
-		if err == nil {
-			t.Errorf("%s: NewResolver(%q, %v) = %v, nil, want an error", tt.name, tt.cluster, tt.assocs, r)
-			continue
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: NewResolver error %q does not contain %q", tt.name, err, w)
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := decay.NewResolver(tt.cluster, tt.assocs)
+			if err == nil {
+				t.Errorf("%s: NewResolver(%q, %v) = %v, nil, want an error", tt.name, tt.cluster, tt.assocs, r)
+				return
 			}
-		}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: NewResolver error %q does not contain %q", tt.name, err, w)
+				}
+			}
+		})
 	}
 }
 

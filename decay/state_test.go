@@ -75,11 +75,13 @@ func TestStateUnmarshalErrors(t *testing.T) {
 		{"flipped checksum", flip(len(good) - 1), true},
 	}
 	for _, tt := range tests {
-		var s State
-		err := s.UnmarshalBinary(tt.b)
-		if err == nil || errors.Is(err, ErrStateChecksum) != tt.checksum {
-			t.Errorf("UnmarshalBinary(%s) = %v, want an error (checksum: %v)", tt.name, err, tt.checksum)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			var s State
+			err := s.UnmarshalBinary(tt.b)
+			if err == nil || errors.Is(err, ErrStateChecksum) != tt.checksum {
+				t.Errorf("UnmarshalBinary(%s) = %v, want an error (checksum: %v)", tt.name, err, tt.checksum)
+			}
+		})
 	}
 	// A future version is refused even with a valid checksum.
 	v2 := slices.Clone(good[:len(good)-4])

@@ -73,15 +73,17 @@ func TestEndAfterTick(t *testing.T) {
 		{"log ticks, before", []int64{60, 120}, nil, 469.038043},
 		{"log ticks, after", []int64{60, 120}, map[int32]bool{0: true}, 471.762705},
 	} {
-		st := mustState(t, p, 1, 0)
-		snaps := advanceTicks(t, p, st, js, c.ticks, c.after, 200, 150, 200)
-		if got := snaps[0].usage[0]; math.Abs(got-c.want) > 5e-7 {
-			t.Errorf("%s: U(120) = %.6f, want %.6f", c.name, got, c.want)
-		}
-		// Nothing more is charged after the end: the next tick only decays.
-		if got, want := snaps[1].usage[0], snaps[0].usage[0]*DecayOver(3600, 60); !near(got, want) {
-			t.Errorf("%s: U(180) = %.9f, want U(120)·d^60 = %.9f", c.name, got, want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			st := mustState(t, p, 1, 0)
+			snaps := advanceTicks(t, p, st, js, c.ticks, c.after, 200, 150, 200)
+			if got := snaps[0].usage[0]; math.Abs(got-c.want) > 5e-7 {
+				t.Errorf("%s: U(120) = %.6f, want %.6f", c.name, got, c.want)
+			}
+			// Nothing more is charged after the end: the next tick only decays.
+			if got, want := snaps[1].usage[0], snaps[0].usage[0]*DecayOver(3600, 60); !near(got, want) {
+				t.Errorf("%s: U(180) = %.9f, want U(120)·d^60 = %.9f", c.name, got, want)
+			}
+		})
 	}
 }
 
