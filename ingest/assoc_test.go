@@ -381,10 +381,12 @@ func TestAssocParseShares(t *testing.T) {
 		{"99999999999999999999", 0, false, true},
 	}
 	for _, tt := range tests {
-		got, gotParent, err := assocParseShares(tt.in)
-		if (err != nil) != tt.wantErr || got != tt.want || gotParent != tt.wantParent {
-			t.Errorf("assocParseShares(%q) = %d, %v, %v; want %d, %v, error %v", tt.in, got, gotParent, err, tt.want, tt.wantParent, tt.wantErr)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got, gotParent, err := assocParseShares(tt.in)
+			if (err != nil) != tt.wantErr || got != tt.want || gotParent != tt.wantParent {
+				t.Errorf("assocParseShares(%q) = %d, %v, %v; want %d, %v, error %v", tt.in, got, gotParent, err, tt.want, tt.wantParent, tt.wantErr)
+			}
+		})
 	}
 }
 

@@ -81,14 +81,16 @@ func TestReadAssocDir(t *testing.T) {
 		{"after the last", time.Date(2030, 1, 1, 0, 0, 0, 0, loc), "assoc-2025-09-01.psv"},
 	}
 	for _, tt := range tests {
-		a, ok := AssocAt(got, tt.t)
-		file := ""
-		if ok {
-			file = a.File
-		}
-		if file != tt.want || ok != (tt.want != "") {
-			t.Errorf("AssocAt(%s: %v) = %q, %v; want %q", tt.name, tt.t, file, ok, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			a, ok := AssocAt(got, tt.t)
+			file := ""
+			if ok {
+				file = a.File
+			}
+			if file != tt.want || ok != (tt.want != "") {
+				t.Errorf("AssocAt(%s: %v) = %q, %v; want %q", tt.name, tt.t, file, ok, tt.want)
+			}
+		})
 	}
 	if _, ok := AssocAt(nil, time.Now()); ok {
 		t.Errorf("AssocAt(nil) = _, true; want false")
@@ -153,10 +155,12 @@ func TestAssocFileDate(t *testing.T) {
 		{"assoc.psv", 0, 0, 0, false},
 	}
 	for _, tt := range tests {
-		y, m, d, ok := assocFileDate(tt.name)
-		if y != tt.y || m != tt.m || d != tt.d || ok != tt.ok {
-			t.Errorf("assocFileDate(%q) = %d-%d-%d %v, want %d-%d-%d %v", tt.name, y, m, d, ok, tt.y, tt.m, tt.d, tt.ok)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			y, m, d, ok := assocFileDate(tt.name)
+			if y != tt.y || m != tt.m || d != tt.d || ok != tt.ok {
+				t.Errorf("assocFileDate(%q) = %d-%d-%d %v, want %d-%d-%d %v", tt.name, y, m, d, ok, tt.y, tt.m, tt.d, tt.ok)
+			}
+		})
 	}
 }
 

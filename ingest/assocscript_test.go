@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,12 +260,14 @@ func TestAssocTokens(t *testing.T) {
 		{"", nil},
 	}
 	for _, tt := range tests {
-		got, err := assocTokens(tt.in)
-		if err != nil {
-			t.Errorf("assocTokens(%q) error %v", tt.in, err)
-			continue
-		}
-		assocSameStrings(t, "assocTokens("+tt.in+")", got, tt.want)
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got, err := assocTokens(tt.in)
+			if err != nil {
+				t.Errorf("assocTokens(%q) error %v", tt.in, err)
+				return
+			}
+			assocSameStrings(t, "assocTokens("+tt.in+")", got, tt.want)
+		})
 	}
 }
 

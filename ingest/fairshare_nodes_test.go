@@ -274,16 +274,18 @@ func TestNodesErrors(t *testing.T) {
 		}}, "", []string{"a.psv:3: second root account", `a.psv:5: account "x" again (first at a.psv:4)`}},
 	}
 	for _, tc := range tests {
-		_, err := tc.as.Nodes(tc.cluster)
-		if err == nil {
-			t.Errorf("Nodes(%s) = nil error, want %q", tc.name, tc.want)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("Nodes(%s) error = %q, want it to contain %q", tc.name, err, w)
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.as.Nodes(tc.cluster)
+			if err == nil {
+				t.Errorf("Nodes(%s) = nil error, want %q", tc.name, tc.want)
+				return
 			}
-		}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Nodes(%s) error = %q, want it to contain %q", tc.name, err, w)
+				}
+			}
+		})
 	}
 }
 
@@ -346,22 +348,24 @@ func TestNodesDatedUniverse(t *testing.T) {
 		{"2025-06-01", map[string]float64{"root|": 15, "phys|": 10, "bio|": 5, "phys|bob": 4}},
 	}
 	for _, tc := range tests {
-		at, _ := time.Parse(time.DateOnly, tc.at)
-		as, ok := AssocAt(dumps, at)
-		if !ok {
-			t.Fatalf("AssocAt(%s): no dump", tc.at)
-		}
-		tree := byAssoc[as]
-		usage := make([]float64, tree.Len())
-		u.Project(tree).RawUsage(own, usage)
-		got := map[string]float64{}
-		for p := range usage {
-			got[tree.Account[p]+"|"+tree.User[p]] = usage[p]
-		}
-		for k, w := range tc.want {
-			if got[k] != w {
-				t.Errorf("%s: RawUsage(%s) = %v, want %v", tc.at, k, got[k], w)
+		t.Run("at "+tc.at, func(t *testing.T) {
+			at, _ := time.Parse(time.DateOnly, tc.at)
+			as, ok := AssocAt(dumps, at)
+			if !ok {
+				t.Fatalf("AssocAt(%s): no dump", tc.at)
 			}
-		}
+			tree := byAssoc[as]
+			usage := make([]float64, tree.Len())
+			u.Project(tree).RawUsage(own, usage)
+			got := map[string]float64{}
+			for p := range usage {
+				got[tree.Account[p]+"|"+tree.User[p]] = usage[p]
+			}
+			for k, w := range tc.want {
+				if got[k] != w {
+					t.Errorf("%s: RawUsage(%s) = %v, want %v", tc.at, k, got[k], w)
+				}
+			}
+		})
 	}
 }

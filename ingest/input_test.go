@@ -61,32 +61,34 @@ func TestInputFilesRefused(t *testing.T) {
 		"sacct (opened)": func(p string) error { f, err := OpenSacctFile(p); closeIf(f); return err },
 	}
 	tests := []struct {
-		reader, path, want string
+		name, reader, path, want string
 	}{
-		{"slurm.conf", fifo, "slurm.conf " + fifo + " is a named pipe, not a regular file"},
-		{"slurm.conf", "/dev/zero", "slurm.conf /dev/zero is a character device, not a regular file"},
-		{"slurm.conf", dir, "slurm.conf " + dir + " is a directory, not a regular file"},
-		{"slurm.conf", bigConf, "slurm.conf " + bigConf + " is 64.0 MiB (67108865 bytes), over the 64 MiB limit for slurm.conf files"},
-		{"association", fifo, "association file " + fifo + " is a named pipe, not a regular file"},
-		{"association", bigAssoc, "association file " + bigAssoc + " is 512.0 MiB (536870913 bytes), over the 512 MiB limit for association files"},
-		{"assoc dump", "/dev/zero", "association file /dev/zero is a character device, not a regular file"},
-		{"assoc script", fifo, "association file " + fifo + " is a named pipe, not a regular file"},
-		{"QOS dump", "/dev/zero", "QOS dump /dev/zero is a character device, not a regular file"},
-		{"QOS dump", bigQOS, "QOS dump " + bigQOS + " is 70 MiB (73400320 bytes), over the 64 MiB limit for QOS dumps"},
+		{"slurm.conf named pipe", "slurm.conf", fifo, "slurm.conf " + fifo + " is a named pipe, not a regular file"},
+		{"slurm.conf device", "slurm.conf", "/dev/zero", "slurm.conf /dev/zero is a character device, not a regular file"},
+		{"slurm.conf directory", "slurm.conf", dir, "slurm.conf " + dir + " is a directory, not a regular file"},
+		{"slurm.conf over its limit", "slurm.conf", bigConf, "slurm.conf " + bigConf + " is 64.0 MiB (67108865 bytes), over the 64 MiB limit for slurm.conf files"},
+		{"association named pipe", "association", fifo, "association file " + fifo + " is a named pipe, not a regular file"},
+		{"association over its limit", "association", bigAssoc, "association file " + bigAssoc + " is 512.0 MiB (536870913 bytes), over the 512 MiB limit for association files"},
+		{"assoc dump device", "assoc dump", "/dev/zero", "association file /dev/zero is a character device, not a regular file"},
+		{"assoc script named pipe", "assoc script", fifo, "association file " + fifo + " is a named pipe, not a regular file"},
+		{"QOS dump device", "QOS dump", "/dev/zero", "QOS dump /dev/zero is a character device, not a regular file"},
+		{"QOS dump over its limit", "QOS dump", bigQOS, "QOS dump " + bigQOS + " is 70 MiB (73400320 bytes), over the 64 MiB limit for QOS dumps"},
 		// sacct is streamed: any size, and a named pipe is read as sacct
 		// writes into it; a device is not.
-		{"sacct (opened)", "/dev/zero", "sacct file /dev/zero is a character device, not a regular file or a named pipe"},
-		{"sacct (opened)", bigAssoc, ""},
+		{"sacct device", "sacct (opened)", "/dev/zero", "sacct file /dev/zero is a character device, not a regular file or a named pipe"},
+		{"sacct of any size", "sacct (opened)", bigAssoc, ""},
 	}
 	for _, tt := range tests {
-		err := readers[tt.reader](tt.path)
-		got := ""
-		if err != nil {
-			got = err.Error()
-		}
-		if got != tt.want {
-			t.Errorf("%s(%s) = %q, want %q", tt.reader, tt.path, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			err := readers[tt.reader](tt.path)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("%s(%s) = %q, want %q", tt.reader, tt.path, got, tt.want)
+			}
+		})
 	}
 	// A missing file is still os.ErrNotExist.
 	if _, _, err := ReadQOS(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
@@ -153,20 +155,23 @@ func TestSlurmConfIncludeCycleOtherPath(t *testing.T) {
 	}
 	t.Chdir(dir)
 	tests := []struct {
+		name string
 		top  string
 		want string
 	}{
-		{"a.conf", "ingest " + abs("b.conf") + `:2: Include="` + abs("a.conf") + `": include cycle: a.conf -> ` + abs("b.conf") + " -> " + abs("a.conf")},
-		{abs("a.conf"), "ingest " + abs("b.conf") + `:2: Include="` + abs("a.conf") + `": include cycle: ` + abs("a.conf") + " -> " + abs("b.conf") + " -> " + abs("a.conf")},
-		{"self.conf", `ingest self.conf:2: Include="link.conf": include cycle: self.conf -> link.conf`},
-		{"x.conf", `ingest y.conf:1: Include="x.conf": include cycle: x.conf -> y.conf -> x.conf`},
+		{"relative top", "a.conf", "ingest " + abs("b.conf") + `:2: Include="` + abs("a.conf") + `": include cycle: a.conf -> ` + abs("b.conf") + " -> " + abs("a.conf")},
+		{"absolute top", abs("a.conf"), "ingest " + abs("b.conf") + `:2: Include="` + abs("a.conf") + `": include cycle: ` + abs("a.conf") + " -> " + abs("b.conf") + " -> " + abs("a.conf")},
+		{"through a symlink to itself", "self.conf", `ingest self.conf:2: Include="link.conf": include cycle: self.conf -> link.conf`},
+		{"included by another spelling", "x.conf", `ingest y.conf:1: Include="x.conf": include cycle: x.conf -> y.conf -> x.conf`},
 	}
 	for _, tt := range tests {
-		_, err := ReadSlurmConf(tt.top)
-		errs := confParseErrors(t, err)
-		if len(errs) != 1 || errs[0].Error() != tt.want {
-			t.Errorf("ReadSlurmConf(%s) = %v, want %q", tt.top, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadSlurmConf(tt.top)
+			errs := confParseErrors(t, err)
+			if len(errs) != 1 || errs[0].Error() != tt.want {
+				t.Errorf("ReadSlurmConf(%s) = %v, want %q", tt.top, err, tt.want)
+			}
+		})
 	}
 }
 

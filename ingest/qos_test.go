@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,9 +66,11 @@ func TestQOSUsageFactor(t *testing.T) {
 		{"no-such-qos", 1},
 	}
 	for _, tt := range tests {
-		if got := tab.UsageFactor(tt.name); got != tt.want {
-			t.Errorf("UsageFactor(%q) = %v, want %v", tt.name, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("QOS %q", tt.name), func(t *testing.T) {
+			if got := tab.UsageFactor(tt.name); got != tt.want {
+				t.Errorf("UsageFactor(%q) = %v, want %v", tt.name, got, tt.want)
+			}
+		})
 	}
 	var nilTab *QOSTable
 	if got := nilTab.UsageFactor("debug"); got != 1 {
@@ -152,14 +155,16 @@ func TestParseQOSInputs(t *testing.T) {
 		{"NaN and Inf are rejected", "Name|UsageFactor|Flags\na|NaN|\nb|+Inf|\n", 0, 2, 0, "not a finite number"},
 	}
 	for _, tt := range tests {
-		tab, st, err := ParseQOS("in.psv", strings.NewReader(tt.in))
-		if tt.errSub == "" && err != nil || tt.errSub != "" && (err == nil || !strings.Contains(err.Error(), tt.errSub)) {
-			t.Errorf("%s: ParseQOS error = %v, want %q", tt.name, err, tt.errSub)
-		}
-		confParseErrors(t, err)
-		if tab == nil || len(tab.Rows) != tt.rows || st.Rejected != tt.rejected || len(st.Warnings) != tt.warnings || !st.Balanced() {
-			t.Errorf("%s: ParseQOS = %+v, %+v, want %d rows, %d rejected, %d warnings", tt.name, tab, st, tt.rows, tt.rejected, tt.warnings)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			tab, st, err := ParseQOS("in.psv", strings.NewReader(tt.in))
+			if tt.errSub == "" && err != nil || tt.errSub != "" && (err == nil || !strings.Contains(err.Error(), tt.errSub)) {
+				t.Errorf("%s: ParseQOS error = %v, want %q", tt.name, err, tt.errSub)
+			}
+			confParseErrors(t, err)
+			if tab == nil || len(tab.Rows) != tt.rows || st.Rejected != tt.rejected || len(st.Warnings) != tt.warnings || !st.Balanced() {
+				t.Errorf("%s: ParseQOS = %+v, %+v, want %d rows, %d rejected, %d warnings", tt.name, tab, st, tt.rows, tt.rejected, tt.warnings)
+			}
+		})
 	}
 }
 

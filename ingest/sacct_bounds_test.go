@@ -47,10 +47,12 @@ func TestSacctHeaderRowsMismatch(t *testing.T) {
 		{"header -P, rows -p", pRows.String(), "ingest m.psv:1: the rows end in '|' (sacct -p) and the header does not (sacct -P): was the header edited?"},
 	}
 	for _, tt := range tests {
-		res := readAll(t, "m.psv", []byte(tt.in), SacctOptions{})
-		if res.err == nil || res.err.Error() != tt.want {
-			t.Errorf("%s: err = %v, want %q", tt.name, res.err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			res := readAll(t, "m.psv", []byte(tt.in), SacctOptions{})
+			if res.err == nil || res.err.Error() != tt.want {
+				t.Errorf("%s: err = %v, want %q", tt.name, res.err, tt.want)
+			}
+		})
 	}
 }
 
@@ -88,11 +90,13 @@ func TestSacctStatsLines(t *testing.T) {
 		"\n" +
 		"2|u|a|p|2024-01-01T00:00:00|2024-01-01T01:00:00|COMPLETED|cpu=2|sbatch x.sh\n"
 	for _, chunk := range []int{0, 16, 64} {
-		res := readAll(t, "l.txt", []byte(in), SacctOptions{ChunkBytes: chunk})
-		// 5 lines after the header: 2 records, 2 continuations, 1 blank.
-		if res.stats.Lines != 5 || res.stats.Read != 2 || res.stats.Continued != 2 {
-			t.Errorf("chunk %d: lines %d, read %d, continued %d; want 5, 2, 2", chunk, res.stats.Lines, res.stats.Read, res.stats.Continued)
-		}
+		t.Run(fmt.Sprintf("chunk %d", chunk), func(t *testing.T) {
+			res := readAll(t, "l.txt", []byte(in), SacctOptions{ChunkBytes: chunk})
+			// 5 lines after the header: 2 records, 2 continuations, 1 blank.
+			if res.stats.Lines != 5 || res.stats.Read != 2 || res.stats.Continued != 2 {
+				t.Errorf("chunk %d: lines %d, read %d, continued %d; want 5, 2, 2", chunk, res.stats.Lines, res.stats.Read, res.stats.Continued)
+			}
+		})
 	}
 }
 
@@ -101,14 +105,16 @@ func TestSacctStatsLines(t *testing.T) {
 func TestSacctNoFinalNewline(t *testing.T) {
 	cut := boundsDone[:len(boundsDone)-2] // "...|trai"
 	for _, chunk := range []int{0, 32} {
-		res := readAll(t, "cut.psv", []byte(hdr+boundsRun+"\n"+cut), SacctOptions{ChunkBytes: chunk})
-		want := []string{"cut.psv:3: the file ends without a newline, which sacct always prints: the last line may be cut (a truncated copy?)"}
-		if res.err != nil || !reflect.DeepEqual(res.stats.Warnings, want) {
-			t.Errorf("chunk %d: err %v, warnings %q, want %q", chunk, res.err, res.stats.Warnings, want)
-		}
-		if res.stats.Read != 2 || res.stats.Lines != 2 {
-			t.Errorf("chunk %d: stats %s lines %d", chunk, res.stats.String(), res.stats.Lines)
-		}
+		t.Run(fmt.Sprintf("chunk %d", chunk), func(t *testing.T) {
+			res := readAll(t, "cut.psv", []byte(hdr+boundsRun+"\n"+cut), SacctOptions{ChunkBytes: chunk})
+			want := []string{"cut.psv:3: the file ends without a newline, which sacct always prints: the last line may be cut (a truncated copy?)"}
+			if res.err != nil || !reflect.DeepEqual(res.stats.Warnings, want) {
+				t.Errorf("chunk %d: err %v, warnings %q, want %q", chunk, res.err, res.stats.Warnings, want)
+			}
+			if res.stats.Read != 2 || res.stats.Lines != 2 {
+				t.Errorf("chunk %d: stats %s lines %d", chunk, res.stats.String(), res.stats.Lines)
+			}
+		})
 	}
 	res := readAll(t, "ok.psv", []byte(hdr+boundsRun+"\n"), SacctOptions{})
 	if len(res.stats.Warnings) != 0 {
@@ -139,26 +145,28 @@ func TestSacctRecordOverBound(t *testing.T) {
 		t.Fatalf("inputs: %d, %d bytes", len(long), len(multi))
 	}
 	for _, chunk := range []int{0, 1, 16, 100, 255, 256, 257, 300, 511, 4096} {
-		res := readAll(t, "o.psv", []byte(in), SacctOptions{ChunkBytes: chunk, MaxRecordBytes: 256})
-		if res.err != nil {
-			t.Fatalf("chunk %d: %v", chunk, res.err)
-		}
-		if !reflect.DeepEqual(res.rejects, wantRejects) {
-			t.Errorf("chunk %d: rejects\n%q\nwant\n%q", chunk, res.rejects, wantRejects)
-		}
-		var ids []string
-		var lines []int64
-		for _, j := range res.jobs {
-			ids, lines = append(ids, j.JobID), append(lines, j.Line)
-		}
-		if !reflect.DeepEqual(ids, []string{"100", "101", "104"}) || !reflect.DeepEqual(lines, []int64{2, 4, 37}) {
-			t.Errorf("chunk %d: jobs %v at lines %v, want 100, 101, 104 at 2, 4, 37", chunk, ids, lines)
-		}
-		// 36 lines after the header: 5 records, 30 continuations, 1 blank.
-		st := res.stats
-		if st.Read != 5 || st.Ingested != 3 || st.Rejected != 2 || st.Lines != 36 || st.Continued != 30 {
-			t.Errorf("chunk %d: stats %s lines %d continued %d", chunk, st.String(), st.Lines, st.Continued)
-		}
+		t.Run(fmt.Sprintf("chunk %d", chunk), func(t *testing.T) {
+			res := readAll(t, "o.psv", []byte(in), SacctOptions{ChunkBytes: chunk, MaxRecordBytes: 256})
+			if res.err != nil {
+				t.Fatalf("chunk %d: %v", chunk, res.err)
+			}
+			if !reflect.DeepEqual(res.rejects, wantRejects) {
+				t.Errorf("chunk %d: rejects\n%q\nwant\n%q", chunk, res.rejects, wantRejects)
+			}
+			var ids []string
+			var lines []int64
+			for _, j := range res.jobs {
+				ids, lines = append(ids, j.JobID), append(lines, j.Line)
+			}
+			if !reflect.DeepEqual(ids, []string{"100", "101", "104"}) || !reflect.DeepEqual(lines, []int64{2, 4, 37}) {
+				t.Errorf("chunk %d: jobs %v at lines %v, want 100, 101, 104 at 2, 4, 37", chunk, ids, lines)
+			}
+			// 36 lines after the header: 5 records, 30 continuations, 1 blank.
+			st := res.stats
+			if st.Read != 5 || st.Ingested != 3 || st.Rejected != 2 || st.Lines != 36 || st.Continued != 30 {
+				t.Errorf("chunk %d: stats %s lines %d continued %d", chunk, st.String(), st.Lines, st.Continued)
+			}
+		})
 	}
 }
 
@@ -183,14 +191,16 @@ func TestSacctLongLineStreamed(t *testing.T) {
 		{"a line without fields", "", `ingest big.psv:3: record of %d bytes, longer than the 1 MiB a sacct record may have: skipped`, n},
 	}
 	for _, tt := range tests {
-		res := readAll(t, "big.psv", in(tt.long), SacctOptions{})
-		want := []string{fmt.Sprintf(tt.want, tt.size)}
-		if res.err != nil || !reflect.DeepEqual(res.rejects, want) {
-			t.Errorf("%s: err %v, rejects %q, want %q", tt.name, res.err, res.rejects, want)
-		}
-		if len(res.jobs) != 2 || res.jobs[1].JobID != "100" || res.jobs[1].Line != 4 || res.stats.Lines != 3 {
-			t.Errorf("%s: stats %s, lines %d, jobs %d", tt.name, res.stats.String(), res.stats.Lines, len(res.jobs))
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			res := readAll(t, "big.psv", in(tt.long), SacctOptions{})
+			want := []string{fmt.Sprintf(tt.want, tt.size)}
+			if res.err != nil || !reflect.DeepEqual(res.rejects, want) {
+				t.Errorf("%s: err %v, rejects %q, want %q", tt.name, res.err, res.rejects, want)
+			}
+			if len(res.jobs) != 2 || res.jobs[1].JobID != "100" || res.jobs[1].Line != 4 || res.stats.Lines != 3 {
+				t.Errorf("%s: stats %s, lines %d, jobs %d", tt.name, res.stats.String(), res.stats.Lines, len(res.jobs))
+			}
+		})
 	}
 }
 
@@ -206,9 +216,11 @@ func TestTrimPartialRune(t *testing.T) {
 		{"", ""},
 	}
 	for _, tt := range tests {
-		if got := string(trimPartialRune([]byte(tt.in))); got != tt.want {
-			t.Errorf("trimPartialRune(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			if got := string(trimPartialRune([]byte(tt.in))); got != tt.want {
+				t.Errorf("trimPartialRune(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 

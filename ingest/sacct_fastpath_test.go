@@ -40,13 +40,15 @@ func TestPipeByteMask(t *testing.T) {
 		{"}|{\xfc|\\|a", 0b01010010},
 	}
 	for _, tt := range tests {
-		w := uint64(0)
-		for j := 7; j >= 0; j-- {
-			w = w<<8 | uint64(tt.in[j])
-		}
-		if got := pipeByteMask(w); got != tt.want {
-			t.Errorf("pipeByteMask(%q) = %#b, want %#b", tt.in, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			w := uint64(0)
+			for j := 7; j >= 0; j-- {
+				w = w<<8 | uint64(tt.in[j])
+			}
+			if got := pipeByteMask(w); got != tt.want {
+				t.Errorf("pipeByteMask(%q) = %#b, want %#b", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -116,9 +118,11 @@ func TestKeyOf(t *testing.T) {
 		{"abcdefghij", dictKey{0x6867666564636261, 0x6a69686766656463, 10}},
 	}
 	for _, tt := range tests {
-		if got := keyOf([]byte(tt.in)); got != tt.want {
-			t.Errorf("keyOf(%q) = %#x, want %#x", tt.in, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			if got := keyOf([]byte(tt.in)); got != tt.want {
+				t.Errorf("keyOf(%q) = %#x, want %#x", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -163,24 +167,26 @@ func TestFixedColumnOutgrown(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	for _, n := range []int{0, 3, 8, 9, 100} {
-		var c fixedColumn[int64]
-		c.reset()
-		c.prepare(mem, 8)
-		for i := 0; i < n; i++ {
-			c.append(int64(i * 3))
-		}
-		b := c.valueBuffer(mem)
-		got := arrow.GetData[int64](b.Bytes())
-		if len(got) != n {
-			t.Errorf("%d values: buffer holds %d", n, len(got))
-		}
-		for i, v := range got {
-			if v != int64(i*3) {
-				t.Errorf("%d values: value %d = %d, want %d", n, i, v, i*3)
+		t.Run(fmt.Sprintf("%d values", n), func(t *testing.T) {
+			var c fixedColumn[int64]
+			c.reset()
+			c.prepare(mem, 8)
+			for i := 0; i < n; i++ {
+				c.append(int64(i * 3))
 			}
-		}
-		b.Release()
-		c.release()
+			b := c.valueBuffer(mem)
+			got := arrow.GetData[int64](b.Bytes())
+			if len(got) != n {
+				t.Errorf("%d values: buffer holds %d", n, len(got))
+			}
+			for i, v := range got {
+				if v != int64(i*3) {
+					t.Errorf("%d values: value %d = %d, want %d", n, i, v, i*3)
+				}
+			}
+			b.Release()
+			c.release()
+		})
 	}
 }
 

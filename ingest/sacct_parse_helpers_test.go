@@ -29,9 +29,11 @@ func TestZeroBytes(t *testing.T) {
 		{0x8000000000000080, 0x0080808080808000},
 	}
 	for _, tt := range tests {
-		if got := zeroBytes(tt.in); got != tt.want {
-			t.Errorf("zeroBytes(%#016x) = %#016x, want %#016x", tt.in, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%#016x", tt.in), func(t *testing.T) {
+			if got := zeroBytes(tt.in); got != tt.want {
+				t.Errorf("zeroBytes(%#016x) = %#016x, want %#016x", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -51,10 +53,12 @@ func TestFieldOffsets(t *testing.T) {
 		{"}}}}\xfc\xfc\xfc|}}}{\xfc\xfc\xfc\xfc", []int{-1, 7, 16}},
 	}
 	for _, tt := range tests {
-		got := fieldOffsets(nil, []byte(tt.in))
-		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-			t.Errorf("fieldOffsets(%q) = %v, want %v", tt.in, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got := fieldOffsets(nil, []byte(tt.in))
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("fieldOffsets(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
 	}
 	// It appends to what it is given.
 	if got := fieldOffsets([]int{9}, []byte("x|y")); fmt.Sprint(got) != "[9 -1 1 3]" {
@@ -76,9 +80,11 @@ func TestNthField(t *testing.T) {
 		{"123.batch", 0, "123.batch"},
 	}
 	for _, tt := range tests {
-		if got := string(nthField([]byte(tt.in), tt.i)); got != tt.want {
-			t.Errorf("nthField(%q, %d) = %q, want %q", tt.in, tt.i, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q field %d", tt.in, tt.i), func(t *testing.T) {
+			if got := string(nthField([]byte(tt.in), tt.i)); got != tt.want {
+				t.Errorf("nthField(%q, %d) = %q, want %q", tt.in, tt.i, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -97,9 +103,11 @@ func TestIsStepID(t *testing.T) {
 		{"123_4|.", 0, false},
 	}
 	for _, tt := range tests {
-		if got := isStepID([]byte(tt.in), tt.i); got != tt.want {
-			t.Errorf("isStepID(%q, %d) = %v, want %v", tt.in, tt.i, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q field %d", tt.in, tt.i), func(t *testing.T) {
+			if got := isStepID([]byte(tt.in), tt.i); got != tt.want {
+				t.Errorf("isStepID(%q, %d) = %v, want %v", tt.in, tt.i, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -123,14 +131,16 @@ func TestParseHMS(t *testing.T) {
 		{"02:03", 0, false, ""},
 	}
 	for _, tt := range tests {
-		got, ok, err := parseHMS([]byte(tt.in))
-		gotErr := ""
-		if err != nil {
-			gotErr = err.Error()
-		}
-		if got != tt.want || ok != tt.ok || gotErr != tt.err {
-			t.Errorf("parseHMS(%q) = %d, %v, %q; want %d, %v, %q", tt.in, got, ok, gotErr, tt.want, tt.ok, tt.err)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got, ok, err := parseHMS([]byte(tt.in))
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if got != tt.want || ok != tt.ok || gotErr != tt.err {
+				t.Errorf("parseHMS(%q) = %d, %v, %q; want %d, %v, %q", tt.in, got, ok, gotErr, tt.want, tt.ok, tt.err)
+			}
+		})
 	}
 	// Through parseElapsed, with days: 2*86400 + 3*3600 + 4*60 + 5.
 	if got, err := parseElapsed([]byte("2-03:04:05")); got != 183845 || err != nil {
@@ -152,9 +162,11 @@ func TestAppendTRESName(t *testing.T) {
 		{"ÉNERGIE", "énergie"},
 	}
 	for _, tt := range tests {
-		if got := string(appendTRESName([]byte("x:"), []byte(tt.in))); got != "x:"+tt.want {
-			t.Errorf("appendTRESName(%q) = %q, want %q", tt.in, got, "x:"+tt.want)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			if got := string(appendTRESName([]byte("x:"), []byte(tt.in))); got != "x:"+tt.want {
+				t.Errorf("appendTRESName(%q) = %q, want %q", tt.in, got, "x:"+tt.want)
+			}
+		})
 	}
 }
 
@@ -326,16 +338,18 @@ func TestParseTimeMemo(t *testing.T) {
 		{"2024-01-01T23:59:60", 1704067200 + 86400, ""},
 	}
 	for _, tt := range tests {
-		got, kind, err := c.parseTime([]byte(tt.in))
-		if tt.err != "" {
-			if err == nil || err.Error() != tt.err {
-				t.Errorf("parseTime(%q) error = %v, want %q", tt.in, err, tt.err)
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got, kind, err := c.parseTime([]byte(tt.in))
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Errorf("parseTime(%q) error = %v, want %q", tt.in, err, tt.err)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || kind != timeSet || got != tt.want {
-			t.Errorf("parseTime(%q) = %d, %d, %v; want %d", tt.in, got, kind, err, tt.want)
-		}
+			if err != nil || kind != timeSet || got != tt.want {
+				t.Errorf("parseTime(%q) = %d, %d, %v; want %d", tt.in, got, kind, err, tt.want)
+			}
+		})
 	}
 }
 
@@ -358,9 +372,11 @@ func TestParseTimeMemoZone(t *testing.T) {
 		{"2024-07-01T12:59:59", 1719792000 + 16*3600 + 3599},
 	}
 	for _, tt := range tests {
-		if got, _, err := c.parseTime([]byte(tt.in)); err != nil || got != tt.want {
-			t.Errorf("parseTime(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			if got, _, err := c.parseTime([]byte(tt.in)); err != nil || got != tt.want {
+				t.Errorf("parseTime(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+			}
+		})
 	}
 }
 
@@ -396,9 +412,11 @@ func TestStartsWithPipeLine(t *testing.T) {
 		{"", false},
 	}
 	for _, tt := range tests {
-		if got := startsWithPipeLine([]byte(tt.in)); got != tt.want {
-			t.Errorf("startsWithPipeLine(%q) = %v, want %v", tt.in, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			if got := startsWithPipeLine([]byte(tt.in)); got != tt.want {
+				t.Errorf("startsWithPipeLine(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -416,25 +434,27 @@ func TestSplitRecord(t *testing.T) {
 		{"JobID|User|", "1|u|", "[1 u]"},
 	}
 	for _, tt := range tests {
-		p := newTestParser(t, tt.header, nil)
-		p.rec = []byte(tt.rec)
-		p.pos = fieldOffsets(nil, p.rec)
-		var perr *ParseError
-		p.split, perr = p.splitRecord()
-		got := ""
-		if perr != nil {
-			got = perr.Error()
-		} else {
-			var fields []string
-			for _, c := range []sacctCol{colJobID, colUser, colJobName} {
-				if p.has(c) {
-					fields = append(fields, string(p.get(c)))
+		t.Run(fmt.Sprintf("%q", tt.rec), func(t *testing.T) {
+			p := newTestParser(t, tt.header, nil)
+			p.rec = []byte(tt.rec)
+			p.pos = fieldOffsets(nil, p.rec)
+			var perr *ParseError
+			p.split, perr = p.splitRecord()
+			got := ""
+			if perr != nil {
+				got = perr.Error()
+			} else {
+				var fields []string
+				for _, c := range []sacctCol{colJobID, colUser, colJobName} {
+					if p.has(c) {
+						fields = append(fields, string(p.get(c)))
+					}
 				}
+				got = fmt.Sprint(fields)
 			}
-			got = fmt.Sprint(fields)
-		}
-		if got != tt.want {
-			t.Errorf("%s / %q: got %s, want %s", tt.header, tt.rec, got, tt.want)
-		}
+			if got != tt.want {
+				t.Errorf("%s / %q: got %s, want %s", tt.header, tt.rec, got, tt.want)
+			}
+		})
 	}
 }

@@ -22,36 +22,38 @@ func TestSacctParsedBytes(t *testing.T) {
 	}
 	data := []byte(b.String())
 	for _, opt := range []SacctOptions{{Workers: 1, ChunkBytes: 1 << 20}, {Workers: 3, ChunkBytes: 500}} {
-		r, err := NewSacctReader("parsed.psv", bytes.NewReader(data), opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := r.ParsedBytes(); got != 0 {
-			t.Errorf("workers %d, block bytes %d: ParsedBytes before Next = %d, want 0", opt.Workers, opt.ChunkBytes, got)
-		}
-		var last int64
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
+		t.Run(fmt.Sprintf("workers %d, block bytes %d", opt.Workers, opt.ChunkBytes), func(t *testing.T) {
+			r, err := NewSacctReader("parsed.psv", bytes.NewReader(data), opt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec.Release()
-			got := r.ParsedBytes()
-			if got <= last || got > int64(len(data)-header) || data[header+int(got)-1] != '\n' {
-				t.Errorf("workers %d, block bytes %d: ParsedBytes = %d after %d: not a later record boundary",
-					opt.Workers, opt.ChunkBytes, got, last)
+			if got := r.ParsedBytes(); got != 0 {
+				t.Errorf("workers %d, block bytes %d: ParsedBytes before Next = %d, want 0", opt.Workers, opt.ChunkBytes, got)
 			}
-			last = got
-		}
-		if got, want := r.ParsedBytes(), int64(len(data)-header); got != want {
-			t.Errorf("workers %d, block bytes %d: ParsedBytes at EOF = %d, want %d", opt.Workers, opt.ChunkBytes, got, want)
-		}
-		if st := r.Stats(); st.Read != 300 {
-			t.Errorf("workers %d, block bytes %d: Read = %d, want 300", opt.Workers, opt.ChunkBytes, st.Read)
-		}
-		r.Close()
+			var last int64
+			for {
+				rec, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec.Release()
+				got := r.ParsedBytes()
+				if got <= last || got > int64(len(data)-header) || data[header+int(got)-1] != '\n' {
+					t.Errorf("workers %d, block bytes %d: ParsedBytes = %d after %d: not a later record boundary",
+						opt.Workers, opt.ChunkBytes, got, last)
+				}
+				last = got
+			}
+			if got, want := r.ParsedBytes(), int64(len(data)-header); got != want {
+				t.Errorf("workers %d, block bytes %d: ParsedBytes at EOF = %d, want %d", opt.Workers, opt.ChunkBytes, got, want)
+			}
+			if st := r.Stats(); st.Read != 300 {
+				t.Errorf("workers %d, block bytes %d: Read = %d, want 300", opt.Workers, opt.ChunkBytes, st.Read)
+			}
+			r.Close()
+		})
 	}
 }

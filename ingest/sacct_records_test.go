@@ -620,10 +620,12 @@ func TestSacctRecordsChunked(t *testing.T) {
 		t.Fatalf("stats = %s", st1.String())
 	}
 	for _, opt := range []SacctOptions{{Workers: 1, ChunkBytes: 700}, {Workers: 3, ChunkBytes: 300}} {
-		jobs, st := read(opt)
-		if st.String() != st1.String() || fmt.Sprint(jobs) != fmt.Sprint(one) {
-			t.Errorf("workers %d, block bytes %d: rows or stats differ from one block", opt.Workers, opt.ChunkBytes)
-		}
+		t.Run(fmt.Sprintf("workers %d, block bytes %d", opt.Workers, opt.ChunkBytes), func(t *testing.T) {
+			jobs, st := read(opt)
+			if st.String() != st1.String() || fmt.Sprint(jobs) != fmt.Sprint(one) {
+				t.Errorf("workers %d, block bytes %d: rows or stats differ from one block", opt.Workers, opt.ChunkBytes)
+			}
+		})
 	}
 }
 

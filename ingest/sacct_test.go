@@ -226,11 +226,13 @@ func TestSacctRejects(t *testing.T) {
 		{"bad timelimit", "1|1|c|p|q|a|u|||2024-01-01T00:00:00|Unknown|00:00:00|00:00:00|RUNNING|1|1|cpu=1|soon|j", `Timelimit="soon": not a duration (want [D-]HH:MM:SS)`},
 	}
 	for _, tt := range tests {
-		res := readAll(t, "r.txt", []byte(hdr+tt.row+"\n"), SacctOptions{})
-		want := "ingest r.txt:2: " + tt.want
-		if len(res.rejects) != 1 || res.rejects[0] != want || res.stats.Rejected != 1 {
-			t.Errorf("%s: rejects = %q, want %q", tt.name, res.rejects, want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			res := readAll(t, "r.txt", []byte(hdr+tt.row+"\n"), SacctOptions{})
+			want := "ingest r.txt:2: " + tt.want
+			if len(res.rejects) != 1 || res.rejects[0] != want || res.stats.Rejected != 1 {
+				t.Errorf("%s: rejects = %q, want %q", tt.name, res.rejects, want)
+			}
+		})
 	}
 }
 
@@ -258,10 +260,12 @@ func TestSacctMultiline(t *testing.T) {
 	in := h + "1|u|a|p|2024-01-01T00:00:00|2024-01-01T01:00:00|COMPLETED|cpu=1|bash -c if true\n  then echo 1\nfi\n" +
 		"2|u|a|p|2024-01-01T00:00:00|2024-01-01T01:00:00|COMPLETED|cpu=2|sbatch x.sh\n"
 	for _, chunk := range []int{0, 16, 64} {
-		res := readAll(t, "m.txt", []byte(in), SacctOptions{ChunkBytes: chunk})
-		if res.stats.Read != 2 || res.stats.Ingested != 2 || len(res.jobs) != 2 || res.jobs[1].Line != 5 {
-			t.Errorf("chunk %d: stats %s, jobs %+v", chunk, res.stats.String(), res.jobs)
-		}
+		t.Run(fmt.Sprintf("chunk %d", chunk), func(t *testing.T) {
+			res := readAll(t, "m.txt", []byte(in), SacctOptions{ChunkBytes: chunk})
+			if res.stats.Read != 2 || res.stats.Ingested != 2 || len(res.jobs) != 2 || res.jobs[1].Line != 5 {
+				t.Errorf("chunk %d: stats %s, jobs %+v", chunk, res.stats.String(), res.jobs)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -34,17 +35,19 @@ func TestParseJobID(t *testing.T) {
 		{"123-4", 0, 0, 0, false},
 	}
 	for _, tt := range tests {
-		got, err := parseJobID([]byte(tt.in))
-		if (err == nil) != tt.ok {
-			t.Errorf("parseJobID(%q) error = %v, want ok=%v", tt.in, err, tt.ok)
-			continue
-		}
-		if !tt.ok {
-			continue
-		}
-		if got.kind != tt.kind || (tt.kind != jobStep && (got.id != tt.id || got.task != tt.task)) {
-			t.Errorf("parseJobID(%q) = %+v, want kind %d id %d task %d", tt.in, got, tt.kind, tt.id, tt.task)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got, err := parseJobID([]byte(tt.in))
+			if (err == nil) != tt.ok {
+				t.Errorf("parseJobID(%q) error = %v, want ok=%v", tt.in, err, tt.ok)
+				return
+			}
+			if !tt.ok {
+				return
+			}
+			if got.kind != tt.kind || (tt.kind != jobStep && (got.id != tt.id || got.task != tt.task)) {
+				t.Errorf("parseJobID(%q) = %+v, want kind %d id %d task %d", tt.in, got, tt.kind, tt.id, tt.task)
+			}
+		})
 	}
 }
 
@@ -77,16 +80,18 @@ func TestParseTime(t *testing.T) {
 		{"yesterday", time.UTC, 0, 0, errTimeSyntax.Error()},
 	}
 	for _, tt := range tests {
-		got, kind, err := newLocalClock(tt.loc).parseTime([]byte(tt.in))
-		if tt.err != "" {
-			if err == nil || err.Error() != tt.err {
-				t.Errorf("parseTime(%q) error = %v, want %q", tt.in, err, tt.err)
+		t.Run(fmt.Sprintf("%q in %v", tt.in, tt.loc), func(t *testing.T) {
+			got, kind, err := newLocalClock(tt.loc).parseTime([]byte(tt.in))
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Errorf("parseTime(%q) error = %v, want %q", tt.in, err, tt.err)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || got != tt.want || kind != tt.kind {
-			t.Errorf("parseTime(%q, %v) = %d, %d, %v; want %d, %d", tt.in, tt.loc, got, kind, err, tt.want, tt.kind)
-		}
+			if err != nil || got != tt.want || kind != tt.kind {
+				t.Errorf("parseTime(%q, %v) = %d, %d, %v; want %d, %d", tt.in, tt.loc, got, kind, err, tt.want, tt.kind)
+			}
+		})
 	}
 }
 
@@ -114,16 +119,18 @@ func TestParseElapsed(t *testing.T) {
 		{"", 0, "empty"},
 	}
 	for _, tt := range tests {
-		got, err := parseElapsed([]byte(tt.in))
-		if tt.err != "" {
-			if err == nil || err.Error() != tt.err {
-				t.Errorf("parseElapsed(%q) error = %v, want %q", tt.in, err, tt.err)
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got, err := parseElapsed([]byte(tt.in))
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Errorf("parseElapsed(%q) error = %v, want %q", tt.in, err, tt.err)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("parseElapsed(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
-		}
+			if err != nil || got != tt.want {
+				t.Errorf("parseElapsed(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+			}
+		})
 	}
 }
 
@@ -157,10 +164,12 @@ func TestParseTRESValue(t *testing.T) {
 		{"mem", "1.5.0G", 0, false},
 	}
 	for _, tt := range tests {
-		got, err := parseTRESValue([]byte(tt.name), []byte(tt.in))
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseTRESValue(%s, %q) = %v, %v; want %v, ok=%v", tt.name, tt.in, got, err, tt.want, tt.ok)
-		}
+		t.Run(fmt.Sprintf("%s=%q", tt.name, tt.in), func(t *testing.T) {
+			got, err := parseTRESValue([]byte(tt.name), []byte(tt.in))
+			if (err == nil) != tt.ok || got != tt.want {
+				t.Errorf("parseTRESValue(%s, %q) = %v, %v; want %v, ok=%v", tt.name, tt.in, got, err, tt.want, tt.ok)
+			}
+		})
 	}
 }
 
@@ -172,8 +181,10 @@ func TestDaysFromCivil(t *testing.T) {
 		time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC),
 		time.Date(2100, 3, 1, 0, 0, 0, 0, time.UTC),
 	} {
-		if got, want := daysFromCivil(d.Year(), int(d.Month()), d.Day()), d.Unix()/86400; got != want {
-			t.Errorf("daysFromCivil(%s) = %d, want %d", d.Format("2006-01-02"), got, want)
-		}
+		t.Run(d.Format("2006-01-02"), func(t *testing.T) {
+			if got, want := daysFromCivil(d.Year(), int(d.Month()), d.Day()), d.Unix()/86400; got != want {
+				t.Errorf("daysFromCivil(%s) = %d, want %d", d.Format("2006-01-02"), got, want)
+			}
+		})
 	}
 }

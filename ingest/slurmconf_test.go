@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -162,7 +163,7 @@ func TestParseSlurmConfSyntax(t *testing.T) {
 		{"zero half-life with an explicit reset period NONE", "PriorityDecayHalfLife=0\nPriorityUsageResetPeriod=NONE", func(t *testing.T, c *Config) {
 			confWant(t, "DecayHalfLifeSec", c.DecayHalfLifeSec, int64(0))
 		}},
-		{"zero half-life with a monthly reset (seed 004 example)", "PriorityDecayHalfLife=0\nPriorityUsageResetPeriod=MONTHLY", func(t *testing.T, c *Config) {
+		{"zero half-life with a monthly reset: usage kept until the reset", "PriorityDecayHalfLife=0\nPriorityUsageResetPeriod=MONTHLY", func(t *testing.T, c *Config) {
 			confWant(t, "UsageResetPeriod", c.UsageResetPeriod, "MONTHLY")
 		}},
 		{"DEFAULT partitions apply to later lines and accumulate",
@@ -258,19 +259,21 @@ func TestParseSlurmConfErrors(t *testing.T) {
 		{"Include", []confErrWant{{1, "Include", "", "missing path"}}},
 	}
 	for _, tt := range tests {
-		_, err := confParse(t, tt.text, nil)
-		got := confParseErrors(t, err)
-		if len(got) != len(tt.want) {
-			t.Errorf("ParseSlurmConf(%q) errors = %v, want %d errors", tt.text, err, len(tt.want))
-			continue
-		}
-		for i, w := range tt.want {
-			g := got[i]
-			if g.File != "test.conf" || g.Line != w.line || g.Field != w.field || g.Value != w.value || !strings.Contains(g.Error(), w.msg) {
-				t.Errorf("ParseSlurmConf(%q) error %d = {%s %d %q %q %q}, want {test.conf %d %q %q ...%q...}",
-					tt.text, i, g.File, g.Line, g.Field, g.Value, g.Error(), w.line, w.field, w.value, w.msg)
+		t.Run(fmt.Sprintf("%q", tt.text), func(t *testing.T) {
+			_, err := confParse(t, tt.text, nil)
+			got := confParseErrors(t, err)
+			if len(got) != len(tt.want) {
+				t.Errorf("ParseSlurmConf(%q) errors = %v, want %d errors", tt.text, err, len(tt.want))
+				return
 			}
-		}
+			for i, w := range tt.want {
+				g := got[i]
+				if g.File != "test.conf" || g.Line != w.line || g.Field != w.field || g.Value != w.value || !strings.Contains(g.Error(), w.msg) {
+					t.Errorf("ParseSlurmConf(%q) error %d = {%s %d %q %q %q}, want {test.conf %d %q %q ...%q...}",
+						tt.text, i, g.File, g.Line, g.Field, g.Value, g.Error(), w.line, w.field, w.value, w.msg)
+				}
+			}
+		})
 	}
 }
 
@@ -319,23 +322,25 @@ func TestConfigAlgorithmAndFlags(t *testing.T) {
 		{"NO_NORMAL_TRES", "fair_tree", []string{"NO_NORMAL_TRES"}, []string{"NO_NORMAL_QOS", "NO_NORMAL_ALL", ""}},
 	}
 	for _, tt := range tests {
-		c, err := confParse(t, `PriorityFlags="`+tt.flags+`"`, nil)
-		if err != nil {
-			t.Fatalf("ParseSlurmConf(PriorityFlags=%s) error = %v", tt.flags, err)
-		}
-		if got := c.Algorithm().String(); got != tt.alg {
-			t.Errorf("Algorithm(%q) = %q, want %q", tt.flags, got, tt.alg)
-		}
-		for _, f := range tt.set {
-			if !c.HasFlag(f) {
-				t.Errorf("HasFlag(%q) with PriorityFlags=%q = false, want true", f, tt.flags)
+		t.Run(fmt.Sprintf("%q", tt.flags), func(t *testing.T) {
+			c, err := confParse(t, `PriorityFlags="`+tt.flags+`"`, nil)
+			if err != nil {
+				t.Fatalf("ParseSlurmConf(PriorityFlags=%s) error = %v", tt.flags, err)
 			}
-		}
-		for _, f := range tt.unset {
-			if c.HasFlag(f) {
-				t.Errorf("HasFlag(%q) with PriorityFlags=%q = true, want false", f, tt.flags)
+			if got := c.Algorithm().String(); got != tt.alg {
+				t.Errorf("Algorithm(%q) = %q, want %q", tt.flags, got, tt.alg)
 			}
-		}
+			for _, f := range tt.set {
+				if !c.HasFlag(f) {
+					t.Errorf("HasFlag(%q) with PriorityFlags=%q = false, want true", f, tt.flags)
+				}
+			}
+			for _, f := range tt.unset {
+				if c.HasFlag(f) {
+					t.Errorf("HasFlag(%q) with PriorityFlags=%q = true, want false", f, tt.flags)
+				}
+			}
+		})
 	}
 }
 
@@ -357,13 +362,15 @@ func TestConfigLimitsEnforced(t *testing.T) {
 		{"2", true},
 	}
 	for _, tt := range tests {
-		c, err := confParse(t, "AccountingStorageEnforce="+tt.enforce, nil)
-		if err != nil {
-			t.Fatalf("ParseSlurmConf(AccountingStorageEnforce=%s) error = %v", tt.enforce, err)
-		}
-		if got := c.LimitsEnforced(); got != tt.want {
-			t.Errorf("LimitsEnforced(%q) = %v, want %v", tt.enforce, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q", tt.enforce), func(t *testing.T) {
+			c, err := confParse(t, "AccountingStorageEnforce="+tt.enforce, nil)
+			if err != nil {
+				t.Fatalf("ParseSlurmConf(AccountingStorageEnforce=%s) error = %v", tt.enforce, err)
+			}
+			if got := c.LimitsEnforced(); got != tt.want {
+				t.Errorf("LimitsEnforced(%q) = %v, want %v", tt.enforce, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -384,10 +391,12 @@ func TestConfigPartitionLookup(t *testing.T) {
 		{"", false, ""},
 	}
 	for _, tt := range tests {
-		p, ok := c.Partition(tt.name)
-		if ok != tt.wantOK || p.TRESBillingWeights != tt.tbw || (ok && p.Name != tt.name) {
-			t.Errorf("Partition(%q) = %+v, %v, want TRESBillingWeights %q, %v", tt.name, p, ok, tt.tbw, tt.wantOK)
-		}
+		t.Run(fmt.Sprintf("partition %q", tt.name), func(t *testing.T) {
+			p, ok := c.Partition(tt.name)
+			if ok != tt.wantOK || p.TRESBillingWeights != tt.tbw || (ok && p.Name != tt.name) {
+				t.Errorf("Partition(%q) = %+v, %v, want TRESBillingWeights %q, %v", tt.name, p, ok, tt.tbw, tt.wantOK)
+			}
+		})
 	}
 }
 
@@ -564,18 +573,20 @@ func TestSlurmConfIncludeInMemory(t *testing.T) {
 		{"error inside an included file names that file", "Include sub/x.conf", map[string]string{"sub/x.conf": "\nPriorityWeightAge=bad"}, []confErrWant{{2, "PriorityWeightAge", "bad", "not an integer"}}},
 	}
 	for _, tt := range tests {
-		_, err := confParse(t, tt.text, tt.files)
-		got := confParseErrors(t, err)
-		if len(got) != len(tt.want) {
-			t.Errorf("%s: errors = %v, want %d", tt.name, err, len(tt.want))
-			continue
-		}
-		for i, w := range tt.want {
-			g := got[i]
-			if g.Line != w.line || g.Field != w.field || g.Value != w.value || !strings.Contains(g.Error(), w.msg) {
-				t.Errorf("%s: error = {%d %q %q %q}, want {%d %q %q ...%q...}", tt.name, g.Line, g.Field, g.Value, g.Error(), w.line, w.field, w.value, w.msg)
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := confParse(t, tt.text, tt.files)
+			got := confParseErrors(t, err)
+			if len(got) != len(tt.want) {
+				t.Errorf("%s: errors = %v, want %d", tt.name, err, len(tt.want))
+				return
 			}
-		}
+			for i, w := range tt.want {
+				g := got[i]
+				if g.Line != w.line || g.Field != w.field || g.Value != w.value || !strings.Contains(g.Error(), w.msg) {
+					t.Errorf("%s: error = {%d %q %q %q}, want {%d %q %q ...%q...}", tt.name, g.Line, g.Field, g.Value, g.Error(), w.line, w.field, w.value, w.msg)
+				}
+			}
+		})
 	}
 	_, err := confParse(t, "Include sub/x.conf", map[string]string{"sub/x.conf": "\nPriorityWeightAge=bad"})
 	if errs := confParseErrors(t, err); len(errs) == 1 && errs[0].File != filepath.Join("sub", "x.conf") {

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -34,19 +35,23 @@ func TestTimeStrToMins(t *testing.T) {
 		{"24855-3:14:07", 35791395},       // 2147483647 s (largest C int) = 35791394 min + 7 s
 	}
 	for _, tt := range tests {
-		got, err := TimeStrToMins(tt.in)
-		if err != nil || got != tt.want {
-			t.Errorf("TimeStrToMins(%q) = %v, %v, want %v, nil", tt.in, got, err, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got, err := TimeStrToMins(tt.in)
+			if err != nil || got != tt.want {
+				t.Errorf("TimeStrToMins(%q) = %v, %v, want %v, nil", tt.in, got, err, tt.want)
+			}
+		})
 	}
 }
 
 func TestTimeStrToMinsUnlimited(t *testing.T) {
 	for _, in := range []string{"INFINITE", "infinite", "UNLIMITED", "Unlimited", "-1"} {
-		got, err := TimeStrToMins(in)
-		if !errors.Is(err, ErrUnlimited) || got != 0 {
-			t.Errorf("TimeStrToMins(%q) = %v, %v, want 0, ErrUnlimited", in, got, err)
-		}
+		t.Run(fmt.Sprintf("%q", in), func(t *testing.T) {
+			got, err := TimeStrToMins(in)
+			if !errors.Is(err, ErrUnlimited) || got != 0 {
+				t.Errorf("TimeStrToMins(%q) = %v, %v, want 0, ErrUnlimited", in, got, err)
+			}
+		})
 	}
 }
 
@@ -76,10 +81,12 @@ func TestTimeStrToMinsErrors(t *testing.T) {
 		{"99999999999999999999", "out of range"},
 	}
 	for _, tt := range tests {
-		got, err := TimeStrToMins(tt.in)
-		if err == nil || errors.Is(err, ErrUnlimited) || !strings.Contains(err.Error(), tt.wantErr) {
-			t.Errorf("TimeStrToMins(%q) = %v, %v, want error containing %q", tt.in, got, err, tt.wantErr)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got, err := TimeStrToMins(tt.in)
+			if err == nil || errors.Is(err, ErrUnlimited) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("TimeStrToMins(%q) = %v, %v, want error containing %q", tt.in, got, err, tt.wantErr)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -32,10 +33,12 @@ func TestParseTRESLimit(t *testing.T) {
 		// A unit on a count TRES scales by 1024 per step, K first.
 		{"cpu=2K", []TRESCount{{"cpu", 2048}}},
 	} {
-		got, err := ParseTRESLimit(c.in)
-		if err != nil || !slices.Equal(got, c.want) {
-			t.Errorf("ParseTRESLimit(%q) = %v, %v; want %v", c.in, got, err, c.want)
-		}
+		t.Run(fmt.Sprintf("%q", c.in), func(t *testing.T) {
+			got, err := ParseTRESLimit(c.in)
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Errorf("ParseTRESLimit(%q) = %v, %v; want %v", c.in, got, err, c.want)
+			}
+		})
 	}
 	for _, c := range []struct{ in, err string }{
 		{"cpu=", `item "cpu=": want type=count`},
@@ -51,10 +54,12 @@ func TestParseTRESLimit(t *testing.T) {
 		{"cpu=1,cpu=2", `item "cpu=2": TRES cpu given twice`},
 		{"mem=99999999E", `item "mem=99999999E": count is too large`},
 	} {
-		_, err := ParseTRESLimit(c.in)
-		if err == nil || !strings.HasPrefix(err.Error(), c.err) {
-			t.Errorf("ParseTRESLimit(%q) error = %v, want %q", c.in, err, c.err)
-		}
+		t.Run(fmt.Sprintf("%q", c.in), func(t *testing.T) {
+			_, err := ParseTRESLimit(c.in)
+			if err == nil || !strings.HasPrefix(err.Error(), c.err) {
+				t.Errorf("ParseTRESLimit(%q) error = %v, want %q", c.in, err, c.err)
+			}
+		})
 	}
 }
 
@@ -68,12 +73,14 @@ func TestSshareTRES(t *testing.T) {
 		{"license/matlab=10,gres/gpu=4,billing=7,node=2,bb/cray=1G", "node=2,billing=7,bb/cray=1024,gres/gpu=4,license/matlab=10"},
 		{"mem=2.50G", "mem=2560"},
 	} {
-		counts, err := ParseTRESLimit(c.in)
-		if err != nil {
-			t.Fatalf("ParseTRESLimit(%q): %v", c.in, err)
-		}
-		if got := SshareTRES(counts); got != c.want {
-			t.Errorf("SshareTRES(%q) = %q, want %q", c.in, got, c.want)
-		}
+		t.Run(fmt.Sprintf("%q", c.in), func(t *testing.T) {
+			counts, err := ParseTRESLimit(c.in)
+			if err != nil {
+				t.Fatalf("ParseTRESLimit(%q): %v", c.in, err)
+			}
+			if got := SshareTRES(counts); got != c.want {
+				t.Errorf("SshareTRES(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
 	}
 }

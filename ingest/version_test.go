@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -15,13 +16,15 @@ func TestParseSlurmVersion(t *testing.T) {
 		{"latest", "", "want X.Y"},
 		{"25", "", "want X.Y"},
 	} {
-		v, err := ParseSlurmVersion(tc.in)
-		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%q: err %v, want %q", tc.in, err, tc.err)
-		case tc.err == "" && (err != nil || v.String() != tc.want):
-			t.Errorf("%q: %v %v, want %s", tc.in, v, err, tc.want)
-		}
+		t.Run(fmt.Sprintf("%q", tc.in), func(t *testing.T) {
+			v, err := ParseSlurmVersion(tc.in)
+			switch {
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("%q: err %v, want %q", tc.in, err, tc.err)
+			case tc.err == "" && (err != nil || v.String() != tc.want):
+				t.Errorf("%q: %v %v, want %s", tc.in, v, err, tc.want)
+			}
+		})
 	}
 	if !(SlurmVersion{24, 11}).Before(SlurmVersion{25, 5}) || (SlurmVersion{25, 5}).Before(SlurmVersion{25, 5}) {
 		t.Error("Before")

@@ -96,13 +96,15 @@ func TestSlurmConfPriorityTypeRealFiles(t *testing.T) {
 		{"slurm.conf_aalto_ansible_role_template_FAIR_TREE_MAX_TRES.conf.j2", nil},
 	}
 	for _, tt := range tests {
-		c, _ := ReadSlurmConf(filepath.Join(confDir, tt.file)) // the template's placeholders are errors; not tested here
-		if c == nil {
-			t.Fatalf("%s: nil Config", tt.file)
-		}
-		if !reflect.DeepEqual(c.Warnings, tt.warnings) {
-			t.Errorf("%s: Warnings = %q, want %q", tt.file, c.Warnings, tt.warnings)
-		}
+		t.Run(tt.file, func(t *testing.T) {
+			c, _ := ReadSlurmConf(filepath.Join(confDir, tt.file)) // the template's placeholders are errors; not tested here
+			if c == nil {
+				t.Fatalf("%s: nil Config", tt.file)
+			}
+			if !reflect.DeepEqual(c.Warnings, tt.warnings) {
+				t.Errorf("%s: Warnings = %q, want %q", tt.file, c.Warnings, tt.warnings)
+			}
+		})
 	}
 }
 
