@@ -98,18 +98,20 @@ func TestTableColumns(t *testing.T) {
 		{TableRuns, "inputs", TypeInputList, false},
 	}
 	for _, tt := range tests {
-		tbl, err := TableByName(tt.table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, ok := tbl.Column(tt.column)
-		if !ok {
-			t.Errorf("%s has no column %q", tt.table, tt.column)
-			continue
-		}
-		if c.Type != tt.typ || c.Nullable != tt.nullable {
-			t.Errorf("%s.%s = (%s, nullable %v), want (%s, nullable %v)", tt.table, tt.column, c.Type, c.Nullable, tt.typ, tt.nullable)
-		}
+		t.Run(tt.table+"."+tt.column, func(t *testing.T) {
+			tbl, err := TableByName(tt.table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, ok := tbl.Column(tt.column)
+			if !ok {
+				t.Errorf("%s has no column %q", tt.table, tt.column)
+				return
+			}
+			if c.Type != tt.typ || c.Nullable != tt.nullable {
+				t.Errorf("%s.%s = (%s, nullable %v), want (%s, nullable %v)", tt.table, tt.column, c.Type, c.Nullable, tt.typ, tt.nullable)
+			}
+		})
 	}
 	if _, err := TableByName("nope"); err == nil {
 		t.Errorf("TableByName(%q) succeeded, want an error", "nope")

@@ -10,20 +10,24 @@ import (
 // whatever order AccountingStorageTRES lists them in.
 func TestClusterTRES(t *testing.T) {
 	for _, c := range []struct {
+		name string
 		conf []string
 		want []string
 	}{
-		{nil, []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"}},
+		{"no AccountingStorageTRES", nil, []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"}},
 		// Static entries named again are not repeated; case is folded.
-		{[]string{"CPU", "Mem", "node"}, []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"}},
+		{"static TRES named again", []string{"CPU", "Mem", "node"}, []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"}},
 		{
+			"dynamic TRES by type, then name",
 			[]string{"license/matlab", "gres/gpu:a100", "gres/gpu", "bb/datawarp", "fs/lustre", "ic/ofed"},
 			[]string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages",
 				"bb/datawarp", "fs/lustre", "gres/gpu", "gres/gpu:a100", "ic/ofed", "license/matlab"},
 		},
 	} {
-		if got := ClusterTRES(c.conf); !slices.Equal(got, c.want) {
-			t.Errorf("ClusterTRES(%q) = %q, want %q", c.conf, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := ClusterTRES(c.conf); !slices.Equal(got, c.want) {
+				t.Errorf("ClusterTRES(%q) = %q, want %q", c.conf, got, c.want)
+			}
+		})
 	}
 }

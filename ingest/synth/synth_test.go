@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -123,9 +124,11 @@ func TestAppendMem(t *testing.T) {
 		{1025, "1025M"}, {100, "100M"},
 	}
 	for _, tt := range tests {
-		if got := string(appendMem(nil, tt.mib)); got != tt.want {
-			t.Errorf("appendMem(%d) = %q, want %q", tt.mib, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%d MiB", tt.mib), func(t *testing.T) {
+			if got := string(appendMem(nil, tt.mib)); got != tt.want {
+				t.Errorf("appendMem(%d) = %q, want %q", tt.mib, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -139,9 +142,11 @@ func TestAppendElapsed(t *testing.T) {
 		{86400, "1-00:00:00"}, {90061, "1-01:01:01"}, {1213323, "14-01:02:03"},
 	}
 	for _, tt := range tests {
-		if got := string(appendElapsed(nil, tt.sec)); got != tt.want {
-			t.Errorf("appendElapsed(%d) = %q, want %q", tt.sec, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%d s", tt.sec), func(t *testing.T) {
+			if got := string(appendElapsed(nil, tt.sec)); got != tt.want {
+				t.Errorf("appendElapsed(%d) = %q, want %q", tt.sec, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -160,9 +165,11 @@ func TestAppendTime(t *testing.T) {
 		{timeNone, true, time.UTC, "None"},
 	}
 	for _, tt := range tests {
-		if got := string(appendTime(nil, tt.sec, tt.unix, tt.loc)); got != tt.want {
-			t.Errorf("appendTime(%d, %v, %v) = %q, want %q", tt.sec, tt.unix, tt.loc, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%d unix=%v %v", tt.sec, tt.unix, tt.loc), func(t *testing.T) {
+			if got := string(appendTime(nil, tt.sec, tt.unix, tt.loc)); got != tt.want {
+				t.Errorf("appendTime(%d, %v, %v) = %q, want %q", tt.sec, tt.unix, tt.loc, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -204,13 +211,15 @@ func TestBilling(t *testing.T) {
 		{"sapphire", sapphire, Alloc{CPU: 4, MemMiB: 16000, Node: 1}, 9.4875, 9},
 	}
 	for _, tt := range tests {
-		got := Billable(tt.weights, tt.alloc)
-		if math.Abs(got-tt.billable) > 1e-9 {
-			t.Errorf("%s: Billable(%v, %+v) = %v, want %v", tt.name, tt.weights, tt.alloc, got, tt.billable)
-		}
-		if got := Billing(tt.weights, tt.alloc); got != tt.billing {
-			t.Errorf("%s: Billing(%v, %+v) = %d, want %d", tt.name, tt.weights, tt.alloc, got, tt.billing)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got := Billable(tt.weights, tt.alloc)
+			if math.Abs(got-tt.billable) > 1e-9 {
+				t.Errorf("%s: Billable(%v, %+v) = %v, want %v", tt.name, tt.weights, tt.alloc, got, tt.billable)
+			}
+			if got := Billing(tt.weights, tt.alloc); got != tt.billing {
+				t.Errorf("%s: Billing(%v, %+v) = %d, want %d", tt.name, tt.weights, tt.alloc, got, tt.billing)
+			}
+		})
 	}
 }
 
@@ -714,10 +723,12 @@ func TestOptionsErrors(t *testing.T) {
 		{"cluster name", Options{Cluster: "a|b"}, "cluster name"},
 	}
 	for _, tt := range tests {
-		_, err := New(tt.o).WriteSacct(io.Discard)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: WriteSacct error = %v, want one containing %q", tt.name, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.o).WriteSacct(io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%s: WriteSacct error = %v, want one containing %q", tt.name, err, tt.want)
+			}
+		})
 	}
 }
 
@@ -732,9 +743,11 @@ func TestWriteErrors(t *testing.T) {
 		t.Errorf("WriteSacct(failing writer) error = %v, want disk full", err)
 	}
 	for name, f := range map[string]func(io.Writer) error{"WriteAssoc": c.WriteAssoc, "WriteQOS": c.WriteQOS, "WriteSlurmConf": c.WriteSlurmConf} {
-		if err := f(failWriter{}); err == nil {
-			t.Errorf("%s(failing writer) = nil, want an error", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			if err := f(failWriter{}); err == nil {
+				t.Errorf("%s(failing writer) = nil, want an error", name)
+			}
+		})
 	}
 }
 
