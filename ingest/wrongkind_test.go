@@ -206,20 +206,22 @@ func TestAssocScriptWrongKind(t *testing.T) {
 func TestCompressedAssocAndQOS(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range compressedHeads {
-		p := filepath.Join(dir, "assoc-"+c.format+".psv")
-		if err := os.WriteFile(p, []byte(c.head), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		a, _, err := ReadAssocFile(p)
-		want := "ingest assoc-" + c.format + ".psv: " + c.format + "-compressed: decompress it first"
-		if a != nil || err == nil || err.Error() != want {
-			t.Errorf("ReadAssocFile(%s) = %v, %v, want nil, %q", c.format, a, err, want)
-		}
-		_, _, err = ParseQOS("qos.psv", strings.NewReader(c.head))
-		want = "ingest qos.psv: " + c.format + "-compressed: decompress it first"
-		if err == nil || err.Error() != want {
-			t.Errorf("ParseQOS(%s) error = %v, want %q", c.format, err, want)
-		}
+		t.Run(c.format, func(t *testing.T) {
+			p := filepath.Join(dir, "assoc-"+c.format+".psv")
+			if err := os.WriteFile(p, []byte(c.head), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			a, _, err := ReadAssocFile(p)
+			want := "ingest assoc-" + c.format + ".psv: " + c.format + "-compressed: decompress it first"
+			if a != nil || err == nil || err.Error() != want {
+				t.Errorf("ReadAssocFile(%s) = %v, %v, want nil, %q", c.format, a, err, want)
+			}
+			_, _, err = ParseQOS("qos.psv", strings.NewReader(c.head))
+			want = "ingest qos.psv: " + c.format + "-compressed: decompress it first"
+			if err == nil || err.Error() != want {
+				t.Errorf("ParseQOS(%s) error = %v, want %q", c.format, err, want)
+			}
+		})
 	}
 }
 
