@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fairledger/fairledger/internal/treslist"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -64,16 +65,8 @@ func (w Weights) Get(tres string) (float64, bool) {
 // String formats the weights per base unit without suffixes, in a form
 // ParseWeights reads back to the same values: "cpu=1,mem=0.000244140625".
 func (w Weights) String() string {
-	var b strings.Builder
-	for i, x := range w {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(x.TRES)
-		b.WriteByte('=')
-		b.WriteString(strconv.FormatFloat(x.PerUnit, 'g', -1, 64))
-	}
-	return b.String()
+	return string(treslist.Append(nil, len(w), func(i int) string { return w[i].TRES },
+		func(b []byte, i int) []byte { return strconv.AppendFloat(b, w[i].PerUnit, 'g', -1, 64) }))
 }
 
 // TRESLess orders canonical TRES names the way Slurm sums them: the order

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/fairledger/fairledger/internal/treslist"
 )
 
 // InfiniteTimeLimitMin is the time limit, in minutes, of a job slurmctld
@@ -235,7 +237,7 @@ func RollUpTRESRun(p *Projection, nTRES int, own, out []uint64) {
 // grp_used_tres_run_secs by 60 in integer arithmetic, joined by commas:
 // "cpu=96,mem=393216,energy=0,node=1,billing=96,...".
 func AppendTRESRunMins(b []byte, names []string, secs []uint64) []byte {
-	return AppendTRESList(b, len(names), func(k int) string { return names[k] },
+	return treslist.Append(b, len(names), func(k int) string { return names[k] },
 		func(b []byte, k int) []byte { return strconv.AppendUint(b, secs[k]/60, 10) })
 }
 
@@ -243,15 +245,8 @@ func AppendTRESRunMins(b []byte, names []string, secs []uint64) []byte {
 // (sshare's TRESRunMins and GrpTRESMins, sacctmgr's limits): name=value
 // joined by commas, "cpu=96,mem=393216,node=1". name returns the i-th
 // entry's TRES name and value appends its value. Neither function is kept,
-// so the closures passed here need not allocate.
+// so the closures passed here need not allocate. It is treslist.Append, the
+// one formatter of the form, for ingest's callers.
 func AppendTRESList(b []byte, n int, name func(i int) string, value func(b []byte, i int) []byte) []byte {
-	for i := range n {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, name(i)...)
-		b = append(b, '=')
-		b = value(b, i)
-	}
-	return b
+	return treslist.Append(b, n, name, value)
 }

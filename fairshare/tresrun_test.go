@@ -293,17 +293,3 @@ func TestAppendTRESRunMins(t *testing.T) {
 		t.Errorf("AppendTRESRunMins into a reused buffer: %v allocations, want 0", n)
 	}
 }
-
-// TestAppendTRESList checks the name=value,… form after what b holds, and
-// that an empty list appends nothing.
-func TestAppendTRESList(t *testing.T) {
-	names, vals := []string{"cpu", "mem", "gres/gpu"}, []string{"96", "393216", "0"}
-	got := string(AppendTRESList([]byte("x:"), len(names), func(i int) string { return names[i] },
-		func(b []byte, i int) []byte { return append(b, vals[i]...) }))
-	if want := "x:cpu=96,mem=393216,gres/gpu=0"; got != want {
-		t.Errorf("AppendTRESList = %q, want %q", got, want)
-	}
-	if got := AppendTRESList(nil, 0, nil, nil); len(got) != 0 {
-		t.Errorf("AppendTRESList of nothing = %q", got)
-	}
-}
