@@ -95,52 +95,83 @@ func NewTree(nodes []Node) (*Tree, error) {
 	if n > 1<<31-2 {
 		return nil, fmt.Errorf("association tree: %d associations is too many", n)
 	}
-	var errs []error
-	name := func(i int) string {
-		if nodes[i].User != "" {
-			return fmt.Sprintf("association %d (account %q, user %q)", i, nodes[i].Account, nodes[i].User)
-		}
-		return fmt.Sprintf("association %d (account %q)", i, nodes[i].Account)
+	root, errs := checkNodes(nodes)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("association tree: %w", errors.Join(errs...))
 	}
-	root := -1
+	depth, errs := depths(nodes, root)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("association tree: %w", errors.Join(errs...))
+	}
+	lineage, comps, order := lineages(nodes, depth)
+	if errs := checkOrder(nodes, order, comps, lineage); len(errs) > 0 {
+		return nil, fmt.Errorf("association tree: %w", errors.Join(errs...))
+	}
+	t := newTree(nodes, order, lineage, depth)
+	t.fillFSChildren()
+	t.fillLevelShares()
+	t.computeShares()
+	return t, nil
+}
+
+// nodeName names association i of the NewTree input in error messages.
+func nodeName(nodes []Node, i int) string {
+	if nodes[i].User != "" {
+		return fmt.Sprintf("association %d (account %q, user %q)", i, nodes[i].Account, nodes[i].User)
+	}
+	return fmt.Sprintf("association %d (account %q)", i, nodes[i].Account)
+}
+
+// checkNodes checks each association on its own and against its parent
+// index: one root (an account, not FairShare=parent), parents in range and
+// accounts, a non-empty account name, a partition only on a user
+// association, shares in Slurm's range. It returns the root's index (-1
+// without one) and every problem found.
+func checkNodes(nodes []Node) (root int, errs []error) {
+	n := len(nodes)
+	root = -1
 	for i, nd := range nodes {
 		switch {
 		case nd.Parent == -1:
 			if root >= 0 {
-				errs = append(errs, fmt.Errorf("%s: second root (first is association %d)", name(i), root))
+				errs = append(errs, fmt.Errorf("%s: second root (first is association %d)", nodeName(nodes, i), root))
 				continue
 			}
 			root = i
 			if nd.User != "" {
-				errs = append(errs, fmt.Errorf("%s: root must be an account", name(i)))
+				errs = append(errs, fmt.Errorf("%s: root must be an account", nodeName(nodes, i)))
 			}
 			if nd.SharesParent {
-				errs = append(errs, fmt.Errorf("%s: root cannot have FairShare=parent", name(i)))
+				errs = append(errs, fmt.Errorf("%s: root cannot have FairShare=parent", nodeName(nodes, i)))
 			}
 		case nd.Parent < 0 || nd.Parent >= n:
-			errs = append(errs, fmt.Errorf("%s: parent index %d out of range [0,%d)", name(i), nd.Parent, n))
+			errs = append(errs, fmt.Errorf("%s: parent index %d out of range [0,%d)", nodeName(nodes, i), nd.Parent, n))
 		case nodes[nd.Parent].User != "":
-			errs = append(errs, fmt.Errorf("%s: parent %s is a user", name(i), name(nd.Parent)))
+			errs = append(errs, fmt.Errorf("%s: parent %s is a user", nodeName(nodes, i), nodeName(nodes, nd.Parent)))
 		}
 		if nd.Account == "" {
-			errs = append(errs, fmt.Errorf("%s: empty account name", name(i)))
+			errs = append(errs, fmt.Errorf("%s: empty account name", nodeName(nodes, i)))
 		}
 		if nd.Partition != "" && nd.User == "" {
-			errs = append(errs, fmt.Errorf("%s: partition %q on an account association", name(i), nd.Partition))
+			errs = append(errs, fmt.Errorf("%s: partition %q on an account association", nodeName(nodes, i), nd.Partition))
 		}
 		if !nd.SharesParent && (nd.Shares < 0 || nd.Shares > 0x7FFFFFFE) {
-			errs = append(errs, fmt.Errorf("%s: shares %d out of range [0,2147483646]", name(i), nd.Shares))
+			errs = append(errs, fmt.Errorf("%s: shares %d out of range [0,2147483646]", nodeName(nodes, i), nd.Shares))
 		}
 	}
 	if root < 0 {
 		errs = append(errs, errors.New("association tree: no root (no association with parent -1)"))
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("association tree: %w", errors.Join(errs...))
-	}
+	return root, errs
+}
 
-	// Depths along the direct chain, with cycle detection: state 0 =
-	// unvisited, 1 = on the current path, 2 = done.
+// depths returns each association's depth along the direct chain, with
+// cycle detection: every association on a parent chain that has a cycle
+// is reported.
+func depths(nodes []Node, root int) ([]int32, []error) {
+	n := len(nodes)
+	var errs []error
+	// state 0 = unvisited, 1 = on the current path, 2 = done.
 	depth := make([]int32, n)
 	state := make([]uint8, n)
 	state[root] = 2
@@ -154,7 +185,7 @@ func NewTree(nodes []Node) (*Tree, error) {
 			j = nodes[j].Parent
 		}
 		if state[j] == 1 {
-			errs = append(errs, fmt.Errorf("%s: parent chain has a cycle", name(j)))
+			errs = append(errs, fmt.Errorf("%s: parent chain has a cycle", nodeName(nodes, j)))
 			for _, k := range path {
 				state[k] = 2
 				depth[k] = -1
@@ -170,21 +201,23 @@ func NewTree(nodes []Node) (*Tree, error) {
 			state[path[k]] = 2
 		}
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("association tree: %w", errors.Join(errs...))
-	}
+	return depth, errs
+}
 
-	// Lineages, built in depth order so a parent's lineage exists first.
+// lineages builds each association's lineage, in depth order so a
+// parent's lineage exists first, and its components ("acct", "0-user",
+// "part"), which the position order compares rather than the lineage
+// string: a name may hold a '/' itself. It returns them with order, the
+// input indexes in position order (sshare's row order, comparePaths).
+func lineages(nodes []Node, depth []int32) (lineage []string, comps [][]string, order []int32) {
+	n := len(nodes)
 	byDepth := make([]int32, n)
 	for i := range byDepth {
 		byDepth[i] = int32(i)
 	}
 	slices.SortStableFunc(byDepth, func(a, b int32) int { return int(depth[a] - depth[b]) })
-	lineage := make([]string, n)
-	// comps[i] is the lineage's components ("acct", "0-user", "part"),
-	// which the order compares rather than the lineage string: a name may
-	// hold a '/' itself.
-	comps := make([][]string, n)
+	lineage = make([]string, n)
+	comps = make([][]string, n)
 	for _, i := range byDepth {
 		nd := nodes[i]
 		switch {
@@ -203,22 +236,34 @@ func NewTree(nodes []Node) (*Tree, error) {
 			comps[i] = append(slices.Clip(comps[nd.Parent]), nd.Account)
 		}
 	}
-	order := byDepth // reuse: becomes position -> input
+	order = byDepth // reuse: becomes position -> input
 	slices.SortFunc(order, func(a, b int32) int { return comparePaths(comps[a], comps[b]) })
-	for k := 1; k < n; k++ {
+	return lineage, comps, order
+}
+
+// checkOrder reports associations with the same lineage (neighbours in
+// position order) and user associations whose account differs from their
+// parent's.
+func checkOrder(nodes []Node, order []int32, comps [][]string, lineage []string) []error {
+	var errs []error
+	for k := 1; k < len(order); k++ {
 		if slices.Equal(comps[order[k]], comps[order[k-1]]) {
-			errs = append(errs, fmt.Errorf("%s: duplicate of association %d (lineage %s)", name(int(order[k])), order[k-1], lineage[order[k]]))
+			errs = append(errs, fmt.Errorf("%s: duplicate of association %d (lineage %s)", nodeName(nodes, int(order[k])), order[k-1], lineage[order[k]]))
 		}
 	}
 	for i, nd := range nodes {
 		if nd.User != "" && nd.Account != nodes[nd.Parent].Account {
-			errs = append(errs, fmt.Errorf("%s: account differs from parent account %q", name(i), nodes[nd.Parent].Account))
+			errs = append(errs, fmt.Errorf("%s: account differs from parent account %q", nodeName(nodes, i), nodes[nd.Parent].Account))
 		}
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("association tree: %w", errors.Join(errs...))
-	}
+	return errs
+}
 
+// newTree lays the validated associations out in position order: names,
+// depth, shares, the direct parent and the fs parent (§4.1), and counts
+// the users. order becomes the Tree's Input.
+func newTree(nodes []Node, order []int32, lineage []string, depth []int32) *Tree {
+	n := len(nodes)
 	t := &Tree{
 		Account:       make([]string, n),
 		User:          make([]string, n),
@@ -268,8 +313,13 @@ func NewTree(nodes []Node) (*Tree, error) {
 			t.FSParent[p] = par
 		}
 	}
+	return t
+}
 
-	// Fair-share children in CSR form, in position order.
+// fillFSChildren lists the fair-share children in CSR form, in position
+// order (FSChildren, FSChildStart).
+func (t *Tree) fillFSChildren() {
+	n := t.Len()
 	for p := 1; p < n; p++ {
 		t.FSChildStart[t.FSParent[p]+1]++
 	}
@@ -283,8 +333,13 @@ func NewTree(nodes []Node) (*Tree, error) {
 		t.FSChildren[fill[f]] = int32(p)
 		fill[f]++
 	}
+}
 
-	// level_shares (§4.1): per fs parent, the sum over non-parent children.
+// fillLevelShares sets level_shares (§4.1): per fs parent, the sum of
+// Shares over its children that are not FairShare=parent, given to each
+// child.
+func (t *Tree) fillLevelShares() {
+	n := t.Len()
 	for p := 0; p < n; p++ {
 		var sum int64
 		kids := t.FSChildren[t.FSChildStart[p]:t.FSChildStart[p+1]]
@@ -297,9 +352,6 @@ func NewTree(nodes []Node) (*Tree, error) {
 			t.LevelShares[c] = sum
 		}
 	}
-
-	t.computeShares()
-	return t, nil
 }
 
 // computeShares fills the static normalized shares of both models.
