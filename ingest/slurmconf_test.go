@@ -163,7 +163,7 @@ func TestParseSlurmConfSyntax(t *testing.T) {
 		{"zero half-life with an explicit reset period NONE", "PriorityDecayHalfLife=0\nPriorityUsageResetPeriod=NONE", func(t *testing.T, c *Config) {
 			confWant(t, "DecayHalfLifeSec", c.DecayHalfLifeSec, int64(0))
 		}},
-		{"zero half-life with a monthly reset: usage kept until the reset", "PriorityDecayHalfLife=0\nPriorityUsageResetPeriod=MONTHLY", func(t *testing.T, c *Config) {
+		{"zero half-life accepted with a monthly reset", "PriorityDecayHalfLife=0\nPriorityUsageResetPeriod=MONTHLY", func(t *testing.T, c *Config) {
 			confWant(t, "UsageResetPeriod", c.UsageResetPeriod, "MONTHLY")
 		}},
 		{"DEFAULT partitions apply to later lines and accumulate",
