@@ -8,24 +8,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 	"github.com/parquet-go/parquet-go"
 )
 
 // benchJobs makes n plausible jobs rows: 50 accounts × 20 users, a few
 // partitions and QOS, array tasks, 5 TRES per row, one month of starts.
-func benchJobs(n int) []JobRow {
+func benchJobs(n int) []record.JobRow {
 	parts := []string{"cpu", "gpu", "bigmem", "debug"}
 	qos := []string{"normal", "low", "high"}
 	states := []string{"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"}
-	rows := make([]JobRow, n)
+	rows := make([]record.JobRow, n)
 	for i := range rows {
 		start := jan.Add(time.Duration(i%(31*86400)) * time.Second)
 		end := start.Add(time.Duration(60+i%7200) * time.Second)
 		cpus := int64(1 + i%64)
 		gpu := float64(i % 3)
 		r := &rows[i]
-		*r = JobRow{JobID: fmt.Sprint(1000000 + i), JobIDRaw: int64(1000000 + i),
+		*r = record.JobRow{JobID: fmt.Sprint(1000000 + i), JobIDRaw: int64(1000000 + i),
 			User: fmt.Sprintf("user%03d", i%1000), Account: fmt.Sprintf("acct%02d", i%50),
 			Partition: parts[i%len(parts)], QOS: qos[i%len(qos)], State: states[i%len(states)],
 			Submit: &start, Eligible: &start, Start: start, End: &end, ElapsedSec: ptr(int64(end.Sub(start) / time.Second)),
@@ -79,7 +80,7 @@ func benchWriteJobs(b *testing.B, cluster string, month time.Time, rows any, n i
 }
 
 // BenchmarkJobsEncoder measures only the jobs encoder (jobsEncoder, to
-// io.Discard) on a sorted JobTable: the 1,000,000 synthetic rows of
+// io.Discard) on a sorted record.JobTable: the 1,000,000 synthetic rows of
 // BenchmarkWriteJobs and, when present, the realistic month of
 // BenchmarkWriteJobsMonth.
 //
@@ -89,7 +90,7 @@ func BenchmarkJobsEncoder(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := func(b *testing.B, t *JobTable) {
+	run := func(b *testing.B, t *record.JobTable) {
 		t.Sort()
 		enc := jobsEncoder(t, def.SortBy)
 		b.ReportAllocs()
@@ -137,8 +138,8 @@ func BenchmarkJobsTRESColumns(b *testing.B) {
 	vals := newJobValues(t)
 	for _, batch := range []int{writeBatch, 4096} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			opts := append(tableWriterOptions[JobRow](def.SortBy), jobsWriterSchema(vals.strs))
-			pw := parquet.NewGenericWriter[JobRow](io.Discard, opts...)
+			opts := append(tableWriterOptions[record.JobRow](def.SortBy), jobsWriterSchema(vals.strs))
+			pw := parquet.NewGenericWriter[record.JobRow](io.Discard, opts...)
 			cols := pw.BeginRowGroup().ColumnWriters()
 			leaves, err := jobLeaves(pw.Schema())
 			if err != nil {
@@ -180,17 +181,17 @@ func BenchmarkJobsTRESColumns(b *testing.B) {
 
 // benchMonth reads March 2024 of the 5 M-job year history that the
 // pipeline benchmarks leave in $FAIRLEDGER_BENCH_DIR/history-year5m into a
-// JobTable, with export's own reader (History.ReadPartition).
-func benchMonth() (*JobTable, error) {
+// record.JobTable, with export's own reader (History.ReadPartition).
+func benchMonth() (*record.JobTable, error) {
 	src, err := Open(filepath.Join(benchDir(), "history-year5m"))
 	if err != nil {
 		return nil, err
 	}
-	var rows []JobRow
+	var rows []record.JobRow
 	if err := src.ReadPartition(schemas.TableJobs, "synth", benchMonthStart, &rows); err != nil {
 		return nil, err
 	}
-	t := NewJobTable(NewJobDict(), len(rows))
+	t := record.NewJobTable(record.NewJobDict(), len(rows))
 	for i := range rows {
 		t.AppendRow(&rows[i])
 	}
@@ -203,7 +204,7 @@ var benchMonthStart = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
 // BenchmarkWriteJobsMonth writes a realistic month of jobs: March 2024 of
 // the 5 M-job year history that the pipeline benchmarks leave in
 // $FAIRLEDGER_BENCH_DIR/history-year5m (about 410,000 rows, read back with
-// ReadPartition into a JobTable). It is skipped when that file is missing.
+// ReadPartition into a record.JobTable). It is skipped when that file is missing.
 // BenchmarkPipelineYear5M rewrites that history (with fewer jobs when
 // FAIRLEDGER_BENCH_JOBS is set), so compare runs by their rows metric.
 //

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -26,10 +27,10 @@ const (
 var concFeb = ts("2025-02-01T00:00:00Z", 0)
 
 // concUsage is the usage rows lo..hi-1 of commit k, in month.
-func concUsage(k, lo, hi int, month time.Time) []UsageRow {
-	var rows []UsageRow
+func concUsage(k, lo, hi int, month time.Time) []record.UsageRow {
+	var rows []record.UsageRow
 	for i := lo; i < hi; i++ {
-		rows = append(rows, UsageRow{Account: "lab", User: fmt.Sprintf("u%02d", i), PeriodStart: month.Add(time.Duration(i) * time.Hour),
+		rows = append(rows, record.UsageRow{Account: "lab", User: fmt.Sprintf("u%02d", i), PeriodStart: month.Add(time.Duration(i) * time.Hour),
 			BillingSec: float64(k*concScale + i), CPUSec: 1})
 	}
 	return rows
@@ -49,7 +50,7 @@ func concCommit(h *History, k int) error {
 		tx.Remove(p)
 	}
 	for _, w := range []struct {
-		rows []UsageRow
+		rows []record.UsageRow
 		hot  bool
 	}{{concUsage(k, 0, 10, jan), false}, {concUsage(k, 10, 20, jan), true}, {concUsage(k, 20, 30, concFeb), false}} {
 		if _, err := tx.Write(schemas.TableUsage, "c1", w.rows[0].PeriodStart, w.rows, w.hot); err != nil {
@@ -72,7 +73,7 @@ func concCommitOf(sum float64) (int, error) {
 
 // concCheckRows checks rows read from one partition: n rows, all written
 // by commit gen, in the table's order.
-func concCheckRows(rows []UsageRow, n int, gen int64) error {
+func concCheckRows(rows []record.UsageRow, n int, gen int64) error {
 	if len(rows) != n {
 		return fmt.Errorf("%d rows, want %d", len(rows), n)
 	}
@@ -80,7 +81,7 @@ func concCheckRows(rows []UsageRow, n int, gen int64) error {
 		if k := int64(rows[i].BillingSec) / concScale; k != gen {
 			return fmt.Errorf("row %s of commit %d in generation %d", rows[i].User, k, gen)
 		}
-		if i > 0 && compareUsage(&rows[i-1], &rows[i]) >= 0 {
+		if i > 0 && record.CompareUsage(&rows[i-1], &rows[i]) >= 0 {
 			return fmt.Errorf("rows %s and %s out of order", rows[i-1].User, rows[i].User)
 		}
 	}
@@ -169,7 +170,7 @@ func TestReadersDuringCommits(t *testing.T) {
 					month time.Time
 					n     int
 				}{{jan, 20}, {concFeb, 10}} {
-					var rows []UsageRow
+					var rows []record.UsageRow
 					if err := v.ReadPartition(schemas.TableUsage, "c1", m.month, &rows); err != nil {
 						return err
 					}
@@ -223,7 +224,7 @@ func TestReadersDuringCommits(t *testing.T) {
 	if gens := histGenerations(t, h); !slices.Equal(gens, []string{genName(commits), genName(commits + 1)}) {
 		t.Errorf("after the readers stopped the generations are %v, want %s and %s", gens, genName(commits), genName(commits+1))
 	}
-	var rows []UsageRow
+	var rows []record.UsageRow
 	if err := h.ReadPartition(schemas.TableUsage, "c1", jan, &rows); err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestPinnedGenerationKept(t *testing.T) {
 		}
 	}
 	wantGens(1, 4, 5)
-	var rows []UsageRow
+	var rows []record.UsageRow
 	if err := v.ReadPartition(schemas.TableUsage, "c1", jan, &rows); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver (cgo)
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -234,15 +235,15 @@ func (d *DB) viewFiles(table string) ([]string, error) {
 func emptyRows(table string) (any, error) {
 	switch table {
 	case schemas.TableJobs:
-		return []JobRow{}, nil
+		return []record.JobRow{}, nil
 	case schemas.TableUsage:
-		return []UsageRow{}, nil
+		return []record.UsageRow{}, nil
 	case schemas.TableFairshare:
-		return []FairshareRow{}, nil
+		return []record.FairshareRow{}, nil
 	case schemas.TableAssociations:
-		return []AssociationRow{}, nil
+		return []record.AssociationRow{}, nil
 	case schemas.TableRuns:
-		return []RunRow{}, nil
+		return []record.RunRow{}, nil
 	}
 	return nil, fmt.Errorf("views.sql: view %s is not a history table", table)
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -281,7 +282,7 @@ func sampleHistory(t *testing.T, dir string) *History {
 	jan := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for table, rows := range map[string]any{
 		"jobs": sampleJobs(), "usage": sampleUsage(), "fairshare": sampleFairshare(),
-		"associations": sampleAssociations(), "runs": []RunRow{sampleRun()},
+		"associations": sampleAssociations(), "runs": []record.RunRow{sampleRun()},
 	} {
 		if err := h.WritePartition(table, "c1", jan, rows); err != nil {
 			t.Fatal(err)
@@ -352,7 +353,7 @@ func TestOpenDuckDBPathNotAGlob(t *testing.T) {
 	odd := sampleHistory(t, filepath.Join(parent, "h[s]*?'q"))
 	sibling := sampleHistory(t, filepath.Join(parent, "hsXY'q"))
 	// The sibling holds a second run: a glob would count 3 runs.
-	if _, err := sibling.AppendRun("c1", RunRow{RunID: "sibling", Started: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}); err != nil {
+	if _, err := sibling.AppendRun("c1", record.RunRow{RunID: "sibling", Started: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}); err != nil {
 		t.Fatal(err)
 	}
 	d, err := OpenDuckDB(ctx, odd.Dir)

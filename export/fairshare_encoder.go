@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -26,12 +27,12 @@ import (
 // parquet-go hashed every string and compared the strings of every page,
 // a quarter of the two encoders' time (BenchmarkFairshareSnapshots, -cpu
 // 1: 0.42-0.45 CPU-s a month before, 0.34-0.37 after). They write exactly
-// the bytes encoder(rows, compareFairshare, sortBy) and encoder(rows,
-// compareAssociations, sortBy) write; TestFairshareEncoderBytes and
+// the bytes encoder(rows, record.CompareFairshare, sortBy) and encoder(rows,
+// record.CompareAssociations, sortBy) write; TestFairshareEncoderBytes and
 // TestAssociationsEncoderBytes check it.
 
 // fairshareColumns and associationColumns are the leaf columns of the two
-// tables (parquet.SchemaOf(FairshareRow{}) and (AssociationRow{})), in the
+// tables (parquet.SchemaOf(record.FairshareRow{}) and (record.AssociationRow{})), in the
 // order fairshareValues and associationValues number them. The encoders
 // check them against the writer's schema before writing.
 var (
@@ -43,25 +44,25 @@ var (
 )
 
 // fairshareEncoder returns a function writing fairshare rows as Parquet in
-// compareFairshare order, as encoder(rows, compareFairshare, sortBy) does.
-func fairshareEncoder(rows []FairshareRow, sortBy []string) func(io.Writer) error {
+// record.CompareFairshare order, as encoder(rows, record.CompareFairshare, sortBy) does.
+func fairshareEncoder(rows []record.FairshareRow, sortBy []string) func(io.Writer) error {
 	return func(w io.Writer) error {
-		order, strs := snapshotOrder(rows, compareFairshare, fairshareKey)
-		return writeSortedColumns[FairshareRow](w, sortBy, fairshareColumns, order,
+		order, strs := snapshotOrder(rows, record.CompareFairshare, fairshareKey)
+		return writeSortedColumns[record.FairshareRow](w, sortBy, fairshareColumns, order,
 			func(v [][]parquet.Value, batch []int32) { fairshareValues(v, rows, strs, batch) },
-			internedWriterSchema[FairshareRow](strs.strs))
+			internedWriterSchema[record.FairshareRow](strs.strs))
 	}
 }
 
 // associationsEncoder returns a function writing associations rows as
-// Parquet in compareAssociations order, as encoder(rows,
-// compareAssociations, sortBy) does.
-func associationsEncoder(rows []AssociationRow, sortBy []string) func(io.Writer) error {
+// Parquet in record.CompareAssociations order, as encoder(rows,
+// record.CompareAssociations, sortBy) does.
+func associationsEncoder(rows []record.AssociationRow, sortBy []string) func(io.Writer) error {
 	return func(w io.Writer) error {
-		order, strs := snapshotOrder(rows, compareAssociations, associationKey)
-		return writeSortedColumns[AssociationRow](w, sortBy, associationColumns, order,
+		order, strs := snapshotOrder(rows, record.CompareAssociations, associationKey)
+		return writeSortedColumns[record.AssociationRow](w, sortBy, associationColumns, order,
 			func(v [][]parquet.Value, batch []int32) { associationValues(v, rows, strs, batch) },
-			internedWriterSchema[AssociationRow](strs.strs))
+			internedWriterSchema[record.AssociationRow](strs.strs))
 	}
 }
 
@@ -71,8 +72,8 @@ func associationsEncoder(rows []AssociationRow, sortBy []string) func(io.Writer)
 const dictColumns = 5
 
 // dictStrings are a row's values of its table's dictionary-encoded string
-// columns: account, user and partition (which compareFairshare and
-// compareAssociations compare after the snapshot), parent, then the
+// columns: account, user and partition (which record.CompareFairshare and
+// record.CompareAssociations compare after the snapshot), parent, then the
 // fairshare table's algorithm or the associations table's source_file.
 type dictStrings [dictColumns]string
 
@@ -87,11 +88,11 @@ const (
 
 // fairshareKey and associationKey return a row's snapshot and
 // dictStrings.
-func fairshareKey(r *FairshareRow) (time.Time, dictStrings) {
+func fairshareKey(r *record.FairshareRow) (time.Time, dictStrings) {
 	return r.Snapshot, dictStrings{r.Account, r.User, r.Partition, r.Parent, r.Algorithm}
 }
 
-func associationKey(r *AssociationRow) (time.Time, dictStrings) {
+func associationKey(r *record.AssociationRow) (time.Time, dictStrings) {
 	return r.Snapshot, dictStrings{r.Account, r.User, r.Partition, r.Parent, r.SourceFile}
 }
 
@@ -110,7 +111,7 @@ func (s *rowStrings) row(i int32) *[dictColumns]int32 { return &s.tuples[s.ids[i
 
 // snapshotOrder returns the positions of rows in (snapshot, account, user,
 // partition) order, ties in input order: the order sortedOrder(rows,
-// compare) gives, where compare is compareFairshare or compareAssociations
+// compare) gives, where compare is record.CompareFairshare or record.CompareAssociations
 // and key returns a row's snapshot and dictStrings. It also interns the
 // rows' dictStrings.
 //
@@ -367,14 +368,14 @@ func writeSortedColumns[T any](w io.Writer, sortBy, leaves []string, order []int
 }
 
 // fairshareValues sets v[c][k] to the value of leaf column c of row
-// batch[k], as GenericWriter[FairshareRow] writes it: the strings of the
+// batch[k], as GenericWriter[record.FairshareRow] writes it: the strings of the
 // dictionary-encoded columns from strs, the snapshot in microseconds, a
 // nil pointer as a null (definition level 0), a set one at definition
 // level 1; required columns need no levels. Optional values are
 // built in place (setOptionalDouble and the others) and booleans copied
 // whole (booleanValues): building a Value in a temporary, setting its level
 // there and copying it took twice as long.
-func fairshareValues(v [][]parquet.Value, rows []FairshareRow, strs *rowStrings, batch []int32) {
+func fairshareValues(v [][]parquet.Value, rows []record.FairshareRow, strs *rowStrings, batch []int32) {
 	v = v[:len(fairshareColumns)]
 	vals := strs.strs.vals
 	for k, i := range batch {
@@ -402,7 +403,7 @@ func fairshareValues(v [][]parquet.Value, rows []FairshareRow, strs *rowStrings,
 }
 
 // associationValues is fairshareValues for the associations table.
-func associationValues(v [][]parquet.Value, rows []AssociationRow, strs *rowStrings, batch []int32) {
+func associationValues(v [][]parquet.Value, rows []record.AssociationRow, strs *rowStrings, batch []int32) {
 	v = v[:len(associationColumns)]
 	vals := strs.strs.vals
 	for k, i := range batch {

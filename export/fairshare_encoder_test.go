@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -81,7 +82,7 @@ var (
 // look to the encoder: nil and set pointers in each nullable column, +Inf,
 // -Inf, -0 and a NaN behind a pointer, rows equal in every sort key (so the
 // tie order shows), several snapshots given out of order.
-func variedFairshare(n int, seed uint64, c snapshotCase) []FairshareRow {
+func variedFairshare(n int, seed uint64, c snapshotCase) []record.FairshareRow {
 	r := rand.New(rand.NewPCG(seed, 2))
 	snaps := variedSnapshots(r, n, c)
 	num := func() *float64 {
@@ -104,9 +105,9 @@ func variedFairshare(n int, seed uint64, c snapshotCase) []FairshareRow {
 		}
 		return &v
 	}
-	rows := make([]FairshareRow, n)
+	rows := make([]record.FairshareRow, n)
 	for i := range rows {
-		row := FairshareRow{Snapshot: snaps[i], Algorithm: []string{"fair_tree", "classic", ""}[r.IntN(3)],
+		row := record.FairshareRow{Snapshot: snaps[i], Algorithm: []string{"fair_tree", "classic", ""}[r.IntN(3)],
 			Account: variedAccounts[r.IntN(len(variedAccounts))], User: variedUsers[r.IntN(len(variedUsers))],
 			Partition: variedParts[r.IntN(len(variedParts))], Parent: variedAccounts[r.IntN(len(variedAccounts))],
 			Depth: int32(r.IntN(6)), IsUser: r.IntN(2) == 0, SharesParent: r.IntN(5) == 0,
@@ -140,12 +141,12 @@ func variedFairshare(n int, seed uint64, c snapshotCase) []FairshareRow {
 }
 
 // variedAssociations is variedFairshare for the associations table.
-func variedAssociations(n int, seed uint64, c snapshotCase) []AssociationRow {
+func variedAssociations(n int, seed uint64, c snapshotCase) []record.AssociationRow {
 	r := rand.New(rand.NewPCG(seed, 3))
 	snaps := variedSnapshots(r, n, c)
-	rows := make([]AssociationRow, n)
+	rows := make([]record.AssociationRow, n)
 	for i := range rows {
-		row := AssociationRow{Snapshot: snaps[i], Account: variedAccounts[r.IntN(len(variedAccounts))],
+		row := record.AssociationRow{Snapshot: snaps[i], Account: variedAccounts[r.IntN(len(variedAccounts))],
 			User: variedUsers[r.IntN(len(variedUsers))], Partition: variedParts[r.IntN(len(variedParts))],
 			Parent: variedAccounts[r.IntN(len(variedAccounts))], SharesParent: r.IntN(5) == 0,
 			Lineage: "/" + strconv.Itoa(r.IntN(n+1)) + "/", SourceFile: []string{"assoc.psv", "", "assoc-2025-03-01.psv"}[r.IntN(3)]}
@@ -194,16 +195,16 @@ func encoderCases(t *testing.T) []encoderCase {
 }
 
 // TestFairshareEncoderBytes checks that fairshareEncoder writes exactly the
-// bytes of parquet-go's GenericWriter[FairshareRow] fed in compareFairshare
+// bytes of parquet-go's GenericWriter[record.FairshareRow] fed in record.CompareFairshare
 // order, for rows given shuffled or already sorted.
 func TestFairshareEncoderBytes(t *testing.T) {
-	checkEncoderBytes(t, schemas.TableFairshare, variedFairshare, sampleFairshare(), compareFairshare, fairshareEncoder)
+	checkEncoderBytes(t, schemas.TableFairshare, variedFairshare, sampleFairshare(), record.CompareFairshare, fairshareEncoder)
 }
 
 // TestAssociationsEncoderBytes is TestFairshareEncoderBytes for the
 // associations table.
 func TestAssociationsEncoderBytes(t *testing.T) {
-	checkEncoderBytes(t, schemas.TableAssociations, variedAssociations, sampleAssociations(), compareAssociations, associationsEncoder)
+	checkEncoderBytes(t, schemas.TableAssociations, variedAssociations, sampleAssociations(), record.CompareAssociations, associationsEncoder)
 }
 
 // checkEncoderBytes compares a column encoder with the generic encoder on
@@ -244,7 +245,7 @@ func checkEncoderBytes[T any](t *testing.T, table string, varied func(n int, see
 func TestSnapshotOrder(t *testing.T) {
 	d1, d2 := jan, jan.AddDate(0, 0, 1)
 	d1Berlin := d1.In(time.FixedZone("CET", 3600))
-	hand := []AssociationRow{
+	hand := []record.AssociationRow{
 		{Snapshot: d2, Account: "a"},                             // 0
 		{Snapshot: d1, Account: "b"},                             // 1
 		{Snapshot: d1, Account: "a", User: "x"},                  // 2
@@ -255,17 +256,17 @@ func TestSnapshotOrder(t *testing.T) {
 		{Snapshot: d1.Add(time.Nanosecond), Account: "a"},        // 7
 	}
 	want := []int32{3, 5, 2, 4, 1, 7, 6, 0}
-	if got, _ := snapshotOrder(hand, compareAssociations, associationKey); !slices.Equal(got, want) {
+	if got, _ := snapshotOrder(hand, record.CompareAssociations, associationKey); !slices.Equal(got, want) {
 		t.Errorf("snapshotOrder(hand-made rows) = %v, want %v", got, want)
 	}
 
 	for _, c := range []snapshotCase{{days: 31}, {days: 31, repeat: true}, {days: 31, mono: true}} {
 		rows := variedFairshare(20000, 8, c)
-		want := sortedOrder(rows, compareFairshare)
+		want := sortedOrder(rows, record.CompareFairshare)
 		if want == nil {
 			want = identity(len(rows))
 		}
-		got, _ := snapshotOrder(rows, compareFairshare, fairshareKey)
+		got, _ := snapshotOrder(rows, record.CompareFairshare, fairshareKey)
 		if !slices.Equal(got, want) {
 			t.Errorf("%+v: snapshotOrder differs from sortedOrder", c)
 		}
@@ -295,12 +296,12 @@ func TestSnapshotOrderStrings(t *testing.T) {
 					r.Parent, r.SourceFile = strings.Clone(r.Parent), strings.Clone(r.SourceFile)
 				}
 			}
-			_, fstrs := snapshotOrder(fs, compareFairshare, fairshareKey)
+			_, fstrs := snapshotOrder(fs, record.CompareFairshare, fairshareKey)
 			checkRowStrings(t, fmt.Sprintf("fairshare %+v, cloned %v", c, clone), fstrs, len(fs), func(i int) []string {
 				r := &fs[i]
 				return []string{r.Account, r.User, r.Partition, r.Parent, r.Algorithm}
 			})
-			_, astrs := snapshotOrder(as, compareAssociations, associationKey)
+			_, astrs := snapshotOrder(as, record.CompareAssociations, associationKey)
 			checkRowStrings(t, fmt.Sprintf("associations %+v, cloned %v", c, clone), astrs, len(as), func(i int) []string {
 				r := &as[i]
 				return []string{r.Account, r.User, r.Partition, r.Parent, r.SourceFile}
@@ -363,9 +364,9 @@ func TestAppendFairshareRows(t *testing.T) {
 		Rank:         []int32{0, 0, 3, 2, 1},
 	}
 	old := ts("2025-02-28T00:00:00Z", 0)
-	dst := make([]FairshareRow, 1+n, 1+2*n)
+	dst := make([]record.FairshareRow, 1+n, 1+2*n)
 	for i := range dst[:cap(dst)] {
-		dst[:cap(dst)][i] = FairshareRow{Snapshot: old, Algorithm: "stale", Account: "stale", User: "stale",
+		dst[:cap(dst)][i] = record.FairshareRow{Snapshot: old, Algorithm: "stale", Account: "stale", User: "stale",
 			Partition: "stale", Parent: "stale", Depth: 9, IsUser: true, RawShares: ptr[int64](-7), SharesParent: true,
 			NormShares: ptr(-1.0), RawUsage: ptr(-1.0), NormUsage: ptr(-1.0), EffectvUsage: ptr(-1.0),
 			FairShare: ptr(-1.0), LevelFS: ptr(-1.0), Rank: ptr[int32](-7)}
@@ -373,7 +374,7 @@ func TestAppendFairshareRows(t *testing.T) {
 	dst = dst[:1]
 	first := dst[0]
 	snap := ts("2025-03-01T00:00:00Z", 0)
-	got := AppendFairshareRows(dst, nil, snap, tree, res)
+	got := record.AppendFairshareRows(dst, nil, snap, tree, res)
 	if len(got) != 1+n {
 		t.Fatalf("AppendFairshareRows gave %d rows, want %d", len(got), 1+n)
 	}
@@ -388,7 +389,7 @@ func TestAppendFairshareRows(t *testing.T) {
 	}
 	for p := range n {
 		row := got[1+p]
-		want := FairshareRow{Snapshot: snap, Algorithm: "fair_tree", Account: tree.Account[p], User: tree.User[p],
+		want := record.FairshareRow{Snapshot: snap, Algorithm: "fair_tree", Account: tree.Account[p], User: tree.User[p],
 			Partition: tree.Partition[p], Depth: tree.Depth[p], IsUser: tree.IsUser[p], SharesParent: tree.SharesParent[p],
 			NormShares: num(res.NormShares[p]), RawUsage: num(res.RawUsage[p]), NormUsage: num(res.NormUsage[p]),
 			EffectvUsage: num(res.EffectvUsage[p]), LevelFS: num(res.LevelFS[p])}
@@ -402,7 +403,7 @@ func TestAppendFairshareRows(t *testing.T) {
 			want.FairShare = num(res.FairShare[p])
 			want.Rank = &res.Rank[p]
 		}
-		if !reflect.DeepEqual(normalize([]FairshareRow{row}), []FairshareRow{want}) {
+		if !reflect.DeepEqual(normalize([]record.FairshareRow{row}), []record.FairshareRow{want}) {
 			t.Errorf("position %d (%s|%s|%s):\n got %s\nwant %s", p, tree.Account[p], tree.User[p], tree.Partition[p],
 				fmtRow(row), fmtRow(want))
 		}
@@ -417,7 +418,7 @@ func TestAppendFairshareRows(t *testing.T) {
 }
 
 // fmtRow prints a fairshare row with its pointers followed.
-func fmtRow(r FairshareRow) string {
+func fmtRow(r record.FairshareRow) string {
 	f := func(p *float64) string {
 		if p == nil {
 			return "NULL"
@@ -442,15 +443,15 @@ func fmtRow(r FairshareRow) string {
 }
 
 // TestFairshareValuesReuse appends rounds of snapshots of growing trees to
-// one buffer with one FairshareValues, Reset between rounds as the
+// one buffer with one record.FairshareValues, Reset between rounds as the
 // pipeline's writer does between months, and checks every round's rows,
-// once all of it is appended, against FairshareRows with memory of its
+// once all of it is appended, against record.FairshareRows with memory of its
 // own: a value handed out twice within a round, or a pointer moved when
 // the values grow, shows as a difference.
 func TestFairshareValuesReuse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 3))
-	var vals FairshareValues
-	var buf []FairshareRow
+	var vals record.FairshareValues
+	var buf []record.FairshareRow
 	for round, size := range []int{5, 40, 40, 300, 20} {
 		nodes := []fairshare.Node{{Account: "root", Parent: -1, Shares: 1}}
 		for len(nodes) < size {
@@ -471,7 +472,7 @@ func TestFairshareValuesReuse(t *testing.T) {
 		}
 		buf = buf[:0]
 		vals.Reset()
-		var want []FairshareRow
+		var want []record.FairshareRow
 		for snap := range 7 {
 			usage := make([]float64, tree.Len())
 			for i := range usage {
@@ -486,8 +487,8 @@ func TestFairshareValuesReuse(t *testing.T) {
 				fairshare.Classic(tree, usage, 1, &res)
 			}
 			at := jan.AddDate(0, 0, snap)
-			buf = AppendFairshareRows(buf, &vals, at, tree, &res)
-			want = append(want, FairshareRows(at, tree, &res)...)
+			buf = record.AppendFairshareRows(buf, &vals, at, tree, &res)
+			want = append(want, record.FairshareRows(at, tree, &res)...)
 		}
 		if !reflect.DeepEqual(buf, want) {
 			t.Errorf("round %d (%d associations): the rows appended with reused values differ from FairshareRows'", round, size)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/internal/golden"
 	"github.com/fairledger/fairledger/schemas"
@@ -160,7 +161,7 @@ func TestFairshareRowsRoundTrip(t *testing.T) {
 				fairshare.DepthOblivious(tree, usage, 1, &r)
 			}
 			snap := ts("2025-03-01T00:00:00Z", 0)
-			rows := FairshareRows(snap, tree, &r)
+			rows := record.FairshareRows(snap, tree, &r)
 			if len(rows) != len(tc.specs) {
 				t.Fatalf("FairshareRows gave %d rows, want %d", len(rows), len(tc.specs))
 			}
@@ -169,7 +170,7 @@ func TestFairshareRowsRoundTrip(t *testing.T) {
 			if err := h.WritePartition(schemas.TableFairshare, "c1", snap, rows); err != nil {
 				t.Fatal(err)
 			}
-			var back []FairshareRow
+			var back []record.FairshareRow
 			if err := h.ReadPartition(schemas.TableFairshare, "c1", snap, &back); err != nil {
 				t.Fatal(err)
 			}
@@ -178,9 +179,9 @@ func TestFairshareRowsRoundTrip(t *testing.T) {
 
 			for _, in := range []struct {
 				name string
-				rows []FairshareRow
+				rows []record.FairshareRow
 			}{{"parquet", back}, {"reversed", reversed}} {
-				t2, r2, err := FairshareFromRows(in.rows)
+				t2, r2, err := record.FairshareFromRows(in.rows)
 				if err != nil {
 					t.Fatalf("%s: FairshareFromRows: %v", in.name, err)
 				}
@@ -301,7 +302,7 @@ func TestFairshareRowsNulls(t *testing.T) {
 			} else {
 				fairshare.Classic(tree, usage, 1, &r)
 			}
-			rows := FairshareRows(ts("2025-03-01T00:00:00Z", 0), tree, &r)
+			rows := record.FairshareRows(ts("2025-03-01T00:00:00Z", 0), tree, &r)
 			seen := 0
 			for _, row := range rows {
 				if row.Algorithm != tc.algo {
@@ -336,8 +337,8 @@ func TestFairshareRowsNulls(t *testing.T) {
 	tree, usage := buildFS(t, tree24_4(t))
 	var r fairshare.Result
 	fairshare.FairTree(tree, usage, &r)
-	by := map[string]FairshareRow{}
-	for _, row := range FairshareRows(ts("2025-03-01T00:00:00Z", 0), tree, &r) {
+	by := map[string]record.FairshareRow{}
+	for _, row := range record.FairshareRows(ts("2025-03-01T00:00:00Z", 0), tree, &r) {
 		by[row.Account+"|"+row.User] = row
 	}
 	if u1 := by["root|u1"]; u1.LevelFS == nil || !math.IsInf(*u1.LevelFS, 1) || u1.Rank == nil || *u1.Rank != 21 || u1.Parent != "root" || u1.Depth != 1 {
@@ -362,11 +363,11 @@ func TestFairshareRowsNulls(t *testing.T) {
 func TestAssociationRows(t *testing.T) {
 	tree, _ := buildFS(t, tree24_4(t))
 	snap := ts("2025-03-01T00:00:00Z", 0)
-	rows := AssociationRows(snap, tree, "assoc-2025-03-01.txt")
+	rows := record.AssociationRows(snap, tree, "assoc-2025-03-01.txt")
 	if len(rows) != 35 {
 		t.Fatalf("%d rows, want 35", len(rows))
 	}
-	by := map[string]AssociationRow{}
+	by := map[string]record.AssociationRow{}
 	for _, r := range rows {
 		if r.SourceFile != "assoc-2025-03-01.txt" || !r.Snapshot.Equal(snap) {
 			t.Errorf("%s|%s: source %q snapshot %v", r.Account, r.User, r.SourceFile, r.Snapshot)
@@ -399,7 +400,7 @@ func TestAssociationRows(t *testing.T) {
 	}
 
 	ptree, _ := buildFS(t, treePartitions)
-	prow := AssociationRows(snap, ptree, "a.txt")
+	prow := record.AssociationRows(snap, ptree, "a.txt")
 	// Lineage order: /, /a/, /a/0-bob/cpu/, /a/0-bob/gpu/.
 	wantLineage := []string{"/", "/a/", "/a/0-bob/cpu/", "/a/0-bob/gpu/"}
 	wantPart := []string{"", "", "cpu", "gpu"}
@@ -416,42 +417,42 @@ func TestFairshareFromRowsErrors(t *testing.T) {
 	tree, usage := buildFS(t, tree24_1(t))
 	var r fairshare.Result
 	fairshare.Classic(tree, usage, 1, &r)
-	base := func() []FairshareRow { return FairshareRows(ts("2025-03-01T00:00:00Z", 0), tree, &r) }
+	base := func() []record.FairshareRow { return record.FairshareRows(ts("2025-03-01T00:00:00Z", 0), tree, &r) }
 	// Row positions in the tree order of §11.1: 0 root, 1 AccountA,
 	// 2 AccountB, 3 User1, 4 AccountC, ...
 	for _, tc := range []struct {
 		name   string
-		mutate func([]FairshareRow) []FairshareRow
+		mutate func([]record.FairshareRow) []record.FairshareRow
 		want   string
 	}{
-		{"empty", func([]FairshareRow) []FairshareRow { return nil }, "rebuild fair share: no rows"},
-		{"algorithm", func(rs []FairshareRow) []FairshareRow {
+		{"empty", func([]record.FairshareRow) []record.FairshareRow { return nil }, "rebuild fair share: no rows"},
+		{"algorithm", func(rs []record.FairshareRow) []record.FairshareRow {
 			for i := range rs {
 				rs[i].Algorithm = "NO_FAIR_TREE"
 			}
 			return rs
 		}, `unknown fair-share algorithm "NO_FAIR_TREE"`},
-		{"mixed algorithms", func(rs []FairshareRow) []FairshareRow { rs[3].Algorithm = "fair_tree"; return rs },
+		{"mixed algorithms", func(rs []record.FairshareRow) []record.FairshareRow { rs[3].Algorithm = "fair_tree"; return rs },
 			`row 3 (account "AccountB", user "User1"): algorithm "fair_tree" differs from row 0 ("classic")`},
-		{"mixed snapshots", func(rs []FairshareRow) []FairshareRow {
+		{"mixed snapshots", func(rs []record.FairshareRow) []record.FairshareRow {
 			rs[2].Snapshot = ts("2025-03-02T00:00:00Z", 0)
 			return rs
 		}, `row 2 (account "AccountB"): snapshot 2025-03-02T00:00:00Z differs from row 0`},
-		{"missing parent", func(rs []FairshareRow) []FairshareRow { return slices.Delete(rs, 4, 5) },
+		{"missing parent", func(rs []record.FairshareRow) []record.FairshareRow { return slices.Delete(rs, 4, 5) },
 			`row 4 (account "AccountC", user "User2"): parent account "AccountC" has no row`},
-		{"duplicate account", func(rs []FairshareRow) []FairshareRow { return append(rs, rs[1]) },
+		{"duplicate account", func(rs []record.FairshareRow) []record.FairshareRow { return append(rs, rs[1]) },
 			`row 14 (account "AccountA"): duplicate of account row 1`},
-		{"null shares", func(rs []FairshareRow) []FairshareRow { rs[1].RawShares = nil; return rs },
+		{"null shares", func(rs []record.FairshareRow) []record.FairshareRow { rs[1].RawShares = nil; return rs },
 			`row 1 (account "AccountA"): raw_shares is NULL but shares_parent is false`},
-		{"is_user", func(rs []FairshareRow) []FairshareRow { rs[3].IsUser = false; return rs },
+		{"is_user", func(rs []record.FairshareRow) []record.FairshareRow { rs[3].IsUser = false; return rs },
 			`row 3 (account "AccountB", user "User1"): is_user=false with user "User1"`},
-		{"depth", func(rs []FairshareRow) []FairshareRow { rs[3].Depth = 2; return rs },
+		{"depth", func(rs []record.FairshareRow) []record.FairshareRow { rs[3].Depth = 2; return rs },
 			`row 3 (account "AccountB", user "User1"): depth 2, but the rebuilt tree puts it at depth 3`},
-		{"two roots", func(rs []FairshareRow) []FairshareRow { rs[7].Parent = ""; return rs },
+		{"two roots", func(rs []record.FairshareRow) []record.FairshareRow { rs[7].Parent = ""; return rs },
 			"second root"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := FairshareFromRows(tc.mutate(base()))
+			_, _, err := record.FairshareFromRows(tc.mutate(base()))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("FairshareFromRows error = %v, want one containing %q", err, tc.want)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -49,21 +50,21 @@ func (t *Txn) cutAfter(cluster string, at int64) (map[string]int64, error) {
 	}{
 		{schemas.TableJobs, func(p Partition) bool { return p.MaxTime > at || p.MaxEnd > at },
 			func(p Partition) (int64, error) {
-				return cutRows(t, p, func(r *JobRow) bool {
+				return cutRows(t, p, func(r *record.JobRow) bool {
 					return r.Start.Unix() > at || r.End != nil && r.End.Unix() > at
 				})
 			}},
 		{schemas.TableUsage, func(p Partition) bool { return p.MaxTime >= day },
 			func(p Partition) (int64, error) {
-				return cutRows(t, p, func(r *UsageRow) bool { return r.PeriodStart.Unix() >= day })
+				return cutRows(t, p, func(r *record.UsageRow) bool { return r.PeriodStart.Unix() >= day })
 			}},
 		{schemas.TableFairshare, func(p Partition) bool { return p.MaxTime > at },
 			func(p Partition) (int64, error) {
-				return cutRows(t, p, func(r *FairshareRow) bool { return r.Snapshot.Unix() > at })
+				return cutRows(t, p, func(r *record.FairshareRow) bool { return r.Snapshot.Unix() > at })
 			}},
 		{schemas.TableAssociations, func(p Partition) bool { return p.MaxTime > at },
 			func(p Partition) (int64, error) {
-				return cutRows(t, p, func(r *AssociationRow) bool { return r.Snapshot.Unix() > at })
+				return cutRows(t, p, func(r *record.AssociationRow) bool { return r.Snapshot.Unix() > at })
 			}},
 	}
 	for _, c := range cuts {

@@ -19,6 +19,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 	"github.com/parquet-go/parquet-go"
 )
@@ -160,15 +161,15 @@ func (h *History) WritePartition(table, cluster string, month time.Time, rows an
 // tableOf names the table of a rows slice.
 func tableOf(rows any) string {
 	switch rows.(type) {
-	case []JobRow, *JobTable:
+	case []record.JobRow, *record.JobTable:
 		return schemas.TableJobs
-	case []UsageRow:
+	case []record.UsageRow:
 		return schemas.TableUsage
-	case []FairshareRow:
+	case []record.FairshareRow:
 		return schemas.TableFairshare
-	case []AssociationRow:
+	case []record.AssociationRow:
 		return schemas.TableAssociations
-	case []RunRow:
+	case []record.RunRow:
 		return schemas.TableRuns
 	}
 	return ""
@@ -176,7 +177,7 @@ func tableOf(rows any) string {
 
 // AppendRun writes run as a new file of the runs table in a commit of its
 // own (a run appends through its Txn) and returns the file's entry.
-func (h *History) AppendRun(cluster string, run RunRow) (Partition, error) {
+func (h *History) AppendRun(cluster string, run record.RunRow) (Partition, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t, err := h.Begin()
@@ -216,7 +217,7 @@ func writerOptions(sortBy []string) []parquet.WriterOption {
 func tableWriterOptions[T any](sortBy []string) []parquet.WriterOption {
 	opts := writerOptions(sortBy)
 	var zero T
-	if _, ok := any(zero).(JobRow); ok {
+	if _, ok := any(zero).(record.JobRow); ok {
 		opts = append(opts, jobsSchema(), parquet.DataPageStatistics(false))
 	}
 	return opts
@@ -262,11 +263,11 @@ func encoder[T any](rows []T, cmp func(a, b *T) int, sortBy []string) func(io.Wr
 // ones GenericWriter would write.
 const writeBatch = 64
 
-// jobTableOf returns rows as a JobTable in the table's order
-// (JobTable.Sort, which compares the stored microseconds, so a start's
+// jobTableOf returns rows as a record.JobTable in the table's order
+// (record.JobTable.Sort, which compares the stored microseconds, so a start's
 // nanoseconds and monotonic clock reading play no part).
-func jobTableOf(rows []JobRow) *JobTable {
-	t := NewJobTable(NewJobDict(), len(rows))
+func jobTableOf(rows []record.JobRow) *record.JobTable {
+	t := record.NewJobTable(record.NewJobDict(), len(rows))
 	for i := range rows {
 		t.AppendRow(&rows[i])
 	}
@@ -275,8 +276,8 @@ func jobTableOf(rows []JobRow) *JobTable {
 }
 
 // jobsEncoder returns a function writing the records of t, in their order,
-// as Parquet. For rows in compareJobs order it writes exactly the bytes
-// encoder(rows, compareJobs, sortBy) writes (TestJobsEncoderBytes checks
+// as Parquet. For rows in record.CompareJobs order it writes exactly the bytes
+// encoder(rows, record.CompareJobs, sortBy) writes (TestJobsEncoderBytes checks
 // it) in a fraction of the time:
 //
 //   - the records have no pointers and their TRES sets are interned, so
@@ -292,12 +293,12 @@ func jobTableOf(rows []JobRow) *JobTable {
 //   - it encodes up to GOMAXPROCS row groups at once (ConcurrentRowGroupWriter)
 //     and commits them in order. A row group's bytes depend only on its
 //     rows, so the file is the same as when written one group at a time.
-func jobsEncoder(t *JobTable, sortBy []string) func(io.Writer) error {
+func jobsEncoder(t *record.JobTable, sortBy []string) func(io.Writer) error {
 	return func(w io.Writer) error {
 		vals := newJobValues(t)
 		// The writer schema replaces tableWriterOptions' jobsSchema.
-		opts := append(tableWriterOptions[JobRow](sortBy), jobsWriterSchema(vals.strs))
-		pw := parquet.NewGenericWriter[JobRow](w, opts...)
+		opts := append(tableWriterOptions[record.JobRow](sortBy), jobsWriterSchema(vals.strs))
+		pw := parquet.NewGenericWriter[record.JobRow](w, opts...)
 		leaves, err := jobLeaves(pw.Schema())
 		if err != nil {
 			return err
@@ -343,7 +344,7 @@ func identity(n int) []int32 {
 	return order
 }
 
-// jobValues are the parquet.Values that the records of a JobTable share,
+// jobValues are the parquet.Values that the records of a record.JobTable share,
 // built once per file: the BYTE_ARRAY value of every name, and the key and
 // value columns of every TRES set the records use. The strings are
 // interned (internedStrings) for the writer's dictionaries. Read-only once
@@ -351,21 +352,23 @@ func identity(n int) []int32 {
 type jobValues struct {
 	strs  *internedStrings // the names, then the TRES keys
 	names []parquet.Value
-	// tresAt[s] is where set s's values start in tresKeys and tresVals:
-	// one per entry, or one null for the empty set.
-	tresAt             []int32
+	// tresAt[s] is where set s's values start in tresKeys and tresVals,
+	// tresN[s] how many there are: one per entry, or one null for the
+	// empty set.
+	tresAt, tresN      []int32
 	tresKeys, tresVals []parquet.Value
 }
 
 // newJobValues builds the values of t's names and of the TRES sets its
 // records use.
-func newJobValues(t *JobTable) *jobValues {
+func newJobValues(t *record.JobTable) *jobValues {
 	d := t.Dict
-	v := &jobValues{tresAt: make([]int32, len(d.sets))}
+	names := d.Names()
+	v := &jobValues{tresAt: make([]int32, d.NumTRESSets()), tresN: make([]int32, d.NumTRESSets())}
 	// The sets the records use, and their keys.
 	var sets []uint32
-	used := make([]bool, len(d.sets))
-	strs := slices.Clip(d.names)
+	used := make([]bool, d.NumTRESSets())
+	strs := slices.Clip(names)
 	keyIDs := map[string]int32{}
 	for k := range t.Recs {
 		s := t.Recs[k].TRES
@@ -374,27 +377,30 @@ func newJobValues(t *JobTable) *jobValues {
 		}
 		used[s] = true
 		sets = append(sets, s)
-		for _, e := range d.entries[d.sets[s][0]:d.sets[s][1]] {
-			if _, ok := keyIDs[e.key]; !ok {
-				keyIDs[e.key] = int32(len(strs))
-				strs = append(strs, e.key)
+		for j := range d.TRESLen(s) {
+			key, _ := d.TRESEntry(s, j)
+			if _, ok := keyIDs[key]; !ok {
+				keyIDs[key] = int32(len(strs))
+				strs = append(strs, key)
 			}
 		}
 	}
 	v.strs = internStrings(strs)
-	v.names = v.strs.vals[:len(d.names)]
+	v.names = v.strs.vals[:len(names)]
 	for _, s := range sets {
 		v.tresAt[s] = int32(len(v.tresKeys))
-		span := d.sets[s]
-		if span[0] == span[1] {
+		n := d.TRESLen(s)
+		v.tresN[s] = int32(max(1, n))
+		if n == 0 {
 			v.tresKeys = append(v.tresKeys, parquet.Value{})
 			v.tresVals = append(v.tresVals, parquet.Value{})
 		}
 		// One value per entry: repetition level 0 for a row's first, 1 for
 		// the next; definition level 1.
-		for j := span[0]; j < span[1]; j++ {
-			key, val := v.strs.vals[keyIDs[d.entries[j].key]], parquet.DoubleValue(d.entries[j].val)
-			if j > span[0] {
+		for j := range n {
+			k, x := d.TRESEntry(s, j)
+			key, val := v.strs.vals[keyIDs[k]], parquet.DoubleValue(x)
+			if j > 0 {
 				key.SetRepetitionLevel(1)
 				val.SetRepetitionLevel(1)
 			}
@@ -413,7 +419,7 @@ func newJobValues(t *JobTable) *jobValues {
 // and writes them to the column writers. Its buffer is reused between
 // batches.
 type jobColumns struct {
-	t *JobTable
+	t *record.JobTable
 	v *jobValues
 	// leaves are the fields of the writer's leaf columns, in order
 	// (jobLeaves).
@@ -422,7 +428,7 @@ type jobColumns struct {
 }
 
 // writeGroup writes recs (one row group) in batches of writeBatch rows.
-func (e *jobColumns) writeGroup(cols []*parquet.ColumnWriter, recs []JobRec) error {
+func (e *jobColumns) writeGroup(cols []*parquet.ColumnWriter, recs []record.JobRec) error {
 	for lo := 0; lo < len(recs); lo += writeBatch {
 		if err := e.write(cols, recs[lo:min(lo+writeBatch, len(recs))]); err != nil {
 			return err
@@ -431,7 +437,7 @@ func (e *jobColumns) writeGroup(cols []*parquet.ColumnWriter, recs []JobRec) err
 	return nil
 }
 
-func (e *jobColumns) write(cols []*parquet.ColumnWriter, recs []JobRec) error {
+func (e *jobColumns) write(cols []*parquet.ColumnWriter, recs []record.JobRec) error {
 	if len(cols) != len(e.leaves) {
 		return fmt.Errorf("jobs schema has %d leaf columns, the encoder writes %d", len(cols), len(e.leaves))
 	}
@@ -455,13 +461,13 @@ func (e *jobColumns) write(cols []*parquet.ColumnWriter, recs []JobRec) error {
 }
 
 // jobColumn sets v[k] to the value of the leaf column of field f (other
-// than the TRES map's) of recs[k], as parquet-go's GenericWriter[JobRow] writes it:
+// than the TRES map's) of recs[k], as parquet-go's GenericWriter[record.JobRow] writes it:
 // timestamps in microseconds, a null at definition level 0, a set
 // optional value at definition level 1; required columns need no levels.
 // names are jobValues.names. (One loop per column: building values
 // through a function per column took most of the encoder's own time.)
-func jobColumn(v []parquet.Value, t *JobTable, names []parquet.Value, recs []JobRec, f jobField) {
-	opt := func(k int, r *JobRec, x int64, bit uint16) {
+func jobColumn(v []parquet.Value, t *record.JobTable, names []parquet.Value, recs []record.JobRec, f jobField) {
+	opt := func(k int, r *record.JobRec, x int64, bit uint16) {
 		v[k] = parquet.Value{}
 		if r.Valid&bit != 0 {
 			v[k] = parquet.Int64Value(x)
@@ -479,19 +485,19 @@ func jobColumn(v []parquet.Value, t *JobTable, names []parquet.Value, recs []Job
 		}
 	case jobArrayJobID:
 		for k := range recs {
-			opt(k, &recs[k], recs[k].ArrayJobID, ValidArrayJobID)
+			opt(k, &recs[k], recs[k].ArrayJobID, record.ValidArrayJobID)
 		}
 	case jobArrayTaskID:
 		for k := range recs {
-			opt(k, &recs[k], recs[k].ArrayTaskID, ValidArrayTaskID)
+			opt(k, &recs[k], recs[k].ArrayTaskID, record.ValidArrayTaskID)
 		}
 	case jobHetJobID:
 		for k := range recs {
-			opt(k, &recs[k], recs[k].HetJobID, ValidHetJobID)
+			opt(k, &recs[k], recs[k].HetJobID, record.ValidHetJobID)
 		}
 	case jobHetJobOffset:
 		for k := range recs {
-			opt(k, &recs[k], recs[k].HetJobOffset, ValidHetJobOffset)
+			opt(k, &recs[k], recs[k].HetJobOffset, record.ValidHetJobOffset)
 		}
 	case jobUser:
 		for k := range recs {
@@ -523,11 +529,11 @@ func jobColumn(v []parquet.Value, t *JobTable, names []parquet.Value, recs []Job
 		}
 	case jobSubmit:
 		for k := range recs {
-			opt(k, &recs[k], recs[k].Submit, ValidSubmit)
+			opt(k, &recs[k], recs[k].Submit, record.ValidSubmit)
 		}
 	case jobEligible:
 		for k := range recs {
-			opt(k, &recs[k], recs[k].Eligible, ValidEligible)
+			opt(k, &recs[k], recs[k].Eligible, record.ValidEligible)
 		}
 	case jobStart:
 		for k := range recs {
@@ -535,11 +541,11 @@ func jobColumn(v []parquet.Value, t *JobTable, names []parquet.Value, recs []Job
 		}
 	case jobEnd:
 		for k := range recs {
-			opt(k, &recs[k], recs[k].End, ValidEnd)
+			opt(k, &recs[k], recs[k].End, record.ValidEnd)
 		}
 	case jobElapsedSec:
 		for k := range recs {
-			opt(k, &recs[k], recs[k].ElapsedSec, ValidElapsedSec)
+			opt(k, &recs[k], recs[k].ElapsedSec, record.ValidElapsedSec)
 		}
 	case jobChargedSec:
 		for k := range recs {
@@ -547,11 +553,11 @@ func jobColumn(v []parquet.Value, t *JobTable, names []parquet.Value, recs []Job
 		}
 	case jobSuspendedSec:
 		for k := range recs {
-			opt(k, &recs[k], recs[k].SuspendedSec, ValidSuspendedSec)
+			opt(k, &recs[k], recs[k].SuspendedSec, record.ValidSuspendedSec)
 		}
 	case jobTimelimitMin:
 		for k := range recs {
-			opt(k, &recs[k], recs[k].TimelimitMin, ValidTimelimitMin)
+			opt(k, &recs[k], recs[k].TimelimitMin, record.ValidTimelimitMin)
 		}
 	case jobNNodes:
 		for k := range recs {
@@ -600,12 +606,12 @@ func jobColumn(v []parquet.Value, t *JobTable, names []parquet.Value, recs []Job
 
 // appendTRES appends the TRES map's key (or value) column of recs: the
 // values of each record's set, from col (jobValues.tresKeys or tresVals).
-func (e *jobColumns) appendTRES(v []parquet.Value, recs []JobRec, col []parquet.Value) []parquet.Value {
-	d, at := e.t.Dict, e.v.tresAt
+func (e *jobColumns) appendTRES(v []parquet.Value, recs []record.JobRec, col []parquet.Value) []parquet.Value {
+	at, n := e.v.tresAt, e.v.tresN
 	for k := range recs {
 		s := recs[k].TRES
 		i := at[s]
-		v = append(v, col[i:i+max(1, d.sets[s][1]-d.sets[s][0])]...)
+		v = append(v, col[i:i+n[s]]...)
 	}
 	return v
 }
@@ -712,11 +718,11 @@ func decodeRows[T any](b []byte, dst *[]T) (n int, err error) {
 
 // ReadRuns reads the committed runs of a (cluster, month) partition in
 // start order. A missing partition reads as no runs.
-func (h *History) ReadRuns(cluster string, month time.Time) ([]RunRow, error) {
+func (h *History) ReadRuns(cluster string, month time.Time) ([]record.RunRow, error) {
 	if err := validCluster(cluster); err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
-	var out []RunRow
+	var out []record.RunRow
 	err := h.ReadPartition(schemas.TableRuns, cluster, month, &out)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

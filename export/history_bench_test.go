@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -33,11 +34,11 @@ type yearCluster struct {
 	states      []string
 	tres        map[[2]int64]map[string]float64 // shared TRES maps by (cpus, gpus)
 
-	jobs      []JobRow
+	jobs      []record.JobRow
 	times     []time.Time // Submit, Eligible, End of jobs
 	ints      []int64     // ElapsedSec, TimelimitMin, SuspendedSec of jobs
-	usage     []UsageRow
-	fairshare []FairshareRow
+	usage     []record.UsageRow
+	fairshare []record.FairshareRow
 	floats    []float64 // the pointer targets of fairshare
 	ranks     []int32
 	shares    []int64
@@ -80,7 +81,7 @@ func (c *yearCluster) tresMap(cpus, gpus int64) map[string]float64 {
 // is the year-wide index of its first job), in start order as a nightly
 // run produces them: users with a skewed activity, a fifth of the jobs on
 // GPU partitions, run times up to a day.
-func (c *yearCluster) monthJobs(month time.Time, first, n int) []JobRow {
+func (c *yearCluster) monthJobs(month time.Time, first, n int) []record.JobRow {
 	r := rand.New(rand.NewPCG(uint64(first), 7))
 	c.jobs = slices.Grow(c.jobs[:0], n)[:n]
 	c.times = slices.Grow(c.times[:0], 3*n)[:3*n]
@@ -107,7 +108,7 @@ func (c *yearCluster) monthJobs(month time.Time, first, n int) []JobRow {
 		v[0], v[1], v[2] = el, 1440, 0
 		id := int64(first + i + 1_000_000)
 		bill := float64(cpus) + 10*float64(gpus)
-		c.jobs[i] = JobRow{JobID: strconv.FormatInt(id, 10), JobIDRaw: id,
+		c.jobs[i] = record.JobRow{JobID: strconv.FormatInt(id, 10), JobIDRaw: id,
 			User: c.users[u], Account: c.labs[c.userLab[u]], Partition: c.parts[p], QOS: c.qos[p%len(c.qos)],
 			State: c.states[r.IntN(len(c.states))], Submit: &t[0], Eligible: &t[1], Start: start, End: &t[2],
 			ElapsedSec: &v[0], ChargedSec: el, SuspendedSec: &v[2], TimelimitMin: &v[1], NNodes: 1,
@@ -125,7 +126,7 @@ func (c *yearCluster) monthJobs(month time.Time, first, n int) []JobRow {
 // monthUsage sums jobs into usage rows per (account, user, partition, UTC
 // day of the start): for the benchmark a job's time is all charged to the
 // day it started.
-func (c *yearCluster) monthUsage(jobs []JobRow) []UsageRow {
+func (c *yearCluster) monthUsage(jobs []record.JobRow) []record.UsageRow {
 	type key struct {
 		user, part string
 		day        int64
@@ -140,7 +141,7 @@ func (c *yearCluster) monthUsage(jobs []JobRow) []UsageRow {
 		if !ok {
 			n = len(c.usage)
 			idx[k] = n
-			c.usage = append(c.usage, UsageRow{Account: j.Account, User: j.User, Partition: j.Partition, PeriodStart: day})
+			c.usage = append(c.usage, record.UsageRow{Account: j.Account, User: j.User, Partition: j.Partition, PeriodStart: day})
 		}
 		s := float64(j.ChargedSec)
 		u := &c.usage[n]
@@ -154,7 +155,7 @@ func (c *yearCluster) monthUsage(jobs []JobRow) []UsageRow {
 
 // monthFairshare makes the daily Fair Tree snapshots of the month: root,
 // every lab and every user, with plausible (not computed) values.
-func (c *yearCluster) monthFairshare(month time.Time) []FairshareRow {
+func (c *yearCluster) monthFairshare(month time.Time) []record.FairshareRow {
 	days := int(month.AddDate(0, 1, 0).Sub(month) / (24 * time.Hour))
 	per := 1 + yearLabs + yearUsers
 	n := days * per
@@ -169,7 +170,7 @@ func (c *yearCluster) monthFairshare(month time.Time) []FairshareRow {
 			i := d*per + a
 			f := c.floats[6*i : 6*i+6 : 6*i+6]
 			row := &c.fairshare[i]
-			*row = FairshareRow{Snapshot: snap, Algorithm: "fair_tree", Partition: "", RawShares: &c.shares[i],
+			*row = record.FairshareRow{Snapshot: snap, Algorithm: "fair_tree", Partition: "", RawShares: &c.shares[i],
 				NormShares: &f[0], RawUsage: &f[1], NormUsage: &f[2], EffectvUsage: &f[3], FairShare: &f[4], LevelFS: &f[5]}
 			switch {
 			case a == 0:

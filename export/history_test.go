@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 	"github.com/parquet-go/parquet-go"
 )
@@ -45,8 +46,8 @@ func openHistory(t *testing.T) *History {
 	return h
 }
 
-func sampleJobs() []JobRow {
-	return []JobRow{
+func sampleJobs() []record.JobRow {
+	return []record.JobRow{
 		{JobID: "101_3", JobIDRaw: 104, ArrayJobID: ptr[int64](101), ArrayTaskID: ptr[int64](3),
 			User: "bob", Account: "physics", Partition: "gpu", QOS: "normal", State: "COMPLETED",
 			Submit: ptr(ts("2025-01-02T09:00:00Z", 0)), Eligible: ptr(ts("2025-01-02T09:00:01Z", 0)),
@@ -73,17 +74,17 @@ func sampleJobs() []JobRow {
 // order, worked out by hand: chem/alice, physics/alice, physics/bob.
 var wantJobOrder = []string{"42+1", "99", "101_3"}
 
-func sampleUsage() []UsageRow {
-	return []UsageRow{
+func sampleUsage() []record.UsageRow {
+	return []record.UsageRow{
 		{Account: "physics", User: "bob", Partition: "", PeriodStart: ts("2025-01-02T00:00:00Z", 0), BillingSec: 88200, CPUSec: 28800, MemMBSec: 117964800, GPUSec: 7200},
 		{Account: "physics", User: "bob", Partition: "", PeriodStart: ts("2025-01-01T00:00:00Z", 0), BillingSec: 1, CPUSec: 1, MemMBSec: 1, GPUSec: 0},
 		{Account: "chem", User: "alice", Partition: "gpu", PeriodStart: ts("2025-01-01T00:00:00Z", 0), BillingSec: 10, CPUSec: 10, MemMBSec: 1000, GPUSec: 0},
 	}
 }
 
-func sampleFairshare() []FairshareRow {
+func sampleFairshare() []record.FairshareRow {
 	snap := ts("2025-01-31T00:00:00Z", 0)
-	return []FairshareRow{
+	return []record.FairshareRow{
 		{Snapshot: snap, Algorithm: "fair_tree", Account: "root", Depth: 0, NormShares: ptr(0.0), RawUsage: ptr(100.0),
 			EffectvUsage: ptr(1.0)},
 		{Snapshot: snap, Algorithm: "fair_tree", Account: "physics", Parent: "root", Depth: 1, RawShares: ptr[int64](40),
@@ -97,18 +98,18 @@ func sampleFairshare() []FairshareRow {
 	}
 }
 
-func sampleAssociations() []AssociationRow {
+func sampleAssociations() []record.AssociationRow {
 	snap := ts("2025-01-01T00:00:00Z", 0)
-	return []AssociationRow{
+	return []record.AssociationRow{
 		{Snapshot: snap, Account: "root", Shares: ptr[int64](1), Lineage: "/", SourceFile: "assoc.txt"},
 		{Snapshot: snap, Account: "physics", Parent: "root", Shares: ptr[int64](40), Lineage: "/physics/", SourceFile: "assoc.txt"},
 		{Snapshot: snap, Account: "physics", User: "bob", Parent: "physics", SharesParent: true, Lineage: "/physics/0-bob/", SourceFile: "assoc.txt"},
 	}
 }
 
-func sampleRun() RunRow {
-	return RunRow{RunID: "0123456789abcdef", Started: ts("2025-02-01T03:04:05Z", 0), Finished: ts("2025-02-01T03:05:00Z", 999),
-		Version: "v0.1.0", Inputs: []RunInput{{Path: "sacct.txt", SizeBytes: 1234, SHA256: strings.Repeat("ab", 32)}, {Path: "slurm.conf", SizeBytes: 99, SHA256: strings.Repeat("cd", 32)}},
+func sampleRun() record.RunRow {
+	return record.RunRow{RunID: "0123456789abcdef", Started: ts("2025-02-01T03:04:05Z", 0), Finished: ts("2025-02-01T03:05:00Z", 999),
+		Version: "v0.1.0", Inputs: []record.RunInput{{Path: "sacct.txt", SizeBytes: 1234, SHA256: strings.Repeat("ab", 32)}, {Path: "slurm.conf", SizeBytes: 99, SHA256: strings.Repeat("cd", 32)}},
 		Config: `{"PriorityDecayHalfLife":"7-0"}`, Read: 10, Ingested: 7, Rejected: 1,
 		Skipped: map[string]int64{"step record": 1, "zero elapsed": 1}, JobsCharged: 7, Snapshots: 31}
 }
@@ -155,10 +156,10 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("WritePartition(%s): %v", w.table, err)
 		}
 	}
-	var gotJobs []JobRow
-	var gotUsage []UsageRow
-	var gotFS []FairshareRow
-	var gotAssoc []AssociationRow
+	var gotJobs []record.JobRow
+	var gotUsage []record.UsageRow
+	var gotFS []record.FairshareRow
+	var gotAssoc []record.AssociationRow
 	for _, r := range []struct {
 		table string
 		dst   any
@@ -173,10 +174,10 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("%s read back:\n%+v\nwant\n%+v", table, got, want)
 		}
 	}
-	check("jobs", normalize(gotJobs), normalize(sortedCopy(jobs, compareJobs)))
-	check("usage", normalize(gotUsage), normalize(sortedCopy(usage, compareUsage)))
-	check("fairshare", normalize(gotFS), normalize(sortedCopy(fs, compareFairshare)))
-	check("associations", normalize(gotAssoc), normalize(sortedCopy(assoc, compareAssociations)))
+	check("jobs", normalize(gotJobs), normalize(sortedCopy(jobs, record.CompareJobs)))
+	check("usage", normalize(gotUsage), normalize(sortedCopy(usage, record.CompareUsage)))
+	check("fairshare", normalize(gotFS), normalize(sortedCopy(fs, record.CompareFairshare)))
+	check("associations", normalize(gotAssoc), normalize(sortedCopy(assoc, record.CompareAssociations)))
 
 	// Spot checks written by hand, independent of the sort helper.
 	for i, id := range wantJobOrder {
@@ -219,7 +220,7 @@ func TestRowOrderAndInputUntouched(t *testing.T) {
 	if !reflect.DeepEqual(usage, before) {
 		t.Errorf("WritePartition reordered the caller's slice")
 	}
-	var got []UsageRow
+	var got []record.UsageRow
 	if err := h.ReadPartition(schemas.TableUsage, "c1", jan, &got); err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +528,7 @@ func TestCrashSafety(t *testing.T) {
 	}
 
 	// Readers see generation 1 only.
-	var got []UsageRow
+	var got []record.UsageRow
 	if err := h.ReadPartition(schemas.TableUsage, "c1", jan, &got); err != nil || len(got) != 3 {
 		t.Errorf("ReadPartition after crash = %d rows, %v; want 3 rows", len(got), err)
 	}
@@ -613,7 +614,7 @@ func TestAppendRunAndManifest(t *testing.T) {
 	run2.RunID, run2.Started, run2.Skipped, run2.Inputs = "second", ts("2025-02-02T00:00:00Z", 0), nil, nil
 	run0 := run2
 	run0.RunID, run0.Started = "earlier", ts("2025-02-01T00:00:00Z", 0)
-	for _, r := range []RunRow{run2, run0} {
+	for _, r := range []record.RunRow{run2, run0} {
 		if _, err := h.AppendRun("c1", r); err != nil {
 			t.Fatal(err)
 		}
@@ -622,7 +623,7 @@ func TestAppendRunAndManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := normalize([]RunRow{run0, run, run2})
+	want := normalize([]record.RunRow{run0, run, run2})
 	if !reflect.DeepEqual(normalize(got), want) {
 		t.Errorf("ReadRuns =\n%+v\nwant\n%+v", got, want)
 	}
@@ -702,7 +703,7 @@ func TestWritePartitionErrors(t *testing.T) {
 			t.Errorf("%s: WritePartition(%s, %q) = %v, want error containing %q", tt.name, tt.table, tt.cluster, err, tt.want)
 		}
 	}
-	var dst []JobRow
+	var dst []record.JobRow
 	if err := h.ReadPartition(schemas.TableJobs, "c1", jan, &dst); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ReadPartition of a missing partition = %v, want ErrNotExist", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -22,8 +23,8 @@ import (
 // rows equal in every sort key (so the tie order shows), timestamps with
 // microseconds and before 1970, NaN and infinite floats; with mono, 1% of
 // the starts carry a monotonic clock reading (which time.Compare, and so
-// compareJobs, compares instead of the wall clock).
-func variedJobs(n int, seed uint64, mono bool) []JobRow {
+// record.CompareJobs, compares instead of the wall clock).
+func variedJobs(n int, seed uint64, mono bool) []record.JobRow {
 	r := rand.New(rand.NewPCG(seed, 1))
 	users := []string{"alice", "bob", "", "zoë", "user-with-a-rather-long-name", "Bob"}
 	accounts := []string{"physics", "chem", "", "Åström_lab", "bio"}
@@ -43,7 +44,7 @@ func variedJobs(n int, seed uint64, mono bool) []JobRow {
 		}
 		return &t
 	}
-	rows := make([]JobRow, n)
+	rows := make([]record.JobRow, n)
 	for i := range rows {
 		start := base.Add(time.Duration(r.Int64N(40*86400*1e6)) * time.Microsecond)
 		switch {
@@ -64,7 +65,7 @@ func variedJobs(n int, seed uint64, mono bool) []JobRow {
 				tres[tresKeys[r.IntN(len(tresKeys))]] = float64(r.IntN(1 << 20))
 			}
 		}
-		row := JobRow{JobID: strconv.FormatInt(raw, 10), JobIDRaw: raw,
+		row := record.JobRow{JobID: strconv.FormatInt(raw, 10), JobIDRaw: raw,
 			ArrayJobID: i64(raw - 5), ArrayTaskID: i64(int64(r.IntN(100))), HetJobID: i64(raw), HetJobOffset: i64(0),
 			User: users[r.IntN(len(users))], Account: accounts[r.IntN(len(accounts))],
 			Partition: []string{"cpu", "gpu", ""}[r.IntN(3)], QOS: []string{"normal", ""}[r.IntN(2)],
@@ -94,8 +95,8 @@ func variedJobs(n int, seed uint64, mono bool) []JobRow {
 }
 
 // TestJobsEncoderBytes checks that the jobs encoder, given the rows as a
-// JobTable sorted by JobTable.Sort, writes exactly the bytes of
-// parquet-go's GenericWriter[JobRow] fed in compareJobs order (the generic
+// record.JobTable sorted by record.JobTable.Sort, writes exactly the bytes of
+// parquet-go's GenericWriter[record.JobRow] fed in record.CompareJobs order (the generic
 // encoder every other table uses), for row counts around the batch and
 // row-group sizes, for rows given sorted or not, and for starts with
 // nanoseconds and monotonic clock readings.
@@ -109,13 +110,13 @@ func TestJobsEncoderBytes(t *testing.T) {
 		big = RowGroupRows + 1
 	}
 	shuffled := variedJobs(5000, 9, false)
-	var sorted []JobRow
-	for _, i := range sortedOrder(shuffled, compareJobs) {
+	var sorted []record.JobRow
+	for _, i := range sortedOrder(shuffled, record.CompareJobs) {
 		sorted = append(sorted, shuffled[i])
 	}
 	cases := []struct {
 		name string
-		rows []JobRow
+		rows []record.JobRow
 	}{
 		{"none", nil},
 		{"sample", sampleJobs()},
@@ -127,7 +128,7 @@ func TestJobsEncoderBytes(t *testing.T) {
 	}
 	for _, c := range cases {
 		var want, got bytes.Buffer
-		if err := encoder(c.rows, compareJobs, def.SortBy)(&want); err != nil {
+		if err := encoder(c.rows, record.CompareJobs, def.SortBy)(&want); err != nil {
 			t.Fatalf("%s: generic encoder: %v", c.name, err)
 		}
 		if err := jobsEncoder(jobTableOf(c.rows), def.SortBy)(&got); err != nil {
@@ -226,7 +227,7 @@ func TestJobsColumnCodecs(t *testing.T) {
 			}
 		}
 	}
-	var back []JobRow
+	var back []record.JobRow
 	if err := h.ReadPartition(schemas.TableJobs, "c1", jan, &back); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // jobField is a leaf column of the jobs table as the encoder fills it
-// (jobColumns): one per JobRow field, two for the TRES map (its keys and
+// (jobColumns): one per record.JobRow field, two for the TRES map (its keys and
 // its values). The encoder finds each field's column by name in the
 // writer's schema (jobLeaves), never by position.
 type jobField uint8
@@ -51,7 +51,7 @@ const (
 )
 
 // path returns the field's leaf column path in the jobs schema, the
-// parquet tags of JobRow ("tres/key_value/key" for a map's keys), or
+// parquet tags of record.JobRow ("tres/key_value/key" for a map's keys), or
 // "field N" for a value that is no field.
 func (f jobField) path() string {
 	switch f {

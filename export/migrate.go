@@ -19,6 +19,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -118,7 +119,7 @@ func (h *History) Migrate() (n int, err error) {
 	}()
 	var problems []error
 	onDisk := map[string]bool{}
-	runs := map[[2]string][]RunRow{} // by (cluster, month): one segment each
+	runs := map[[2]string][]record.RunRow{} // by (cluster, month): one segment each
 	for _, f := range files {
 		onDisk[f.rel] = true
 		if err := t.migrateFile(f, listed[f.rel], runs); err != nil {
@@ -340,7 +341,7 @@ func (h *History) beginFirst() (*Txn, error) {
 // its rows to runs, to be written as one segment per partition. A file
 // that matches none of its old manifest entries (if listed) or is not
 // readable is an *oldProblem; other errors are I/O errors of the commit.
-func (t *Txn) migrateFile(f oldFile, entries []oldEntry, runs map[[2]string][]RunRow) error {
+func (t *Txn) migrateFile(f oldFile, entries []oldEntry, runs map[[2]string][]record.RunRow) error {
 	b, err := os.ReadFile(filepath.Join(t.h.Dir, filepath.FromSlash(f.rel)))
 	if err != nil {
 		return &oldProblem{rel: f.rel, what: err.Error()}
@@ -376,25 +377,25 @@ func (t *Txn) migrateFile(f oldFile, entries []oldEntry, runs map[[2]string][]Ru
 	var n int
 	switch f.table {
 	case schemas.TableJobs:
-		var jt *JobTable
+		var jt *record.JobTable
 		jt, err = decodeJobTable(b)
 		if err == nil {
 			n, rows = len(jt.Recs), jt
 		}
 	case schemas.TableUsage:
-		var r []UsageRow
+		var r []record.UsageRow
 		n, err = decodeRows(b, &r)
 		rows = r
 	case schemas.TableFairshare:
-		var r []FairshareRow
+		var r []record.FairshareRow
 		n, err = decodeRows(b, &r)
 		rows = r
 	case schemas.TableAssociations:
-		var r []AssociationRow
+		var r []record.AssociationRow
 		n, err = decodeRows(b, &r)
 		rows = r
 	case schemas.TableRuns:
-		var r []RunRow
+		var r []record.RunRow
 		n, err = decodeRows(b, &r)
 		rows = r
 	default:
@@ -406,7 +407,7 @@ func (t *Txn) migrateFile(f oldFile, entries []oldEntry, runs map[[2]string][]Ru
 	if e.Path != "" && int64(n) != e.Rows {
 		return &oldProblem{rel: f.rel, what: fmt.Sprintf("%d rows, manifest.json says %d", n, e.Rows)}
 	}
-	if r, ok := rows.([]RunRow); ok {
+	if r, ok := rows.([]record.RunRow); ok {
 		k := [2]string{f.cluster, f.month}
 		runs[k] = append(runs[k], r...)
 		return nil
@@ -421,9 +422,9 @@ func (t *Txn) migrateFile(f oldFile, entries []oldEntry, runs map[[2]string][]Ru
 // variable for the tests, which read small files in several chunks).
 var migrateChunk = 4096
 
-// decodeJobTable decodes a jobs file into a new JobTable (appendJobs).
-func decodeJobTable(b []byte) (*JobTable, error) {
-	t := NewJobTable(NewJobDict(), 0)
+// decodeJobTable decodes a jobs file into a new record.JobTable (appendJobs).
+func decodeJobTable(b []byte) (*record.JobTable, error) {
+	t := record.NewJobTable(record.NewJobDict(), 0)
 	if err := appendJobs(b, t); err != nil {
 		return nil, err
 	}
@@ -431,19 +432,19 @@ func decodeJobTable(b []byte) (*JobTable, error) {
 }
 
 // appendJobs decodes a jobs file's bytes into t, a few thousand rows at a
-// time: a month of a large centre's jobs as []JobRow (a map and pointers
+// time: a month of a large centre's jobs as []record.JobRow (a map and pointers
 // per row) would take several times the memory of its records.
-func appendJobs(b []byte, t *JobTable) (err error) {
+func appendJobs(b []byte, t *record.JobTable) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("malformed Parquet: %v", r)
 		}
 	}()
-	r := parquet.NewGenericReader[JobRow](bytes.NewReader(b))
+	r := parquet.NewGenericReader[record.JobRow](bytes.NewReader(b))
 	defer r.Close()
 	t.Recs = slices.Grow(t.Recs, int(r.NumRows()))
 	before := len(t.Recs)
-	buf := make([]JobRow, min(int64(migrateChunk), max(r.NumRows(), 1)))
+	buf := make([]record.JobRow, min(int64(migrateChunk), max(r.NumRows(), 1)))
 	for {
 		clear(buf) // Read would reuse the rows' maps and pointers: a null would keep the value before
 		n, err := r.Read(buf)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -161,13 +162,13 @@ func TestMigrate(t *testing.T) {
 
 	// The old files, read before the migration.
 	wantRows := oldManifestRows(t, h.Dir)
-	jobs := readOldRows[JobRow](t, h.Dir, schemas.TableJobs)
-	usage := readOldRows[UsageRow](t, h.Dir, schemas.TableUsage)
-	fairshare := readOldRows[FairshareRow](t, h.Dir, schemas.TableFairshare)
-	assoc := readOldRows[AssociationRow](t, h.Dir, schemas.TableAssociations)
-	runs := readOldRows[RunRow](t, h.Dir, schemas.TableRuns)
+	jobs := readOldRows[record.JobRow](t, h.Dir, schemas.TableJobs)
+	usage := readOldRows[record.UsageRow](t, h.Dir, schemas.TableUsage)
+	fairshare := readOldRows[record.FairshareRow](t, h.Dir, schemas.TableFairshare)
+	assoc := readOldRows[record.AssociationRow](t, h.Dir, schemas.TableAssociations)
+	runs := readOldRows[record.RunRow](t, h.Dir, schemas.TableRuns)
 	for k, rs := range runs { // a partition of several runs reads in start order
-		slices.SortStableFunc(rs, func(a, b RunRow) int { return a.Started.Compare(b.Started) })
+		slices.SortStableFunc(rs, func(a, b record.RunRow) int { return a.Started.Compare(b.Started) })
 		runs[k] = rs
 	}
 	checkpoints := map[string][]byte{}
@@ -364,7 +365,7 @@ func TestMigrateRefusesFilesTheManifestDisagreesWith(t *testing.T) {
 	if err != nil || n != 18 {
 		t.Fatalf("Migrate without manifest.json: %d, %v; want 18 files", n, err)
 	}
-	var got []UsageRow
+	var got []record.UsageRow
 	if err := h.ReadPartition(schemas.TableUsage, "synth", time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +436,7 @@ func TestMigrateStaleDuplicateEntry(t *testing.T) {
 	if n, err := h.Migrate(); err != nil || n != 19 {
 		t.Fatalf("Migrate: %d, %v; want 19 files", n, err)
 	}
-	var jobs []JobRow
+	var jobs []record.JobRow
 	if err := h.ReadPartition(schemas.TableJobs, "synth", time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC), &jobs); err != nil || len(jobs) != 920 {
 		t.Errorf("jobs of 2025-02: %d rows (%v), want the file's 920", len(jobs), err)
 	}

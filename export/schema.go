@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -17,15 +18,15 @@ import (
 // rowModels are the Go row types of the history tables, by table name.
 func rowModels() map[string]any {
 	return map[string]any{
-		schemas.TableJobs:         JobRow{},
-		schemas.TableUsage:        UsageRow{},
-		schemas.TableFairshare:    FairshareRow{},
-		schemas.TableAssociations: AssociationRow{},
-		schemas.TableRuns:         RunRow{},
+		schemas.TableJobs:         record.JobRow{},
+		schemas.TableUsage:        record.UsageRow{},
+		schemas.TableFairshare:    record.FairshareRow{},
+		schemas.TableAssociations: record.AssociationRow{},
+		schemas.TableRuns:         record.RunRow{},
 	}
 }
 
-// jobsSchema is the jobs table's Parquet schema: JobRow's, with encodings
+// jobsSchema is the jobs table's Parquet schema: record.JobRow's, with encodings
 // its struct tags cannot give (parquet-go refuses "delta" on a pointer
 // field): DELTA_BINARY_PACKED for the INT64 columns (ids, counts,
 // timestamps) but three below, dictionary encoding for the TRES map's keys and values and
@@ -52,7 +53,7 @@ func rowModels() map[string]any {
 // these encodings. Each column also declares its compression codec
 // (jobsCodec), which the file records per column chunk.
 func jobsSchema() *parquet.Schema {
-	s := parquet.SchemaOf(JobRow{})
+	s := parquet.SchemaOf(record.JobRow{})
 	dict := map[string]bool{"tres/key_value/key": true, "tres/key_value/value": true,
 		"mem_mb": true, "node_count": true, "gpu": true, "usage_factor": true, "billing": true, "timelimit_min": true, "alloc_cpus": true, "billing_slurm": true}
 	leaf := func(path string, f parquet.Field) parquet.Field {
@@ -324,7 +325,7 @@ func nodeType(n parquet.Node) schemas.Type {
 // with GenericWriter's.
 
 // internedStrings are the distinct strings the jobs encoder writes to the
-// dictionary-encoded BYTE_ARRAY columns (a JobDict's names, then the TRES
+// dictionary-encoded BYTE_ARRAY columns (a record.JobDict's names, then the TRES
 // keys), copied into one buffer so that a value's address tells which
 // string it holds: each string starts at a multiple of 8 bytes of buf, and
 // the slots of different strings do not overlap (an empty string has one

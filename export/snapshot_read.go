@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -29,7 +30,7 @@ import (
 // holds one snapshot's rows (one per association), not the month's: a
 // month of a 100,000-association tree is 3.1 million rows, which decoded
 // whole took sshare 4.9 GB.
-func (v *View) ReadFairshareSnapshot(cluster string, month, at time.Time) ([]FairshareRow, time.Time, error) {
+func (v *View) ReadFairshareSnapshot(cluster string, month, at time.Time) ([]record.FairshareRow, time.Time, error) {
 	return v.readFairshareSnapshot(cluster, month, at, false)
 }
 
@@ -38,13 +39,13 @@ func (v *View) ReadFairshareSnapshot(cluster string, month, at time.Time) ([]Fai
 // snapshot's time; no rows and a zero time when the month holds none. It
 // reads as ReadFairshareSnapshot does: the segments checked against the
 // manifest, only the row groups that hold the snapshot decoded.
-func (v *View) ReadFirstFairshareSnapshot(cluster string, month time.Time) ([]FairshareRow, time.Time, error) {
+func (v *View) ReadFirstFairshareSnapshot(cluster string, month time.Time) ([]record.FairshareRow, time.Time, error) {
 	return v.readFairshareSnapshot(cluster, month, time.Time{}, true)
 }
 
 // readFairshareSnapshot is ReadFairshareSnapshot, or with first
 // ReadFirstFairshareSnapshot (at is then ignored).
-func (v *View) readFairshareSnapshot(cluster string, month, at time.Time, first bool) ([]FairshareRow, time.Time, error) {
+func (v *View) readFairshareSnapshot(cluster string, month, at time.Time, first bool) ([]record.FairshareRow, time.Time, error) {
 	if err := validCluster(cluster); err != nil {
 		return nil, time.Time{}, fmt.Errorf("read fairshare snapshot: %w", err)
 	}
@@ -106,7 +107,7 @@ func (v *View) readFairshareSnapshot(cluster string, month, at time.Time, first 
 	if !found {
 		return nil, time.Time{}, nil
 	}
-	var rows []FairshareRow
+	var rows []record.FairshareRow
 	for _, s := range segs {
 		for g, b := range s.groups {
 			if b.min > best || b.max < best {
@@ -254,15 +255,15 @@ func eachSnapshot(rg parquet.RowGroup, col int, fn func(int64)) (err error) {
 
 // appendSnapshotRows appends the rows of rg whose snapshot is atUS,
 // decoding a few thousand rows at a time.
-func appendSnapshotRows(dst []FairshareRow, rg parquet.RowGroup, atUS int64) (_ []FairshareRow, err error) {
+func appendSnapshotRows(dst []record.FairshareRow, rg parquet.RowGroup, atUS int64) (_ []record.FairshareRow, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("malformed Parquet: %v", r)
 		}
 	}()
-	r := parquet.NewGenericRowGroupReader[FairshareRow](rg)
+	r := parquet.NewGenericRowGroupReader[record.FairshareRow](rg)
 	defer r.Close()
-	buf := make([]FairshareRow, 4096)
+	buf := make([]record.FairshareRow, 4096)
 	for {
 		clear(buf) // the rows kept own what their pointers point to
 		n, err := r.Read(buf)

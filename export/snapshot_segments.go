@@ -21,6 +21,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -32,7 +33,7 @@ import (
 // (a row group's encoded pages, a batch of values, a few copies of a
 // Result, and per tree its row order and interned names). A month of a
 // 100,000-association tree and 31 daily snapshots is 3.1 million rows of
-// each table: as []FairshareRow and []AssociationRow (Txn.Write) they took
+// each table: as []record.FairshareRow and []record.AssociationRow (Txn.Write) they took
 // some 1.5 GB, and most of a run's time went to the garbage collector
 // scanning them.
 //
@@ -43,7 +44,7 @@ import (
 // or at Close.
 //
 // The files are byte for byte those Txn.Write writes for the same rows
-// (AppendFairshareRows and AssociationRows of every snapshot, plus the rows
+// (record.AppendFairshareRows and record.AssociationRows of every snapshot, plus the rows
 // given to AppendRows): TestSnapshotSegmentsBytes checks it. Snapshots are
 // appended in time order; rows of older segments kept by a recompute are
 // added with AppendRows before the first snapshot after them and after the
@@ -51,8 +52,8 @@ import (
 type SnapshotSegments struct {
 	st *SnapshotTrees
 
-	fs      *tableWorker[FairshareRow]
-	as      *tableWorker[AssociationRow]
+	fs      *tableWorker[record.FairshareRow]
+	as      *tableWorker[record.AssociationRow]
 	results chan *fairshare.Result // copies of Results not in use
 	copies  int                    // Results allocated for results
 	done    bool                   // Close or Abort was called
@@ -162,11 +163,11 @@ func (t *Txn) NewSnapshotSegments(cluster string, month time.Time, st *SnapshotT
 	}
 	s := &SnapshotSegments{st: st, results: make(chan *fairshare.Result, snapshotCopies)}
 	mk := schemas.MonthKey(month)
-	fs, err := newColumnStream[FairshareRow](t, schemas.TableFairshare, cluster, mk, fairshareColumns, st.strs)
+	fs, err := newColumnStream[record.FairshareRow](t, schemas.TableFairshare, cluster, mk, fairshareColumns, st.strs)
 	if err != nil {
 		return nil, err
 	}
-	as, err := newColumnStream[AssociationRow](t, schemas.TableAssociations, cluster, mk, associationColumns, st.strs)
+	as, err := newColumnStream[record.AssociationRow](t, schemas.TableAssociations, cluster, mk, associationColumns, st.strs)
 	if err != nil {
 		fs.abort()
 		return nil, err
@@ -185,8 +186,8 @@ func (s *SnapshotSegments) err() error {
 
 // AppendSnapshot writes the rows of the snapshot at time at: one row of
 // each table per association of trees[tree], with the values of r (which
-// must have been computed on that tree) as AppendFairshareRows and
-// AssociationRows give them. tresRunMins is each position's TRESRunMins
+// must have been computed on that tree) as record.AppendFairshareRows and
+// record.AssociationRows give them. tresRunMins is each position's TRESRunMins
 // cell, "" for NULL; nil for none at all. AppendSnapshot keeps
 // tresRunMins (not r) until the rows are written: the caller must not
 // change it. Snapshots must come in time order, after the rows AppendRows
@@ -235,14 +236,14 @@ func (s *SnapshotSegments) AppendSnapshot(at time.Time, tree int, r *fairshare.R
 	}
 	copyResult(res, r)
 	sec := at.Unix()
-	s.fs.send(job[FairshareRow]{
-		run: func(c *columnStream[FairshareRow]) error {
+	s.fs.send(job[record.FairshareRow]{
+		run: func(c *columnStream[record.FairshareRow]) error {
 			return writeFairshareSnapshot(c, s.st.strs, p, us, sec, algo, res, tresRunMins)
 		},
 		done: func() { s.results <- res },
 	})
-	s.as.send(job[AssociationRow]{
-		run: func(c *columnStream[AssociationRow]) error {
+	s.as.send(job[record.AssociationRow]{
+		run: func(c *columnStream[record.AssociationRow]) error {
 			return writeAssociationsSnapshot(c, s.st.strs, p, us, sec)
 		},
 	})
@@ -263,8 +264,8 @@ func copyResult(dst, src *fairshare.Result) {
 
 // writeFairshareSnapshot writes the fairshare rows of one snapshot of tree
 // p, at us microseconds (sec seconds), a batch at a time, with the values
-// fairshareValues gives the rows AppendFairshareRows builds.
-func writeFairshareSnapshot(c *columnStream[FairshareRow], strs *internedStrings, p *snapshotTree, us, sec int64, algo int32, r *fairshare.Result, tresRunMins []string) error {
+// fairshareValues gives the rows record.AppendFairshareRows builds.
+func writeFairshareSnapshot(c *columnStream[record.FairshareRow], strs *internedStrings, p *snapshotTree, us, sec int64, algo int32, r *fairshare.Result, tresRunMins []string) error {
 	t := p.t
 	n := t.Len()
 	c.note(sec, int64(n))
@@ -327,8 +328,8 @@ func writeFairshareSnapshot(c *columnStream[FairshareRow], strs *internedStrings
 }
 
 // writeAssociationsSnapshot writes the associations rows of one snapshot
-// of tree p (associationValues of the rows AssociationRows builds).
-func writeAssociationsSnapshot(c *columnStream[AssociationRow], strs *internedStrings, p *snapshotTree, us, sec int64) error {
+// of tree p (associationValues of the rows record.AssociationRows builds).
+func writeAssociationsSnapshot(c *columnStream[record.AssociationRow], strs *internedStrings, p *snapshotTree, us, sec int64) error {
 	t := p.t
 	n := t.Len()
 	c.note(sec, int64(n))
@@ -367,7 +368,7 @@ func writeAssociationsSnapshot(c *columnStream[AssociationRow], strs *internedSt
 // must not go back before a snapshot already written, nor a later call's
 // rows or snapshots before them. AppendRows keeps fs and as until they
 // are written: the caller must not change them.
-func (s *SnapshotSegments) AppendRows(fs []FairshareRow, as []AssociationRow) error {
+func (s *SnapshotSegments) AppendRows(fs []record.FairshareRow, as []record.AssociationRow) error {
 	if s.done {
 		return errors.New("snapshot segments: already closed")
 	}
@@ -375,22 +376,22 @@ func (s *SnapshotSegments) AppendRows(fs []FairshareRow, as []AssociationRow) er
 		return err
 	}
 	if len(fs) > 0 {
-		order, strs := snapshotOrder(fs, compareFairshare, fairshareKey)
-		if err := s.fs.rowsAfter(order, fs, func(r *FairshareRow) time.Time { return r.Snapshot }); err != nil {
+		order, strs := snapshotOrder(fs, record.CompareFairshare, fairshareKey)
+		if err := s.fs.rowsAfter(order, fs, func(r *record.FairshareRow) time.Time { return r.Snapshot }); err != nil {
 			return err
 		}
-		s.fs.send(job[FairshareRow]{run: func(c *columnStream[FairshareRow]) error {
-			return appendOrdered(c, order, fs, func(r *FairshareRow) time.Time { return r.Snapshot },
+		s.fs.send(job[record.FairshareRow]{run: func(c *columnStream[record.FairshareRow]) error {
+			return appendOrdered(c, order, fs, func(r *record.FairshareRow) time.Time { return r.Snapshot },
 				func(v [][]parquet.Value, batch []int32) { fairshareValues(v, fs, strs, batch) })
 		}})
 	}
 	if len(as) > 0 {
-		order, strs := snapshotOrder(as, compareAssociations, associationKey)
-		if err := s.as.rowsAfter(order, as, func(r *AssociationRow) time.Time { return r.Snapshot }); err != nil {
+		order, strs := snapshotOrder(as, record.CompareAssociations, associationKey)
+		if err := s.as.rowsAfter(order, as, func(r *record.AssociationRow) time.Time { return r.Snapshot }); err != nil {
 			return err
 		}
-		s.as.send(job[AssociationRow]{run: func(c *columnStream[AssociationRow]) error {
-			return appendOrdered(c, order, as, func(r *AssociationRow) time.Time { return r.Snapshot },
+		s.as.send(job[record.AssociationRow]{run: func(c *columnStream[record.AssociationRow]) error {
+			return appendOrdered(c, order, as, func(r *record.AssociationRow) time.Time { return r.Snapshot },
 				func(v [][]parquet.Value, batch []int32) { associationValues(v, as, strs, batch) })
 		}})
 	}
@@ -535,7 +536,7 @@ func (w *tableWorker[T]) rowsAfter(order []int32, rows []T, at func(*T) time.Tim
 }
 
 // setDouble sets *v to an optional DOUBLE value: null for NaN (as
-// AppendFairshareRows stores NaN as nil).
+// record.AppendFairshareRows stores NaN as nil).
 func setDouble(v *parquet.Value, x float64) {
 	if math.IsNaN(x) {
 		*v = parquet.Value{}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -79,7 +80,7 @@ func segmentResult(t *fairshare.Tree, algo fairshare.Algorithm, r *rand.Rand) *f
 
 // TestSnapshotSegmentsBytes writes months of snapshots through
 // SnapshotSegments and checks that both files are byte for byte those
-// Txn.Write writes for the rows AppendFairshareRows and AssociationRows
+// Txn.Write writes for the rows record.AppendFairshareRows and record.AssociationRows
 // give (plus the kept rows), and that the manifest entries agree: two
 // trees, every algorithm, TRESRunMins cells, more rows than a row group,
 // and older rows kept before and after the window.
@@ -134,22 +135,22 @@ func TestSnapshotSegmentsBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var wantFS []FairshareRow
-			var wantAS []AssociationRow
+			var wantFS []record.FairshareRow
+			var wantAS []record.AssociationRow
 			// Old rows: snapshots of small on the first days (before) and the
 			// last days (after) of the month, classic.
-			old := func(d int) ([]FairshareRow, []AssociationRow) {
+			old := func(d int) ([]record.FairshareRow, []record.AssociationRow) {
 				res := segmentResult(small, fairshare.ClassicAlgo, r)
-				fs := FairshareRows(day(d), small, res)
+				fs := record.FairshareRows(day(d), small, res)
 				for i := range fs {
 					if i%5 == 0 {
 						fs[i].TRESRunMins = ptr("cpu=" + strconv.Itoa(i))
 					}
 				}
-				return fs, AssociationRows(day(d), small, "old.psv")
+				return fs, record.AssociationRows(day(d), small, "old.psv")
 			}
-			var beforeFS, afterFS []FairshareRow
-			var beforeAS, afterAS []AssociationRow
+			var beforeFS, afterFS []record.FairshareRow
+			var beforeAS, afterAS []record.AssociationRow
 			for d := range c.before {
 				fs, as := old(d)
 				// Given out of order: AppendRows sorts.
@@ -179,13 +180,13 @@ func TestSnapshotSegmentsBytes(t *testing.T) {
 					t.Fatal(err)
 				}
 				start := len(wantFS)
-				wantFS = AppendFairshareRows(wantFS, nil, s.at, tr, res)
+				wantFS = record.AppendFairshareRows(wantFS, nil, s.at, tr, res)
 				for p, cell := range cells {
 					if cell != "" {
 						wantFS[start+p].TRESRunMins = &cells[p]
 					}
 				}
-				wantAS = append(wantAS, AssociationRows(s.at, tr, sources[s.tree])...)
+				wantAS = append(wantAS, record.AssociationRows(s.at, tr, sources[s.tree])...)
 			}
 			if err := seg.AppendRows(afterFS, afterAS); err != nil {
 				t.Fatal(err)
@@ -217,10 +218,10 @@ func TestSnapshotSegmentsBytes(t *testing.T) {
 					SHA256: hex.EncodeToString(sum[:])}
 				wp.Path = partitionDir(w.p.Table, "c1", "2025-03") + "/part-" + wp.SHA256[:16] + ".parquet"
 				switch rows := w.rows.(type) {
-				case []FairshareRow:
-					timeStats(&wp, rows, func(r *FairshareRow) time.Time { return r.Snapshot })
-				case []AssociationRow:
-					timeStats(&wp, rows, func(r *AssociationRow) time.Time { return r.Snapshot })
+				case []record.FairshareRow:
+					timeStats(&wp, rows, func(r *record.FairshareRow) time.Time { return r.Snapshot })
+				case []record.AssociationRow:
+					timeStats(&wp, rows, func(r *record.AssociationRow) time.Time { return r.Snapshot })
 				}
 				if w.p != wp {
 					t.Errorf("%s: entry %+v, want %+v", w.p.Table, w.p, wp)
@@ -266,9 +267,9 @@ func TestSnapshotSegmentsRefuse(t *testing.T) {
 		"other tree":       seg.AppendSnapshot(at.Add(time.Hour), 0, segmentResult(other, fairshare.FairTreeAlgo, r), nil),
 		"cells":            seg.AppendSnapshot(at.Add(time.Hour), 0, res, make([]string, 3)),
 		"tree index":       seg.AppendSnapshot(at.Add(time.Hour), 1, res, nil),
-		"old rows before":  seg.AppendRows(FairshareRows(month, tr, res), nil),
+		"old rows before":  seg.AppendRows(record.FairshareRows(month, tr, res), nil),
 		"associations rows after, then a snapshot before them": func() error {
-			if err := seg.AppendRows(nil, AssociationRows(at.Add(5*time.Hour), tr, "a.psv")); err != nil {
+			if err := seg.AppendRows(nil, record.AssociationRows(at.Add(5*time.Hour), tr, "a.psv")); err != nil {
 				return nil // refused already: not the case tested
 			}
 			return seg.AppendSnapshot(at.Add(2*time.Hour), 0, res, nil)
@@ -310,15 +311,15 @@ func TestReadFairshareSnapshot(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	month := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	day := func(d int) time.Time { return month.AddDate(0, 0, d) }
-	var rows []FairshareRow
-	want := map[time.Time][]FairshareRow{}
+	var rows []record.FairshareRow
+	want := map[time.Time][]record.FairshareRow{}
 	for d := range 30 {
 		start := len(rows)
-		rows = AppendFairshareRows(rows, nil, day(d), tr, segmentResult(tr, fairshare.FairTreeAlgo, r))
+		rows = record.AppendFairshareRows(rows, nil, day(d), tr, segmentResult(tr, fairshare.FairTreeAlgo, r))
 		want[day(d)] = rows[start:]
 	}
 	late := day(30).Add(-time.Hour)
-	lateRows := FairshareRows(late, tr, segmentResult(tr, fairshare.ClassicAlgo, r))
+	lateRows := record.FairshareRows(late, tr, segmentResult(tr, fairshare.ClassicAlgo, r))
 	want[late] = lateRows
 	h := openHistory(t)
 	tx, err := h.Begin()
@@ -340,7 +341,7 @@ func TestReadFairshareSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	key := func(rs []FairshareRow) []string {
+	key := func(rs []record.FairshareRow) []string {
 		out := make([]string, len(rs))
 		for i, row := range rs {
 			out[i] = fmtRow(row)

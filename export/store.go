@@ -22,6 +22,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -245,8 +246,8 @@ func (m *Manifest) Files(table, cluster string) []Partition {
 // Path is the full path of one of the view's files.
 func (v *View) Path(p Partition) string { return filepath.Join(v.Dir, filepath.FromSlash(p.Path)) }
 
-// Read reads file p of the view into dst (a *[]JobRow, *[]UsageRow,
-// *[]FairshareRow, *[]AssociationRow or *[]RunRow matching p.Table), after
+// Read reads file p of the view into dst (a *[]record.JobRow, *[]record.UsageRow,
+// *[]record.FairshareRow, *[]record.AssociationRow or *[]record.RunRow matching p.Table), after
 // checking its size and row count against the manifest.
 func (v *View) Read(p Partition, dst any) error {
 	return readSegment(v.Path(p), p, dst)
@@ -273,16 +274,16 @@ func (v *View) ReadPartition(table, cluster string, month time.Time, dst any) er
 // order.
 func readSegments(full func(Partition) string, files []Partition, dst any) error {
 	switch d := dst.(type) {
-	case *[]JobRow:
-		return readSorted(full, files, d, compareJobs)
-	case *[]UsageRow:
-		return readSorted(full, files, d, compareUsage)
-	case *[]FairshareRow:
-		return readSorted(full, files, d, compareFairshare)
-	case *[]AssociationRow:
-		return readSorted(full, files, d, compareAssociations)
-	case *[]RunRow:
-		return readSorted(full, files, d, func(a, b *RunRow) int { return a.Started.Compare(b.Started) })
+	case *[]record.JobRow:
+		return readSorted(full, files, d, record.CompareJobs)
+	case *[]record.UsageRow:
+		return readSorted(full, files, d, record.CompareUsage)
+	case *[]record.FairshareRow:
+		return readSorted(full, files, d, record.CompareFairshare)
+	case *[]record.AssociationRow:
+		return readSorted(full, files, d, record.CompareAssociations)
+	case *[]record.RunRow:
+		return readSorted(full, files, d, func(a, b *record.RunRow) int { return a.Started.Compare(b.Started) })
 	}
 	return fmt.Errorf("read: destination of type %T", dst)
 }
@@ -316,15 +317,15 @@ func readSegment(file string, p Partition, dst any) error {
 	}
 	var n int
 	switch d := dst.(type) {
-	case *[]JobRow:
+	case *[]record.JobRow:
 		n, err = decodeRows(b, d)
-	case *[]UsageRow:
+	case *[]record.UsageRow:
 		n, err = decodeRows(b, d)
-	case *[]FairshareRow:
+	case *[]record.FairshareRow:
 		n, err = decodeRows(b, d)
-	case *[]AssociationRow:
+	case *[]record.AssociationRow:
 		n, err = decodeRows(b, d)
-	case *[]RunRow:
+	case *[]record.RunRow:
 		n, err = decodeRows(b, d)
 	default:
 		err = fmt.Errorf("destination of type %T", dst)
@@ -341,15 +342,15 @@ func readSegment(file string, p Partition, dst any) error {
 // derefRows returns the slice a *[]T points to, for tableOf.
 func derefRows(dst any) any {
 	switch d := dst.(type) {
-	case *[]JobRow:
+	case *[]record.JobRow:
 		return *d
-	case *[]UsageRow:
+	case *[]record.UsageRow:
 		return *d
-	case *[]FairshareRow:
+	case *[]record.FairshareRow:
 		return *d
-	case *[]AssociationRow:
+	case *[]record.AssociationRow:
 		return *d
-	case *[]RunRow:
+	case *[]record.RunRow:
 		return *d
 	}
 	return nil
@@ -452,8 +453,8 @@ func (t *Txn) Read(p Partition, dst any) error {
 // ReadJobs appends the rows of jobs file p (of the base, or one the commit
 // wrote) to t, verified against the manifest and decoded a few thousand
 // rows at a time: the run's way to read jobs, without the transient
-// []JobRow of a whole file.
-func (t *Txn) ReadJobs(p Partition, dst *JobTable) error {
+// []record.JobRow of a whole file.
+func (t *Txn) ReadJobs(p Partition, dst *record.JobTable) error {
 	if p.Table != schemas.TableJobs {
 		return fmt.Errorf("read %s: not a jobs file", p.Path)
 	}
@@ -529,10 +530,10 @@ func (t *Txn) Remove(p Partition) {
 	}
 }
 
-// Write writes rows (a []JobRow or *JobTable, []UsageRow, []FairshareRow,
-// []AssociationRow or []RunRow matching table) as a new file of the
+// Write writes rows (a []record.JobRow or *record.JobTable, []record.UsageRow, []record.FairshareRow,
+// []record.AssociationRow or []record.RunRow matching table) as a new file of the
 // (table, cluster, month) partition, named by its content, and returns its
-// manifest entry. Rows are written in the table's sort order (a *JobTable
+// manifest entry. Rows are written in the table's sort order (a *record.JobTable
 // is sorted in place). hot marks a file the next runs are expected to
 // replace (see Partition.Hot). No rows write no file (an empty entry).
 func (t *Txn) Write(table, cluster string, month time.Time, rows any, hot bool) (Partition, error) {
@@ -632,11 +633,11 @@ func (t *Txn) RemoveState(cluster, name string) {
 
 // AppendRun writes run as a new file of the runs table, in the month of
 // run.Started (UTC).
-func (t *Txn) AppendRun(cluster string, run RunRow) (Partition, error) {
+func (t *Txn) AppendRun(cluster string, run record.RunRow) (Partition, error) {
 	if run.RunID == "" {
 		return Partition{}, errors.New("append run: empty run id")
 	}
-	return t.Write(schemas.TableRuns, cluster, run.Started, []RunRow{run}, false)
+	return t.Write(schemas.TableRuns, cluster, run.Started, []record.RunRow{run}, false)
 }
 
 // Files returns the files of table and cluster the new generation would
@@ -809,7 +810,7 @@ func syncFS(dir string) error {
 
 // jobStats sets a jobs file's statistics: the range of starts and raw ids
 // and the latest time a job was charged to (start + charged_sec).
-func jobStats(p *Partition, t *JobTable) {
+func jobStats(p *Partition, t *record.JobTable) {
 	for i := range t.Recs {
 		r := &t.Recs[i]
 		s := floorSec(r.Start)
@@ -888,32 +889,32 @@ func checkFooter(file string, p Partition) error {
 // and sets p's row count and statistics.
 func rowsEncoder(def schemas.Table, rows any, p *Partition) (func(io.Writer) error, error) {
 	switch r := rows.(type) {
-	case []JobRow:
+	case []record.JobRow:
 		jt := jobTableOf(r)
 		p.Rows = int64(len(r))
 		jobStats(p, jt)
 		return jobsEncoder(jt, def.SortBy), nil
-	case *JobTable:
+	case *record.JobTable:
 		r.Sort()
 		p.Rows = int64(len(r.Recs))
 		jobStats(p, r)
 		return jobsEncoder(r, def.SortBy), nil
-	case []UsageRow:
+	case []record.UsageRow:
 		p.Rows = int64(len(r))
-		timeStats(p, r, func(r *UsageRow) time.Time { return r.PeriodStart })
+		timeStats(p, r, func(r *record.UsageRow) time.Time { return r.PeriodStart })
 		return usageEncoder(r, def.SortBy), nil
-	case []FairshareRow:
+	case []record.FairshareRow:
 		p.Rows = int64(len(r))
-		timeStats(p, r, func(r *FairshareRow) time.Time { return r.Snapshot })
+		timeStats(p, r, func(r *record.FairshareRow) time.Time { return r.Snapshot })
 		return fairshareEncoder(r, def.SortBy), nil
-	case []AssociationRow:
+	case []record.AssociationRow:
 		p.Rows = int64(len(r))
-		timeStats(p, r, func(r *AssociationRow) time.Time { return r.Snapshot })
+		timeStats(p, r, func(r *record.AssociationRow) time.Time { return r.Snapshot })
 		return associationsEncoder(r, def.SortBy), nil
-	case []RunRow:
+	case []record.RunRow:
 		p.Rows = int64(len(r))
-		timeStats(p, r, func(r *RunRow) time.Time { return r.Started })
-		return encoder(r, func(a, b *RunRow) int { return a.Started.Compare(b.Started) }, def.SortBy), nil
+		timeStats(p, r, func(r *record.RunRow) time.Time { return r.Started })
+		return encoder(r, func(a, b *record.RunRow) int { return a.Started.Compare(b.Started) }, def.SortBy), nil
 	}
 	return nil, fmt.Errorf("rows of type %T", rows)
 }

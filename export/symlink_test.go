@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -39,7 +40,7 @@ func TestHistoryDirSymlinkRefused(t *testing.T) {
 	dir := t.TempDir()
 	h := &History{Dir: dir}
 	month := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	rows := []UsageRow{{Account: "a", User: "u", PeriodStart: month, BillingSec: 1}}
+	rows := []record.UsageRow{{Account: "a", User: "u", PeriodStart: month, BillingSec: 1}}
 	if err := h.WritePartition(schemas.TableUsage, "c1", month, rows); err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,12 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
 )
 
-// fairshareRowBeforeTRESRun is FairshareRow as histories written before
+// fairshareRowBeforeTRESRun is record.FairshareRow as histories written before
 // the tres_run_mins column stored it.
 type fairshareRowBeforeTRESRun struct {
 	Snapshot     time.Time `parquet:"snapshot,timestamp(microsecond:utc)"`
@@ -36,14 +37,14 @@ type fairshareRowBeforeTRESRun struct {
 
 // TestTRESRunMinsColumn writes a snapshot with TRESRunMins cells and reads
 // them back onto their tree positions, and reads a partition written
-// before the column existed: its cells are NULL, TRESRunMinsFromRows gives
+// before the column existed: its cells are NULL, record.TRESRunMinsFromRows gives
 // nil and sshare -l prints the zeros of the TRES list.
 func TestTRESRunMinsColumn(t *testing.T) {
 	snap := ts("2025-03-01T00:00:00Z", 0)
 	one := 1.0
 	shares := int64(1)
-	mk := func(account, user, parent string, depth int32, run string) FairshareRow {
-		r := FairshareRow{Snapshot: snap, Algorithm: "fair_tree", Account: account, User: user, Parent: parent,
+	mk := func(account, user, parent string, depth int32, run string) record.FairshareRow {
+		r := record.FairshareRow{Snapshot: snap, Algorithm: "fair_tree", Account: account, User: user, Parent: parent,
 			Depth: depth, IsUser: user != "", NormShares: &one, RawUsage: &one, EffectvUsage: &one}
 		if parent != "" {
 			r.RawShares = &shares
@@ -54,7 +55,7 @@ func TestTRESRunMinsColumn(t *testing.T) {
 		}
 		return r
 	}
-	rows := []FairshareRow{
+	rows := []record.FairshareRow{
 		mk("root", "", "", 0, "cpu=620,mem=1054480"),
 		mk("a", "", "root", 1, "cpu=620,mem=1054480"),
 		mk("a", "bob", "a", 2, "cpu=20,mem=10000"),
@@ -64,16 +65,16 @@ func TestTRESRunMinsColumn(t *testing.T) {
 	if err := h.WritePartition(schemas.TableFairshare, "c1", snap, rows); err != nil {
 		t.Fatal(err)
 	}
-	var back []FairshareRow
+	var back []record.FairshareRow
 	if err := h.ReadPartition(schemas.TableFairshare, "c1", snap, &back); err != nil {
 		t.Fatal(err)
 	}
-	tree, res, err := FairshareFromRows(back)
+	tree, res, err := record.FairshareFromRows(back)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := sshareString(t, tree, res, fairshare.SshareOptions{Long: true, NoHeader: true, Fields: []string{"Account", "User", "TRESRunMins"},
-		TRES: []string{"cpu", "mem"}, TRESRunMins: TRESRunMinsFromRows(back, tree)})
+		TRES: []string{"cpu", "mem"}, TRESRunMins: record.TRESRunMinsFromRows(back, tree)})
 	want := "root||cpu=620,mem=1054480\n a||cpu=620,mem=1054480\n  a|alice|cpu=600,mem=1044480\n  a|bob|cpu=20,mem=10000\n"
 	if got != want {
 		t.Errorf("sshare after the round trip:\n%s\nwant\n%s", got, want)
@@ -99,10 +100,10 @@ func TestTRESRunMinsColumn(t *testing.T) {
 			t.Errorf("%s|%s: tres_run_mins %q in a file without the column", r.Account, r.User, *r.TRESRunMins)
 		}
 	}
-	if tree, res, err = FairshareFromRows(back); err != nil {
+	if tree, res, err = record.FairshareFromRows(back); err != nil {
 		t.Fatal(err)
 	}
-	if cells := TRESRunMinsFromRows(back, tree); cells != nil {
+	if cells := record.TRESRunMinsFromRows(back, tree); cells != nil {
 		t.Errorf("TRESRunMinsFromRows of an old partition = %q, want nil", cells)
 	}
 	got = sshareString(t, tree, res, fairshare.SshareOptions{Long: true, NoHeader: true, Fields: []string{"Account", "User", "TRESRunMins"},

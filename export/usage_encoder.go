@@ -3,29 +3,30 @@ package export
 import (
 	"io"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/parquet-go/parquet-go"
 )
 
 // usageColumns are the leaf columns of the usage table
-// (parquet.SchemaOf(UsageRow{})), in the order usageValues numbers them.
+// (parquet.SchemaOf(record.UsageRow{})), in the order usageValues numbers them.
 var usageColumns = []string{"account", "user", "partition", "period_start", "billing_sec", "cpu_sec",
 	"mem_mb_sec", "gpu_sec"}
 
 // usageEncoder returns a function writing usage rows as Parquet in
-// compareUsage order, as encoder(rows, compareUsage, sortBy) does, but a
+// record.CompareUsage order, as encoder(rows, record.CompareUsage, sortBy) does, but a
 // column at a time instead of through parquet-go's reflection (which took
 // half of the usage table's writing time; TestUsageEncoderBytes checks the
 // bytes are the same).
-func usageEncoder(rows []UsageRow, sortBy []string) func(io.Writer) error {
+func usageEncoder(rows []record.UsageRow, sortBy []string) func(io.Writer) error {
 	return func(w io.Writer) error {
 		order := usageOrder(rows)
-		return writeSortedColumns[UsageRow](w, sortBy, usageColumns, order,
+		return writeSortedColumns[record.UsageRow](w, sortBy, usageColumns, order,
 			func(v [][]parquet.Value, batch []int32) { usageValues(v, rows, batch) })
 	}
 }
 
-// usageOrder returns the positions of rows in compareUsage order, ties in
-// input order: the order sortedOrder(rows, compareUsage) gives (identity
+// usageOrder returns the positions of rows in record.CompareUsage order, ties in
+// input order: the order sortedOrder(rows, record.CompareUsage) gives (identity
 // where that gives nil).
 //
 // A month's rows hold a few thousand (account, user, partition) names and
@@ -37,9 +38,9 @@ func usageEncoder(rows []UsageRow, sortBy []string) func(io.Writer) error {
 // before: it takes that row's name id without a map lookup (the names
 // share their bytes, so the comparison stops at the pointers). Rows whose
 // day carries a monotonic clock reading (which time.Compare, and so
-// compareUsage, compares instead of the wall clock when both times have
+// record.CompareUsage, compares instead of the wall clock when both times have
 // one) are sorted with sortedOrder instead.
-func usageOrder(rows []UsageRow) []int32 {
+func usageOrder(rows []record.UsageRow) []int32 {
 	dayIDs := make([]int32, len(rows))
 	nameIDs := make([]int32, len(rows))
 	days, names := newIDSet[instant](0), newIDSet[rowNames](0)
@@ -48,7 +49,7 @@ func usageOrder(rows []UsageRow) []int32 {
 		r := &rows[i]
 		t := r.PeriodStart
 		if t != t.Round(0) {
-			order := sortedOrder(rows, compareUsage)
+			order := sortedOrder(rows, record.CompareUsage)
 			if order == nil {
 				order = identity(len(rows))
 			}
@@ -71,8 +72,8 @@ func usageOrder(rows []UsageRow) []int32 {
 }
 
 // usageValues sets v[c][k] to the value of leaf column c of row batch[k],
-// as GenericWriter[UsageRow] writes it (every column is required).
-func usageValues(v [][]parquet.Value, rows []UsageRow, batch []int32) {
+// as GenericWriter[record.UsageRow] writes it (every column is required).
+func usageValues(v [][]parquet.Value, rows []record.UsageRow, batch []int32) {
 	v = v[:len(usageColumns)]
 	for k, i := range batch {
 		r := &rows[i]

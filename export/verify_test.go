@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -27,7 +28,7 @@ func verifyHistory(t *testing.T) *History {
 	}
 	march := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	at := func(day, hour int) time.Time { return time.Date(2025, 3, day, hour, 0, 0, 0, time.UTC) }
-	jobs := []JobRow{
+	jobs := []record.JobRow{
 		{JobID: "101", JobIDRaw: 101, User: "ann", Account: "lab1", Partition: "cpu", QOS: "normal", State: "COMPLETED",
 			Start: at(2, 10), ChargedSec: 3600, NNodes: 1, AllocCPUs: 4, Billing: 4, UsageFactor: 1, SourceFile: "sacct.psv", SourceLine: 2},
 		{JobID: "102", JobIDRaw: 102, User: "bob", Account: "lab1", Partition: "gpu", QOS: "normal", State: "COMPLETED",
@@ -36,12 +37,12 @@ func verifyHistory(t *testing.T) *History {
 		{JobID: "103", JobIDRaw: 103, User: "cy", Account: "lab2", Partition: "cpu", QOS: "normal", State: "FAILED",
 			Start: at(4, 12), ChargedSec: 60, NNodes: 2, AllocCPUs: 2, Billing: 2, UsageFactor: 1, SourceFile: "sacct.psv", SourceLine: 4},
 	}
-	usage := []UsageRow{
+	usage := []record.UsageRow{
 		{Account: "lab1", User: "ann", Partition: "cpu", PeriodStart: at(2, 0), BillingSec: 14400, CPUSec: 14400},
 		{Account: "lab1", User: "bob", Partition: "gpu", PeriodStart: at(3, 0), BillingSec: 57600, CPUSec: 57600, GPUSec: 7200},
 	}
 	share := 1.0
-	fs := []FairshareRow{{Snapshot: at(5, 0), Algorithm: "classic", Account: "lab1", Parent: "root", Depth: 1, FairShare: &share}}
+	fs := []record.FairshareRow{{Snapshot: at(5, 0), Algorithm: "classic", Account: "lab1", Parent: "root", Depth: 1, FairShare: &share}}
 	for _, w := range []struct {
 		table string
 		rows  any
@@ -326,20 +327,20 @@ func repairHistory(t *testing.T) *History {
 		month time.Time
 		rows  any
 	}{
-		{schemas.TableUsage, day(2, 1), []UsageRow{{Account: "lab1", User: "ann", Partition: "cpu", PeriodStart: day(2, 10), BillingSec: 3600, CPUSec: 3600}}},
-		{schemas.TableUsage, day(3, 1), []UsageRow{
+		{schemas.TableUsage, day(2, 1), []record.UsageRow{{Account: "lab1", User: "ann", Partition: "cpu", PeriodStart: day(2, 10), BillingSec: 3600, CPUSec: 3600}}},
+		{schemas.TableUsage, day(3, 1), []record.UsageRow{
 			{Account: "lab1", User: "ann", Partition: "cpu", PeriodStart: day(3, 20), BillingSec: 7200, CPUSec: 7200},
 			{Account: "lab1", User: "bob", Partition: "cpu", PeriodStart: day(3, 21), BillingSec: 60, CPUSec: 60},
 		}},
-		{schemas.TableJobs, day(3, 1), []JobRow{{JobID: "7", JobIDRaw: 7, User: "ann", Account: "lab1", Partition: "cpu", QOS: "normal",
+		{schemas.TableJobs, day(3, 1), []record.JobRow{{JobID: "7", JobIDRaw: 7, User: "ann", Account: "lab1", Partition: "cpu", QOS: "normal",
 			State: "COMPLETED", Start: day(3, 2).Add(10 * time.Hour), ChargedSec: 3600, NNodes: 1, AllocCPUs: 2, Billing: 2, UsageFactor: 1}}},
-		{schemas.TableFairshare, day(3, 1), []FairshareRow{{Snapshot: day(3, 15), Algorithm: "classic", Account: "lab1", Parent: "root", Depth: 1, FairShare: &share}}},
+		{schemas.TableFairshare, day(3, 1), []record.FairshareRow{{Snapshot: day(3, 15), Algorithm: "classic", Account: "lab1", Parent: "root", Depth: 1, FairShare: &share}}},
 	} {
 		if err := h.WritePartition(w.table, "c1", w.month, w.rows); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := h.AppendRun("c1", RunRow{RunID: "r1", Started: day(4, 1), Finished: day(4, 1).Add(time.Minute), Version: "test"}); err != nil {
+	if _, err := h.AppendRun("c1", record.RunRow{RunID: "r1", Started: day(4, 1), Finished: day(4, 1).Add(time.Minute), Version: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if rep := mustVerify(t, h, ""); len(rep.Problems) != 0 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -54,13 +55,13 @@ func mergeGroup(tx *export.Txn, table, cluster string, group []export.Partition)
 	case schemas.TableJobs:
 		return mergeJobs(tx, cluster, group)
 	case schemas.TableUsage:
-		return mergeSegments[export.UsageRow](tx, table, cluster, group)
+		return mergeSegments[record.UsageRow](tx, table, cluster, group)
 	case schemas.TableFairshare:
-		return mergeSegments[export.FairshareRow](tx, table, cluster, group)
+		return mergeSegments[record.FairshareRow](tx, table, cluster, group)
 	case schemas.TableAssociations:
-		return mergeSegments[export.AssociationRow](tx, table, cluster, group)
+		return mergeSegments[record.AssociationRow](tx, table, cluster, group)
 	case schemas.TableRuns:
-		return mergeSegments[export.RunRow](tx, table, cluster, group)
+		return mergeSegments[record.RunRow](tx, table, cluster, group)
 	}
 	return fmt.Errorf("compact: table %s", table)
 }
@@ -138,7 +139,7 @@ func mergeJobs(tx *export.Txn, cluster string, segs []export.Partition) error {
 	for _, p := range segs {
 		n += p.Rows
 	}
-	t := export.NewJobTable(export.NewJobDict(), int(n))
+	t := record.NewJobTable(record.NewJobDict(), int(n))
 	for _, p := range segs {
 		if err := tx.ReadJobs(p, t); err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -196,7 +197,7 @@ func jobRows(t *testing.T, history, cluster string) []string {
 	}
 	var out []string
 	for _, m := range partitionMonths(t, h, schemas.TableJobs, cluster) {
-		var rows []export.JobRow
+		var rows []record.JobRow
 		if err := h.ReadPartition(schemas.TableJobs, cluster, m, &rows); err != nil {
 			t.Fatal(err)
 		}

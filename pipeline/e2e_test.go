@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/internal/golden"
@@ -60,17 +61,17 @@ func runOpts(history string, to time.Time) pipeline.Options {
 
 // snapshotAt reads the rows of the fair-share snapshot at, failing the test
 // when there is none.
-func snapshotAt(t *testing.T, history, cluster string, at time.Time) []export.FairshareRow {
+func snapshotAt(t *testing.T, history, cluster string, at time.Time) []record.FairshareRow {
 	t.Helper()
 	h, err := export.Open(history)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []export.FairshareRow
+	var rows []record.FairshareRow
 	if err := h.ReadPartition(schemas.TableFairshare, cluster, at, &rows); err != nil {
 		t.Fatal(err)
 	}
-	var snap []export.FairshareRow
+	var snap []record.FairshareRow
 	for _, r := range rows {
 		if r.Snapshot.Equal(at) {
 			snap = append(snap, r)
@@ -86,7 +87,7 @@ func snapshotAt(t *testing.T, history, cluster string, at time.Time) []export.Fa
 // does, from the fairshare table.
 func sshareAt(t *testing.T, history, cluster string, at time.Time) string {
 	t.Helper()
-	tree, res, err := export.FairshareFromRows(snapshotAt(t, history, cluster, at))
+	tree, res, err := record.FairshareFromRows(snapshotAt(t, history, cluster, at))
 	if err != nil {
 		t.Fatal(err)
 	}

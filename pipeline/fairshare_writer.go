@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -34,8 +35,8 @@ type fairshareWriter struct {
 	trees    *export.SnapshotTrees    // the trees of seg's month, kept for the next month if it has the same
 	used     []bool                   // per tree of the model: whether trees holds it
 	segTree  []int                    // per tree of the model: its index in trees, or -1
-	afterFS  []export.FairshareRow    // rows of older segments of the month after to, kept
-	afterAsc []export.AssociationRow
+	afterFS  []record.FairshareRow    // rows of older segments of the month after to, kept
+	afterAsc []record.AssociationRow
 
 	snapshots, files int
 }
@@ -133,11 +134,11 @@ func (w *fairshareWriter) open() error {
 		}
 		w.trees, w.used = st, used
 	}
-	beforeFS, afterFS, err := keptSnapshots[export.FairshareRow](w, schemas.TableFairshare, func(r *export.FairshareRow) int64 { return r.Snapshot.Unix() })
+	beforeFS, afterFS, err := keptSnapshots[record.FairshareRow](w, schemas.TableFairshare, func(r *record.FairshareRow) int64 { return r.Snapshot.Unix() })
 	if err != nil {
 		return err
 	}
-	beforeAsc, afterAsc, err := keptSnapshots[export.AssociationRow](w, schemas.TableAssociations, func(r *export.AssociationRow) int64 { return r.Snapshot.Unix() })
+	beforeAsc, afterAsc, err := keptSnapshots[record.AssociationRow](w, schemas.TableAssociations, func(r *record.AssociationRow) int64 { return r.Snapshot.Unix() })
 	if err != nil {
 		return err
 	}

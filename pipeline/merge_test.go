@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -22,17 +23,17 @@ func TestMerge(t *testing.T) {
 	t0 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	to := t0.Add(10 * time.Hour)
 	at := func(h int) *time.Time { x := t0.Add(time.Duration(h) * time.Hour); return &x }
-	row := func(id int64, start int, end *time.Time, line int64) export.JobRow {
-		return export.JobRow{JobIDRaw: id, Start: *at(start), End: end, SourceLine: line}
+	row := func(id int64, start int, end *time.Time, line int64) record.JobRow {
+		return record.JobRow{JobIDRaw: id, Start: *at(start), End: end, SourceLine: line}
 	}
-	old := []export.JobRow{
+	old := []record.JobRow{
 		row(1, 0, at(2), 100),  // finished: outlives fresh 11 (running)
 		row(2, 1, nil, 101),    // running: replaced by fresh 12 (finished)
 		row(3, 2, at(3), 102),  // not in the input: stays
 		row(4, 3, at(4), 103),  // replaced by fresh 14
 		row(5, 4, at(12), 104), // not in the input, ends after to
 	}
-	fresh := []export.JobRow{
+	fresh := []record.JobRow{
 		row(1, 0, nil, 11),
 		row(2, 1, at(5), 12),
 		row(4, 3, at(5), 13), // superseded by 14, later in the input
@@ -44,12 +45,12 @@ func TestMerge(t *testing.T) {
 	w := &jobsWriter{to: to.Unix()}
 	// merge reuses its scratch from month to month: merge a larger month
 	// first, of which every record is kept.
-	var before []export.JobRow
+	var before []record.JobRow
 	for id := range int64(20) {
 		before = append(before, row(100+id, 0, at(1), 200+id))
 	}
 	var mj monthJobs
-	tb := export.NewJobTable(export.NewJobDict(), 0)
+	tb := record.NewJobTable(record.NewJobDict(), 0)
 	for i := range before {
 		tb.AppendRow(&before[i])
 	}
@@ -58,8 +59,8 @@ func TestMerge(t *testing.T) {
 		t.Fatalf("the month before: %d records, written %d; want %d", len(tb.Recs), mj.written, len(before))
 	}
 	mj = monthJobs{}
-	tb = export.NewJobTable(export.NewJobDict(), 0)
-	for _, rows := range [][]export.JobRow{old, fresh} {
+	tb = record.NewJobTable(record.NewJobDict(), 0)
+	for _, rows := range [][]record.JobRow{old, fresh} {
 		for i := range rows {
 			tb.AppendRow(&rows[i])
 		}
@@ -142,13 +143,13 @@ func TestMonthsRewritesSeveralMonths(t *testing.T) {
 	}
 	to := months[3].AddDate(0, 0, 20)
 	fresh := map[string]bool{}
-	want := map[string][]export.JobRow{}
+	want := map[string][]record.JobRow{}
 	for i, m := range months {
-		var rows []export.JobRow
+		var rows []record.JobRow
 		for j := range 3 {
 			start := m.Add(time.Duration(j+1) * time.Hour)
 			end := start.Add(2 * time.Hour)
-			rows = append(rows, export.JobRow{JobID: fmt.Sprint(100*i + j), JobIDRaw: int64(100*i + j),
+			rows = append(rows, record.JobRow{JobID: fmt.Sprint(100*i + j), JobIDRaw: int64(100*i + j),
 				User: fmt.Sprintf("u%d-%d", i, j), Account: fmt.Sprintf("acct%d", i), Partition: "p", QOS: "normal",
 				State: "COMPLETED", SourceFile: fmt.Sprintf("f%d", i), Start: start, End: &end, ChargedSec: 3600,
 				AllocCPUs: 2, Billing: 2, UsageFactor: 1, TRES: map[string]float64{"cpu": 2, fmt.Sprintf("gres/m%d", i): 1}})
@@ -167,7 +168,7 @@ func TestMonthsRewritesSeveralMonths(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &jobsWriter{tx: tx, cluster: "c", to: to.Unix(), hotFrom: to.Unix() - int64(HotWindow/time.Second), spill: sp,
-		dict: export.NewJobDict(), rewritten: map[string]bool{}, changeAt: math.MaxInt64}
+		dict: record.NewJobDict(), rewritten: map[string]bool{}, changeAt: math.MaxInt64}
 	if err := w.months(context.Background(), months, fresh, w.segments(), &Summary{}); err != nil {
 		t.Fatal(err)
 	}
@@ -178,14 +179,14 @@ func TestMonthsRewritesSeveralMonths(t *testing.T) {
 		t.Errorf("%d files written, want 8 (4 jobs, 4 usage)", w.files)
 	}
 	for _, m := range months {
-		var got []export.JobRow
+		var got []record.JobRow
 		if err := h.ReadPartition(schemas.TableJobs, "c", m, &got); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got, want[monthKey(m)]) {
 			t.Errorf("%s jobs:\n got %v\nwant %v", monthKey(m), got, want[monthKey(m)])
 		}
-		var usage []export.UsageRow
+		var usage []record.UsageRow
 		if err := h.ReadPartition(schemas.TableUsage, "c", m, &usage); err != nil {
 			t.Fatal(err)
 		}

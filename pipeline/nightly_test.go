@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/ingest/synth"
 	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
@@ -139,15 +140,15 @@ func tableFiles(t *testing.T, history, table string) map[string][]byte {
 		var b []byte
 		switch table {
 		case schemas.TableJobs:
-			b = canonical[export.JobRow](t, v, table, p.Cluster, m)
+			b = canonical[record.JobRow](t, v, table, p.Cluster, m)
 		case schemas.TableUsage:
-			b = canonical[export.UsageRow](t, v, table, p.Cluster, m)
+			b = canonical[record.UsageRow](t, v, table, p.Cluster, m)
 		case schemas.TableFairshare:
-			b = canonical[export.FairshareRow](t, v, table, p.Cluster, m)
+			b = canonical[record.FairshareRow](t, v, table, p.Cluster, m)
 		case schemas.TableAssociations:
-			b = canonical[export.AssociationRow](t, v, table, p.Cluster, m)
+			b = canonical[record.AssociationRow](t, v, table, p.Cluster, m)
 		case schemas.TableRuns:
-			b = canonical[export.RunRow](t, v, table, p.Cluster, m)
+			b = canonical[record.RunRow](t, v, table, p.Cluster, m)
 		}
 		out[k] = b
 	}
@@ -279,15 +280,15 @@ func copyHistory(t testing.TB, src, dst string, link bool) {
 
 // jobsWithoutSource reads the jobs table with the source file and line
 // blanked (the nightly files are other files than the single one).
-func jobsWithoutSource(t *testing.T, history, cluster string) []export.JobRow {
+func jobsWithoutSource(t *testing.T, history, cluster string) []record.JobRow {
 	t.Helper()
 	h, err := export.Open(history)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var all []export.JobRow
+	var all []record.JobRow
 	for _, m := range partitionMonths(t, h, schemas.TableJobs, cluster) {
-		var rows []export.JobRow
+		var rows []record.JobRow
 		if err := h.ReadPartition(schemas.TableJobs, cluster, m, &rows); err != nil {
 			t.Fatal(err)
 		}

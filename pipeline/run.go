@@ -27,6 +27,7 @@ import (
 	"github.com/fairledger/fairledger/billing"
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/schemas"
@@ -284,7 +285,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		defer sp.close()
 	}
 
-	dict := export.NewJobDict() // the names and TRES sets of every jobs record of the run
+	dict := record.NewJobDict() // the names and TRES sets of every jobs record of the run
 	// The checkpoints whose running jobs the input may continue: with --to
 	// given (as cron gives it), the one the run resumes from; else any.
 	maybe := cps
@@ -601,7 +602,7 @@ type model struct {
 	uni       *fairshare.Universe
 	keys      []fairshare.Key
 	res       *decay.Resolver
-	cfg       export.RunConfig
+	cfg       record.RunConfig
 	qos       *ingest.QOSTable
 	ctld      *ctldLog // nil without Inputs.SlurmctldLogs
 }
@@ -633,10 +634,10 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		return nil, fmt.Errorf("slurm.conf %s: %w", conf.File, err)
 	}
 	var parts []billing.Partition
-	var rparts []export.RunPartition
+	var rparts []record.RunPartition
 	for _, p := range conf.Partitions {
 		parts = append(parts, billing.Partition{Name: p.Name, TRESBillingWeights: p.TRESBillingWeights})
-		rparts = append(rparts, export.RunPartition{Name: p.Name, TRESBillingWeights: p.TRESBillingWeights})
+		rparts = append(rparts, record.RunPartition{Name: p.Name, TRESBillingWeights: p.TRESBillingWeights})
 	}
 	bill, err := billing.Compile(parts, conf.PriorityFlags, append(billing.AlwaysTracked(), conf.AccountingStorageTRES...))
 	if rerr := checkWeightRange(conf); err != nil || rerr != nil {
@@ -692,7 +693,7 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		return nil, fmt.Errorf("association trees: %w", err)
 	}
 	every := opt.SnapshotEvery.String()
-	m.cfg = export.RunConfig{
+	m.cfg = record.RunConfig{
 		Cluster: m.cluster, Algorithm: m.algo.String(), HalfLifeSec: conf.DecayHalfLifeSec, CalcPeriodSec: m.calcPeriod(),
 		UsageResetPeriod: orNone(conf.UsageResetPeriod), PriorityFlags: conf.PriorityFlags,
 		DampeningFactor: int64(m.damp), AccountingStorageEnforce: conf.AccountingStorageEnforce,
@@ -817,7 +818,7 @@ type stream struct {
 	m       *model
 	opt     Options
 	spill   *spill
-	table   *export.JobTable // the current batch's records
+	table   *record.JobTable // the current batch's records
 	jobs    decay.Jobs
 	extra   jobExtra // beside jobs, with limits enforced (TRESRunMins)
 	mem     memory.Allocator
@@ -836,7 +837,7 @@ type stream struct {
 	afterToStarts    []int64 // a dry run's record starts while to is unknown (see noteAfterTo)
 	dedup            *dedup  // nil until the first batch
 	charged          []bool  // batch's scratch: rows given to decay
-	inputs           []export.RunInput
+	inputs           []record.RunInput
 	byMonth          monthRows // batch's scratch
 }
 
@@ -845,8 +846,8 @@ type lateJob struct {
 	end int64 // decay.Running when running
 }
 
-func newStream(m *model, cps, loaded []*storedCheckpoint, opt Options, sp *spill, dict *export.JobDict) *stream {
-	s := &stream{m: m, opt: opt, spill: sp, table: export.NewJobTable(dict, 0), mem: memory.NewGoAllocator(),
+func newStream(m *model, cps, loaded []*storedCheckpoint, opt Options, sp *spill, dict *record.JobDict) *stream {
+	s := &stream{m: m, opt: opt, spill: sp, table: record.NewJobTable(dict, 0), mem: memory.NewGoAllocator(),
 		minStart: math.MaxInt64, maxEnd: math.MinInt64,
 		carriedKeys: map[jobKey]bool{}, seen: map[jobKey]bool{}, newestCk: math.MinInt64}
 	if !opt.To.IsZero() {
@@ -957,7 +958,7 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 		sum.Files = append(sum.Files, st)
 		sum.Ingest.Add(st)
 		if hr.h != nil {
-			s.inputs = append(s.inputs, export.RunInput{Path: p, SizeBytes: hr.n.Load(), SHA256: hex.EncodeToString(hr.h.Sum(nil))})
+			s.inputs = append(s.inputs, record.RunInput{Path: p, SizeBytes: hr.n.Load(), SHA256: hex.EncodeToString(hr.h.Sum(nil))})
 		}
 	}
 	s.dedupe(sum)
@@ -1145,7 +1146,7 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 // builds no jobs table. While the window's end is not known (the default
 // --to) it keeps the record's start, shifted left one bit and odd when the
 // record ended at its start, for afterToCount.
-func (s *stream) noteAfterTo(r *export.JobRec, start int64) {
+func (s *stream) noteAfterTo(r *record.JobRec, start int64) {
 	if s.toKnown {
 		if afterTo(r, start, s.to) {
 			s.afterTo++
@@ -1333,7 +1334,7 @@ func appendRun(tx *export.Txn, m *model, in Inputs, st *stream, sum *Summary, op
 		return fmt.Errorf("run id: %w", err)
 	}
 	sum.RunID = sum.Started.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:])
-	var inputs []export.RunInput
+	var inputs []record.RunInput
 	for _, p := range in.Files {
 		ri, err := hashFile(p)
 		if err != nil {
@@ -1342,7 +1343,7 @@ func appendRun(tx *export.Txn, m *model, in Inputs, st *stream, sum *Summary, op
 		inputs = append(inputs, ri)
 	}
 	inputs = append(inputs, st.inputs...)
-	cfg, err := export.MarshalConfig(m.cfg)
+	cfg, err := record.MarshalConfig(m.cfg)
 	if err != nil {
 		return err
 	}
@@ -1350,7 +1351,7 @@ func appendRun(tx *export.Txn, m *model, in Inputs, st *stream, sum *Summary, op
 	if skipped == nil {
 		skipped = map[string]int64{}
 	}
-	_, err = tx.AppendRun(m.cluster, export.RunRow{
+	_, err = tx.AppendRun(m.cluster, record.RunRow{
 		RunID: sum.RunID, Started: sum.Started.UTC(), Finished: sum.Finished.UTC(), Version: opt.Version,
 		Inputs: inputs, Config: cfg, Read: sum.Ingest.Read, Ingested: sum.Ingest.Ingested,
 		Rejected: sum.Ingest.Rejected, Skipped: skipped, JobsCharged: int64(sum.Decay.JobsCharged),
@@ -1359,16 +1360,16 @@ func appendRun(tx *export.Txn, m *model, in Inputs, st *stream, sum *Summary, op
 	return err
 }
 
-func hashFile(p string) (export.RunInput, error) {
+func hashFile(p string) (record.RunInput, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return export.RunInput{}, fmt.Errorf("hash input: %w", err)
+		return record.RunInput{}, fmt.Errorf("hash input: %w", err)
 	}
 	defer f.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return export.RunInput{}, fmt.Errorf("hash input %s: %w", p, err)
+		return record.RunInput{}, fmt.Errorf("hash input %s: %w", p, err)
 	}
-	return export.RunInput{Path: p, SizeBytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	return record.RunInput{Path: p, SizeBytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }

@@ -16,14 +16,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 )
 
 // spill holds the jobs records of a run on disk, one file per month of
 // start, until they are merged into the jobs table month by month; so the
 // run's memory does not grow with the number of jobs in its input. The
 // files use a compact private encoding (varints; names and TRES sets as
-// the run's export.JobDict indexes) that is written and read once, in the
+// the run's record.JobDict indexes) that is written and read once, in the
 // same process.
 type spill struct {
 	dir string
@@ -85,7 +85,7 @@ func removeStaleSpills(history string) error {
 }
 
 // add appends the records of t at the positions idx to the month's file.
-func (s *spill) add(month string, t *export.JobTable, idx []int32) error {
+func (s *spill) add(month string, t *record.JobTable, idx []int32) error {
 	if len(idx) == 0 {
 		return nil
 	}
@@ -141,7 +141,7 @@ func (s *spill) maxMonth() int {
 // read appends every record spilled for month to t, in spill order, and
 // removes the month's file. It may be called for different months at once,
 // once add is done.
-func (s *spill) read(month string, t *export.JobTable) error {
+func (s *spill) read(month string, t *record.JobTable) error {
 	s.mu.Lock()
 	sf := s.months[month]
 	delete(s.months, month)
@@ -235,7 +235,7 @@ const maxRecLen = 27*10 + 1
 // follow a byte with a bit per index that differs from the previous
 // record's; only those are written. A 5 M-job year spills some 36 bytes
 // a record (51 in the encoding before).
-func appendRec(b []byte, r *export.JobRec, jobID []byte, prev *recPrev) []byte {
+func appendRec(b []byte, r *record.JobRec, jobID []byte, prev *recPrev) []byte {
 	n := len(b)
 	b = slices.Grow(b, maxRecLen+len(jobID))
 	o := b[n : n+maxRecLen+len(jobID)] // written by index: no append's bookkeeping per field
@@ -244,10 +244,10 @@ func appendRec(b []byte, r *export.JobRec, jobID []byte, prev *recPrev) []byte {
 	switch {
 	case isDecimal(jobID, r.JobIDRaw):
 		kind = idDecimal
-	case v&(export.ValidArrayJobID|export.ValidArrayTaskID) == export.ValidArrayJobID|export.ValidArrayTaskID &&
+	case v&(record.ValidArrayJobID|record.ValidArrayTaskID) == record.ValidArrayJobID|record.ValidArrayTaskID &&
 		isPair(jobID, r.ArrayJobID, '_', r.ArrayTaskID):
 		kind = idArray
-	case v&(export.ValidHetJobID|export.ValidHetJobOffset) == export.ValidHetJobID|export.ValidHetJobOffset &&
+	case v&(record.ValidHetJobID|record.ValidHetJobOffset) == record.ValidHetJobID|record.ValidHetJobOffset &&
 		isPair(jobID, r.HetJobID, '+', r.HetJobOffset):
 		kind = idHet
 	}
@@ -257,39 +257,39 @@ func appendRec(b []byte, r *export.JobRec, jobID []byte, prev *recPrev) []byte {
 		p += copy(o[p:], jobID)
 	}
 	p = putVarint(o, p, r.JobIDRaw-prev.raw)
-	if v&export.ValidArrayJobID != 0 {
+	if v&record.ValidArrayJobID != 0 {
 		p = putVarint(o, p, r.ArrayJobID-r.JobIDRaw)
 	}
-	if v&export.ValidArrayTaskID != 0 {
+	if v&record.ValidArrayTaskID != 0 {
 		p = putVarint(o, p, r.ArrayTaskID)
 	}
-	if v&export.ValidHetJobID != 0 {
+	if v&record.ValidHetJobID != 0 {
 		p = putVarint(o, p, r.HetJobID-r.JobIDRaw)
 	}
-	if v&export.ValidHetJobOffset != 0 {
+	if v&record.ValidHetJobOffset != 0 {
 		p = putVarint(o, p, r.HetJobOffset)
 	}
 	p = putTime(o, p, r.Start-prev.start)
 	base := r.Start
-	if v&export.ValidSubmit != 0 {
+	if v&record.ValidSubmit != 0 {
 		p = putTime(o, p, r.Submit-base)
 		base = r.Submit
 	}
-	if v&export.ValidEligible != 0 {
+	if v&record.ValidEligible != 0 {
 		p = putTime(o, p, r.Eligible-base)
 	}
 	base = r.Start
-	if v&export.ValidElapsedSec != 0 {
+	if v&record.ValidElapsedSec != 0 {
 		p = putVarint(o, p, r.ElapsedSec)
 		base += r.ElapsedSec * 1e6 // wraps alike when read back
 	}
-	if v&export.ValidEnd != 0 {
+	if v&record.ValidEnd != 0 {
 		p = putTime(o, p, r.End-base)
 	}
-	if v&export.ValidSuspendedSec != 0 {
+	if v&record.ValidSuspendedSec != 0 {
 		p = putVarint(o, p, r.SuspendedSec)
 	}
-	if v&export.ValidTimelimitMin != 0 {
+	if v&record.ValidTimelimitMin != 0 {
 		p = putVarint(o, p, r.TimelimitMin)
 	}
 	p = putVarint(o, p, r.ChargedSec)
@@ -479,7 +479,7 @@ func getFloat(b []byte, p int) (float64, int) {
 // rec decodes one record into r, which must be zero, given the record
 // before it (prev, which it updates), and returns its job id, viewing the
 // decoder's buffer or its id array (valid until the next call).
-func (d *recDecoder) rec(r *export.JobRec, prev *recPrev) []byte {
+func (d *recDecoder) rec(r *record.JobRec, prev *recPrev) []byte {
 	if d.err != nil {
 		return nil
 	}
@@ -496,7 +496,7 @@ func (d *recDecoder) rec(r *export.JobRec, prev *recPrev) []byte {
 // the record, or len(b)+1 for bad input. It keeps its position in a
 // local variable rather than the decoder, so that it can stay in a
 // register.
-func decodeRec(b []byte, p int, r *export.JobRec, prev *recPrev, idBuf *[41]byte) (jobID []byte, end int) {
+func decodeRec(b []byte, p int, r *record.JobRec, prev *recPrev, idBuf *[41]byte) (jobID []byte, end int) {
 	bad := len(b) + 1
 	tag, p := getUvarint(b, p)
 	if tag>>2 > math.MaxUint16 {
@@ -516,45 +516,45 @@ func decodeRec(b []byte, p int, r *export.JobRec, prev *recPrev, idBuf *[41]byte
 	r.Valid = v
 	x, p = getVarint(b, p)
 	r.JobIDRaw = prev.raw + x
-	if v&export.ValidArrayJobID != 0 {
+	if v&record.ValidArrayJobID != 0 {
 		x, p = getVarint(b, p)
 		r.ArrayJobID = r.JobIDRaw + x
 	}
-	if v&export.ValidArrayTaskID != 0 {
+	if v&record.ValidArrayTaskID != 0 {
 		r.ArrayTaskID, p = getVarint(b, p)
 	}
-	if v&export.ValidHetJobID != 0 {
+	if v&record.ValidHetJobID != 0 {
 		x, p = getVarint(b, p)
 		r.HetJobID = r.JobIDRaw + x
 	}
-	if v&export.ValidHetJobOffset != 0 {
+	if v&record.ValidHetJobOffset != 0 {
 		r.HetJobOffset, p = getVarint(b, p)
 	}
 	x, p = getTime(b, p)
 	r.Start = prev.start + x
 	base := r.Start
-	if v&export.ValidSubmit != 0 {
+	if v&record.ValidSubmit != 0 {
 		x, p = getTime(b, p)
 		r.Submit = base + x
 		base = r.Submit
 	}
-	if v&export.ValidEligible != 0 {
+	if v&record.ValidEligible != 0 {
 		x, p = getTime(b, p)
 		r.Eligible = base + x
 	}
 	base = r.Start
-	if v&export.ValidElapsedSec != 0 {
+	if v&record.ValidElapsedSec != 0 {
 		r.ElapsedSec, p = getVarint(b, p)
 		base += r.ElapsedSec * 1e6
 	}
-	if v&export.ValidEnd != 0 {
+	if v&record.ValidEnd != 0 {
 		x, p = getTime(b, p)
 		r.End = base + x
 	}
-	if v&export.ValidSuspendedSec != 0 {
+	if v&record.ValidSuspendedSec != 0 {
 		r.SuspendedSec, p = getVarint(b, p)
 	}
-	if v&export.ValidTimelimitMin != 0 {
+	if v&record.ValidTimelimitMin != 0 {
 		r.TimelimitMin, p = getVarint(b, p)
 	}
 	r.ChargedSec, p = getVarint(b, p)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -16,20 +17,20 @@ import (
 // leaves in $FAIRLEDGER_BENCH_DIR/history-year5m (some 410,000 jobs) and
 // puts the rows back in input order (source file, line), as the spill
 // sees them, with charged_sec 0. It skips b when that history is missing.
-func spillBenchTable(b *testing.B) *export.JobTable {
+func spillBenchTable(b *testing.B) *record.JobTable {
 	b.Helper()
 	h, err := export.Open(filepath.Join(os.Getenv("FAIRLEDGER_BENCH_DIR"), "history-year5m"))
 	if err != nil {
 		b.Skipf("no history: %v", err)
 	}
-	var rows []export.JobRow
+	var rows []record.JobRow
 	if err := h.ReadPartition(schemas.TableJobs, "synth", time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), &rows); err != nil || len(rows) == 0 {
 		b.Skipf("no month to spill: %v", err)
 	}
-	slices.SortStableFunc(rows, func(x, y export.JobRow) int {
+	slices.SortStableFunc(rows, func(x, y record.JobRow) int {
 		return cmp.Or(cmp.Compare(x.SourceFile, y.SourceFile), cmp.Compare(x.SourceLine, y.SourceLine))
 	})
-	t := export.NewJobTable(export.NewJobDict(), len(rows))
+	t := record.NewJobTable(record.NewJobDict(), len(rows))
 	for i := range rows {
 		rows[i].ChargedSec = 0
 		t.AppendRow(&rows[i])
@@ -47,7 +48,7 @@ func BenchmarkSpill(b *testing.B) {
 	for i := range idx {
 		idx[i] = int32(i)
 	}
-	back := export.NewJobTable(t.Dict, len(t.Recs))
+	back := record.NewJobTable(t.Dict, len(t.Recs))
 	var size int64
 	cpu0 := cpuTime()
 	b.ResetTimer()
@@ -107,7 +108,7 @@ func BenchmarkSpillCodec(b *testing.B) {
 		for b.Loop() {
 			d := &recDecoder{b: buf}
 			for range t.Recs {
-				var r export.JobRec
+				var r record.JobRec
 				d.rec(&r, &d.prev)
 			}
 			if d.err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 )
 
 // TestSpillRoundTrip: rows come back from the spill exactly, NULLs apart
@@ -19,7 +19,7 @@ func TestSpillRoundTrip(t *testing.T) {
 	by := "1234"
 	start := time.Date(2025, 1, 31, 23, 59, 59, 0, time.UTC)
 	end := start.Add(90 * time.Second)
-	rows := []export.JobRow{
+	rows := []record.JobRow{
 		{JobID: "10_0", JobIDRaw: 11, ArrayJobID: &seven, ArrayTaskID: &zero, User: "u", Account: "a",
 			Partition: "p", QOS: "normal", State: "CANCELLED", CancelledBy: &by, Submit: &start, Start: start,
 			End: &end, ElapsedSec: &zero, ChargedSec: 90, NNodes: 1, AllocCPUs: 4, MemMB: 1024.5, NodeCount: 1,
@@ -29,7 +29,7 @@ func TestSpillRoundTrip(t *testing.T) {
 			SourceFile: "s.psv", SourceLine: 4},
 	}
 	s := testSpill(t)
-	dict := export.NewJobDict()
+	dict := record.NewJobDict()
 	in := tableOf(dict, rows)
 	if err := s.add("2025-01", in, []int32{0}); err != nil {
 		t.Fatal(err)
@@ -63,8 +63,8 @@ func testSpill(t *testing.T) *spill {
 }
 
 // tableOf returns rows as a table using dict.
-func tableOf(dict *export.JobDict, rows []export.JobRow) *export.JobTable {
-	tb := export.NewJobTable(dict, len(rows))
+func tableOf(dict *record.JobDict, rows []record.JobRow) *record.JobTable {
+	tb := record.NewJobTable(dict, len(rows))
 	for i := range rows {
 		tb.AppendRow(&rows[i])
 	}
@@ -72,13 +72,13 @@ func tableOf(dict *export.JobDict, rows []export.JobRow) *export.JobTable {
 }
 
 // readSpill reads month's records back as rows.
-func readSpill(t *testing.T, s *spill, dict *export.JobDict, month string) []export.JobRow {
+func readSpill(t *testing.T, s *spill, dict *record.JobDict, month string) []record.JobRow {
 	t.Helper()
-	tb := export.NewJobTable(dict, 0)
+	tb := record.NewJobTable(dict, 0)
 	if err := s.read(month, tb); err != nil {
 		t.Fatalf("read %s: %v", month, err)
 	}
-	var rows []export.JobRow
+	var rows []record.JobRow
 	for i := range tb.Recs {
 		rows = append(rows, tb.Row(i))
 	}
@@ -94,9 +94,9 @@ func TestSpillValues(t *testing.T) {
 	before := start.Add(-36 * time.Hour)
 	shared := map[string]float64{"cpu": 2, "mem": 0.5}
 	vals := []float64{0, math.Copysign(0, -1), 0.1, -5, 1 << 53, 1<<53 + 2, -(1 << 53), 1e300, math.Inf(1), math.Inf(-1), math.NaN()}
-	var rows []export.JobRow
+	var rows []record.JobRow
 	for i, v := range vals {
-		rows = append(rows, export.JobRow{JobID: "j", JobIDRaw: int64(i), Start: start, Submit: &before,
+		rows = append(rows, record.JobRow{JobID: "j", JobIDRaw: int64(i), Start: start, Submit: &before,
 			MemMB: v, NodeCount: -v, GPU: v, Billing: v, UsageFactor: v, TRES: shared})
 	}
 	rows[1].TRES = map[string]float64{"mem": 0.5, "cpu": 2} // equal contents, another map
@@ -107,7 +107,7 @@ func TestSpillValues(t *testing.T) {
 	for i := range idx {
 		idx[i] = int32(i)
 	}
-	dict := export.NewJobDict()
+	dict := record.NewJobDict()
 	if err := s.add("2025-05", tableOf(dict, rows), idx); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestSpillValues(t *testing.T) {
 func TestSpillDifferences(t *testing.T) {
 	at := func(sec, us int64) time.Time { return time.Unix(sec, us*1000).UTC() }
 	ptr := func(v time.Time) *time.Time { return &v }
-	rows := []export.JobRow{
+	rows := []record.JobRow{
 		{JobID: "123", JobIDRaw: 123, Start: at(1_700_000_000, 0), End: ptr(at(1_700_000_100, 0)), SourceLine: 10},
 		{JobID: "0123", JobIDRaw: 123, Start: at(1_699_990_000, 0), SourceLine: 3},                  // leading zero; earlier start
 		{JobID: "", JobIDRaw: 7, Start: at(-86_401, 0), Submit: ptr(at(-90_000, 0)), SourceLine: 4}, // empty id; before 1970
@@ -151,7 +151,7 @@ func TestSpillDifferences(t *testing.T) {
 		{JobID: "9223372036854775807", JobIDRaw: 1<<63 - 1, Start: at(1_700_000_000, 0), SourceLine: 5},
 	}
 	s := testSpill(t)
-	dict := export.NewJobDict()
+	dict := record.NewJobDict()
 	in := tableOf(dict, rows)
 	for i := range rows { // one record a call: the differences span calls
 		if err := s.add("2025-01", in, []int32{int32(i)}); err != nil {
@@ -186,7 +186,7 @@ func TestSpillDifferences(t *testing.T) {
 func TestSpillJobIDKinds(t *testing.T) {
 	i64 := func(v int64) *int64 { return &v }
 	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	rows := []export.JobRow{
+	rows := []record.JobRow{
 		{JobID: "100_7", JobIDRaw: 108, ArrayJobID: i64(100), ArrayTaskID: i64(7)},
 		{JobID: "200+1", JobIDRaw: 201, HetJobID: i64(200), HetJobOffset: i64(1)},
 		{JobID: "100_07", JobIDRaw: 109, ArrayJobID: i64(100), ArrayTaskID: i64(7)},
@@ -203,7 +203,7 @@ func TestSpillJobIDKinds(t *testing.T) {
 		rows[i].Start = start
 	}
 	s := testSpill(t)
-	dict := export.NewJobDict()
+	dict := record.NewJobDict()
 	in := tableOf(dict, rows)
 	idx := make([]int32, len(rows))
 	prev := recPrev{}
@@ -258,12 +258,12 @@ func TestSpillFloatForms(t *testing.T) {
 // name is written alone; both read back.
 func TestSpillNamesUnchanged(t *testing.T) {
 	start := time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC)
-	rows := []export.JobRow{
+	rows := []record.JobRow{
 		{JobID: "1", JobIDRaw: 1, Start: start, User: "u", Account: "a", Partition: "p", QOS: "q", State: "COMPLETED", SourceFile: "f"},
 		{JobID: "2", JobIDRaw: 2, Start: start, User: "u", Account: "a", Partition: "p", QOS: "q", State: "COMPLETED", SourceFile: "f"},
 		{JobID: "3", JobIDRaw: 3, Start: start, User: "v", Account: "a", Partition: "p", QOS: "q", State: "COMPLETED", SourceFile: "f"},
 	}
-	dict := export.NewJobDict()
+	dict := record.NewJobDict()
 	in := tableOf(dict, rows)
 	var prev recPrev
 	var sizes []int
@@ -311,22 +311,22 @@ func TestParseDecimal(t *testing.T) {
 func TestSpillTruncated(t *testing.T) {
 	i64 := func(v int64) *int64 { return &v }
 	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	rows := []export.JobRow{{JobID: "x9", JobIDRaw: 1 << 40, ArrayJobID: i64(3), ArrayTaskID: i64(4), HetJobID: i64(5),
+	rows := []record.JobRow{{JobID: "x9", JobIDRaw: 1 << 40, ArrayJobID: i64(3), ArrayTaskID: i64(4), HetJobID: i64(5),
 		HetJobOffset: i64(6), Start: start, Submit: &start, Eligible: &start, End: &start, ElapsedSec: i64(300),
 		SuspendedSec: i64(1), TimelimitMin: i64(60), NNodes: 2, AllocCPUs: 300, MemMB: 0.1, NodeCount: 0.5, GPU: 1,
 		Billing: 1e300, UsageFactor: 2, User: "u", Account: "a", Partition: "p", QOS: "q", State: "s", SourceFile: "f",
 		SourceLine: 9, TRES: map[string]float64{"cpu": 300}}}
-	in := tableOf(export.NewJobDict(), rows)
+	in := tableOf(record.NewJobDict(), rows)
 	r := &in.Recs[0]
 	b := appendRec(nil, r, in.JobID(r), &recPrev{})
 	for n := range len(b) {
-		var got export.JobRec
+		var got record.JobRec
 		d := recDecoder{b: b[:n]}
 		if id := d.rec(&got, &recPrev{}); d.err == nil {
 			t.Errorf("%d of %d bytes: no error (id %q)", n, len(b), id)
 		}
 	}
-	var got export.JobRec
+	var got record.JobRec
 	d := recDecoder{b: b}
 	if id := d.rec(&got, &recPrev{}); d.err != nil || string(id) != "x9" || d.p != len(b) {
 		t.Errorf("whole record: id %q, err %v, %d of %d bytes", id, d.err, d.p, len(b))
@@ -338,11 +338,11 @@ func TestSpillTruncated(t *testing.T) {
 func TestSpillManyChunks(t *testing.T) {
 	const n = 300_000 // some 20 bytes a record: several chunks and a part
 	s := testSpill(t)
-	dict := export.NewJobDict()
-	in := export.NewJobTable(dict, n)
+	dict := record.NewJobDict()
+	in := record.NewJobTable(dict, n)
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
-		in.AppendRow(&export.JobRow{JobID: fmt.Sprintf("j%d", i), JobIDRaw: int64(i), User: "u", Account: "a",
+		in.AppendRow(&record.JobRow{JobID: fmt.Sprintf("j%d", i), JobIDRaw: int64(i), User: "u", Account: "a",
 			Start: start.Add(time.Duration(i) * time.Second), State: "RUNNING", SourceFile: "s.psv",
 			SourceLine: int64(i)})
 	}
@@ -358,7 +358,7 @@ func TestSpillManyChunks(t *testing.T) {
 	if sf := s.months["2025-01"]; sf.size < 2*spillChunk {
 		t.Fatalf("%d bytes written before the read, want over %d", sf.size, 2*spillChunk)
 	}
-	back := export.NewJobTable(dict, 0)
+	back := record.NewJobTable(dict, 0)
 	if err := s.read("2025-01", back); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/ingest/synth"
 	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
@@ -367,7 +368,7 @@ func fairshareWithoutTRESRun(t *testing.T, history string) map[string][]byte {
 			continue
 		}
 		m, _ := schemas.ParseMonth(p.Month)
-		var rows []export.FairshareRow
+		var rows []record.FairshareRow
 		if err := v.ReadPartition(schemas.TableFairshare, p.Cluster, m, &rows); err != nil {
 			t.Fatal(err)
 		}
@@ -525,7 +526,7 @@ func TestReadersDuringNights(t *testing.T) {
 			r.last = n
 			v, err := h.View()
 			if err == nil {
-				var rows []export.FairshareRow
+				var rows []record.FairshareRow
 				err = v.ReadPartition(schemas.TableFairshare, "synth", from, &rows)
 				v.Close()
 			}

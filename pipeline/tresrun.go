@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/fairledger/fairledger/decay"
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 )
 
@@ -24,7 +24,7 @@ type jobExtra struct {
 }
 
 // add appends the extra columns of one job record.
-func (x *jobExtra) add(r *export.JobRec) {
+func (x *jobExtra) add(r *record.JobRec) {
 	x.tres = append(x.tres, r.TRES)
 	x.qos = append(x.qos, r.QOS)
 	x.limitMin = append(x.limitMin, timeLimitMin(r))
@@ -32,8 +32,8 @@ func (x *jobExtra) add(r *export.JobRec) {
 
 // timeLimitMin is a record's time limit in minutes,
 // fairshare.InfiniteTimeLimitMin when sacct gave none.
-func timeLimitMin(r *export.JobRec) uint32 {
-	if r.Valid&export.ValidTimelimitMin == 0 {
+func timeLimitMin(r *record.JobRec) uint32 {
+	if r.Valid&record.ValidTimelimitMin == 0 {
 		return fairshare.InfiniteTimeLimitMin
 	}
 	return uint32(min(max(r.TimelimitMin, 0), math.MaxUint32))
@@ -42,7 +42,7 @@ func timeLimitMin(r *export.JobRec) uint32 {
 // addCarried appends a job carried from a checkpoint that the input lacks,
 // with the TRES, QOS and time limit the checkpoint kept (adding them to
 // dict); one kept without them (an older checkpoint) holds nothing.
-func (x *jobExtra) addCarried(dict *export.JobDict, j carriedJob) {
+func (x *jobExtra) addCarried(dict *record.JobDict, j carriedJob) {
 	var tres, qos, limit uint32
 	if len(j.TRES) > 0 {
 		tres, qos, limit = dict.TRESSet(j.TRES), dict.Name(j.QOS), j.TimelimitMin
@@ -96,7 +96,7 @@ type tresRun struct {
 	names    []string        // the cluster's TRES, in sshare's order
 	jobs     decay.Jobs      // Start, End and Assoc are read
 	extra    *jobExtra       // same index as jobs
-	dict     *export.JobDict // a read-only snapshot of the run's dictionary
+	dict     *record.JobDict // a read-only snapshot of the run's dictionary
 	factor   func(qos string) float64
 	sched    *decay.Schedule // the decay ticks
 	after    map[int32]bool  // jobs ending in a tick's second after the tick
@@ -134,7 +134,7 @@ type tresRun struct {
 //
 // carried are the residues of the checkpoint the run resumes from, what
 // jobs that ended by lo left; since must then be after lo.
-func newTRESRun(m *model, st *stream, dict *export.JobDict, lo int64, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64, since int64, carried []residue) *tresRun {
+func newTRESRun(m *model, st *stream, dict *record.JobDict, lo int64, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64, since int64, carried []residue) *tresRun {
 	at, ended := runningAt(st.jobs, snaps, m.calcPeriod(), since)
 	r := &tresRun{
 		names: m.cfg.TRES, jobs: st.jobs, extra: &st.extra, dict: dict,

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/fairledger/fairledger/decay"
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 )
 
@@ -103,7 +103,7 @@ func TestTRESRunCells(t *testing.T) {
 	}
 	p := uni.Project(tree)
 	u, _ := uni.Index(fairshare.Key{Account: "A", User: "u"})
-	dict := export.NewJobDict()
+	dict := record.NewJobDict()
 	half := dict.Name("half")
 	tres1 := dict.TRESSet(map[string]float64{"cpu": 2, "mem": 1000, "node": 1, "billing": 2})
 	tres2 := dict.TRESSet(map[string]float64{"cpu": 1})

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 )
 
 // TestUsageSums splits jobs over UTC days by hand: a job across midnight,
@@ -15,15 +15,15 @@ import (
 func TestUsageSums(t *testing.T) {
 	us := func(s string) int64 { return mustTime(t, s).UnixMicro() }
 	names := []string{"lab", "ann", "cpu", "gpu"}
-	rec := func(part uint32, start, end string, billing, factor float64, cpus int64, mem, gpu float64) export.JobRec {
-		r := export.JobRec{Account: 0, User: 1, Partition: part, Start: us(start), Billing: billing,
+	rec := func(part uint32, start, end string, billing, factor float64, cpus int64, mem, gpu float64) record.JobRec {
+		r := record.JobRec{Account: 0, User: 1, Partition: part, Start: us(start), Billing: billing,
 			UsageFactor: factor, AllocCPUs: cpus, MemMB: mem, GPU: gpu}
 		if end != "" {
-			r.End, r.Valid = us(end), export.ValidEnd
+			r.End, r.Valid = us(end), record.ValidEnd
 		}
 		return r
 	}
-	recs := []export.JobRec{
+	recs := []record.JobRec{
 		rec(2, "2025-01-01T23:00:00Z", "2025-01-02T01:00:00Z", 2, 0.5, 4, 1000, 0), // 3600 s each day
 		rec(3, "2025-01-02T00:30:00Z", "2025-01-02T00:40:00Z", 10, 1, 1, 0, 2),     // 600 s, gpu partition
 		rec(2, "2025-01-02T02:00:00Z", "2025-01-02T02:30:00Z", 2, 1, 1, 500, 0),    // 1800 s, the first job's day-2 row
@@ -38,14 +38,14 @@ func TestUsageSums(t *testing.T) {
 	var u usageSums
 	u.reset([]string{"x", "y", "cpu", "z"})
 	dec := mustTime(t, "2024-12-01T00:00:00Z").Unix()
-	u.add([]export.JobRec{rec(2, "2024-12-31T23:00:00Z", "2025-01-01T23:30:00Z", 1, 1, 1, 0, 0)}, dec, next, to)
+	u.add([]record.JobRec{rec(2, "2024-12-31T23:00:00Z", "2025-01-01T23:30:00Z", 1, 1, 1, 0, 0)}, dec, next, to)
 	if len(u.rows) != 2 || u.rows[1].Account != "x" {
 		t.Fatalf("December: %+v", u.rows)
 	}
 	u.reset(names)
 	u.add(recs, from, next, to)
 	day := func(s string) time.Time { return mustTime(t, s+"T00:00:00Z") }
-	want := []export.UsageRow{
+	want := []record.UsageRow{
 		{Account: "lab", User: "ann", Partition: "cpu", PeriodStart: day("2025-01-01"),
 			BillingSec: 3600, CPUSec: 14400, MemMBSec: 3.6e6},
 		{Account: "lab", User: "ann", Partition: "cpu", PeriodStart: day("2025-01-02"),
@@ -83,9 +83,9 @@ func mustTime(t *testing.T, s string) time.Time {
 // with the sums reused after a reset: the rows must come out in the same
 // order with bit-identical sums.
 func TestUsageSumsMatchMap(t *testing.T) {
-	reference := func(names []string, calls [][]export.JobRec, spans [][2]int64, to int64) []export.UsageRow {
+	reference := func(names []string, calls [][]record.JobRec, spans [][2]int64, to int64) []record.UsageRow {
 		acc := map[usageKey]int{}
-		var rows []export.UsageRow
+		var rows []record.UsageRow
 		for c, recs := range calls {
 			from, next := spans[c][0], spans[c][1]
 			for i := range recs {
@@ -100,7 +100,7 @@ func TestUsageSumsMatchMap(t *testing.T) {
 					if !ok {
 						j = len(rows)
 						acc[k] = j
-						rows = append(rows, export.UsageRow{Account: names[r.Account], User: names[r.User],
+						rows = append(rows, record.UsageRow{Account: names[r.Account], User: names[r.User],
 							Partition: names[r.Partition], PeriodStart: time.Unix(day, 0).UTC()})
 					}
 					x := &rows[j]
@@ -125,17 +125,17 @@ func TestUsageSumsMatchMap(t *testing.T) {
 		month := int64(31 * 86400)
 		spans := [][2]int64{{base, base + month}, {base - month, base + 2*month}, {base + 5*86400, base + 9*86400}}
 		to := base + month + 86400
-		var calls [][]export.JobRec
+		var calls [][]record.JobRec
 		for range spans {
-			recs := make([]export.JobRec, 3000)
+			recs := make([]record.JobRec, 3000)
 			for i := range recs {
 				start := base - month + rng.Int64N(3*month)
-				r := export.JobRec{Account: uint32(rng.IntN(3)), User: 3 + uint32(rng.IntN(3)),
+				r := record.JobRec{Account: uint32(rng.IntN(3)), User: 3 + uint32(rng.IntN(3)),
 					Partition: 6 + uint32(rng.IntN(2)), Start: start*1e6 + rng.Int64N(1e6),
 					Billing: float64(rng.IntN(9)) + 0.25, UsageFactor: 0.5 + rng.Float64(),
 					AllocCPUs: 1 + rng.Int64N(64), MemMB: rng.Float64() * 1e5, GPU: float64(rng.IntN(3))}
 				if rng.IntN(10) > 0 {
-					r.End, r.Valid = (start+rng.Int64N(4*86400))*1e6, export.ValidEnd
+					r.End, r.Valid = (start+rng.Int64N(4*86400))*1e6, record.ValidEnd
 				}
 				// Runs of one user's records, as in the table's order.
 				if i > 0 && rng.IntN(3) > 0 {

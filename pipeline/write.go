@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -34,7 +35,7 @@ type jobsWriter struct {
 	lo      int64 // the window's start, for merge's count of Unrecharged
 	hotFrom int64 // rows charged up to after this go to hot segments
 	spill   *spill
-	dict    *export.JobDict // the run's: the spill's records refer to it
+	dict    *record.JobDict // the run's: the spill's records refer to it
 	files   int
 
 	rewritten map[string]bool // base jobs segments this run replaces
@@ -57,7 +58,7 @@ func unixSec(us int64) int64 {
 
 // effEnd is the time up to which a jobs record is charged: its end, or to
 // for a running job, never after to.
-func effEnd(r *export.JobRec, to int64) int64 {
+func effEnd(r *record.JobRec, to int64) int64 {
 	if r.Running() {
 		return to
 	}
@@ -122,7 +123,7 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 }
 
 // readSegment appends the rows of base jobs segment p to t.
-func (w *jobsWriter) readSegment(p export.Partition, t *export.JobTable) error {
+func (w *jobsWriter) readSegment(p export.Partition, t *record.JobTable) error {
 	return w.tx.ReadJobs(p, t)
 }
 
@@ -130,7 +131,7 @@ func (w *jobsWriter) readSegment(p export.Partition, t *export.JobTable) error {
 // leaves it for the month's jobs segments and usage.
 type monthJobs struct {
 	m                time.Time
-	table            *export.JobTable
+	table            *record.JobTable
 	names            []string // the dictionary's names when the month was prepared
 	rewrite          bool     // the month's segments (segs) are replaced by table
 	segs             []export.Partition
@@ -143,7 +144,7 @@ type monthJobs struct {
 // encodedJobs is what encoding a month's jobs segments gives back: the
 // table, free for another month, and the number of files written.
 type encodedJobs struct {
-	table *export.JobTable
+	table *record.JobTable
 	files int
 	err   error
 }
@@ -182,11 +183,11 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 	err := func() error {
 		room := w.spill.maxMonth() // so that a table is not outgrown by a later month
 		made := 0
-		var carry []export.JobRec
+		var carry []record.JobRec
 		for _, m := range months {
-			var t *export.JobTable
+			var t *record.JobTable
 			if made < jobTables {
-				t, made = export.NewJobTable(w.dict, room), made+1
+				t, made = record.NewJobTable(w.dict, room), made+1
 			} else {
 				e := <-done
 				if err := collect(e); err != nil {
@@ -226,7 +227,7 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 // records into them. It leaves the table sorted, using a snapshot of
 // w.dict (for the encoder). The goroutine that runs prepare is the only
 // one adding to w.dict.
-func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs []export.Partition, t *export.JobTable) monthJobs {
+func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs []export.Partition, t *record.JobTable) monthJobs {
 	mj := monthJobs{m: m, changeAt: math.MaxInt64}
 	if mj.err = ctx.Err(); mj.err != nil {
 		return mj
@@ -269,7 +270,7 @@ func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs 
 // of a spilled record (t's records old..spilled) found in no loaded one:
 // a job given again after it left the hot segments. The segments'
 // statistics (ranges of job_id_raw and start) rule most out unread.
-func (w *jobsWriter) loadHolders(segs []export.Partition, t *export.JobTable, old, spilled int, mj *monthJobs, load func(export.Partition) error) error {
+func (w *jobsWriter) loadHolders(segs []export.Partition, t *record.JobTable, old, spilled int, mj *monthJobs, load func(export.Partition) error) error {
 	have := make(map[jobKey]bool, old)
 	for i := range t.Recs[:old] {
 		have[jobKey{t.Recs[i].JobIDRaw, unixSec(t.Recs[i].Start)}] = true
@@ -290,11 +291,11 @@ func (w *jobsWriter) loadHolders(segs []export.Partition, t *export.JobTable, ol
 		}) {
 			continue
 		}
-		scratch := export.NewJobTable(w.dict, int(p.Rows))
+		scratch := record.NewJobTable(w.dict, int(p.Rows))
 		if err := w.readSegment(p, scratch); err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(scratch.Recs, func(r export.JobRec) bool { return want[jobKey{r.JobIDRaw, unixSec(r.Start)}] }) {
+		if !slices.ContainsFunc(scratch.Recs, func(r record.JobRec) bool { return want[jobKey{r.JobIDRaw, unixSec(r.Start)}] }) {
 			continue
 		}
 		w.rewritten[p.Path] = true
@@ -322,13 +323,13 @@ func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (int, error) {
 	// Stable partition: the settled records first, then the hot ones; both
 	// stay in the table's order. Records move only from the first hot one
 	// on (a backfill's months but the last have none).
-	isHot := func(r *export.JobRec) bool { return unixSec(r.Start)+r.ChargedSec > w.hotFrom || r.Running() }
+	isHot := func(r *record.JobRec) bool { return unixSec(r.Start)+r.ChargedSec > w.hotFrom || r.Running() }
 	k := 0
 	for k < len(t.Recs) && !isHot(&t.Recs[k]) {
 		k++
 	}
 	if k < len(t.Recs) {
-		var hot []export.JobRec
+		var hot []record.JobRec
 		for i := k; i < len(t.Recs); i++ {
 			if isHot(&t.Recs[i]) {
 				hot = append(hot, t.Recs[i])
@@ -346,7 +347,7 @@ func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (int, error) {
 	}
 	files := 0
 	for _, part := range []struct {
-		t   *export.JobTable
+		t   *record.JobTable
 		hot bool
 	}{{t.Slice(0, k), false}, {t.Slice(k, len(t.Recs)), true}} {
 		if len(part.t.Recs) == 0 {
@@ -366,7 +367,7 @@ func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (int, error) {
 // order, so that usage sums in the same order whichever run computes
 // it), and replaces the usage rows of those days. It returns the jobs
 // that run into the next month.
-func (w *jobsWriter) usage(mj *monthJobs, segs map[string][]export.Partition, carry []export.JobRec) ([]export.JobRec, error) {
+func (w *jobsWriter) usage(mj *monthJobs, segs map[string][]export.Partition, carry []record.JobRec) ([]record.JobRec, error) {
 	m := mj.m
 	next := m.AddDate(0, 1, 0)
 	w.changeAt = min(w.changeAt, mj.changeAt)
@@ -414,7 +415,7 @@ func (w *jobsWriter) usage(mj *monthJobs, segs map[string][]export.Partition, ca
 	// its own), so that the carry is not reallocated every month.
 	kept := carry[:0]
 	recs := mj.table.Recs
-	for _, part := range [][]export.JobRec{carry, recs} {
+	for _, part := range [][]record.JobRec{carry, recs} {
 		for i := range part {
 			if effEnd(&part[i], w.to) > next.Unix() {
 				kept = append(kept, part[i])
@@ -426,8 +427,8 @@ func (w *jobsWriter) usage(mj *monthJobs, segs map[string][]export.Partition, ca
 
 // reaching reads the records of earlier months' segments the run does not
 // rewrite that are charged past from (nil when there are none).
-func (w *jobsWriter) reaching(segs map[string][]export.Partition, m time.Time, from int64) (*export.JobTable, error) {
-	var out *export.JobTable
+func (w *jobsWriter) reaching(segs map[string][]export.Partition, m time.Time, from int64) (*record.JobTable, error) {
+	var out *record.JobTable
 	for mk, ps := range segs {
 		if mk >= monthKey(m) {
 			continue
@@ -436,12 +437,12 @@ func (w *jobsWriter) reaching(segs map[string][]export.Partition, m time.Time, f
 			if w.rewritten[p.Path] || p.MaxEnd <= from {
 				continue
 			}
-			t := export.NewJobTable(w.dict, int(p.Rows))
+			t := record.NewJobTable(w.dict, int(p.Rows))
 			if err := w.readSegment(p, t); err != nil {
 				return nil, err
 			}
 			if out == nil {
-				out = export.NewJobTable(w.dict, 0)
+				out = record.NewJobTable(w.dict, 0)
 			}
 			for i := range t.Recs {
 				if effEnd(&t.Recs[i], w.to) > from {
@@ -456,8 +457,8 @@ func (w *jobsWriter) reaching(segs map[string][]export.Partition, m time.Time, f
 // canonicalCarry sorts carried records as the months' carry holds them:
 // by start month, then in the jobs table's order (account, user, start,
 // job_id_raw; a key is unique once merged).
-func canonicalCarry(recs []export.JobRec, names []string) []export.JobRec {
-	slices.SortStableFunc(recs, func(a, b export.JobRec) int {
+func canonicalCarry(recs []record.JobRec, names []string) []record.JobRec {
+	slices.SortStableFunc(recs, func(a, b record.JobRec) int {
 		ma, mb := monthStart(unixSec(a.Start)), monthStart(unixSec(b.Start))
 		if c := ma.Compare(mb); c != 0 {
 			return c
@@ -483,13 +484,13 @@ func canonicalCarry(recs []export.JobRec, names []string) []export.JobRec {
 // segment, which the next night replaces without reading.
 func (w *jobsWriter) writeUsage(m time.Time, from int64) error {
 	mk := monthKey(m)
-	var settled []export.UsageRow
+	var settled []record.UsageRow
 	for _, p := range w.tx.Base().Files(schemas.TableUsage, w.cluster) {
 		if p.Month != mk || p.MaxTime < from {
 			continue
 		}
 		if p.MinTime < from {
-			var rows []export.UsageRow
+			var rows []record.UsageRow
 			if err := w.tx.Read(p, &rows); err != nil {
 				return err
 			}
@@ -502,7 +503,7 @@ func (w *jobsWriter) writeUsage(m time.Time, from int64) error {
 		w.tx.Remove(p)
 	}
 	hotDay := utcDay(w.to)
-	var hot []export.UsageRow
+	var hot []record.UsageRow
 	for _, r := range w.sums.rows {
 		if r.PeriodStart.Unix() >= hotDay {
 			hot = append(hot, r)
@@ -511,7 +512,7 @@ func (w *jobsWriter) writeUsage(m time.Time, from int64) error {
 		}
 	}
 	for _, part := range []struct {
-		rows []export.UsageRow
+		rows []record.UsageRow
 		hot  bool
 	}{{settled, false}, {hot, true}} {
 		if len(part.rows) == 0 {
@@ -535,7 +536,7 @@ func (w *jobsWriter) writeUsage(m time.Time, from int64) error {
 // which the month's usage changes. The records keep their relative order
 // (not significant: the full sort key is unique once the keys are merged,
 // and the caller sorts).
-func (w *jobsWriter) merge(t *export.JobTable, lo, hi int, mj *monthJobs) {
+func (w *jobsWriter) merge(t *record.JobTable, lo, hi int, mj *monthJobs) {
 	recs := t.Recs
 	spilled := func(pos int32) bool { return int(pos) >= lo && int(pos) < hi }
 	refs := slices.Grow(w.refs[:0], len(recs))
@@ -559,7 +560,7 @@ func (w *jobsWriter) merge(t *export.JobTable, lo, hi int, mj *monthJobs) {
 	keep := slices.Grow(w.keep[:0], len(recs))[:len(recs)]
 	clear(keep)
 	w.keep = keep
-	charged := func(r *export.JobRec, start int64) int64 { return max(0, effEnd(r, w.to)-start) }
+	charged := func(r *record.JobRec, start int64) int64 { return max(0, effEnd(r, w.to)-start) }
 	change := func(at int64) { mj.changeAt = min(mj.changeAt, at) }
 	for k := 0; k < len(refs); {
 		h := k + 1
@@ -616,7 +617,7 @@ func (w *jobsWriter) merge(t *export.JobTable, lo, hi int, mj *monthJobs) {
 
 // sameUsage reports whether two records of a job charge usage alike per
 // second: the same association, partition, billing and allocation.
-func sameUsage(a, b *export.JobRec) bool {
+func sameUsage(a, b *record.JobRec) bool {
 	return a.Account == b.Account && a.User == b.User && a.Partition == b.Partition &&
 		a.Billing == b.Billing && a.UsageFactor == b.UsageFactor && a.AllocCPUs == b.AllocCPUs &&
 		a.MemMB == b.MemMB && a.GPU == b.GPU
@@ -628,7 +629,7 @@ func sameUsage(a, b *export.JobRec) bool {
 // it. (A record of an earlier run starts at or before that run's --to,
 // the window's start when the run resumes; one starting there is written
 // by the earlier run only when it has no length.)
-func (w *jobsWriter) recharged(r *export.JobRec, start int64) bool {
+func (w *jobsWriter) recharged(r *record.JobRec, start int64) bool {
 	return start >= w.lo && start <= w.to && effEnd(r, w.to) > start
 }
 
@@ -636,7 +637,7 @@ func (w *jobsWriter) recharged(r *export.JobRec, start int64) bool {
 // later run: it starts after to, or at to unless it also ended there (a
 // zero-length job at to belongs to the run that ends at to, the only run
 // whose window holds it when to is the default, the latest end).
-func afterTo(r *export.JobRec, start, to int64) bool {
+func afterTo(r *record.JobRec, start, to int64) bool {
 	return leftForLater(start, !r.Running() && unixSec(r.End) == start, to)
 }
 
@@ -673,7 +674,7 @@ type usageNames struct{ account, user, partition uint32 }
 type usageSums struct {
 	acc   map[usageKey]int // rows of days outside the span
 	names []string
-	rows  []export.UsageRow
+	rows  []record.UsageRow
 
 	slots    map[usageNames]int32
 	dayRow   []int32 // slot*days + day index → row + 1 (0: none yet)
@@ -709,7 +710,7 @@ func (u *usageSums) reset(names []string) {
 func utcDay(s int64) int64 { return s - s%86400 }
 
 // add adds the part of recs' charged time that falls in [from, next).
-func (u *usageSums) add(recs []export.JobRec, from, next, to int64) {
+func (u *usageSums) add(recs []record.JobRec, from, next, to int64) {
 	if !u.spanSet {
 		u.firstDay, u.days, u.spanSet = utcDay(from), 0, true
 		if next > from {
@@ -777,7 +778,7 @@ func (u *usageSums) slot(names usageNames) int32 {
 }
 
 // newRow returns the empty row of k.
-func (u *usageSums) newRow(k usageKey) export.UsageRow {
-	return export.UsageRow{Account: u.names[k.account], User: u.names[k.user],
+func (u *usageSums) newRow(k usageKey) record.UsageRow {
+	return record.UsageRow{Account: u.names[k.account], User: u.names[k.user],
 		Partition: u.names[k.partition], PeriodStart: time.Unix(k.day, 0).UTC()}
 }

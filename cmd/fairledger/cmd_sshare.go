@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/schemas"
@@ -96,7 +97,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			if err != nil {
 				return damagedHistory(err, v, dir)
 			}
-			tree, res, err := export.FairshareFromRows(snap.rows)
+			tree, res, err := record.FairshareFromRows(snap.rows)
 			if err != nil {
 				return err
 			}
@@ -150,7 +151,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				NameOrder:        nameOrder,
 			}
 			if !snap.before {
-				opt.TRESRunMins = export.TRESRunMinsFromRows(snap.rows, tree)
+				opt.TRESRunMins = record.TRESRunMinsFromRows(snap.rows, tree)
 			}
 			// sshare.c: -a lists every user; otherwise the -u list, or
 			// the calling user when there is none (src/sshare/sshare.c).
@@ -203,7 +204,7 @@ func callerName(getenv func(string) string, current func() (*user.User, error)) 
 type snapshotRows struct {
 	cluster string
 	time    time.Time
-	rows    []export.FairshareRow
+	rows    []record.FairshareRow
 	// before is set when --at precedes every snapshot of the cluster:
 	// rows are then those of its first snapshot, whose tree is shown
 	// with zero usage.
@@ -298,7 +299,7 @@ func findSnapshot(v *export.View, dir, cluster string, at time.Time) (snapshotRo
 // latest before it (as reports pick it), read from v. Its TRES are the
 // ones every Slurm database holds (schemas.StaticTRES) when the history
 // has no such run or was written before runs recorded the list.
-func snapshotConfig(v *export.View, snap snapshotRows) (export.RunConfig, error) {
+func snapshotConfig(v *export.View, snap snapshotRows) (record.RunConfig, error) {
 	var months []string
 	for _, p := range v.Files(schemas.TableRuns, snap.cluster) {
 		if !slices.Contains(months, p.Month) {
@@ -306,15 +307,15 @@ func snapshotConfig(v *export.View, snap snapshotRows) (export.RunConfig, error)
 		}
 	}
 	slices.Sort(months)
-	var after, before *export.RunRow
+	var after, before *record.RunRow
 	for _, m := range months {
 		month, err := schemas.ParseMonth(m)
 		if err != nil {
-			return export.RunConfig{}, fmt.Errorf("runs partition of cluster %s: bad month %q", snap.cluster, m)
+			return record.RunConfig{}, fmt.Errorf("runs partition of cluster %s: bad month %q", snap.cluster, m)
 		}
-		var runs []export.RunRow
+		var runs []record.RunRow
 		if err := readChecked(v, schemas.TableRuns, snap.cluster, month, &runs); err != nil {
-			return export.RunConfig{}, err
+			return record.RunConfig{}, err
 		}
 		for i := range runs {
 			r := &runs[i]
@@ -333,11 +334,11 @@ func snapshotConfig(v *export.View, snap snapshotRows) (export.RunConfig, error)
 	}
 	run := cmp.Or(after, before)
 	if run == nil {
-		return export.RunConfig{TRES: schemas.StaticTRES()}, nil
+		return record.RunConfig{TRES: schemas.StaticTRES()}, nil
 	}
-	cfg, err := export.ParseRunConfig(run.Config)
+	cfg, err := record.ParseRunConfig(run.Config)
 	if err != nil {
-		return export.RunConfig{}, fmt.Errorf("run %s: %w", run.RunID, err)
+		return record.RunConfig{}, fmt.Errorf("run %s: %w", run.RunID, err)
 	}
 	if len(cfg.TRES) == 0 {
 		cfg.TRES = schemas.StaticTRES()

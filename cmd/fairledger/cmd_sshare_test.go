@@ -13,6 +13,7 @@ import (
 	_ "time/tzdata" // Europe/Paris without depending on the host's zoneinfo
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/internal/golden"
 	"github.com/fairledger/fairledger/schemas"
@@ -75,7 +76,7 @@ func want24_1P(t *testing.T) string {
 }
 
 // snapshotOf computes a tree's fair share with algo and returns its rows.
-func snapshotOf(t *testing.T, specs []assoc, algo fairshare.Algorithm, snap time.Time) []export.FairshareRow {
+func snapshotOf(t *testing.T, specs []assoc, algo fairshare.Algorithm, snap time.Time) []record.FairshareRow {
 	t.Helper()
 	idx := map[string]int{}
 	for i, s := range specs {
@@ -117,7 +118,7 @@ func snapshotOf(t *testing.T, specs []assoc, algo fairshare.Algorithm, snap time
 	} else {
 		fairshare.Classic(tree, usage, 1, &r)
 	}
-	return export.FairshareRows(snap, tree, &r)
+	return record.FairshareRows(snap, tree, &r)
 }
 
 // sshareHistory writes a history with two snapshots of cluster demo in two
@@ -143,12 +144,12 @@ func sshareHistory(t *testing.T, clusters ...string) string {
 		// The test24 vectors come from Slurm's test programs, which set up only
 		// the cpu TRES: the runs that wrote the snapshots record just cpu, so
 		// TRESRunMins prints cpu=0 as in the spec's lines.
-		cfg, err := export.MarshalConfig(export.RunConfig{Cluster: c, TRES: []string{"cpu"}})
+		cfg, err := record.MarshalConfig(record.RunConfig{Cluster: c, TRES: []string{"cpu"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, started := range []time.Time{s1.Add(time.Hour), s2.Add(time.Hour)} {
-			run := export.RunRow{RunID: fmt.Sprintf("%s-%d", c, i), Started: started, Finished: started, Config: cfg}
+			run := record.RunRow{RunID: fmt.Sprintf("%s-%d", c, i), Started: started, Finished: started, Config: cfg}
 			if _, err := h.AppendRun(c, run); err != nil {
 				t.Fatal(err)
 			}
@@ -369,7 +370,7 @@ func TestSshareSegments(t *testing.T) {
 	}
 	// Every other row in each half: neither file is in the table's order
 	// alone.
-	var even, odd []export.FairshareRow
+	var even, odd []record.FairshareRow
 	for i, r := range ft {
 		if i%2 == 0 {
 			even = append(even, r)
@@ -378,19 +379,19 @@ func TestSshareSegments(t *testing.T) {
 		}
 	}
 	for _, w := range []struct {
-		rows []export.FairshareRow
+		rows []record.FairshareRow
 		hot  bool
 	}{{even, false}, {odd, false}, {snapshotOf(t, tree24_1(t), fairshare.ClassicAlgo, s2), true}} {
 		if _, err := tx.Write(schemas.TableFairshare, "demo", s1, w.rows, w.hot); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := export.MarshalConfig(export.RunConfig{Cluster: "demo", TRES: []string{"cpu"}})
+	cfg, err := record.MarshalConfig(record.RunConfig{Cluster: "demo", TRES: []string{"cpu"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, started := range []time.Time{s1.Add(time.Hour), s2.Add(time.Hour)} {
-		if _, err := tx.AppendRun("demo", export.RunRow{RunID: fmt.Sprintf("r%d", i), Started: started, Finished: started, Config: cfg}); err != nil {
+		if _, err := tx.AppendRun("demo", record.RunRow{RunID: fmt.Sprintf("r%d", i), Started: started, Finished: started, Config: cfg}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -146,7 +147,7 @@ func TestExampleQueries(t *testing.T) {
 
 // fairshareRows reads every fairshare file of cluster with parquet-go,
 // from one pinned generation (a partition may have several files).
-func fairshareRows(t *testing.T, hist, cluster string) []export.FairshareRow {
+func fairshareRows(t *testing.T, hist, cluster string) []record.FairshareRow {
 	t.Helper()
 	h, err := export.Open(hist)
 	if err != nil {
@@ -157,9 +158,9 @@ func fairshareRows(t *testing.T, hist, cluster string) []export.FairshareRow {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	var all []export.FairshareRow
+	var all []record.FairshareRow
 	for _, p := range v.Files(schemas.TableFairshare, cluster) {
-		var rows []export.FairshareRow
+		var rows []record.FairshareRow
 		if err := v.Read(p, &rows); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -46,7 +47,7 @@ type fxHistory struct {
 	// windowEnd is the end of the run's window (running jobs are charged
 	// up to it).
 	windowEnd time.Time
-	config    export.RunConfig
+	config    record.RunConfig
 }
 
 func day(s string) time.Time {
@@ -96,10 +97,10 @@ func tinyHistory() fxHistory {
 			{"1005", "dave", "labB", "gpu", "normal", at("2025-03-30 00:00"), time.Time{}, 1, 8192, 1, 11, 1},
 		},
 		first: day("2025-01-01"), last: day("2025-04-01"), windowEnd: day("2025-04-01"),
-		config: export.RunConfig{Cluster: "tiny", Algorithm: "fair_tree", HalfLifeSec: 7 * 86400, CalcPeriodSec: 300,
+		config: record.RunConfig{Cluster: "tiny", Algorithm: "fair_tree", HalfLifeSec: 7 * 86400, CalcPeriodSec: 300,
 			UsageResetPeriod: "NONE", PriorityFlags: []string{}, DampeningFactor: 1,
 			AccountingStorageEnforce: []string{"associations", "limits"}, LimitsEnforced: true, TimeZone: "UTC",
-			SnapshotEvery: "24h0m0s", Partitions: []export.RunPartition{{Name: "cpu", TRESBillingWeights: "CPU=1.0"},
+			SnapshotEvery: "24h0m0s", Partitions: []record.RunPartition{{Name: "cpu", TRESBillingWeights: "CPU=1.0"},
 				{Name: "debug", TRESBillingWeights: ""}, {Name: "gpu", TRESBillingWeights: "CPU=1.0,GRES/gpu=10.0"}}},
 	}
 }
@@ -131,16 +132,16 @@ func writeHistory(tb testing.TB, dir string, h fxHistory) {
 		user int
 		day  time.Time
 	}
-	usage := map[dayKey]*export.UsageRow{}
+	usage := map[dayKey]*record.UsageRow{}
 	jobs := slices.Clone(h.jobs)
 	slices.SortStableFunc(jobs, func(a, b fxJob) int { return a.start.Compare(b.start) })
-	jobsByMonth := map[time.Time][]export.JobRow{}
+	jobsByMonth := map[time.Time][]record.JobRow{}
 	for i, j := range jobs {
 		end := j.end
 		if end.IsZero() {
 			end = h.windowEnd
 		}
-		row := export.JobRow{JobID: j.id, JobIDRaw: int64(i + 1000), User: j.user, Account: j.account,
+		row := record.JobRow{JobID: j.id, JobIDRaw: int64(i + 1000), User: j.user, Account: j.account,
 			Partition: j.part, QOS: j.qos, State: "COMPLETED", Start: j.start, ChargedSec: int64(end.Sub(j.start) / time.Second),
 			NNodes: 1, AllocCPUs: j.cpus, MemMB: j.memMB, NodeCount: 1, GPU: j.gpu,
 			TRES:    map[string]float64{"cpu": float64(j.cpus), "mem": j.memMB, "node": 1, "billing": math.Trunc(j.billing)},
@@ -161,7 +162,7 @@ func writeHistory(tb testing.TB, dir string, h fxHistory) {
 			k := dayKey{u, d}
 			r := usage[k]
 			if r == nil {
-				r = &export.UsageRow{Account: j.account, User: j.user, PeriodStart: d}
+				r = &record.UsageRow{Account: j.account, User: j.user, PeriodStart: d}
 				usage[k] = r
 			}
 			r.BillingSec += j.billing * j.q * sec
@@ -173,7 +174,7 @@ func writeHistory(tb testing.TB, dir string, h fxHistory) {
 	for m, rows := range jobsByMonth {
 		write(schemas.TableJobs, m, rows)
 	}
-	usageByMonth := map[time.Time][]export.UsageRow{}
+	usageByMonth := map[time.Time][]record.UsageRow{}
 	for _, r := range usage {
 		m := monthStart(r.PeriodStart)
 		usageByMonth[m] = append(usageByMonth[m], *r)
@@ -218,8 +219,8 @@ func writeHistory(tb testing.TB, dir string, h fxHistory) {
 	in := make([]float64, len(nodes))
 	acc := make([]float64, tree.Len())
 	var res fairshare.Result
-	fsByMonth := map[time.Time][]export.FairshareRow{}
-	assocByMonth := map[time.Time][]export.AssociationRow{}
+	fsByMonth := map[time.Time][]record.FairshareRow{}
+	assocByMonth := map[time.Time][]record.AssociationRow{}
 	for i := 1; i < days; i++ {
 		snap := h.first.AddDate(0, 0, i)
 		for u := range raw {
@@ -236,9 +237,9 @@ func writeHistory(tb testing.TB, dir string, h fxHistory) {
 			fairshare.FairTree(tree, acc, &res)
 		}
 		m := monthStart(snap)
-		fsByMonth[m] = append(fsByMonth[m], export.FairshareRows(snap, tree, &res)...)
+		fsByMonth[m] = append(fsByMonth[m], record.FairshareRows(snap, tree, &res)...)
 		if i == 1 || snap.Day() == 1 {
-			assocByMonth[m] = append(assocByMonth[m], export.AssociationRows(snap, tree, "assoc.psv")...)
+			assocByMonth[m] = append(assocByMonth[m], record.AssociationRows(snap, tree, "assoc.psv")...)
 		}
 	}
 	for m, rows := range fsByMonth {
@@ -247,11 +248,11 @@ func writeHistory(tb testing.TB, dir string, h fxHistory) {
 	for m, rows := range assocByMonth {
 		write(schemas.TableAssociations, m, rows)
 	}
-	cfg, err := export.MarshalConfig(h.config)
+	cfg, err := record.MarshalConfig(h.config)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := hist.AppendRun(h.cluster, export.RunRow{RunID: "run-" + h.cluster, Started: h.windowEnd.Add(time.Hour),
+	if _, err := hist.AppendRun(h.cluster, record.RunRow{RunID: "run-" + h.cluster, Started: h.windowEnd.Add(time.Hour),
 		Finished: h.windowEnd.Add(2 * time.Hour), Version: "test", Config: cfg, Read: int64(len(h.jobs)),
 		Ingested: int64(len(h.jobs)), Skipped: map[string]int64{}, JobsCharged: int64(len(h.jobs)), Snapshots: int64(days - 1)}); err != nil {
 		tb.Fatal(err)

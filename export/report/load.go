@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -120,7 +121,7 @@ type Dataset struct {
 	// Config is the runs.config of the run that produced the Last snapshot
 	// (the first run started at or after it, else the latest run); nil
 	// when the history has no runs.
-	Config *export.RunConfig
+	Config *record.RunConfig
 	// ConfigRun and ConfigStarted identify that run.
 	ConfigRun     string
 	ConfigStarted time.Time
@@ -342,9 +343,9 @@ func (d *Dataset) loadTree(q *querier) error {
 	if err != nil {
 		return err
 	}
-	rows := make([]export.FairshareRow, len(r.Rows))
+	rows := make([]record.FairshareRow, len(r.Rows))
 	for i, v := range r.Rows {
-		rows[i] = export.FairshareRow{Snapshot: asTime(v[0]), Algorithm: asString(v[1]), Account: asString(v[2]),
+		rows[i] = record.FairshareRow{Snapshot: asTime(v[0]), Algorithm: asString(v[1]), Account: asString(v[2]),
 			User: asString(v[3]), Partition: asString(v[4]), Parent: asString(v[5]), Depth: int32(asInt(v[6])),
 			IsUser: asBool(v[7]), SharesParent: asBool(v[9]), NormShares: floatPtr(v[10]), RawUsage: floatPtr(v[11]),
 			NormUsage: floatPtr(v[12]), EffectvUsage: floatPtr(v[13]), FairShare: floatPtr(v[14]), LevelFS: floatPtr(v[15])}
@@ -390,7 +391,7 @@ func (d *Dataset) loadConfig(q *querier) error {
 	if len(r.Rows) == 0 {
 		return nil
 	}
-	cfg, err := export.ParseRunConfig(asString(r.Rows[0][2]))
+	cfg, err := record.ParseRunConfig(asString(r.Rows[0][2]))
 	if err != nil {
 		return fmt.Errorf("report: run %s: %w", asString(r.Rows[0][0]), err)
 	}

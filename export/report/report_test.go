@@ -16,6 +16,7 @@ import (
 
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -283,7 +284,7 @@ func TestAgainstSQL(t *testing.T) {
 		h := &export.History{Dir: dir}
 		for _, m := range r.Months {
 			month, _ := schemas.ParseMonth(m.Month)
-			var rows []export.UsageRow
+			var rows []record.UsageRow
 			if err := h.ReadPartition(schemas.TableUsage, "tiny", month, &rows); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				t.Fatal(err)
 			}

@@ -5,12 +5,12 @@ import (
 	"slices"
 
 	"github.com/fairledger/fairledger/decay"
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 )
 
 // snapTree is the association tree of the Last snapshot, rebuilt from its
-// fairshare rows by export.FairshareFromRows: the tree, the stored values
+// fairshare rows by record.FairshareFromRows: the tree, the stored values
 // of every position and the raw usage the projection starts from.
 type snapTree struct {
 	t     *fairshare.Tree
@@ -21,8 +21,8 @@ type snapTree struct {
 }
 
 // newSnapTree rebuilds the tree of one snapshot from its fairshare rows.
-func newSnapTree(rows []export.FairshareRow) (*snapTree, error) {
-	t, res, err := export.FairshareFromRows(rows)
+func newSnapTree(rows []record.FairshareRow) (*snapTree, error) {
+	t, res, err := record.FairshareFromRows(rows)
 	if err != nil {
 		return nil, err
 	}

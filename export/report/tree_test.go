@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/record"
 )
 
 // spec is one association of a hand-made tree with its stored NormShares
@@ -23,9 +23,9 @@ func row(account, user, parent string, shares int64, raw, ns, eu float64) spec {
 }
 
 // fsRows turns specs into the fairshare rows of one snapshot.
-func fsRows(algo string, specs []spec) []export.FairshareRow {
+func fsRows(algo string, specs []spec) []record.FairshareRow {
 	depth := map[string]int32{}
-	var rows []export.FairshareRow
+	var rows []record.FairshareRow
 	for _, sp := range specs {
 		d := int32(0)
 		if sp.parent != "" {
@@ -34,7 +34,7 @@ func fsRows(algo string, specs []spec) []export.FairshareRow {
 		if sp.user == "" {
 			depth[sp.account] = d
 		}
-		r := export.FairshareRow{Algorithm: algo, Account: sp.account, User: sp.user, Parent: sp.parent, Depth: d,
+		r := record.FairshareRow{Algorithm: algo, Account: sp.account, User: sp.user, Parent: sp.parent, Depth: d,
 			IsUser: sp.user != "", NormShares: fptr(sp.ns), RawUsage: fptr(sp.raw), EffectvUsage: fptr(sp.eu)}
 		if sp.shares >= 0 {
 			sh := sp.shares

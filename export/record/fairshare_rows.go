@@ -1,4 +1,4 @@
-package export
+package record
 
 import (
 	"errors"
@@ -96,7 +96,7 @@ func (a *arena[E]) reset() {
 func AppendFairshareRows(dst []FairshareRow, vals *FairshareValues, snapshot time.Time, t *fairshare.Tree, r *fairshare.Result) []FairshareRow {
 	n := t.Len()
 	if len(r.NormShares) != n {
-		panic(fmt.Sprintf("export: FairshareRows: result holds %d associations, tree %d", len(r.NormShares), n))
+		panic(fmt.Sprintf("record: FairshareRows: result holds %d associations, tree %d", len(r.NormShares), n))
 	}
 	if vals == nil {
 		vals = new(FairshareValues)

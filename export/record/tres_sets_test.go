@@ -1,4 +1,4 @@
-package export
+package record
 
 import (
 	"bytes"
@@ -221,7 +221,7 @@ func TestAppendBatchTRESSetsBad(t *testing.T) {
 // ingest, in small blocks and in one, and checks AppendBatch gives the
 // same records and dictionary with the parser's alloc_tres_set as without.
 func TestAppendBatchTRESSetsSacct(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "sacct", "*"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "sacct", "*"))
 	if err != nil {
 		t.Fatal(err)
 	}

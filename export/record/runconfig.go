@@ -1,4 +1,4 @@
-package export
+package record
 
 import (
 	"encoding/json"

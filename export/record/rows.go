@@ -1,15 +1,14 @@
-package export
+package record
 
 import (
 	"cmp"
-	"slices"
 	"strings"
 	"time"
 )
 
 // The row types below are the Go form of the history tables; their parquet
-// tags must match schemas.Tables column for column (checkSchemas enforces it
-// when a History is opened). Nullable columns are pointers. Timestamps are
+// tags must match schemas.Tables column for column (encode.CheckSchemas enforces it
+// when a history is opened). Nullable columns are pointers. Timestamps are
 // stored as microseconds since the epoch, UTC; strings are dictionary
 // encoded where they repeat.
 
@@ -121,9 +120,13 @@ type RunInput struct {
 	SHA256    string `parquet:"sha256"`
 }
 
-// The sort orders of schemas.Tables (SortBy), as comparison functions.
+// The sort orders of schemas.Tables (SortBy), as comparison functions: the
+// encoders write each table's rows in its order, and the history sorts the
+// union of a partition's segments by it.
 
-func compareJobs(a, b *JobRow) int {
+// CompareJobs orders jobs rows by (account, user, start, job_id_raw,
+// job_id).
+func CompareJobs(a, b *JobRow) int {
 	if c := strings.Compare(a.Account, b.Account); c != 0 {
 		return c
 	}
@@ -139,7 +142,9 @@ func compareJobs(a, b *JobRow) int {
 	return strings.Compare(a.JobID, b.JobID)
 }
 
-func compareUsage(a, b *UsageRow) int {
+// CompareUsage orders usage rows by (account, user, partition,
+// period_start).
+func CompareUsage(a, b *UsageRow) int {
 	if c := strings.Compare(a.Account, b.Account); c != 0 {
 		return c
 	}
@@ -152,7 +157,9 @@ func compareUsage(a, b *UsageRow) int {
 	return a.PeriodStart.Compare(b.PeriodStart)
 }
 
-func compareFairshare(a, b *FairshareRow) int {
+// CompareFairshare orders fairshare rows by (snapshot, account, user,
+// partition).
+func CompareFairshare(a, b *FairshareRow) int {
 	if c := a.Snapshot.Compare(b.Snapshot); c != 0 {
 		return c
 	}
@@ -165,7 +172,9 @@ func compareFairshare(a, b *FairshareRow) int {
 	return strings.Compare(a.Partition, b.Partition)
 }
 
-func compareAssociations(a, b *AssociationRow) int {
+// CompareAssociations orders associations rows by (snapshot, account,
+// user, partition).
+func CompareAssociations(a, b *AssociationRow) int {
 	if c := a.Snapshot.Compare(b.Snapshot); c != 0 {
 		return c
 	}
@@ -178,31 +187,5 @@ func compareAssociations(a, b *AssociationRow) int {
 	return strings.Compare(a.Partition, b.Partition)
 }
 
-// sortedOrder returns the positions of rows in cmp order (stable: equal
-// keys keep the caller's order, so the output depends only on the input),
-// or nil when rows are already in order. rows is not modified.
-func sortedOrder[T any](rows []T, cmp func(a, b *T) int) []int32 {
-	sorted := true
-	for i := 1; i < len(rows); i++ {
-		if cmp(&rows[i-1], &rows[i]) > 0 {
-			sorted = false
-			break
-		}
-	}
-	if sorted {
-		return nil
-	}
-	idx := make([]int32, len(rows))
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	// Unstable sort with the position as the last key: the order of a
-	// stable sort, without its O(n log² n) moves.
-	slices.SortFunc(idx, func(a, b int32) int {
-		if c := cmp(&rows[a], &rows[b]); c != 0 {
-			return c
-		}
-		return int(a) - int(b)
-	})
-	return idx
-}
+// CompareRuns orders runs rows by their start.
+func CompareRuns(a, b *RunRow) int { return a.Started.Compare(b.Started) }

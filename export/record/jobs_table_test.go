@@ -1,4 +1,4 @@
-package export
+package record
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 // TestJobTableSort checks JobTable.Sort against a stable sort by
-// compareJobs, on rows with repeated names, equal starts and equal ids
+// CompareJobs, on rows with repeated names, equal starts and equal ids
 // (ties must keep their input order), and that every record is moved whole.
 func TestJobTableSort(t *testing.T) {
 	tb := NewJobTable(NewJobDict(), 0)
@@ -45,7 +45,7 @@ func checkSort(t *testing.T, tb *JobTable, names []string, n int) {
 		}
 	}
 	want := slices.Clone(rows)
-	slices.SortStableFunc(want, func(a, b JobRow) int { return compareJobs(&a, &b) })
+	slices.SortStableFunc(want, func(a, b JobRow) int { return CompareJobs(&a, &b) })
 	for i := range rows {
 		tb.AppendRow(&rows[i])
 	}

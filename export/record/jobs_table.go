@@ -1,4 +1,4 @@
-package export
+package record
 
 import (
 	"bytes"
@@ -104,6 +104,23 @@ func (d *JobDict) internScratch() uint32 {
 	d.sets = append(d.sets, [2]int32{start, int32(len(d.entries))})
 	d.setIDs[string(d.key)] = id
 	return id
+}
+
+// NumTRESSets is the number of TRES sets d holds, the empty set 0
+// included: their ids are 0 to NumTRESSets()-1.
+func (d *JobDict) NumTRESSets() int { return len(d.sets) }
+
+// TRESLen is the number of entries of TRES set id.
+func (d *JobDict) TRESLen(id uint32) int {
+	span := d.sets[id]
+	return int(span[1] - span[0])
+}
+
+// TRESEntry returns entry j (0 ≤ j < TRESLen(id)) of TRES set id; a set's
+// entries are in key byte order.
+func (d *JobDict) TRESEntry(id uint32, j int) (key string, val float64) {
+	e := &d.entries[d.sets[id][0]+int32(j)]
+	return e.key, e.val
 }
 
 // TRESMap returns TRES set id as a new map (nil for the empty set).
@@ -285,7 +302,7 @@ func (t *JobTable) Row(i int) JobRow {
 }
 
 // Sort puts the records into the jobs table's order (account, user, start,
-// job_id_raw, job_id; ties keep their order), the order WritePartition
+// job_id_raw, job_id; ties keep their order), the order the history
 // writes them in. It sorts integer keys rather than comparing strings, and
 // moves each record once: a stable radix sort on the (account, user) pair's
 // rank, then a comparison sort of each pair's run, which is short. (A
