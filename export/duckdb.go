@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver (cgo)
 
+	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -215,7 +216,7 @@ func (d *DB) viewFiles(table string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := EncodeRows(table, rows)
+	b, err := encode.Rows(table, rows)
 	if err != nil {
 		return nil, fmt.Errorf("empty %s file: %w", table, err)
 	}

@@ -19,23 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 	"github.com/parquet-go/parquet-go"
 )
-
-func ptr[T any](v T) *T { return &v }
-
-// ts is a UTC time with microseconds, the precision the files keep.
-func ts(s string, micros int) time.Time {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return t.UTC().Add(time.Duration(micros) * time.Microsecond)
-}
-
-var jan = ts("2025-01-01T00:00:00Z", 0)
 
 func openHistory(t *testing.T) *History {
 	t.Helper()
@@ -44,105 +32,6 @@ func openHistory(t *testing.T) *History {
 		t.Fatal(err)
 	}
 	return h
-}
-
-func sampleJobs() []record.JobRow {
-	return []record.JobRow{
-		{JobID: "101_3", JobIDRaw: 104, ArrayJobID: ptr[int64](101), ArrayTaskID: ptr[int64](3),
-			User: "bob", Account: "physics", Partition: "gpu", QOS: "normal", State: "COMPLETED",
-			Submit: ptr(ts("2025-01-02T09:00:00Z", 0)), Eligible: ptr(ts("2025-01-02T09:00:01Z", 0)),
-			Start: ts("2025-01-02T10:00:00Z", 250), End: ptr(ts("2025-01-02T11:00:00Z", 0)),
-			ElapsedSec: ptr[int64](3600), ChargedSec: 3600, SuspendedSec: ptr[int64](0), TimelimitMin: ptr[int64](120),
-			NNodes: 1, AllocCPUs: 8, MemMB: 32768, NodeCount: 1, GPU: 2,
-			TRES:    map[string]float64{"cpu": 8, "mem": 32768, "node": 1, "gres/gpu": 2, "gres/gpu:a100": 2, "billing": 24},
-			Billing: 24.5, BillingSlurm: 24, UsageFactor: 1, SourceFile: "sacct-2025-01-02.txt", SourceLine: 2},
-		{JobID: "99", JobIDRaw: 99, User: "alice", Account: "physics", Partition: "cpu", QOS: "", State: "RUNNING",
-			CancelledBy: nil, Start: ts("2025-01-03T00:00:00Z", 0), End: nil,
-			ChargedSec: 86400, NNodes: 2, AllocCPUs: 64, MemMB: 0, NodeCount: 2, GPU: 0,
-			TRES: map[string]float64{"cpu": 64, "node": 2}, Billing: math.Inf(1), BillingSlurm: math.MaxInt64,
-			UsageFactor: 0.5, SourceFile: "sacct-2025-01-03.txt", SourceLine: 7},
-		{JobID: "42+1", JobIDRaw: 43, HetJobID: ptr[int64](42), HetJobOffset: ptr[int64](1),
-			User: "alice", Account: "chem", Partition: "cpu", QOS: "low", State: "CANCELLED",
-			CancelledBy: ptr("1000"), Start: ts("2025-01-01T00:00:00Z", 0), End: ptr(ts("2025-01-01T00:00:10Z", 0)),
-			ElapsedSec: ptr[int64](10), ChargedSec: 10, NNodes: 1, AllocCPUs: 1, MemMB: 100, NodeCount: 1,
-			TRES: map[string]float64{}, Billing: math.Inf(-1), BillingSlurm: 0, UsageFactor: 1,
-			SourceFile: "sacct-2025-01-01.txt", SourceLine: 3},
-	}
-}
-
-// wantJobOrder is sampleJobs in (account, user, start, job_id_raw, job_id)
-// order, worked out by hand: chem/alice, physics/alice, physics/bob.
-var wantJobOrder = []string{"42+1", "99", "101_3"}
-
-func sampleUsage() []record.UsageRow {
-	return []record.UsageRow{
-		{Account: "physics", User: "bob", Partition: "", PeriodStart: ts("2025-01-02T00:00:00Z", 0), BillingSec: 88200, CPUSec: 28800, MemMBSec: 117964800, GPUSec: 7200},
-		{Account: "physics", User: "bob", Partition: "", PeriodStart: ts("2025-01-01T00:00:00Z", 0), BillingSec: 1, CPUSec: 1, MemMBSec: 1, GPUSec: 0},
-		{Account: "chem", User: "alice", Partition: "gpu", PeriodStart: ts("2025-01-01T00:00:00Z", 0), BillingSec: 10, CPUSec: 10, MemMBSec: 1000, GPUSec: 0},
-	}
-}
-
-func sampleFairshare() []record.FairshareRow {
-	snap := ts("2025-01-31T00:00:00Z", 0)
-	return []record.FairshareRow{
-		{Snapshot: snap, Algorithm: "fair_tree", Account: "root", Depth: 0, NormShares: ptr(0.0), RawUsage: ptr(100.0),
-			EffectvUsage: ptr(1.0)},
-		{Snapshot: snap, Algorithm: "fair_tree", Account: "physics", Parent: "root", Depth: 1, RawShares: ptr[int64](40),
-			NormShares: ptr(0.4), RawUsage: ptr(0.0), NormUsage: ptr(0.0), EffectvUsage: ptr(0.0), LevelFS: ptr(math.Inf(1))},
-		{Snapshot: snap, Algorithm: "fair_tree", Account: "physics", User: "bob", Parent: "physics", Depth: 2, IsUser: true,
-			RawShares: ptr[int64](1), NormShares: ptr(1.0), RawUsage: ptr(0.0), NormUsage: ptr(0.0), EffectvUsage: ptr(0.0),
-			FairShare: ptr(1.0), LevelFS: ptr(math.Inf(1)), Rank: ptr[int32](2)},
-		{Snapshot: snap, Algorithm: "fair_tree", Account: "chem", User: "alice", Partition: "gpu", Parent: "chem", Depth: 2,
-			IsUser: true, SharesParent: true, NormShares: ptr(0.6), RawUsage: ptr(100.0), NormUsage: ptr(1.0),
-			EffectvUsage: ptr(1.0), FairShare: ptr(0.5), Rank: ptr[int32](1)},
-	}
-}
-
-func sampleAssociations() []record.AssociationRow {
-	snap := ts("2025-01-01T00:00:00Z", 0)
-	return []record.AssociationRow{
-		{Snapshot: snap, Account: "root", Shares: ptr[int64](1), Lineage: "/", SourceFile: "assoc.txt"},
-		{Snapshot: snap, Account: "physics", Parent: "root", Shares: ptr[int64](40), Lineage: "/physics/", SourceFile: "assoc.txt"},
-		{Snapshot: snap, Account: "physics", User: "bob", Parent: "physics", SharesParent: true, Lineage: "/physics/0-bob/", SourceFile: "assoc.txt"},
-	}
-}
-
-func sampleRun() record.RunRow {
-	return record.RunRow{RunID: "0123456789abcdef", Started: ts("2025-02-01T03:04:05Z", 0), Finished: ts("2025-02-01T03:05:00Z", 999),
-		Version: "v0.1.0", Inputs: []record.RunInput{{Path: "sacct.txt", SizeBytes: 1234, SHA256: strings.Repeat("ab", 32)}, {Path: "slurm.conf", SizeBytes: 99, SHA256: strings.Repeat("cd", 32)}},
-		Config: `{"PriorityDecayHalfLife":"7-0"}`, Read: 10, Ingested: 7, Rejected: 1,
-		Skipped: map[string]int64{"step record": 1, "zero elapsed": 1}, JobsCharged: 7, Snapshots: 31}
-}
-
-// normalize makes read-back rows comparable with reflect.DeepEqual: times in
-// UTC and empty maps and slices as nil.
-func normalize[T any](rows []T) []T {
-	out := slices.Clone(rows)
-	for i := range out {
-		v := reflect.ValueOf(&out[i]).Elem()
-		for j := 0; j < v.NumField(); j++ {
-			f := v.Field(j)
-			switch x := f.Interface().(type) {
-			case time.Time:
-				f.Set(reflect.ValueOf(x.UTC()))
-			case *time.Time:
-				if x != nil {
-					f.Set(reflect.ValueOf(ptr(x.UTC())))
-				}
-			default:
-				if (f.Kind() == reflect.Map || f.Kind() == reflect.Slice) && f.Len() == 0 {
-					f.Set(reflect.Zero(f.Type()))
-				}
-			}
-		}
-	}
-	return out
-}
-
-func sortedCopy[T any](rows []T, cmp func(a, b *T) int) []T {
-	out := slices.Clone(rows)
-	slices.SortStableFunc(out, func(a, b T) int { return cmp(&a, &b) })
-	return out
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -240,7 +129,7 @@ func TestRowOrderAndInputUntouched(t *testing.T) {
 // documented types, zstd compression (the jobs table's, per column:
 // TestJobsColumnCodecs) and sorting metadata.
 func TestFileSchemas(t *testing.T) {
-	if err := checkSchemas(); err != nil {
+	if err := encode.CheckSchemas(); err != nil {
 		t.Fatalf("checkSchemas: %v", err)
 	}
 	h := openHistory(t)
@@ -271,7 +160,7 @@ func TestFileSchemas(t *testing.T) {
 		if !slices.Equal(names, want) {
 			t.Errorf("%s file columns = %v, want %v", def.Name, names, want)
 		}
-		if err := checkSchema(def, f.Schema()); err != nil {
+		if err := encode.CheckSchema(def, f.Schema()); err != nil {
 			t.Errorf("%s file schema: %v", def.Name, err)
 		}
 		for _, rg := range f.Metadata().RowGroups {

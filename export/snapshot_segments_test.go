@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
@@ -117,7 +118,7 @@ func TestSnapshotSegmentsBytes(t *testing.T) {
 	sources := []string{"assoc-2025-01-01.psv", "assoc-2025-03-11.psv"}
 	// One SnapshotTrees serves every case's month in turn, as a run's
 	// months.
-	st, err := NewSnapshotTrees(trees, sources)
+	st, err := encode.NewSnapshotTrees(trees, sources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func TestSnapshotSegmentsBytes(t *testing.T) {
 				rows any
 				n    int
 			}{{fsPart, wantFS, len(wantFS)}, {asPart, wantAS, len(wantAS)}} {
-				want, err := EncodeRows(w.p.Table, w.rows)
+				want, err := encode.Rows(w.p.Table, w.rows)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -245,10 +246,10 @@ func TestSnapshotSegmentsRefuse(t *testing.T) {
 	}
 	defer tx.Abort()
 	month := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := NewSnapshotTrees([]*fairshare.Tree{tr}, nil); err == nil {
+	if _, err := encode.NewSnapshotTrees([]*fairshare.Tree{tr}, nil); err == nil {
 		t.Error("NewSnapshotTrees of a tree without its source: no error")
 	}
-	st, err := NewSnapshotTrees([]*fairshare.Tree{tr}, []string{"a.psv"})
+	st, err := encode.NewSnapshotTrees([]*fairshare.Tree{tr}, []string{"a.psv"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +21,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -283,7 +283,7 @@ func readSegments(full func(Partition) string, files []Partition, dst any) error
 	case *[]record.AssociationRow:
 		return readSorted(full, files, d, record.CompareAssociations)
 	case *[]record.RunRow:
-		return readSorted(full, files, d, func(a, b *record.RunRow) int { return a.Started.Compare(b.Started) })
+		return readSorted(full, files, d, record.CompareRuns)
 	}
 	return fmt.Errorf("read: destination of type %T", dst)
 }
@@ -885,57 +885,32 @@ func checkFooter(file string, p Partition) error {
 	return nil
 }
 
-// rowsEncoder returns the function writing rows as a file of table def,
-// and sets p's row count and statistics.
+// rowsEncoder returns the function writing rows as a file of table def
+// (encode.Table), and sets p's row count and statistics.
 func rowsEncoder(def schemas.Table, rows any, p *Partition) (func(io.Writer) error, error) {
 	switch r := rows.(type) {
 	case []record.JobRow:
-		jt := jobTableOf(r)
+		jt := record.JobTableOf(r)
 		p.Rows = int64(len(r))
 		jobStats(p, jt)
-		return jobsEncoder(jt, def.SortBy), nil
+		rows = jt
 	case *record.JobTable:
-		r.Sort()
 		p.Rows = int64(len(r.Recs))
 		jobStats(p, r)
-		return jobsEncoder(r, def.SortBy), nil
 	case []record.UsageRow:
 		p.Rows = int64(len(r))
 		timeStats(p, r, func(r *record.UsageRow) time.Time { return r.PeriodStart })
-		return usageEncoder(r, def.SortBy), nil
 	case []record.FairshareRow:
 		p.Rows = int64(len(r))
 		timeStats(p, r, func(r *record.FairshareRow) time.Time { return r.Snapshot })
-		return fairshareEncoder(r, def.SortBy), nil
 	case []record.AssociationRow:
 		p.Rows = int64(len(r))
 		timeStats(p, r, func(r *record.AssociationRow) time.Time { return r.Snapshot })
-		return associationsEncoder(r, def.SortBy), nil
 	case []record.RunRow:
 		p.Rows = int64(len(r))
 		timeStats(p, r, func(r *record.RunRow) time.Time { return r.Started })
-		return encoder(r, func(a, b *record.RunRow) int { return a.Started.Compare(b.Started) }, def.SortBy), nil
+	default:
+		return nil, fmt.Errorf("rows of type %T", rows)
 	}
-	return nil, fmt.Errorf("rows of type %T", rows)
-}
-
-// EncodeRows returns rows (as Txn.Write takes them) encoded as one file
-// of table, in the table's order: the bytes one segment of exactly these
-// rows has, whichever segments they are stored in. Tests compare
-// histories written in different steps with it.
-func EncodeRows(table string, rows any) ([]byte, error) {
-	def, err := schemas.TableByName(table)
-	if err != nil {
-		return nil, err
-	}
-	var p Partition
-	encode, err := rowsEncoder(def, rows, &p)
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	if err := encode(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return encode.Table(def, rows)
 }

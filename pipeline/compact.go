@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -17,7 +18,7 @@ const compactFanIn = 4
 // maxMergeRows bounds the rows of one merge (two row groups): a night's
 // compaction then costs a few hundred thousand rows at most, and a month
 // of a large cluster keeps a few segments of about this size.
-const maxMergeRows = 2 * export.RowGroupRows
+const maxMergeRows = 2 * encode.RowGroupRows
 
 // sizeClass is a segment's size class: rows in [4^c, 4^(c+1)).
 func sizeClass(rows int64) int { return (bits.Len64(uint64(max(rows, 1))) - 1) / 2 }

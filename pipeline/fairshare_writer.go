@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
@@ -32,7 +33,7 @@ type fairshareWriter struct {
 	live  *liveEnds // RawUsage's job-end charges; nil without limits enforced
 
 	seg      *export.SnapshotSegments // the month's files; nil in a dry run and between months
-	trees    *export.SnapshotTrees    // the trees of seg's month, kept for the next month if it has the same
+	trees    *encode.SnapshotTrees    // the trees of seg's month, kept for the next month if it has the same
 	used     []bool                   // per tree of the model: whether trees holds it
 	segTree  []int                    // per tree of the model: its index in trees, or -1
 	afterFS  []record.FairshareRow    // rows of older segments of the month after to, kept
@@ -128,7 +129,7 @@ func (w *fairshareWriter) open() error {
 				sources = append(sources, w.m.sources[i])
 			}
 		}
-		st, err := export.NewSnapshotTrees(trees, sources)
+		st, err := encode.NewSnapshotTrees(trees, sources)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/ingest/synth"
 	"github.com/fairledger/fairledger/pipeline"
@@ -163,7 +164,7 @@ func canonical[T any](t *testing.T, v *export.View, table, cluster string, m tim
 	if err := v.ReadPartition(table, cluster, m, &rows); err != nil {
 		t.Fatal(err)
 	}
-	b, err := export.EncodeRows(table, any(rows))
+	b, err := encode.Rows(table, any(rows))
 	if err != nil {
 		t.Fatal(err)
 	}

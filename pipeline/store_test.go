@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/ingest/synth"
 	"github.com/fairledger/fairledger/pipeline"
@@ -119,7 +120,7 @@ func computedState(t *testing.T, hist string, to time.Time) map[string][]byte {
 			m[table+"/"+k] = b
 		}
 	}
-	jobs, err := export.EncodeRows(schemas.TableJobs, jobsWithoutSource(t, hist, "synth"))
+	jobs, err := encode.Rows(schemas.TableJobs, jobsWithoutSource(t, hist, "synth"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +376,7 @@ func fairshareWithoutTRESRun(t *testing.T, history string) map[string][]byte {
 		for i := range rows {
 			rows[i].TRESRunMins = nil
 		}
-		b, err := export.EncodeRows(schemas.TableFairshare, any(rows))
+		b, err := encode.Rows(schemas.TableFairshare, any(rows))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -195,6 +195,19 @@ func NewJobTable(d *JobDict, n int) *JobTable {
 	return &JobTable{Dict: d, Recs: make([]JobRec, 0, n), ids: make([]byte, 0, 12*n)}
 }
 
+// JobTableOf returns rows as a new JobTable, with a dictionary of its
+// own, in the table's order (Sort, which compares the stored
+// microseconds, so a start's nanoseconds and monotonic clock reading play
+// no part).
+func JobTableOf(rows []JobRow) *JobTable {
+	t := NewJobTable(NewJobDict(), len(rows))
+	for i := range rows {
+		t.AppendRow(&rows[i])
+	}
+	t.Sort()
+	return t
+}
+
 // Reset empties t, keeping its memory.
 func (t *JobTable) Reset() {
 	t.Recs, t.ids = t.Recs[:0], t.ids[:0]

@@ -1,18 +1,10 @@
-package export
+package encode
 
 import (
-	"bufio"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"math"
-	"os"
-	"path"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -26,16 +18,16 @@ import (
 	"github.com/fairledger/fairledger/schemas"
 )
 
-// SnapshotSegments writes the new fairshare and associations segments of
-// one (cluster, month) snapshot by snapshot, straight from each snapshot's
-// tree and fairshare.Result into the Parquet column writers: no row of
+// Snapshots writes the fairshare and associations files of one (cluster,
+// month) snapshot by snapshot, straight from each snapshot's tree and
+// fairshare.Result into the Parquet column writers: no row of
 // either table is built, and what it holds does not grow with the month
 // (a row group's encoded pages, a batch of values, a few copies of a
 // Result, and per tree its row order and interned names). A month of a
 // 100,000-association tree and 31 daily snapshots is 3.1 million rows of
-// each table: as []record.FairshareRow and []record.AssociationRow (Txn.Write) they took
-// some 1.5 GB, and most of a run's time went to the garbage collector
-// scanning them.
+// each table: as []record.FairshareRow and []record.AssociationRow (Table)
+// they took some 1.5 GB, and most of a run's time went to the garbage
+// collector scanning them.
 //
 // Each file is encoded by a goroutine of its own, beside the caller's
 // (which computes the next snapshot meanwhile), and hands a chunk of rows
@@ -43,13 +35,15 @@ import (
 // the Result and returns. An error of either file shows at the next call
 // or at Close.
 //
-// The files are byte for byte those Txn.Write writes for the same rows
-// (record.AppendFairshareRows and record.AssociationRows of every snapshot, plus the rows
-// given to AppendRows): TestSnapshotSegmentsBytes checks it. Snapshots are
+// The files are byte for byte those Table writes for the same rows
+// (record.AppendFairshareRows and record.AssociationRows of every
+// snapshot, plus the rows given to AppendRows): TestSnapshotSegmentsBytes
+// (package history, whose SnapshotSegments write them into a commit)
+// checks it. Snapshots are
 // appended in time order; rows of older segments kept by a recompute are
 // added with AppendRows before the first snapshot after them and after the
 // last one before them.
-type SnapshotSegments struct {
+type Snapshots struct {
 	st *SnapshotTrees
 
 	fs      *tableWorker[record.FairshareRow]
@@ -65,7 +59,7 @@ type SnapshotSegments struct {
 // (each copy is 52 bytes an association).
 const snapshotCopies = 2
 
-// SnapshotTrees are association trees prepared for SnapshotSegments: the
+// SnapshotTrees are association trees prepared for Snapshots: the
 // names of their dictionary-encoded columns interned, and, per tree once
 // it is first used, its rows' order in the tables. One SnapshotTrees may
 // serve the segments of several months, one after the other (not at
@@ -89,7 +83,7 @@ type snapshotTree struct {
 }
 
 // NewSnapshotTrees prepares trees, read from the files sources, for
-// SnapshotSegments (which name a tree by its index in trees).
+// Snapshots (which name a tree by its index in trees).
 func NewSnapshotTrees(trees []*fairshare.Tree, sources []string) (*SnapshotTrees, error) {
 	if len(trees) != len(sources) {
 		return nil, fmt.Errorf("snapshot trees: %d trees, %d sources", len(trees), len(sources))
@@ -153,31 +147,26 @@ func (s *SnapshotTrees) prepared(i int) *snapshotTree {
 	return p
 }
 
-// NewSnapshotSegments starts the fairshare and associations segments of
-// cluster's month in the commit, of snapshots of the trees of st. Close
-// adds the files to the commit; Abort drops them. One of the two must be
-// called before st serves another month.
-func (t *Txn) NewSnapshotSegments(cluster string, month time.Time, st *SnapshotTrees) (*SnapshotSegments, error) {
-	if err := validCluster(cluster); err != nil {
-		return nil, fmt.Errorf("snapshot segments: %w", err)
-	}
-	s := &SnapshotSegments{st: st, results: make(chan *fairshare.Result, snapshotCopies)}
-	mk := schemas.MonthKey(month)
-	fs, err := newColumnStream[record.FairshareRow](t, schemas.TableFairshare, cluster, mk, fairshareColumns, st.strs)
+// NewSnapshots starts the fairshare and associations files of snapshots
+// of the trees of st, written to fs and as; fsName and asName name the
+// files in errors. Close ends them; Abort stops writing them. One of the
+// two must be called before st serves another month.
+func NewSnapshots(st *SnapshotTrees, fs, as io.Writer, fsName, asName string) (*Snapshots, error) {
+	s := &Snapshots{st: st, results: make(chan *fairshare.Result, snapshotCopies)}
+	fc, err := newColumnStream[record.FairshareRow](fs, fsName, schemas.TableFairshare, fairshareColumns, st.strs)
 	if err != nil {
 		return nil, err
 	}
-	as, err := newColumnStream[record.AssociationRow](t, schemas.TableAssociations, cluster, mk, associationColumns, st.strs)
+	ac, err := newColumnStream[record.AssociationRow](as, asName, schemas.TableAssociations, associationColumns, st.strs)
 	if err != nil {
-		fs.abort()
 		return nil, err
 	}
-	s.fs, s.as = startWorker(fs), startWorker(as)
+	s.fs, s.as = startWorker(fc), startWorker(ac)
 	return s, nil
 }
 
 // err returns the first error of the two goroutines so far.
-func (s *SnapshotSegments) err() error {
+func (s *Snapshots) err() error {
 	if err := s.fs.failed(); err != nil {
 		return err
 	}
@@ -192,7 +181,7 @@ func (s *SnapshotSegments) err() error {
 // tresRunMins (not r) until the rows are written: the caller must not
 // change it. Snapshots must come in time order, after the rows AppendRows
 // wrote.
-func (s *SnapshotSegments) AppendSnapshot(at time.Time, tree int, r *fairshare.Result, tresRunMins []string) error {
+func (s *Snapshots) AppendSnapshot(at time.Time, tree int, r *fairshare.Result, tresRunMins []string) error {
 	if s.done {
 		return errors.New("snapshot segments: already closed")
 	}
@@ -368,7 +357,7 @@ func writeAssociationsSnapshot(c *columnStream[record.AssociationRow], strs *int
 // must not go back before a snapshot already written, nor a later call's
 // rows or snapshots before them. AppendRows keeps fs and as until they
 // are written: the caller must not change them.
-func (s *SnapshotSegments) AppendRows(fs []record.FairshareRow, as []record.AssociationRow) error {
+func (s *Snapshots) AppendRows(fs []record.FairshareRow, as []record.AssociationRow) error {
 	if s.done {
 		return errors.New("snapshot segments: already closed")
 	}
@@ -420,33 +409,29 @@ func appendOrdered[T any](c *columnStream[T], order []int32, rows []T, at func(*
 	return nil
 }
 
-// Close waits for both files to be encoded, ends them and adds them to the
-// commit, returning their manifest entries; a table with no rows writes no
-// file (an empty entry). On error neither file is added.
-func (s *SnapshotSegments) Close() (fs, as Partition, err error) {
+// Close waits for both files to be encoded and ends them, returning what
+// each holds; a file with no rows is not ended (its Stats are zero, and
+// the caller drops it). On error neither file is complete.
+func (s *Snapshots) Close() (fs, as Stats, err error) {
 	if s.done {
-		return Partition{}, Partition{}, errors.New("snapshot segments: already closed")
+		return Stats{}, Stats{}, errors.New("snapshot segments: already closed")
 	}
 	s.done = true
-	errFS, errAS := s.fs.wait(), s.as.wait()
-	if err := errors.Join(errFS, errAS); err != nil {
-		s.fs.c.abort()
-		s.as.c.abort()
-		return Partition{}, Partition{}, err
+	if err := errors.Join(s.fs.wait(), s.as.wait()); err != nil {
+		return Stats{}, Stats{}, err
 	}
-	if fs, err = s.fs.c.close(); err != nil {
-		s.as.c.abort()
-		return Partition{}, Partition{}, err
+	if fs, err = s.fs.c.finish(); err != nil {
+		return Stats{}, Stats{}, err
 	}
-	if as, err = s.as.c.close(); err != nil {
-		// fs is in the commit already: the caller aborts it.
-		return Partition{}, Partition{}, err
+	if as, err = s.as.c.finish(); err != nil {
+		return Stats{}, Stats{}, err
 	}
 	return fs, as, nil
 }
 
-// Abort stops both goroutines and drops both files; a no-op after Close.
-func (s *SnapshotSegments) Abort() {
+// Abort stops both goroutines; the files are left unfinished. A no-op
+// after Close.
+func (s *Snapshots) Abort() {
 	if s.done {
 		return
 	}
@@ -455,8 +440,6 @@ func (s *SnapshotSegments) Abort() {
 	s.as.stop.Store(true)
 	s.fs.wait()
 	s.as.wait()
-	s.fs.c.abort()
-	s.as.c.abort()
 }
 
 // job is a piece of one file's writing: run writes (skipped once the file
@@ -562,20 +545,21 @@ func setString(v *parquet.Value, x string) {
 	v.SetDefinitionLevel(1)
 }
 
-// columnStream writes one new segment of table T row batch by row batch
-// into a file of the commit's stage, cutting pages and row groups where
-// writeSortedColumns does (so where GenericWriter[T].Write does): a batch
-// of writeBatch rows is handed to the column writers at once, a row group
-// ends every RowGroupRows rows.
+// Stats are what a file written by Snapshots holds: its rows, and the
+// least and greatest of their snapshots in Unix seconds.
+type Stats struct {
+	Rows             int64
+	MinTime, MaxTime int64
+}
+
+// columnStream writes one Parquet file of table T row batch by row batch
+// to w, cutting pages and row groups where writeSortedColumns does (so
+// where GenericWriter[T].Write does): a batch of writeBatch rows is
+// handed to the column writers at once, a row group ends every
+// RowGroupRows rows.
 type columnStream[T any] struct {
-	txn     *Txn
-	p       Partition
-	dir     string
-	tmp     string
-	file    *os.File
-	sum     hash.Hash
-	count   *countingWriter
-	buf     *bufio.Writer
+	name    string // the file, in errors
+	stats   Stats
 	pw      *parquet.GenericWriter[T]
 	cols    []*parquet.ColumnWriter
 	leaves  []string
@@ -586,38 +570,17 @@ type columnStream[T any] struct {
 	err     error
 }
 
-// newColumnStream creates the stage file of a new segment of table.
-func newColumnStream[T any](t *Txn, table, cluster, month string, leaves []string, strs *internedStrings) (*columnStream[T], error) {
+// newColumnStream starts a file of table, written to w.
+func newColumnStream[T any](w io.Writer, name, table string, leaves []string, strs *internedStrings) (*columnStream[T], error) {
 	def, err := schemas.TableByName(table)
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	done := t.done
-	t.mu.Unlock()
-	if done {
-		return nil, errors.New("commit already finished")
-	}
-	c := &columnStream[T]{txn: t, leaves: leaves,
-		p: Partition{Table: table, Cluster: cluster, Month: month}, dir: partitionDir(table, cluster, month)}
-	full := filepath.Join(t.stage, filepath.FromSlash(c.dir))
-	if err := os.MkdirAll(full, 0o755); err != nil {
-		return nil, fmt.Errorf("write %s: %w", c.dir, err)
-	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	c.tmp = filepath.Join(full, ".part-"+hex.EncodeToString(rnd[:])+tmpMarker)
-	if c.file, err = os.OpenFile(c.tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
-		return nil, fmt.Errorf("write %s: %w", c.dir, err)
-	}
-	c.sum = sha256.New()
-	c.count = &countingWriter{w: io.MultiWriter(c.file, c.sum)}
-	c.buf = bufio.NewWriterSize(c.count, 1<<20)
-	c.pw = parquet.NewGenericWriter[T](c.buf, append(writerOptions(def.SortBy), internedWriterSchema[T](strs))...)
+	c := &columnStream[T]{name: name, leaves: leaves}
+	c.pw = parquet.NewGenericWriter[T](w, append(writerOptions(def.SortBy), internedWriterSchema[T](strs))...)
 	if cols := c.pw.Schema().Columns(); !slices.EqualFunc(cols, leaves, func(path []string, name string) bool {
 		return len(path) == 1 && path[0] == name
 	}) {
-		c.abort()
 		return nil, fmt.Errorf("%T schema has the leaf columns %v, the encoder writes %v", *new(T), cols, leaves)
 	}
 	c.cols = c.pw.ColumnWriters()
@@ -653,12 +616,12 @@ func (c *columnStream[T]) note(sec, n int64) {
 	if n <= 0 {
 		return
 	}
-	if c.p.Rows == 0 {
-		c.p.MinTime, c.p.MaxTime = sec, sec
+	if c.stats.Rows == 0 {
+		c.stats.MinTime, c.stats.MaxTime = sec, sec
 	} else {
-		c.p.MinTime, c.p.MaxTime = min(c.p.MinTime, sec), max(c.p.MaxTime, sec)
+		c.stats.MinTime, c.stats.MaxTime = min(c.stats.MinTime, sec), max(c.stats.MaxTime, sec)
 	}
-	c.p.Rows += n
+	c.stats.Rows += n
 }
 
 // added takes the m rows filled in after the pending ones (m ≤ room()),
@@ -686,7 +649,7 @@ func (c *columnStream[T]) write() error {
 			w, v := c.cols[col], c.vals[col]
 			for b := 0; b < n; b += writeBatch {
 				if _, err := w.WriteRowValues(v[b:min(b+writeBatch, n)]); err != nil {
-					errs[col] = fmt.Errorf("write %s: column %s: %w", c.dir, c.leaves[col], err)
+					errs[col] = fmt.Errorf("write %s: column %s: %w", c.name, c.leaves[col], err)
 					break
 				}
 			}
@@ -707,23 +670,21 @@ func (c *columnStream[T]) write() error {
 	if c.group >= RowGroupRows {
 		c.group = 0
 		if err := c.pw.Flush(); err != nil { // ends the row group
-			c.err = fmt.Errorf("write %s: %w", c.dir, err)
+			c.err = fmt.Errorf("write %s: %w", c.name, err)
 			return c.err
 		}
 	}
 	return nil
 }
 
-// close ends the file, names it by its content and adds it to the commit;
-// with no rows it removes it and returns an empty entry.
-func (c *columnStream[T]) close() (Partition, error) {
+// finish ends the file and returns what it holds; with no rows it ends
+// nothing and returns zero Stats.
+func (c *columnStream[T]) finish() (Stats, error) {
 	if c.err != nil {
-		c.abort()
-		return Partition{}, c.err
+		return Stats{}, c.err
 	}
-	if c.p.Rows == 0 {
-		c.abort()
-		return Partition{}, nil
+	if c.stats.Rows == 0 {
+		return Stats{}, nil
 	}
 	err := func() error {
 		if c.pending > 0 {
@@ -736,42 +697,10 @@ func (c *columnStream[T]) close() (Partition, error) {
 				return err
 			}
 		}
-		if err := c.pw.Close(); err != nil {
-			return err
-		}
-		if err := c.buf.Flush(); err != nil {
-			return err
-		}
-		return c.file.Close()
+		return c.pw.Close()
 	}()
 	if err != nil {
-		c.abort()
-		return Partition{}, fmt.Errorf("write %s: %w", c.dir, err)
+		return Stats{}, fmt.Errorf("write %s: %w", c.name, err)
 	}
-	sum := hex.EncodeToString(c.sum.Sum(nil))
-	name := "part-" + sum[:16] + ".parquet"
-	full := filepath.Join(c.txn.stage, filepath.FromSlash(c.dir))
-	if err := os.Rename(c.tmp, filepath.Join(full, name)); err != nil {
-		os.Remove(c.tmp)
-		return Partition{}, fmt.Errorf("write %s: %w", c.dir, err)
-	}
-	c.p.Path, c.p.Bytes, c.p.SHA256 = path.Join(c.dir, name), c.count.n, sum
-	t := c.txn
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.done {
-		return Partition{}, errors.New("commit already finished")
-	}
-	t.add[c.p.Path] = c.p
-	delete(t.drop, c.p.Path)
-	return c.p, nil
-}
-
-// abort closes and removes the stage file.
-func (c *columnStream[T]) abort() {
-	if c.file != nil {
-		c.file.Close()
-		os.Remove(c.tmp)
-		c.file = nil
-	}
+	return c.stats, nil
 }

@@ -1,4 +1,4 @@
-package export
+package encode
 
 import (
 	"errors"
@@ -223,10 +223,12 @@ type fieldsNode struct {
 
 func (n fieldsNode) Fields() []parquet.Field { return n.fields }
 
-// checkSchemas verifies that the Parquet schema of every row type has
+// CheckSchemas verifies that the Parquet schema of every row type has
 // exactly the columns schemas.Tables documents, in order, with the
 // documented types and nullability. All differences are reported at once.
-func checkSchemas() error {
+// Opening a history calls it: a programmer error is caught before any
+// file is written.
+func CheckSchemas() error {
 	models := rowModels()
 	var errs []error
 	for _, t := range schemas.Tables() {
@@ -235,15 +237,17 @@ func checkSchemas() error {
 			errs = append(errs, fmt.Errorf("table %s: no row type", t.Name))
 			continue
 		}
-		if err := checkSchema(t, parquet.SchemaOf(model)); err != nil {
+		if err := CheckSchema(t, parquet.SchemaOf(model)); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// checkSchema compares one Parquet schema with its table definition.
-func checkSchema(t schemas.Table, s *parquet.Schema) error {
+// CheckSchema compares one Parquet schema (a row type's, or a written
+// file's) with its table definition: the columns in order, their types and
+// nullability.
+func CheckSchema(t schemas.Table, s *parquet.Schema) error {
 	fields := s.Fields()
 	var errs []error
 	if len(fields) != len(t.Columns) {

@@ -1,0 +1,6 @@
+// Package recordtest holds sample rows of every history table, and the
+// helpers to compare them, for the tests and benchmarks of the export
+// packages (record, encode, history, query), which share them. Its
+// expected values are worked out by hand (WantJobOrder); production code
+// does not import it. It touches no file.
+package recordtest
