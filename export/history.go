@@ -109,6 +109,36 @@ func Open(dir string) (*History, error) {
 	return &History{Dir: dir}, nil
 }
 
+// CheckExists checks that dir is an existing directory, for the commands
+// that read a history (Open creates a missing one): it tells a path that
+// does not exist from one that is not a directory.
+func CheckExists(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("history directory %s does not exist (fairledger run creates it)", dir)
+	case err != nil:
+		return fmt.Errorf("history directory: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("history directory %s: not a directory", dir)
+	}
+	return nil
+}
+
+// DamageHint adds to err, when it is (or wraps) a *CorruptError, where
+// the damaged file lies (in generation gen of the history in dir, dir as
+// the user named it) and how to check the whole history; any other error
+// is returned as it is. The commands that read a history word a damaged
+// file with it.
+func DamageHint(err error, dir string, gen int64) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%w (in %s); run fairledger verify --history %s to check every file",
+			err, filepath.Join(dir, genDir, genName(gen)), dir)
+	}
+	return err
+}
+
 // validCluster accepts hive-safe cluster names: letters, digits, '-', '_'
 // and '.', not starting with '.'.
 func validCluster(c string) error {

@@ -84,7 +84,7 @@ type oldFile struct {
 func (h *History) Migrate() (n int, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	_, err = os.Lstat(filepath.Join(h.Dir, currentLink))
+	_, err = os.Lstat(filepath.Join(h.Dir, CurrentLink))
 	switch {
 	case err == nil:
 		return 0, h.finishMigration()
@@ -113,7 +113,7 @@ func (h *History) Migrate() (n int, err error) {
 		t.Abort()
 		// A commit that failed after switching current (syncing the
 		// directory) did commit: the marker stays for the next call.
-		if _, lerr := os.Lstat(filepath.Join(h.Dir, currentLink)); errors.Is(lerr, fs.ErrNotExist) {
+		if _, lerr := os.Lstat(filepath.Join(h.Dir, CurrentLink)); errors.Is(lerr, fs.ErrNotExist) {
 			os.Remove(filepath.Join(h.Dir, migratingMarker))
 		}
 	}()

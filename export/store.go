@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -43,8 +44,12 @@ import (
 // generation (View), holding a shared flock on its manifest so that the
 // generation is not removed under them.
 
+// CurrentLink is the symlink at a history's root that names its committed
+// generation: other engines read <history>/current/<table>/... (the views
+// of schemas/views.sql).
+const CurrentLink = "current"
+
 const (
-	currentLink = "current"
 	genDir      = "gen"
 	stagePrefix = ".stage-"
 	// StoreFormat is the manifest's format number: 2 is the generation
@@ -71,7 +76,7 @@ var ErrOldLayout = errors.New("history has the old layout (files rewritten in pl
 // committed returns the committed generation's number (0 for an empty
 // history) by reading the current symlink.
 func (h *History) committed() (int64, error) {
-	target, err := os.Readlink(filepath.Join(h.Dir, currentLink))
+	target, err := os.Readlink(filepath.Join(h.Dir, CurrentLink))
 	if errors.Is(err, fs.ErrNotExist) {
 		if h.oldLayout() {
 			return 0, fmt.Errorf("%s: %w", h.Dir, ErrOldLayout)
@@ -566,6 +571,37 @@ func (t *Txn) Write(table, cluster string, month time.Time, rows any, hot bool) 
 	return p, nil
 }
 
+// Import adds data, a whole Parquet file of table written by another
+// program (DuckDB, an older fairledger), as a new settled segment of the
+// (table, cluster, month) partition, named by its content as the store
+// names its own, and returns its manifest entry: its footer gives the row
+// count; the entry has no time or id statistics. Readers decode it as rows
+// of the table, so its columns must be columns of the table; a column it
+// lacks reads as zero or NULL. Tests commit such files to show how the
+// history and its views read them.
+func (t *Txn) Import(table, cluster string, month time.Time, data []byte) (Partition, error) {
+	if err := validCluster(cluster); err != nil {
+		return Partition{}, fmt.Errorf("import %s: %w", table, err)
+	}
+	if _, err := schemas.TableByName(table); err != nil {
+		return Partition{}, fmt.Errorf("import: %w", err)
+	}
+	pf, err := openParquetFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return Partition{}, fmt.Errorf("import %s: not valid Parquet: %w", table, err)
+	}
+	p := Partition{Table: table, Cluster: cluster, Month: schemas.MonthKey(month), Rows: pf.NumRows()}
+	dir := partitionDir(table, cluster, p.Month)
+	err = t.writeNamed(&p, dir, "part-", ".parquet", func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
+		return Partition{}, fmt.Errorf("import %s: %w", dir, err)
+	}
+	return p, nil
+}
+
 // writeNamed writes a new file into the stage under dir, named prefix +
 // 16 hex digits of its SHA-256 + suffix, and records it.
 func (t *Txn) writeNamed(p *Partition, dir, prefix, suffix string, encode func(io.Writer) error) error {
@@ -722,11 +758,11 @@ func (t *Txn) Commit() error {
 	// generation in one rename.
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(t.h.Dir, "."+currentLink+tmpMarker+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(t.h.Dir, "."+CurrentLink+tmpMarker+hex.EncodeToString(rnd[:]))
 	if err := os.Symlink(path.Join(genDir, genName(t.gen)), tmp); err != nil {
 		return fmt.Errorf("commit generation %d: %w", t.gen, err)
 	}
-	if err := os.Rename(tmp, filepath.Join(t.h.Dir, currentLink)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(t.h.Dir, CurrentLink)); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("commit generation %d: %w", t.gen, err)
 	}

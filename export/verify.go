@@ -496,7 +496,7 @@ func isTable(name string) bool {
 // oldLeftovers reports files of the old layout at the root of a history
 // that has a committed generation.
 func (h *History) oldLeftovers() []Problem {
-	if _, err := os.Lstat(filepath.Join(h.Dir, currentLink)); err != nil || !h.hasOldFiles() {
+	if _, err := os.Lstat(filepath.Join(h.Dir, CurrentLink)); err != nil || !h.hasOldFiles() {
 		return nil
 	}
 	repair := "fairledger reads only the generations (current/); files of the old layout at the root were written by a fairledger " +

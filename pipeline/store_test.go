@@ -17,6 +17,7 @@ import (
 
 	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/export/encode"
+	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/ingest/synth"
 	"github.com/fairledger/fairledger/pipeline"
@@ -504,7 +505,7 @@ func TestReadersDuringNights(t *testing.T) {
 				return
 			default:
 			}
-			db, err := export.OpenDuckDB(context.Background(), hist)
+			db, err := query.OpenDuckDB(context.Background(), hist)
 			if err != nil {
 				r.failures++
 				r.err = err

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/export/report"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -95,7 +95,7 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 			}
 
 			start := time.Now()
-			db, err := export.OpenDuckDB(c.Context, c.String("history"))
+			db, err := query.OpenDuckDB(c.Context, c.String("history"))
 			if err != nil {
 				return err
 			}

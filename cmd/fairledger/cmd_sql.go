@@ -6,9 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fairledger/fairledger/export/query"
 	"github.com/urfave/cli/v2"
-
-	"github.com/fairledger/fairledger/export"
 )
 
 // sqlMemoryLimitMiB is sql's default DuckDB memory limit.
@@ -31,34 +30,34 @@ func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 			"first 10000 rows (a wider value after them is written whole).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
-			&cli.StringFlag{Name: "format", Value: export.FormatTable, Usage: "table, csv or json"},
+			&cli.StringFlag{Name: "format", Value: query.FormatTable, Usage: "table, csv or json"},
 			&cli.Int64Flag{Name: "memory-limit", Value: sqlMemoryLimitMiB, Usage: "DuckDB's memory limit in MiB, past which it spills to $TMPDIR (0: DuckDB's default, 80% of the memory)"},
 		},
 		Action: func(c *cli.Context) error {
 			log := newLogger(c, stderr)
-			query, err := sqlQuery(c)
+			stmt, err := sqlQuery(c)
 			if err != nil {
 				return err
 			}
-			if query == "-" {
+			if stmt == "-" {
 				b, err := io.ReadAll(os.Stdin)
 				if err != nil {
 					return fmt.Errorf("read query: %w", err)
 				}
-				query = string(b)
+				stmt = string(b)
 			}
-			if strings.TrimSpace(query) == "" {
+			if strings.TrimSpace(stmt) == "" {
 				return usagef("sql needs a query")
 			}
 			switch f := c.String("format"); f {
-			case export.FormatTable, export.FormatCSV, export.FormatJSON:
+			case query.FormatTable, query.FormatCSV, query.FormatJSON:
 			default:
 				return usagef("--format %q: want table, csv or json", f)
 			}
 			if c.Int64("memory-limit") < 0 {
 				return usagef("--memory-limit %d: want 0 or more MiB", c.Int64("memory-limit"))
 			}
-			db, err := export.OpenDuckDBWith(c.Context, c.String("history"), export.DuckDBOptions{MemoryLimitMiB: c.Int64("memory-limit")})
+			db, err := query.OpenDuckDBWith(c.Context, c.String("history"), query.DuckDBOptions{MemoryLimitMiB: c.Int64("memory-limit")})
 			if err != nil {
 				return err
 			}
@@ -66,12 +65,12 @@ func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 			if len(db.Missing) > 0 {
 				log.Info().Strs("tables", db.Missing).Msg("no files yet for these tables: their views are empty")
 			}
-			rows, err := db.Stream(c.Context, query)
+			rows, err := db.Stream(c.Context, stmt)
 			if err != nil {
 				return memoryHint(err)
 			}
 			defer rows.Close()
-			w, err := export.NewResultWriter(stdout, c.String("format"), rows.Columns, rows.Types)
+			w, err := query.NewResultWriter(stdout, c.String("format"), rows.Columns, rows.Types)
 			if err != nil {
 				return err
 			}
@@ -98,7 +97,7 @@ func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 // memoryHint adds to DuckDB's out-of-memory error the flag that raises
 // its limit.
 func memoryHint(err error) error {
-	if export.OutOfMemory(err) {
+	if query.OutOfMemory(err) {
 		return fmt.Errorf("%w (raise --memory-limit)", err)
 	}
 	return err

@@ -79,7 +79,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			}
 			// export.Open creates a missing directory: a reader must not.
 			dir := c.String("history")
-			if err := export.ExistingHistory(dir); err != nil {
+			if err := export.CheckExists(dir); err != nil {
 				return err
 			}
 			h, err := export.Open(dir)
@@ -373,7 +373,7 @@ func readChecked(v *export.View, table, cluster string, month time.Time, dst any
 
 // damagedHistory adds to an error reading a damaged file of v (the
 // CorruptError naming it) where it is and how to check the whole history
-// in dir, as export.OpenDuckDB does for sql and report.
+// in dir, as query.OpenDuckDB does for sql and report.
 func damagedHistory(err error, v *export.View, dir string) error {
 	var ce *export.CorruptError
 	if errors.As(err, &ce) {

@@ -43,7 +43,7 @@ func verifyCommand(stdout, stderr io.Writer) *cli.Command {
 			}
 			log := newLogger(c, stderr)
 			dir := c.String("history")
-			if err := export.ExistingHistory(dir); err != nil {
+			if err := export.CheckExists(dir); err != nil {
 				return err
 			}
 			h, err := export.Open(dir)

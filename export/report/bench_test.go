@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/ingest/synth"
 	"github.com/fairledger/fairledger/pipeline"
 )
@@ -68,7 +68,7 @@ func BenchmarkReportAllAccounts(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		db, err := export.OpenDuckDB(ctx, dir)
+		db, err := query.OpenDuckDB(ctx, dir)
 		if err != nil {
 			b.Fatal(err)
 		}

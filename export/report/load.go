@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
@@ -137,9 +137,9 @@ type Dataset struct {
 }
 
 // Load reads what the reports of the given accounts need from the history
-// behind db (export.OpenDuckDB); accounts nil means every lab (Labs). It
+// behind db (query.OpenDuckDB); accounts nil means every lab (Labs). It
 // fails when the history has no fair-share snapshot in the period.
-func Load(ctx context.Context, db *export.DB, accounts []string, opt Options) (*Dataset, error) {
+func Load(ctx context.Context, db *query.DB, accounts []string, opt Options) (*Dataset, error) {
 	if opt.TopN > MaxTopN {
 		return nil, fmt.Errorf("report: top %d: at most %d rows per table", opt.TopN, MaxTopN)
 	}
@@ -204,10 +204,10 @@ func (d *Dataset) Labs() []string { return d.tree.labs() }
 // querier runs the report's queries.
 type querier struct {
 	ctx context.Context
-	db  *export.DB
+	db  *query.DB
 }
 
-func (q *querier) query(what, sql string) (*export.Result, error) {
+func (q *querier) query(what, sql string) (*query.Result, error) {
 	r, err := q.db.Query(q.ctx, sql)
 	if err != nil {
 		return nil, fmt.Errorf("report: %s: %w", what, err)
@@ -241,7 +241,7 @@ func (d *Dataset) resolvePeriod(q *querier, opt Options) error {
 		return fmt.Errorf("report: the history holds several clusters (%s): choose one with --cluster",
 			strings.Join(clusters, ", "))
 	}
-	c := export.SQLString(d.Cluster)
+	c := query.SQLString(d.Cluster)
 	d.From, d.To = opt.From.UTC(), opt.To.UTC()
 	if d.To.IsZero() {
 		r, err := q.query("last snapshot", "SELECT max(snapshot) FROM fairshare WHERE cluster = "+c)
@@ -331,14 +331,14 @@ func thin(ts []time.Time, limit int) []time.Time {
 // monthRange restricts a query to the hive months of the period, so DuckDB
 // opens only those files.
 func (d *Dataset) monthRange() string {
-	return "month BETWEEN " + export.SQLString(d.From.Format(schemas.MonthLayout)) + " AND " + export.SQLString(d.To.Format(schemas.MonthLayout))
+	return "month BETWEEN " + query.SQLString(d.From.Format(schemas.MonthLayout)) + " AND " + query.SQLString(d.To.Format(schemas.MonthLayout))
 }
 
 // loadTree reads the whole association tree at the Last snapshot.
 func (d *Dataset) loadTree(q *querier) error {
 	r, err := q.query("tree", `SELECT snapshot, algorithm, account, "user", "partition", parent, depth, is_user,
 	raw_shares, shares_parent, norm_shares, raw_usage, norm_usage, effectv_usage, fair_share, level_fs, rank
-	FROM fairshare WHERE cluster = `+export.SQLString(d.Cluster)+" AND month = "+export.SQLString(d.Last.Format(schemas.MonthLayout))+
+	FROM fairshare WHERE cluster = `+query.SQLString(d.Cluster)+" AND month = "+query.SQLString(d.Last.Format(schemas.MonthLayout))+
 		" AND snapshot = "+tsLit(d.Last)+` ORDER BY account, "user", "partition"`)
 	if err != nil {
 		return err
@@ -383,7 +383,7 @@ func (d *Dataset) loadConfig(q *querier) error {
 		return nil
 	}
 	last := tsLit(d.Last)
-	r, err := q.query("run config", "SELECT run_id, started, config FROM runs WHERE cluster = "+export.SQLString(d.Cluster)+
+	r, err := q.query("run config", "SELECT run_id, started, config FROM runs WHERE cluster = "+query.SQLString(d.Cluster)+
 		" ORDER BY started < "+last+", CASE WHEN started >= "+last+" THEN epoch(started) ELSE -epoch(started) END, run_id LIMIT 1")
 	if err != nil {
 		return err
@@ -409,7 +409,7 @@ func accountFilter(filter []string) string {
 	}
 	quoted := make([]string, len(filter))
 	for i, a := range filter {
-		quoted[i] = export.SQLString(a)
+		quoted[i] = query.SQLString(a)
 	}
 	return " AND account IN (" + strings.Join(quoted, ", ") + ")"
 }
@@ -424,7 +424,7 @@ func (d *Dataset) loadSeries(q *querier, filter []string) error {
 		lits[i] = tsLit(t)
 	}
 	r, err := q.query("fair-share series", `SELECT snapshot, account, "user", "partition", norm_shares, norm_usage,
-	effectv_usage, fair_share, level_fs FROM fairshare WHERE cluster = `+export.SQLString(d.Cluster)+" AND "+d.monthRange()+
+	effectv_usage, fair_share, level_fs FROM fairshare WHERE cluster = `+query.SQLString(d.Cluster)+" AND "+d.monthRange()+
 		" AND snapshot IN ("+strings.Join(lits, ", ")+")"+accountFilter(filter))
 	if err != nil {
 		return err
@@ -458,7 +458,7 @@ func exactSum(expr string) string { return "(sum(((" + expr + ") * 1000)::BIGINT
 func (d *Dataset) loadUsage(q *querier, filter []string) error {
 	r, err := q.query("usage per month", `SELECT account, "user", strftime(period_start, '%Y-%m') AS m, `+
 		exactSum("billing_sec")+", "+exactSum("cpu_sec")+", "+exactSum("mem_mb_sec")+", "+exactSum("gpu_sec")+
-		" FROM usage WHERE cluster = "+export.SQLString(d.Cluster)+" AND "+d.monthRange()+
+		" FROM usage WHERE cluster = "+query.SQLString(d.Cluster)+" AND "+d.monthRange()+
 		" AND period_start >= "+tsLit(d.From)+" AND period_start < "+tsLit(d.To)+accountFilter(filter)+
 		` GROUP BY ALL ORDER BY account, "user", m`)
 	if err != nil {
@@ -491,7 +491,7 @@ func (d *Dataset) chargedJobs(filter []string) string {
 	SELECT account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb,
 		billing * usage_factor AS rate,
 		least(epoch(start) + charged_sec, ` + to + `) - greatest(epoch(start), ` + from + `) AS sec
-	FROM jobs WHERE cluster = ` + export.SQLString(d.Cluster) + ` AND month <= ` + export.SQLString(d.To.Format(schemas.MonthLayout)) +
+	FROM jobs WHERE cluster = ` + query.SQLString(d.Cluster) + ` AND month <= ` + query.SQLString(d.To.Format(schemas.MonthLayout)) +
 		` AND start < ` + tsLit(d.To) + ` AND ("end" IS NULL OR "end" > ` + tsLit(d.From) + `)` + accountFilter(filter) + `
 		AND epoch(start) + charged_sec > ` + from + `
 )`

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/decay"
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -158,7 +158,7 @@ type Partition struct{ Name, Weights string }
 
 // Build opens the history in dir and returns the report of one account.
 func Build(ctx context.Context, dir, account string, opt Options) (*Report, error) {
-	db, err := export.OpenDuckDB(ctx, dir)
+	db, err := query.OpenDuckDB(ctx, dir)
 	if err != nil {
 		return nil, err
 	}

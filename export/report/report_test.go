@@ -16,6 +16,7 @@ import (
 
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -206,7 +207,7 @@ func TestTopTablesByHand(t *testing.T) {
 // TestLabs: labs are the accounts with users directly under them; the
 // department phys and root are not.
 func TestLabs(t *testing.T) {
-	db, err := export.OpenDuckDB(context.Background(), tinyHistoryDir(t))
+	db, err := query.OpenDuckDB(context.Background(), tinyHistoryDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestLabs(t *testing.T) {
 }
 
 // sqlFloat runs a query returning one number.
-func sqlFloat(t *testing.T, db *export.DB, q string) float64 {
+func sqlFloat(t *testing.T, db *query.DB, q string) float64 {
 	t.Helper()
 	r, err := db.Query(context.Background(), q)
 	if err != nil {
@@ -259,7 +260,7 @@ func sqlFloat(t *testing.T, db *export.DB, q string) float64 {
 func TestAgainstSQL(t *testing.T) {
 	ctx := context.Background()
 	dir := tinyHistoryDir(t)
-	db, err := export.OpenDuckDB(ctx, dir)
+	db, err := query.OpenDuckDB(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ func TestAgainstSQL(t *testing.T) {
 // so t = ln(S·o/(a(1−S))) / ln d. The report finds t by bisection over
 // package fairshare's FairTree; the two must agree to the second.
 func TestRecoveryAgainstClosedForm(t *testing.T) {
-	db, err := export.OpenDuckDB(context.Background(), tinyHistoryDir(t))
+	db, err := query.OpenDuckDB(context.Background(), tinyHistoryDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +513,7 @@ func TestTopNBound(t *testing.T) {
 // loadAll loads the dataset of every lab of a history.
 func loadAll(t *testing.T, dir string, opt Options) *Dataset {
 	t.Helper()
-	db, err := export.OpenDuckDB(context.Background(), dir)
+	db, err := query.OpenDuckDB(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +533,7 @@ func loadAll(t *testing.T, dir string, opt Options) *Dataset {
 func TestDemoAgainstSQL(t *testing.T) {
 	dir := demoHistoryDir(t)
 	d := loadAll(t, dir, Options{})
-	db, err := export.OpenDuckDB(context.Background(), dir)
+	db, err := query.OpenDuckDB(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,7 +607,7 @@ func TestClassic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := export.OpenDuckDB(context.Background(), dir)
+	db, err := query.OpenDuckDB(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -714,7 +715,7 @@ func TestJobsStartedBeforePeriod(t *testing.T) {
 // snapTree.recover), t = ln(that)/ln(1 − 0.693/H).
 func TestRecoveryOnlyChildDemo(t *testing.T) {
 	dir := demoHistoryDir(t)
-	db, err := export.OpenDuckDB(context.Background(), dir)
+	db, err := query.OpenDuckDB(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

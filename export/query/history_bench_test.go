@@ -1,4 +1,4 @@
-package export
+package query
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -215,7 +216,7 @@ func BenchmarkHistoryYear(b *testing.B) {
 	var sizes map[string]int64
 	perTable := map[string]time.Duration{}
 	for range b.N {
-		h, err := Open(b.TempDir())
+		h, err := export.Open(b.TempDir())
 		if err != nil {
 			b.Fatal(err)
 		}

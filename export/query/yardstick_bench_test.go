@@ -1,4 +1,4 @@
-package export
+package query
 
 import (
 	"bufio"
@@ -55,7 +55,7 @@ func readSacctSQL(path string) string {
 // billingSQL returns the SQL of the yardstick's billing: cols, a select
 // list over AllocTRES giving the count of every TRES the weights use as a
 // DOUBLE column (0 when absent), and expr, an expression over those
-// columns, Partition and AllocTRES for the billable TRES of a job (the exact double
+// columns, export.Partition and AllocTRES for the billable TRES of a job (the exact double
 // fair-share usage is charged with) under the TRESBillingWeights of the
 // slurm.conf at confPath.
 //

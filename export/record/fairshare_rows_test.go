@@ -1,4 +1,4 @@
-package export
+package record_test
 
 import (
 	"bytes"

@@ -1,17 +1,16 @@
-package export
+package query
 
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver (cgo)
 
+	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
@@ -33,7 +32,7 @@ type DB struct {
 	// place until Close, whatever runs commit meanwhile.
 	Generation int64
 
-	view *View
+	view *export.View
 	// tmp is the session's own directory: the link to the generation, the
 	// empty files of the missing tables and DuckDB's spill files.
 	tmp string
@@ -48,22 +47,6 @@ type DuckDBOptions struct {
 	// spills to the session's temporary directory (0: DuckDB's default,
 	// 80% of the machine's memory).
 	MemoryLimitMiB int64
-}
-
-// ExistingHistory checks that dir is an existing directory, for the
-// commands that read a history (Open creates a missing one): it tells a
-// path that does not exist from one that is not a directory.
-func ExistingHistory(dir string) error {
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("history directory %s does not exist (fairledger run creates it)", dir)
-	case err != nil:
-		return fmt.Errorf("history directory: %w", err)
-	case !fi.IsDir():
-		return fmt.Errorf("history directory %s: not a directory", dir)
-	}
-	return nil
 }
 
 // OpenDuckDB opens a session with DuckDB's default memory limit; see
@@ -95,21 +78,16 @@ func OpenDuckDBWith(ctx context.Context, dir string, opt DuckDBOptions) (*DB, er
 	if err != nil {
 		return nil, fmt.Errorf("history directory: %w", err)
 	}
-	if err := ExistingHistory(dir); err != nil {
+	if err := export.CheckExists(dir); err != nil {
 		return nil, err
 	}
-	v, err := (&History{Dir: abs}).View()
+	v, err := (&export.History{Dir: abs}).View()
 	if err != nil {
 		return nil, err
 	}
 	if err := v.CheckFooters(); err != nil {
 		v.Close()
-		var ce *CorruptError
-		if errors.As(err, &ce) {
-			return nil, fmt.Errorf("%w (in %s); run fairledger verify --history %s to check every file",
-				err, filepath.Join(dir, genDir, genName(v.Generation())), dir)
-		}
-		return nil, err
+		return nil, export.DamageHint(err, dir, v.Generation())
 	}
 	d := &DB{view: v, Generation: v.Generation()}
 	if err := d.open(ctx, abs, opt); err != nil {
@@ -168,7 +146,7 @@ func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
 				allowed = append(allowed, SQLString(g)) // DuckDB checks the pattern and the file
 			}
 		}
-		glob := "getvariable('history') || '/" + currentLink + "/" + st.Table + "/cluster=*/month=*/*.parquet'"
+		glob := "getvariable('history') || '/" + export.CurrentLink + "/" + st.Table + "/cluster=*/month=*/*.parquet'"
 		if strings.Count(st.SQL, glob) != 1 {
 			return fmt.Errorf("views.sql: view %s does not read %s once", st.Table, glob)
 		}
@@ -221,7 +199,7 @@ func (d *DB) viewFiles(table string) ([]string, error) {
 		return nil, fmt.Errorf("empty %s file: %w", table, err)
 	}
 	// The hive directories give the view its cluster and month columns.
-	dir := filepath.Join(d.tmp, "empty", filepath.FromSlash(partitionDir(table, "none", "none")))
+	dir := filepath.Join(d.tmp, "empty", table, "cluster=none", "month=none")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("empty %s file: %w", table, err)
 	}
@@ -232,7 +210,7 @@ func (d *DB) viewFiles(table string) ([]string, error) {
 	return []string{file}, nil
 }
 
-// emptyRows returns no rows of table, typed as Txn.Write takes them.
+// emptyRows returns no rows of table, typed as encode.Rows takes them.
 func emptyRows(table string) (any, error) {
 	switch table {
 	case schemas.TableJobs:
@@ -272,7 +250,7 @@ func globLiteral(name string) string {
 
 // SQLString quotes s as a DuckDB (standard SQL) string literal: in single
 // quotes, each ' doubled. It is the one quoting of values spliced into the
-// SQL export and its callers run.
+// SQL this package and its callers run (the reports' queries).
 func SQLString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // Close closes the session, releases its generation and removes its

@@ -1,4 +1,4 @@
-package export
+package query
 
 import (
 	"bytes"
@@ -9,15 +9,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/export/record"
-	"github.com/parquet-go/parquet-go"
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // foreignFile is a Parquet file another writer made (DuckDB, an older
@@ -31,29 +31,25 @@ type foreignFile struct {
 // commitForeign commits files in one commit, as the store names and lists
 // its own: each replaces the committed segments of its partition (files
 // of one partition in one call are all kept). It returns their entries.
-func commitForeign(t *testing.T, h *History, files ...foreignFile) []Partition {
+func commitForeign(t *testing.T, h *export.History, files ...foreignFile) []export.Partition {
 	t.Helper()
 	tx, err := h.Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Abort()
-	var out []Partition
+	var out []export.Partition
 	for _, f := range files {
 		for _, p := range tx.Base().Files(f.table, f.cluster) {
 			if p.Month == f.month {
 				tx.Remove(p)
 			}
 		}
-		pf, err := parquet.OpenFile(bytes.NewReader(f.data), int64(len(f.data)))
+		month, err := schemas.ParseMonth(f.month)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := Partition{Table: f.table, Cluster: f.cluster, Month: f.month, Rows: pf.NumRows()}
-		err = tx.writeNamed(&p, partitionDir(f.table, f.cluster, f.month), "part-", ".parquet", func(w io.Writer) error {
-			_, err := w.Write(f.data)
-			return err
-		})
+		p, err := tx.Import(f.table, f.cluster, month, f.data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +122,7 @@ func makeHistory(t *testing.T) string {
 	}
 	sum := sha256.Sum256(stray)
 	m.Generation = 2
-	m.Partitions = append(m.Partitions, Partition{Table: "jobs", Cluster: "c1", Month: "2025-01",
+	m.Partitions = append(m.Partitions, export.Partition{Table: "jobs", Cluster: "c1", Month: "2025-01",
 		Path: strayPath, Rows: 1, Bytes: int64(len(stray)), SHA256: hex.EncodeToString(sum[:])})
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -223,7 +219,7 @@ func TestOpenDuckDBNotADir(t *testing.T) {
 }
 
 // TestOpenDuckDBDamaged: a committed file that is cut short, whose footer
-// is garbage or that is missing makes OpenDuckDB fail with a CorruptError
+// is garbage or that is missing makes OpenDuckDB fail with a export.CorruptError
 // naming it, and the message says which generation and how to check the
 // history, instead of a DuckDB error in the middle of a query.
 func TestOpenDuckDBDamaged(t *testing.T) {
@@ -248,7 +244,7 @@ func TestOpenDuckDBDamaged(t *testing.T) {
 		{"missing", os.Remove, "no such file"},
 	} {
 		dir := makeHistory(t)
-		h := &History{Dir: dir}
+		h := &export.History{Dir: dir}
 		p := histOnlyFile(t, h, "jobs", "c1", "2025-02")
 		if err := c.damage(histPath(h, p)); err != nil {
 			t.Fatal(err)
@@ -259,7 +255,7 @@ func TestOpenDuckDBDamaged(t *testing.T) {
 			t.Errorf("%s: OpenDuckDB succeeded", c.name)
 			continue
 		}
-		var ce *CorruptError
+		var ce *export.CorruptError
 		if !errors.As(err, &ce) || ce.Path != p.Path {
 			t.Errorf("%s: error %v, want a CorruptError of %s", c.name, err, p.Path)
 		}
@@ -273,9 +269,9 @@ func TestOpenDuckDBDamaged(t *testing.T) {
 
 // sampleHistory writes one file of every table, from the sample rows, into
 // the history in dir (created), cluster c1, January 2025.
-func sampleHistory(t *testing.T, dir string) *History {
+func sampleHistory(t *testing.T, dir string) *export.History {
 	t.Helper()
-	h, err := Open(dir)
+	h, err := export.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +442,7 @@ func TestDuckDBReadOnly(t *testing.T) {
 		{"SELECT * FROM read_csv(" + SQLString(secret) + ")", denied},
 		{"SELECT * FROM read_text(" + SQLString(secret) + ")", denied},
 		{"SELECT * FROM glob(" + SQLString(out+"/*") + ")", denied},
-		{"SELECT * FROM read_parquet(" + SQLString(filepath.Join(h.Dir, currentLink, "runs", "*", "*", "*.parquet")) + ")", denied},
+		{"SELECT * FROM read_parquet(" + SQLString(filepath.Join(h.Dir, export.CurrentLink, "runs", "*", "*", "*.parquet")) + ")", denied},
 		{"SELECT * FROM query('COPY jobs TO ''" + filepath.Join(out, "q.csv") + "''')", "Expected a single SELECT statement"},
 		{"SELECT 1; COPY jobs TO " + SQLString(filepath.Join(out, "m.csv")), "several statements"},
 	} {
