@@ -1,27 +1,24 @@
-// Package export is the last stage of the pipeline: it turns the billed
-// Arrow jobs batches and the Go rows of the other stages (daily usage,
-// fair-share snapshots, association trees, run records) into the Parquet
-// history analysts query with SQL, and defines DuckDB views over it in a
-// read-only session confined to the history's files (OpenDuckDB), whose
-// results stream in bounded memory (DB.Stream, ResultWriter). A run's
-// fair-share snapshots go into their files one by one, straight from each
-// snapshot's tree and fairshare.Result (SnapshotSegments), without rows.
+// Package export is the last part of the pipeline: it turns the billed
+// jobs and the other stages' results into the Parquet history analysts
+// query with SQL. It holds no code; its sub-packages, in the order the
+// data goes through them:
 //
-// The history is a series of generations, each a hive-partitioned tree of
-// immutable Parquet segments; the current symlink names the committed one:
+//   - record: the rows the pipeline hands to the history, in memory
+//     (JobTable from the Arrow batches, the Go rows of the other tables,
+//     the fair-share rows of a snapshot). No I/O, no Parquet, no DuckDB.
+//   - encode: those rows as Parquet, one encoder per table, to an
+//     io.Writer. No file, no DuckDB.
+//   - history: the history directory: generations, commits, the
+//     manifest, the lock, checkpoints, verify and repair, migration, and
+//     the read API sshare uses. It touches the history's files; no
+//     DuckDB.
+//   - query: the DuckDB session over a pinned generation and DuckDB-style
+//     printing of results: the only package that links DuckDB and cgo.
+//   - report: the lab heads' reports, computed through query.
 //
-//	<history>/current -> gen/<N>
-//	<history>/gen/<N>/manifest.json
-//	<history>/gen/<N>/<table>/cluster=<cluster>/month=<YYYY-MM>/part-<16 hex>.parquet (or hot-…)
-//	<history>/gen/<N>/state/cluster=<cluster>/checkpoint-<20060102T150405Z>.json
-//
-// with the columns defined once in schemas.Tables (cluster and month live
-// only in the path). A writer builds the next generation in a Txn (new
-// files, hard links to the files it keeps, the manifest) and publishes it
-// with one rename of the symlink; a reader pins a generation with a View.
-// Equal rows give equal bytes and file names. See docs/history-store.md.
-//
-// export touches files: it writes and reads the history directory, and a
-// DuckDB session has a temporary directory of its own. It is
-// the only package that links cgo (through DuckDB, for the views).
+// record/recordtest holds the sample rows their tests share. Imports go
+// one way, record ← encode ← history ← query ← report;
+// schemas/deps_test.go enforces that the pipeline and every package but
+// query and report build without DuckDB. See docs/architecture.md and
+// docs/history-store.md.
 package export

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -105,7 +105,7 @@ func TestFutureCheckpointRepair(t *testing.T) {
 		t.Fatalf("fresh run of the bad file: err %v, rejected %d, to %v; want 1 rejected, window to now", err, sum.Ingest.Rejected, sum.To)
 	}
 
-	h := &export.History{Dir: hist, Now: at(now)}
+	h := &history.Store{Dir: hist, Now: at(now)}
 	rep, err := h.Verify("")
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestFutureCheckpointRepair(t *testing.T) {
 	}
 	rep, err = h.Repair("")
 	unlock()
-	if err != nil || rep.Repaired == 0 || rep.Problems[0].Fixed != export.FixedRemoved {
+	if err != nil || rep.Repaired == 0 || rep.Problems[0].Fixed != history.FixedRemoved {
 		t.Fatalf("repair: err %v, %+v", err, rep)
 	}
 	if rep, err := h.Verify(""); err != nil || len(rep.Problems) != 0 {

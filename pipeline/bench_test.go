@@ -24,7 +24,7 @@ import (
 // run` sets (pipeline.DefaultMemoryLimit). It reports wall time, sacct rows/s,
 // the history's size and the peak RSS of the test process. The yardstick,
 // the same file through one DuckDB statement, is
-// BenchmarkDuckDBYardstickYear5M in package export (same `make bench`).
+// BenchmarkDuckDBYardstickYear5M in package export/query (same `make bench`).
 //
 //	go test ./pipeline -run '^$' -bench 'PipelineYear5M$' -benchtime 1x
 func BenchmarkPipelineYear5M(b *testing.B) { benchYear5M(b, false) }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/decay"
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/fairshare"
 )
 
@@ -80,8 +80,8 @@ type carriedJob struct {
 // a busy cluster, with the running jobs) are decoded by load.
 type storedCheckpoint struct {
 	checkpoint
-	part   export.Partition
-	read   func(export.Partition) ([]byte, error)
+	part   history.Partition
+	read   func(history.Partition) ([]byte, error)
 	loaded bool
 }
 
@@ -146,9 +146,9 @@ func checkpointName(to int64) string {
 // loadCheckpoints lists the checkpoints of cluster in the manifest m,
 // oldest first, with their times (from their names); read returns a
 // file's bytes, verified against m, for storedCheckpoint.load.
-func loadCheckpoints(m *export.Manifest, read func(export.Partition) ([]byte, error), cluster string) ([]*storedCheckpoint, error) {
+func loadCheckpoints(m *history.Manifest, read func(history.Partition) ([]byte, error), cluster string) ([]*storedCheckpoint, error) {
 	var out []*storedCheckpoint
-	for _, p := range m.Files(export.TableState, cluster) {
+	for _, p := range m.Files(history.TableState, cluster) {
 		n := path.Base(p.Path)
 		stamp, ok := strings.CutPrefix(n, "checkpoint-")
 		if !ok {
@@ -168,7 +168,7 @@ func loadCheckpoints(m *export.Manifest, read func(export.Partition) ([]byte, er
 
 // saveCheckpoint writes c into the commit and drops all but the newest
 // keep checkpoints of its cluster.
-func saveCheckpoint(tx *export.Txn, c *checkpoint, keep int) error {
+func saveCheckpoint(tx *history.Txn, c *checkpoint, keep int) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
@@ -177,7 +177,7 @@ func saveCheckpoint(tx *export.Txn, c *checkpoint, keep int) error {
 		return err
 	}
 	var cps []string
-	for _, p := range tx.Files(export.TableState, c.Cluster) {
+	for _, p := range tx.Files(history.TableState, c.Cluster) {
 		if n := path.Base(p.Path); strings.HasPrefix(n, "checkpoint-") {
 			cps = append(cps, n)
 		}

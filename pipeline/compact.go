@@ -5,8 +5,8 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/export/encode"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -33,7 +33,7 @@ func sizeClass(rows int64) int { return (bits.Len64(uint64(max(rows, 1))) - 1) /
 // partition, so a merge is rare and, but for the one that closes a
 // month's largest class, small. Hot segments are rewritten by every run
 // and never merged. It returns the number of segments merged.
-func compact(tx *export.Txn, cluster string) (int, error) {
+func compact(tx *history.Txn, cluster string) (int, error) {
 	merged := 0
 	for _, table := range []string{schemas.TableJobs, schemas.TableUsage, schemas.TableFairshare, schemas.TableAssociations, schemas.TableRuns} {
 		for {
@@ -51,7 +51,7 @@ func compact(tx *export.Txn, cluster string) (int, error) {
 }
 
 // mergeGroup merges one partition's segments of table (see mergeSegments).
-func mergeGroup(tx *export.Txn, table, cluster string, group []export.Partition) error {
+func mergeGroup(tx *history.Txn, table, cluster string, group []history.Partition) error {
 	switch table {
 	case schemas.TableJobs:
 		return mergeJobs(tx, cluster, group)
@@ -69,12 +69,12 @@ func mergeGroup(tx *export.Txn, table, cluster string, group []export.Partition)
 
 // pickCompaction returns the segments to merge among files (one table's,
 // in path order): see compact.
-func pickCompaction(files []export.Partition) []export.Partition {
+func pickCompaction(files []history.Partition) []history.Partition {
 	type key struct {
 		month string
 		class int
 	}
-	groups := map[key][]export.Partition{}
+	groups := map[key][]history.Partition{}
 	var keys []key
 	for _, p := range files {
 		if p.Hot {
@@ -111,7 +111,7 @@ func pickCompaction(files []export.Partition) []export.Partition {
 
 // mergeSegments replaces the segments of one partition by one segment of
 // their rows.
-func mergeSegments[T any](tx *export.Txn, table, cluster string, segs []export.Partition) error {
+func mergeSegments[T any](tx *history.Txn, table, cluster string, segs []history.Partition) error {
 	var rows []T
 	for _, p := range segs {
 		var part []T
@@ -135,7 +135,7 @@ func mergeSegments[T any](tx *export.Txn, table, cluster string, segs []export.P
 // JobTable (pointer-free records, names and TRES sets interned), decoded
 // a few thousand at a time, so that merging a month's segments holds
 // about 200 bytes a row rather than the decoded rows' 400 and more.
-func mergeJobs(tx *export.Txn, cluster string, segs []export.Partition) error {
+func mergeJobs(tx *history.Txn, cluster string, segs []history.Partition) error {
 	var n int64
 	for _, p := range segs {
 		n += p.Rows

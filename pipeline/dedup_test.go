@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
@@ -189,9 +189,9 @@ func rawUsage(t *testing.T, history, cluster string, at time.Time) map[string]fl
 }
 
 // jobRows reads every jobs row of history as "job_id_raw charged_sec".
-func jobRows(t *testing.T, history, cluster string) []string {
+func jobRows(t *testing.T, hist, cluster string) []string {
 	t.Helper()
-	h, err := export.Open(history)
+	h, err := history.Open(hist)
 	if err != nil {
 		t.Fatal(err)
 	}

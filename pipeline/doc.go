@@ -4,9 +4,10 @@
 // resuming from the checkpoint the previous night left.
 //
 // It is the one place where the stages meet, and it does I/O: it reads the
-// sacct files, writes the history through package export and logs with the
-// caller's zerolog logger. The computation itself stays in the pure
-// packages.
+// sacct files, keeps the jobs as export/record's JobTables, writes the
+// history through package export/history and logs with the caller's
+// zerolog logger. The computation itself stays in the pure packages. It
+// does not link DuckDB.
 //
 // # Incremental runs
 //
@@ -23,7 +24,7 @@
 //     recomputes the same rows, which replace the previous ones: every
 //     table holds the same rows (only a runs row is added);
 //   - everything a run writes, checkpoint included, goes into one commit
-//     (export.Txn): a run that fails or is killed at any point leaves the
+//     (history.Txn): a run that fails or is killed at any point leaves the
 //     history exactly as it was, so running it again recomputes the night
 //     from the previous checkpoint.
 //

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/pipeline"
 )
 
@@ -183,7 +183,7 @@ func TestDryRunMatchesRun(t *testing.T) {
 			want: "--to 2025-01-01T03:00:00Z is after now (2025-01-01T02:00:00Z)"},
 		{name: "locked by another process", sacct: []string{rwA + rwB, rwA + rwB + rwC},
 			before: []night{{to: rwT1, files: []int{0}}}, tonight: night{to: rwT2, files: []int{1}}, locked: true,
-			want: export.ErrLocked.Error()},
+			want: history.ErrLocked.Error()},
 		{name: "interrupted", sacct: []string{rwA + rwB, rwA + rwB + rwC},
 			before: []night{{to: rwT1, files: []int{0}}}, tonight: night{to: rwT2, files: []int{1}}, cancel: true,
 			want: context.Canceled.Error()},
@@ -214,7 +214,7 @@ func TestDryRunMatchesRun(t *testing.T) {
 				}
 			}
 			if tc.locked {
-				h, err := export.Open(hist)
+				h, err := history.Open(hist)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
@@ -61,9 +61,9 @@ func runOpts(history string, to time.Time) pipeline.Options {
 
 // snapshotAt reads the rows of the fair-share snapshot at, failing the test
 // when there is none.
-func snapshotAt(t *testing.T, history, cluster string, at time.Time) []record.FairshareRow {
+func snapshotAt(t *testing.T, hist, cluster string, at time.Time) []record.FairshareRow {
 	t.Helper()
-	h, err := export.Open(history)
+	h, err := history.Open(hist)
 	if err != nil {
 		t.Fatal(err)
 	}

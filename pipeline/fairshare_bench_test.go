@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/fairshare"
 )
 
@@ -83,7 +83,7 @@ func BenchmarkFairshareSnapshots(b *testing.B) {
 	b.ReportAllocs()
 	for i := -1; i < b.N; i++ {
 		b.StopTimer()
-		h, err := export.Open(b.TempDir())
+		h, err := history.Open(b.TempDir())
 		if err != nil {
 			b.Fatal(err)
 		}

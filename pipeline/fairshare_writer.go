@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/export/encode"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
@@ -15,11 +15,11 @@ import (
 // fairshareWriter turns usage snapshots into fairshare and associations
 // rows and writes them a month at a time as new segments, replacing the
 // snapshots in (lo, to] and keeping the others. Each snapshot goes
-// straight into the month's Parquet files (export.SnapshotSegments), so
+// straight into the month's Parquet files (history.SnapshotSegments), so
 // what it holds does not grow with the tree times the snapshots of a
 // month.
 type fairshareWriter struct {
-	tx     *export.Txn // nil in a dry run
+	tx     *history.Txn // nil in a dry run
 	m      *model
 	lo, to int64
 	dry    bool    // a dry run: compute the snapshots, write nothing
@@ -32,11 +32,11 @@ type fairshareWriter struct {
 	run   *tresRun  // TRESRunMins; nil without limits enforced
 	live  *liveEnds // RawUsage's job-end charges; nil without limits enforced
 
-	seg      *export.SnapshotSegments // the month's files; nil in a dry run and between months
-	trees    *encode.SnapshotTrees    // the trees of seg's month, kept for the next month if it has the same
-	used     []bool                   // per tree of the model: whether trees holds it
-	segTree  []int                    // per tree of the model: its index in trees, or -1
-	afterFS  []record.FairshareRow    // rows of older segments of the month after to, kept
+	seg      *history.SnapshotSegments // the month's files; nil in a dry run and between months
+	trees    *encode.SnapshotTrees     // the trees of seg's month, kept for the next month if it has the same
+	used     []bool                    // per tree of the model: whether trees holds it
+	segTree  []int                     // per tree of the model: its index in trees, or -1
+	afterFS  []record.FairshareRow     // rows of older segments of the month after to, kept
 	afterAsc []record.AssociationRow
 
 	snapshots, files int
@@ -198,7 +198,7 @@ func (w *fairshareWriter) flush() error {
 	if err != nil {
 		return err
 	}
-	for _, p := range []export.Partition{fs, as} {
+	for _, p := range []history.Partition{fs, as} {
 		if p.Rows > 0 {
 			w.files++
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -90,10 +90,10 @@ func TestMerge(t *testing.T) {
 
 // testHistory opens a history in a temporary directory with a spill
 // beside it, closed when the test ends.
-func testHistory(t *testing.T) (*export.History, *spill) {
+func testHistory(t *testing.T) (*history.Store, *spill) {
 	t.Helper()
 	dir := t.TempDir()
-	h, err := export.Open(dir)
+	h, err := history.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

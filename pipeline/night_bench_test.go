@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/ingest/synth"
 	"github.com/fairledger/fairledger/pipeline"
 )
@@ -281,7 +281,7 @@ func dataFiles(b *testing.B, hist string) int {
 	m := manifestOf(b, hist)
 	n := 0
 	for _, p := range m.Partitions {
-		if p.Table != export.TableState {
+		if p.Table != history.TableState {
 			n++
 		}
 	}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/export/encode"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/ingest/synth"
 	"github.com/fairledger/fairledger/pipeline"
@@ -113,9 +113,9 @@ func nights(t *testing.T, dir, history string, from, end time.Time) {
 }
 
 // openView pins the committed generation of history; the caller closes it.
-func openView(t *testing.T, history string) *export.View {
+func openView(t *testing.T, hist string) *history.View {
 	t.Helper()
-	h, err := export.Open(history)
+	h, err := history.Open(hist)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func tableFiles(t *testing.T, history, table string) map[string][]byte {
 
 // canonical reads a partition of v, whatever segments hold it, and
 // returns its rows encoded as one file: equal rows, equal bytes.
-func canonical[T any](t *testing.T, v *export.View, table, cluster string, m time.Time) []byte {
+func canonical[T any](t *testing.T, v *history.View, table, cluster string, m time.Time) []byte {
 	t.Helper()
 	var rows []T
 	if err := v.ReadPartition(table, cluster, m, &rows); err != nil {
@@ -173,7 +173,7 @@ func canonical[T any](t *testing.T, v *export.View, table, cluster string, m tim
 
 // partitionMonths lists the months of table's partitions of cluster, once
 // each, in order.
-func partitionMonths(t *testing.T, h *export.History, table, cluster string) []time.Time {
+func partitionMonths(t *testing.T, h *history.Store, table, cluster string) []time.Time {
 	t.Helper()
 	m, err := h.ReadManifest()
 	if err != nil {
@@ -229,9 +229,9 @@ func sameJobs(t *testing.T, got, want string) {
 }
 
 // manifestOf reads the committed manifest of a history.
-func manifestOf(t testing.TB, hist string) export.Manifest {
+func manifestOf(t testing.TB, hist string) history.Manifest {
 	t.Helper()
-	h, err := export.Open(hist)
+	h, err := history.Open(hist)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,9 +281,9 @@ func copyHistory(t testing.TB, src, dst string, link bool) {
 
 // jobsWithoutSource reads the jobs table with the source file and line
 // blanked (the nightly files are other files than the single one).
-func jobsWithoutSource(t *testing.T, history, cluster string) []record.JobRow {
+func jobsWithoutSource(t *testing.T, hist, cluster string) []record.JobRow {
 	t.Helper()
-	h, err := export.Open(history)
+	h, err := history.Open(hist)
 	if err != nil {
 		t.Fatal(err)
 	}

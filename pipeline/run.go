@@ -26,7 +26,7 @@ import (
 
 	"github.com/fairledger/fairledger/billing"
 	"github.com/fairledger/fairledger/decay"
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
@@ -245,9 +245,9 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	defer unlock()
 	// Everything a run writes goes into one commit on top of the committed
 	// generation (its base); a dry run reads that generation, pinned.
-	var tx *export.Txn
-	var base *export.Manifest
-	var readState func(export.Partition) ([]byte, error)
+	var tx *history.Txn
+	var base *history.Manifest
+	var readState func(history.Partition) ([]byte, error)
 	if opt.DryRun {
 		v, err := h.View()
 		if err != nil {
@@ -259,7 +259,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 			return nil, fmt.Errorf("%w; run fairledger verify --history %s", err, opt.History)
 		}
 		base = &v.Manifest
-		readState = func(p export.Partition) ([]byte, error) { return v.ReadState(p.Cluster, path.Base(p.Path)) }
+		readState = func(p history.Partition) ([]byte, error) { return v.ReadState(p.Cluster, path.Base(p.Path)) }
 	} else {
 		if tx, err = h.Begin(); err != nil {
 			return nil, err
@@ -552,16 +552,16 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 // openHistory opens the history of a run and locks it; the caller defers
 // unlock. A run creates a missing directory, removes what an interrupted
 // run left (spill files; Begin removes stages) and converts a history of
-// the layout before generations (export.History.Migrate); a dry run does
+// the layout before generations (history.Store.Migrate); a dry run does
 // none of that: it reads a missing directory as an empty history, without
 // locking it, and refuses an old layout.
-func openHistory(opt Options) (h *export.History, unlock func() error, err error) {
+func openHistory(opt Options) (h *history.Store, unlock func() error, err error) {
 	if opt.DryRun {
 		if _, err := os.Stat(opt.History); errors.Is(err, fs.ErrNotExist) {
-			return &export.History{Dir: opt.History}, func() error { return nil }, nil
+			return &history.Store{Dir: opt.History}, func() error { return nil }, nil
 		}
 	}
-	if h, err = export.Open(opt.History); err != nil {
+	if h, err = history.Open(opt.History); err != nil {
 		return nil, nil, err
 	}
 	if unlock, err = h.Lock(opt.LockWait, opt.Now); err != nil {
@@ -1328,7 +1328,7 @@ func (s *stream) nextRunning(to int64) []carriedJob {
 }
 
 // appendRun writes the run's row to the runs table.
-func appendRun(tx *export.Txn, m *model, in Inputs, st *stream, sum *Summary, opt Options) error {
+func appendRun(tx *history.Txn, m *model, in Inputs, st *stream, sum *Summary, opt Options) error {
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return fmt.Errorf("run id: %w", err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -19,7 +19,7 @@ import (
 // sees them, with charged_sec 0. It skips b when that history is missing.
 func spillBenchTable(b *testing.B) *record.JobTable {
 	b.Helper()
-	h, err := export.Open(filepath.Join(os.Getenv("FAIRLEDGER_BENCH_DIR"), "history-year5m"))
+	h, err := history.Open(filepath.Join(os.Getenv("FAIRLEDGER_BENCH_DIR"), "history-year5m"))
 	if err != nil {
 		b.Skipf("no history: %v", err)
 	}

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/export/encode"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/ingest/synth"
@@ -144,7 +144,7 @@ func TestRunRefusesDamagedHistory(t *testing.T) {
 	n := from.AddDate(0, 0, 7)
 	sacctAsOf(t, filepath.Join(dir, "sacct.psv"), nightFile(dir, n), n.AddDate(0, 0, -1), n)
 	m := manifestOf(t, hist)
-	var hot, settled export.Partition
+	var hot, settled history.Partition
 	for _, p := range m.Files(schemas.TableJobs, "synth") {
 		if p.Hot {
 			hot = p
@@ -157,7 +157,7 @@ func TestRunRefusesDamagedHistory(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		p      export.Partition
+		p      history.Partition
 		damage func(b []byte) []byte
 	}{
 		{"flipped bytes in a hot segment", hot, func(b []byte) []byte {
@@ -184,7 +184,7 @@ func TestRunRefusesDamagedHistory(t *testing.T) {
 			}
 			before := snapshotDir(t, hist)
 			_, err = pipeline.Run(context.Background(), siteInputs(t, dir, nightFile(dir, n)), runOpts(hist, n))
-			var ce *export.CorruptError
+			var ce *history.CorruptError
 			if !errors.As(err, &ce) || ce.Path != c.p.Path {
 				t.Fatalf("run on a damaged history: %v, want a CorruptError naming %s", err, c.p.Path)
 			}
@@ -212,7 +212,7 @@ func TestNightsFileCount(t *testing.T) {
 	perClass := map[class]map[int]int{}
 	data := 0
 	for _, p := range m.Partitions {
-		if p.Table == export.TableState {
+		if p.Table == history.TableState {
 			continue
 		}
 		data++
@@ -332,7 +332,7 @@ func TestRunConvertsOldHistory(t *testing.T) {
 	next := time.Date(2025, 4, 6, 0, 0, 0, 0, time.UTC)
 	dry := runOpts(old, next)
 	dry.DryRun = true
-	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, sacct), dry); !errors.Is(err, export.ErrOldLayout) {
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, sacct), dry); !errors.Is(err, history.ErrOldLayout) {
 		t.Fatalf("dry run on the old layout: %v, want ErrOldLayout", err)
 	}
 	for _, h := range []string{old, fresh} {
@@ -407,7 +407,7 @@ func TestRecomputeRebuildsRemovedFiles(t *testing.T) {
 func rebuildRemoved(t *testing.T, dir, want, month string, last time.Time) {
 	hist := t.TempDir()
 	copyHistory(t, want, hist, false)
-	h, err := export.Open(hist)
+	h, err := history.Open(hist)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +470,7 @@ func rebuildRemoved(t *testing.T, dir, want, month string, last time.Time) {
 }
 
 // mustStates lists the checkpoints of cluster synth, oldest first.
-func mustStates(t *testing.T, h *export.History) []string {
+func mustStates(t *testing.T, h *history.Store) []string {
 	t.Helper()
 	names, err := h.States("synth")
 	if err != nil {
@@ -497,7 +497,7 @@ func TestReadersDuringNights(t *testing.T) {
 	done := make(chan result)
 	go func() {
 		var r result
-		h := &export.History{Dir: hist}
+		h := &history.Store{Dir: hist}
 		for {
 			select {
 			case <-stop:

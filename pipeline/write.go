@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -29,7 +29,7 @@ const HotWindow = 3 * 24 * time.Hour
 // can change: the hot ones, those holding a key of the input, and those
 // charging time in the window (see doc.go).
 type jobsWriter struct {
-	tx      *export.Txn
+	tx      *history.Txn
 	cluster string
 	to      int64
 	lo      int64 // the window's start, for merge's count of Unrecharged
@@ -66,8 +66,8 @@ func effEnd(r *record.JobRec, to int64) int64 {
 }
 
 // segments returns the base's jobs segments of the cluster by month.
-func (w *jobsWriter) segments() map[string][]export.Partition {
-	out := map[string][]export.Partition{}
+func (w *jobsWriter) segments() map[string][]history.Partition {
+	out := map[string][]history.Partition{}
 	for _, p := range w.tx.Base().Files(schemas.TableJobs, w.cluster) {
 		out[p.Month] = append(out[p.Month], p)
 	}
@@ -123,7 +123,7 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 }
 
 // readSegment appends the rows of base jobs segment p to t.
-func (w *jobsWriter) readSegment(p export.Partition, t *record.JobTable) error {
+func (w *jobsWriter) readSegment(p history.Partition, t *record.JobTable) error {
 	return w.tx.ReadJobs(p, t)
 }
 
@@ -134,7 +134,7 @@ type monthJobs struct {
 	table            *record.JobTable
 	names            []string // the dictionary's names when the month was prepared
 	rewrite          bool     // the month's segments (segs) are replaced by table
-	segs             []export.Partition
+	segs             []history.Partition
 	afterTo, written int64
 	unrecharged      int64 // see Summary.Unrecharged
 	changeAt         int64 // the earliest time a record of the month changes usage
@@ -165,7 +165,7 @@ const jobTables = 2
 // Only the calling goroutine adds to w.dict; prepare hands each table on
 // with a snapshot of the dictionary (JobDict.Snapshot), which the encoder
 // reads while the next month adds to w.dict.
-func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths map[string]bool, segs map[string][]export.Partition, sum *Summary) error {
+func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths map[string]bool, segs map[string][]history.Partition, sum *Summary) error {
 	toEncode := make(chan monthJobs)
 	done := make(chan encodedJobs, jobTables) // never blocks: one per table
 	var wg sync.WaitGroup
@@ -227,14 +227,14 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 // records into them. It leaves the table sorted, using a snapshot of
 // w.dict (for the encoder). The goroutine that runs prepare is the only
 // one adding to w.dict.
-func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs []export.Partition, t *record.JobTable) monthJobs {
+func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs []history.Partition, t *record.JobTable) monthJobs {
 	mj := monthJobs{m: m, changeAt: math.MaxInt64}
 	if mj.err = ctx.Err(); mj.err != nil {
 		return mj
 	}
 	t.Dict = w.dict // a reused table has the snapshot of its last month
 	t.Reset()
-	loaded := func(p export.Partition) error {
+	loaded := func(p history.Partition) error {
 		w.rewritten[p.Path] = true
 		mj.segs = append(mj.segs, p)
 		return w.readSegment(p, t)
@@ -253,7 +253,7 @@ func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs 
 		}
 	}
 	spilled := len(t.Recs)
-	if spilled > old && slices.ContainsFunc(segs, func(p export.Partition) bool { return !w.rewritten[p.Path] }) {
+	if spilled > old && slices.ContainsFunc(segs, func(p history.Partition) bool { return !w.rewritten[p.Path] }) {
 		if mj.err = w.loadHolders(segs, t, old, spilled, &mj, loaded); mj.err != nil {
 			return mj
 		}
@@ -270,7 +270,7 @@ func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs 
 // of a spilled record (t's records old..spilled) found in no loaded one:
 // a job given again after it left the hot segments. The segments'
 // statistics (ranges of job_id_raw and start) rule most out unread.
-func (w *jobsWriter) loadHolders(segs []export.Partition, t *record.JobTable, old, spilled int, mj *monthJobs, load func(export.Partition) error) error {
+func (w *jobsWriter) loadHolders(segs []history.Partition, t *record.JobTable, old, spilled int, mj *monthJobs, load func(history.Partition) error) error {
 	have := make(map[jobKey]bool, old)
 	for i := range t.Recs[:old] {
 		have[jobKey{t.Recs[i].JobIDRaw, unixSec(t.Recs[i].Start)}] = true
@@ -367,7 +367,7 @@ func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (int, error) {
 // order, so that usage sums in the same order whichever run computes
 // it), and replaces the usage rows of those days. It returns the jobs
 // that run into the next month.
-func (w *jobsWriter) usage(mj *monthJobs, segs map[string][]export.Partition, carry []record.JobRec) ([]record.JobRec, error) {
+func (w *jobsWriter) usage(mj *monthJobs, segs map[string][]history.Partition, carry []record.JobRec) ([]record.JobRec, error) {
 	m := mj.m
 	next := m.AddDate(0, 1, 0)
 	w.changeAt = min(w.changeAt, mj.changeAt)
@@ -427,7 +427,7 @@ func (w *jobsWriter) usage(mj *monthJobs, segs map[string][]export.Partition, ca
 
 // reaching reads the records of earlier months' segments the run does not
 // rewrite that are charged past from (nil when there are none).
-func (w *jobsWriter) reaching(segs map[string][]export.Partition, m time.Time, from int64) (*record.JobTable, error) {
+func (w *jobsWriter) reaching(segs map[string][]history.Partition, m time.Time, from int64) (*record.JobTable, error) {
 	var out *record.JobTable
 	for mk, ps := range segs {
 		if mk >= monthKey(m) {

@@ -24,7 +24,7 @@ func TestViewsCoverTables(t *testing.T) {
 			t.Errorf("no view for table %s", tb.Name)
 			continue
 		}
-		// Every segment of the committed generation: export.OpenDuckDB
+		// Every segment of the committed generation: query.OpenDuckDB
 		// replaces this glob with the pinned generation's list of files.
 		if want := "'/current/" + tb.Name + "/cluster=*/month=*/*.parquet'"; strings.Count(sql, "'/current/") != 1 || !strings.Contains(sql, want) {
 			t.Errorf("view %s does not read %s once: %s", tb.Name, want, sql)

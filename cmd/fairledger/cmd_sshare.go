@@ -15,7 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
@@ -77,12 +77,12 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				}
 				at = at.In(loc)
 			}
-			// export.Open creates a missing directory: a reader must not.
+			// history.Open creates a missing directory: a reader must not.
 			dir := c.String("history")
-			if err := export.CheckExists(dir); err != nil {
+			if err := history.CheckExists(dir); err != nil {
 				return err
 			}
-			h, err := export.Open(dir)
+			h, err := history.Open(dir)
 			if err != nil {
 				return err
 			}
@@ -231,7 +231,7 @@ func zeroUsage(tree *fairshare.Tree, res *fairshare.Result, damp float64) {
 // snapshot at or before at, so only the partitions needed are read, and
 // of each only the row groups that may hold the snapshot
 // (View.ReadFairshareSnapshot, which checks every segment file).
-func findSnapshot(v *export.View, dir, cluster string, at time.Time) (snapshotRows, error) {
+func findSnapshot(v *history.View, dir, cluster string, at time.Time) (snapshotRows, error) {
 	var clusters []string
 	months := map[string][]string{}
 	for _, p := range v.Files(schemas.TableFairshare, "") {
@@ -299,7 +299,7 @@ func findSnapshot(v *export.View, dir, cluster string, at time.Time) (snapshotRo
 // latest before it (as reports pick it), read from v. Its TRES are the
 // ones every Slurm database holds (schemas.StaticTRES) when the history
 // has no such run or was written before runs recorded the list.
-func snapshotConfig(v *export.View, snap snapshotRows) (record.RunConfig, error) {
+func snapshotConfig(v *history.View, snap snapshotRows) (record.RunConfig, error) {
 	var months []string
 	for _, p := range v.Files(schemas.TableRuns, snap.cluster) {
 		if !slices.Contains(months, p.Month) {
@@ -351,7 +351,7 @@ func snapshotConfig(v *export.View, snap snapshotRows) (record.RunConfig, error)
 // size and SHA-256 against the manifest: View.ReadPartition checks sizes
 // and row counts only, and a damaged page can decode into wrong numbers or
 // make the Parquet reader panic. The files sshare reads are small.
-func readChecked(v *export.View, table, cluster string, month time.Time, dst any) error {
+func readChecked(v *history.View, table, cluster string, month time.Time, dst any) error {
 	m := schemas.MonthKey(month)
 	for _, p := range v.Files(table, cluster) {
 		if p.Month != m {
@@ -359,13 +359,13 @@ func readChecked(v *export.View, table, cluster string, month time.Time, dst any
 		}
 		b, err := os.ReadFile(v.Path(p))
 		if err != nil {
-			return &export.CorruptError{Path: p.Path, Problem: err.Error()}
+			return &history.CorruptError{Path: p.Path, Problem: err.Error()}
 		}
 		if int64(len(b)) != p.Bytes {
-			return &export.CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d bytes, the manifest says %d", len(b), p.Bytes)}
+			return &history.CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d bytes, the manifest says %d", len(b), p.Bytes)}
 		}
 		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != p.SHA256 {
-			return &export.CorruptError{Path: p.Path, Problem: "SHA-256 differs from the manifest's"}
+			return &history.CorruptError{Path: p.Path, Problem: "SHA-256 differs from the manifest's"}
 		}
 	}
 	return v.ReadPartition(table, cluster, month, dst)
@@ -374,8 +374,8 @@ func readChecked(v *export.View, table, cluster string, month time.Time, dst any
 // damagedHistory adds to an error reading a damaged file of v (the
 // CorruptError naming it) where it is and how to check the whole history
 // in dir, as query.OpenDuckDB does for sql and report.
-func damagedHistory(err error, v *export.View, dir string) error {
-	var ce *export.CorruptError
+func damagedHistory(err error, v *history.View, dir string) error {
+	var ce *history.CorruptError
 	if errors.As(err, &ce) {
 		return fmt.Errorf("%w (in %s); run fairledger verify --history %s to check every file", err, v.Dir, dir)
 	}

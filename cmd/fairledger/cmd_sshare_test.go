@@ -12,7 +12,7 @@ import (
 	"time"
 	_ "time/tzdata" // Europe/Paris without depending on the host's zoneinfo
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/internal/golden"
@@ -128,7 +128,7 @@ func snapshotOf(t *testing.T, specs []assoc, algo fairshare.Algorithm, snap time
 func sshareHistory(t *testing.T, clusters ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	h, err := export.Open(dir)
+	h, err := history.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestSshareWithoutUSER(t *testing.T) {
 func TestSshareSegments(t *testing.T) {
 	t.Setenv("TZ", "UTC")
 	dir := t.TempDir()
-	h, err := export.Open(dir)
+	h, err := history.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +437,7 @@ func TestDamagedHistory(t *testing.T) {
 		}, func(int64) string { return "SHA-256 differs from the manifest's" }, []string{"sshare"}},
 	} {
 		dir := sshareHistory(t, "demo")
-		h, err := export.Open(dir)
+		h, err := history.Open(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,7 +446,7 @@ func TestDamagedHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The latest snapshot's month: the one sshare reads.
-		var feb export.Partition
+		var feb history.Partition
 		for _, p := range v.Files(schemas.TableFairshare, "demo") {
 			if p.Month == "2025-02" {
 				feb = p

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/urfave/cli/v2"
-
-	"github.com/fairledger/fairledger/export"
 )
 
 func verifyCommand(stdout, stderr io.Writer) *cli.Command {
@@ -43,10 +42,10 @@ func verifyCommand(stdout, stderr io.Writer) *cli.Command {
 			}
 			log := newLogger(c, stderr)
 			dir := c.String("history")
-			if err := export.CheckExists(dir); err != nil {
+			if err := history.CheckExists(dir); err != nil {
 				return err
 			}
-			h, err := export.Open(dir)
+			h, err := history.Open(dir)
 			if err != nil {
 				return err
 			}
@@ -74,13 +73,13 @@ func verifyCommand(stdout, stderr io.Writer) *cli.Command {
 				}
 			}
 			start := time.Now()
-			var rep export.VerifyReport
+			var rep history.VerifyReport
 			if repair {
 				rep, err = h.Repair(c.String("cluster"))
 			} else {
 				rep, err = h.Verify(c.String("cluster"))
 			}
-			if errors.Is(err, export.ErrOldLayout) {
+			if errors.Is(err, history.ErrOldLayout) {
 				return fmt.Errorf("history %s has the old layout (files rewritten in place, before the generation store), "+
 					"which verify does not check: convert it with `fairledger verify --migrate --history %s` "+
 					"(it takes the history's lock, converts, then verifies)", dir, dir)
@@ -133,14 +132,14 @@ func verifyCommand(stdout, stderr io.Writer) *cli.Command {
 
 // lockHistory takes the history's lock without waiting. A held lock is an
 // error naming the holder, as `run` reports it.
-func lockHistory(h *export.History, dir string) (func() error, error) {
+func lockHistory(h *history.Store, dir string) (func() error, error) {
 	unlock, err := h.Lock(0, time.Now)
-	if errors.Is(err, export.ErrLocked) {
+	if errors.Is(err, history.ErrLocked) {
 		// Lock's message points to run's --lock-wait, which verify has not.
 		holder, _ := os.ReadFile(filepath.Join(dir, ".lock"))
 		if s := strings.TrimSpace(string(holder)); s != "" {
 			err = fmt.Errorf("%w: %s (holder: %s); verify --repair and --migrate change the history and do not wait: "+
-				"run it again when that run has finished", export.ErrLocked, dir, s)
+				"run it again when that run has finished", history.ErrLocked, dir, s)
 		}
 	}
 	return unlock, err
@@ -149,23 +148,23 @@ func lockHistory(h *export.History, dir string) (func() error, error) {
 // printRepair prints what Repair did (nothing for Verify's report) and,
 // once per cluster, the run that recomputes what it removed; it returns
 // the numbers of files removed and restored.
-func printRepair(w io.Writer, rep export.VerifyReport) (removed, restored int) {
+func printRepair(w io.Writer, rep history.VerifyReport) (removed, restored int) {
 	if rep.Repaired == 0 {
 		return 0, 0
 	}
-	rel := func(p export.Problem) string { return p.File.Path }
+	rel := func(p history.Problem) string { return p.File.Path }
 	for _, p := range rep.Problems {
 		switch p.Fixed {
-		case export.FixedRemoved:
+		case history.FixedRemoved:
 			removed++
 			fmt.Fprintf(w, "removed from the history (generation %d): %s\n", rep.Repaired, rel(p))
-		case export.FixedRestored:
+		case history.FixedRestored:
 			restored++
 			fmt.Fprintf(w, "restored from %s (generation %d): %s\n", p.Intact, rep.Repaired, rel(p))
 		}
 	}
 	for _, r := range rep.Reruns {
-		fmt.Fprintf(w, "recompute cluster %s (%s):\n  %s\n", r.Cluster, export.RerunFlags(r.Cluster), r.Command)
+		fmt.Fprintf(w, "recompute cluster %s (%s):\n  %s\n", r.Cluster, history.RerunFlags(r.Cluster), r.Command)
 	}
 	return removed, restored
 }

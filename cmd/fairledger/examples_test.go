@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -149,7 +149,7 @@ func TestExampleQueries(t *testing.T) {
 // from one pinned generation (a partition may have several files).
 func fairshareRows(t *testing.T, hist, cluster string) []record.FairshareRow {
 	t.Helper()
-	h, err := export.Open(hist)
+	h, err := history.Open(hist)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -114,7 +114,7 @@ func TestHistoryFileNotParquet(t *testing.T) {
 		if err := os.Symlink(target, filepath.Join(hist, "current")); err != nil {
 			t.Fatal(err)
 		}
-		h, err := export.Open(hist)
+		h, err := history.Open(hist)
 		if err != nil {
 			t.Fatal(err)
 		}

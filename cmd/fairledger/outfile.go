@@ -38,10 +38,12 @@ import (
 //     one to anything else, is refused;
 //   - a directory, a socket or a block device is refused.
 //
-// The export package has atomic writers of its own, but they write the
-// content-addressed files of a generation stage (named by their hash,
-// their directory synced once at commit) rather than replace a path a
-// user named: this file's one writer serves the CLI.
+// The history store (export/history) writes files of its own, but they
+// are the content-addressed files of a generation stage (named by their
+// hash, made durable once at commit, published by the commit's rename of
+// the current symlink) rather than a path a user named, which is replaced
+// in place: this file's one writer serves the CLI, and nothing else
+// replaces a user's path.
 
 // outKind is how createOutput writes to a path.
 type outKind int

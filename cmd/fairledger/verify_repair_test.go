@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -51,7 +51,7 @@ func TestVerifyRepairDataFile(t *testing.T) {
 
 	// The settled March usage: its first day is 1 March, the time of the
 	// older checkpoint.
-	h, err := export.Open(hist)
+	h, err := history.Open(hist)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestVerifyRepairDataFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bad export.Partition
+	var bad history.Partition
 	for _, p := range v.Files(schemas.TableUsage, "synth") {
 		if p.Month == "2025-03" && !p.Hot {
 			bad = p
@@ -124,7 +124,7 @@ func TestVerifyRepairDataFile(t *testing.T) {
 // history's lock; the error names the holder, as run's does.
 func TestVerifyRepairLocked(t *testing.T) {
 	hist, _ := repairSite(t)
-	h, err := export.Open(hist)
+	h, err := history.Open(hist)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // BenchmarkWriteJobs and, when present, the realistic month of
 // BenchmarkWriteJobsMonth.
 //
-//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export -run '^$' -bench 'JobsEncoder$' -benchtime 5x -cpu 1
+//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export/encode -run '^$' -bench 'JobsEncoder$' -benchtime 5x -cpu 1
 func BenchmarkJobsEncoder(b *testing.B) {
 	def, err := schemas.TableByName(schemas.TableJobs)
 	if err != nil {
@@ -56,7 +56,7 @@ func BenchmarkJobsEncoder(b *testing.B) {
 // seconds an op and CPU nanoseconds a row, and is skipped without the
 // month.
 //
-//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export -run '^$' -bench 'JobsTRESColumns' -benchtime 10x -cpu 1
+//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export/encode -run '^$' -bench 'JobsTRESColumns' -benchtime 10x -cpu 1
 func BenchmarkJobsTRESColumns(b *testing.B) {
 	t, err := benchMonth()
 	if err != nil {

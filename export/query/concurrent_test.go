@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -42,7 +42,7 @@ func concSum(k int) float64 { return float64(concRows*k*concScale + concRows*(co
 
 // concCommit makes commit k: every usage segment of c1 removed and the
 // three segments of commit k written, in one generation.
-func concCommit(h *export.History, k int) error {
+func concCommit(h *history.Store, k int) error {
 	tx, err := h.Begin()
 	if err != nil {
 		return err
@@ -90,7 +90,7 @@ func concCheckRows(rows []record.UsageRow, n int, gen int64) error {
 }
 
 // TestReadersDuringCommits: while one goroutine commits 40 times, one
-// reader loops over OpenDuckDB + a query + Close and another over export.View +
+// reader loops over OpenDuckDB + a query + Close and another over history.View +
 // ReadPartition + Close. No read fails, and each answer is exactly the
 // state the commit of the pinned generation left (never a mixture of two
 // commits, never going back); old generations are removed as soon as no
@@ -153,7 +153,7 @@ func TestReadersDuringCommits(t *testing.T) {
 			sqlReads.Add(1)
 		}
 	})
-	// The export.View reader.
+	// The history.View reader.
 	wg.Go(func() {
 		var last int64
 		for !stop.Load() {
@@ -234,7 +234,7 @@ func TestReadersDuringCommits(t *testing.T) {
 	}
 }
 
-// TestPinnedGenerationKept: a export.View and a DuckDB session keep reading the
+// TestPinnedGenerationKept: a history.View and a DuckDB session keep reading the
 // generation they pinned while later commits remove the generations no
 // one holds; once released, the next commit removes it too.
 func TestPinnedGenerationKept(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -81,7 +81,7 @@ func TestOpenDuckDBAfterCrash(t *testing.T) {
 // history's TestStates writes such one) has every view, each missing and
 // empty: the views see no checkpoint.
 func TestOpenDuckDBCheckpointsOnly(t *testing.T) {
-	h, err := export.Open(t.TempDir())
+	h, err := history.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

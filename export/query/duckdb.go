@@ -10,8 +10,8 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver (cgo)
 
-	"github.com/fairledger/fairledger/export"
 	"github.com/fairledger/fairledger/export/encode"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -32,7 +32,7 @@ type DB struct {
 	// place until Close, whatever runs commit meanwhile.
 	Generation int64
 
-	view *export.View
+	view *history.View
 	// tmp is the session's own directory: the link to the generation, the
 	// empty files of the missing tables and DuckDB's spill files.
 	tmp string
@@ -78,16 +78,16 @@ func OpenDuckDBWith(ctx context.Context, dir string, opt DuckDBOptions) (*DB, er
 	if err != nil {
 		return nil, fmt.Errorf("history directory: %w", err)
 	}
-	if err := export.CheckExists(dir); err != nil {
+	if err := history.CheckExists(dir); err != nil {
 		return nil, err
 	}
-	v, err := (&export.History{Dir: abs}).View()
+	v, err := (&history.Store{Dir: abs}).View()
 	if err != nil {
 		return nil, err
 	}
 	if err := v.CheckFooters(); err != nil {
 		v.Close()
-		return nil, export.DamageHint(err, dir, v.Generation())
+		return nil, history.DamageHint(err, dir, v.Generation())
 	}
 	d := &DB{view: v, Generation: v.Generation()}
 	if err := d.open(ctx, abs, opt); err != nil {
@@ -146,7 +146,7 @@ func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
 				allowed = append(allowed, SQLString(g)) // DuckDB checks the pattern and the file
 			}
 		}
-		glob := "getvariable('history') || '/" + export.CurrentLink + "/" + st.Table + "/cluster=*/month=*/*.parquet'"
+		glob := "getvariable('history') || '/" + history.CurrentLink + "/" + st.Table + "/cluster=*/month=*/*.parquet'"
 		if strings.Count(st.SQL, glob) != 1 {
 			return fmt.Errorf("views.sql: view %s does not read %s once", st.Table, glob)
 		}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -31,14 +31,14 @@ type foreignFile struct {
 // commitForeign commits files in one commit, as the store names and lists
 // its own: each replaces the committed segments of its partition (files
 // of one partition in one call are all kept). It returns their entries.
-func commitForeign(t *testing.T, h *export.History, files ...foreignFile) []export.Partition {
+func commitForeign(t *testing.T, h *history.Store, files ...foreignFile) []history.Partition {
 	t.Helper()
 	tx, err := h.Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Abort()
-	var out []export.Partition
+	var out []history.Partition
 	for _, f := range files {
 		for _, p := range tx.Base().Files(f.table, f.cluster) {
 			if p.Month == f.month {
@@ -122,7 +122,7 @@ func makeHistory(t *testing.T) string {
 	}
 	sum := sha256.Sum256(stray)
 	m.Generation = 2
-	m.Partitions = append(m.Partitions, export.Partition{Table: "jobs", Cluster: "c1", Month: "2025-01",
+	m.Partitions = append(m.Partitions, history.Partition{Table: "jobs", Cluster: "c1", Month: "2025-01",
 		Path: strayPath, Rows: 1, Bytes: int64(len(stray)), SHA256: hex.EncodeToString(sum[:])})
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -219,7 +219,7 @@ func TestOpenDuckDBNotADir(t *testing.T) {
 }
 
 // TestOpenDuckDBDamaged: a committed file that is cut short, whose footer
-// is garbage or that is missing makes OpenDuckDB fail with a export.CorruptError
+// is garbage or that is missing makes OpenDuckDB fail with a history.CorruptError
 // naming it, and the message says which generation and how to check the
 // history, instead of a DuckDB error in the middle of a query.
 func TestOpenDuckDBDamaged(t *testing.T) {
@@ -244,7 +244,7 @@ func TestOpenDuckDBDamaged(t *testing.T) {
 		{"missing", os.Remove, "no such file"},
 	} {
 		dir := makeHistory(t)
-		h := &export.History{Dir: dir}
+		h := &history.Store{Dir: dir}
 		p := histOnlyFile(t, h, "jobs", "c1", "2025-02")
 		if err := c.damage(histPath(h, p)); err != nil {
 			t.Fatal(err)
@@ -255,7 +255,7 @@ func TestOpenDuckDBDamaged(t *testing.T) {
 			t.Errorf("%s: OpenDuckDB succeeded", c.name)
 			continue
 		}
-		var ce *export.CorruptError
+		var ce *history.CorruptError
 		if !errors.As(err, &ce) || ce.Path != p.Path {
 			t.Errorf("%s: error %v, want a CorruptError of %s", c.name, err, p.Path)
 		}
@@ -269,9 +269,9 @@ func TestOpenDuckDBDamaged(t *testing.T) {
 
 // sampleHistory writes one file of every table, from the sample rows, into
 // the history in dir (created), cluster c1, January 2025.
-func sampleHistory(t *testing.T, dir string) *export.History {
+func sampleHistory(t *testing.T, dir string) *history.Store {
 	t.Helper()
-	h, err := export.Open(dir)
+	h, err := history.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func TestDuckDBReadOnly(t *testing.T) {
 		{"SELECT * FROM read_csv(" + SQLString(secret) + ")", denied},
 		{"SELECT * FROM read_text(" + SQLString(secret) + ")", denied},
 		{"SELECT * FROM glob(" + SQLString(out+"/*") + ")", denied},
-		{"SELECT * FROM read_parquet(" + SQLString(filepath.Join(h.Dir, export.CurrentLink, "runs", "*", "*", "*.parquet")) + ")", denied},
+		{"SELECT * FROM read_parquet(" + SQLString(filepath.Join(h.Dir, history.CurrentLink, "runs", "*", "*", "*.parquet")) + ")", denied},
 		{"SELECT * FROM query('COPY jobs TO ''" + filepath.Join(out, "q.csv") + "''')", "Expected a single SELECT statement"},
 		{"SELECT 1; COPY jobs TO " + SQLString(filepath.Join(out, "m.csv")), "several statements"},
 	} {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record/recordtest"
 )
 
@@ -28,7 +28,7 @@ var (
 // tests build by hand where they show what a DuckDB session does not
 // read: what crashed commits leave, and the generations it keeps.
 const (
-	currentLink  = export.CurrentLink
+	currentLink  = history.CurrentLink
 	genDir       = "gen"
 	stagePrefix  = ".stage-"
 	tmpMarker    = ".tmp-"
@@ -41,9 +41,9 @@ const (
 // genName is the directory name of generation n under gen/.
 func genName(n int64) string { return fmt.Sprintf("%08d", n) }
 
-func openHistory(t *testing.T) *export.History {
+func openHistory(t *testing.T) *history.Store {
 	t.Helper()
-	h, err := export.Open(t.TempDir())
+	h, err := history.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,19 +52,19 @@ func openHistory(t *testing.T) *export.History {
 
 // histPath is the path of file p of the committed generation,
 // through the current symlink.
-func histPath(h *export.History, p export.Partition) string {
+func histPath(h *history.Store, p history.Partition) string {
 	return filepath.Join(h.Dir, currentLink, filepath.FromSlash(p.Path))
 }
 
 // histFiles returns the committed files of the (table, cluster, month)
 // partition.
-func histFiles(t *testing.T, h *export.History, table, cluster, month string) []export.Partition {
+func histFiles(t *testing.T, h *history.Store, table, cluster, month string) []history.Partition {
 	t.Helper()
 	m, err := h.ReadManifest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []export.Partition
+	var out []history.Partition
 	for _, p := range m.Files(table, cluster) {
 		if p.Month == month {
 			out = append(out, p)
@@ -74,7 +74,7 @@ func histFiles(t *testing.T, h *export.History, table, cluster, month string) []
 }
 
 // histOnlyFile returns the one committed file of a partition.
-func histOnlyFile(t *testing.T, h *export.History, table, cluster, month string) export.Partition {
+func histOnlyFile(t *testing.T, h *history.Store, table, cluster, month string) history.Partition {
 	t.Helper()
 	ps := histFiles(t, h, table, cluster, month)
 	if len(ps) != 1 {
@@ -84,7 +84,7 @@ func histOnlyFile(t *testing.T, h *export.History, table, cluster, month string)
 }
 
 // histGenerations lists the numbered directories under <history>/gen.
-func histGenerations(t *testing.T, h *export.History) []string {
+func histGenerations(t *testing.T, h *history.Store) []string {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(h.Dir, genDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

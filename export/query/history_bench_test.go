@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -201,7 +201,7 @@ func (c *yearCluster) monthFairshare(month time.Time) []record.FairshareRow {
 // month with WritePartition, one month of rows in memory at a time, then
 // runs "GPU-hours per account per month" over it through OpenDuckDB.
 //
-//	go test ./export -run '^$' -bench HistoryYear -benchtime 1x
+//	go test ./export/query -run '^$' -bench HistoryYear -benchtime 1x
 //
 // It reports write-s (time inside WritePartition, also per table; making
 // up the rows is not counted), query-s, the rows written per second, the on-disk size of
@@ -216,7 +216,7 @@ func BenchmarkHistoryYear(b *testing.B) {
 	var sizes map[string]int64
 	perTable := map[string]time.Duration{}
 	for range b.N {
-		h, err := export.Open(b.TempDir())
+		h, err := history.Open(b.TempDir())
 		if err != nil {
 			b.Fatal(err)
 		}

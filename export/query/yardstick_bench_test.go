@@ -55,7 +55,7 @@ func readSacctSQL(path string) string {
 // billingSQL returns the SQL of the yardstick's billing: cols, a select
 // list over AllocTRES giving the count of every TRES the weights use as a
 // DOUBLE column (0 when absent), and expr, an expression over those
-// columns, export.Partition and AllocTRES for the billable TRES of a job (the exact double
+// columns, Partition and AllocTRES for the billable TRES of a job (the exact double
 // fair-share usage is charged with) under the TRESBillingWeights of the
 // slurm.conf at confPath.
 //
@@ -201,7 +201,7 @@ func peakRSSMiB() float64 {
 // synth.Year5M (5,000,000 rows, about 1.4 GB; generated once into the bench
 // dir) through go-duckdb, with DuckDB's default settings (all cores).
 //
-//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export -run '^$' -bench DuckDBYardstickYear5M -benchtime 1x
+//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export/query -run '^$' -bench DuckDBYardstickYear5M -benchtime 1x
 //
 // (or `make bench`). It reports rows/s and MB/s of the sacct file, the
 // number of (account, day) groups, CPU ns per row and the peak RSS of the
@@ -430,7 +430,7 @@ func TestYardstickBillingMatchesGenerator(t *testing.T) {
 // measures what writing a jobs table costs DuckDB itself on this machine,
 // beside BenchmarkDuckDBYardstickYear5M, which writes nothing.
 //
-//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export -run '^$' -bench DuckDBYardstickWritingYear5M -benchtime 1x
+//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export/query -run '^$' -bench DuckDBYardstickWritingYear5M -benchtime 1x
 func BenchmarkDuckDBYardstickWritingYear5M(b *testing.B) {
 	f, err := synth.Cached(benchDir(), synth.Year5M())
 	if err != nil {

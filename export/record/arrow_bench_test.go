@@ -17,7 +17,7 @@ import (
 // records, as the pipeline does with every batch it ingests, and reports
 // the CPU time a row, with and without the batch's TRES set numbers.
 //
-//	go test ./export -run '^$' -bench AppendBatch -benchtime 20x -cpu 1
+//	go test ./export/record -run '^$' -bench AppendBatch -benchtime 20x -cpu 1
 func BenchmarkAppendBatch(b *testing.B) {
 	const n = 200_000
 	parts := []string{"cpu", "gpu", "bigmem", "debug"}

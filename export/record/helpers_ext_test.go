@@ -3,7 +3,7 @@ package record_test
 import (
 	"testing"
 
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record/recordtest"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -21,9 +21,9 @@ func ptr[T any](v T) *T { return &v }
 
 func normalize[T any](rows []T) []T { return recordtest.Normalize(rows) }
 
-func openHistory(t *testing.T) *export.History {
+func openHistory(t *testing.T) *history.Store {
 	t.Helper()
-	h, err := export.Open(t.TempDir())
+	h, err := history.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,14 +41,14 @@ type foreignFile struct {
 // commitForeign commits files in one commit, as the store names and lists
 // its own: each replaces the committed segments of its partition (files
 // of one partition in one call are all kept). It returns their entries.
-func commitForeign(t *testing.T, h *export.History, files ...foreignFile) []export.Partition {
+func commitForeign(t *testing.T, h *history.Store, files ...foreignFile) []history.Partition {
 	t.Helper()
 	tx, err := h.Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Abort()
-	var out []export.Partition
+	var out []history.Partition
 	for _, f := range files {
 		for _, p := range tx.Base().Files(f.table, f.cluster) {
 			if p.Month == f.month {

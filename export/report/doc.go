@@ -2,8 +2,8 @@
 // head reads: why the lab's priority is what it is, how much the lab used
 // against its share, who in the lab used it, and when it will recover.
 //
-// Place in the pipeline: after export. report reads a history directory
-// through DuckDB (export.OpenDuckDB and the views of schemas/views.sql),
+// Place in the pipeline: after the history. report reads a history directory
+// through DuckDB (query.OpenDuckDB and the views of schemas/views.sql),
 // computes every figure of the reports of one or all labs in a few
 // aggregate queries (Load), and writes each report as one self-contained
 // HTML page, Markdown (for e-mail) or CSV (for spreadsheets). It reads the

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/decay"
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/schemas"
@@ -112,7 +112,7 @@ func tinyHistory() fxHistory {
 // association tree at each snapshot and one run.
 func writeHistory(tb testing.TB, dir string, h fxHistory) {
 	tb.Helper()
-	hist, err := export.Open(dir)
+	hist, err := history.Open(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/fairledger/fairledger/decay"
-	"github.com/fairledger/fairledger/export"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
@@ -255,7 +255,7 @@ func sqlFloat(t *testing.T, db *query.DB, q string) float64 {
 }
 
 // TestAgainstSQL computes the same figures a second way: with SQL written
-// here over the views, and by summing the rows export.ReadPartition
+// here over the views, and by summing the rows history.ReadPartition
 // returns.
 func TestAgainstSQL(t *testing.T) {
 	ctx := context.Background()
@@ -282,7 +282,7 @@ func TestAgainstSQL(t *testing.T) {
 			}
 		}
 		// Billing-hours per month: the Go sum of the usage rows.
-		h := &export.History{Dir: dir}
+		h := &history.Store{Dir: dir}
 		for _, m := range r.Months {
 			month, _ := schemas.ParseMonth(m.Month)
 			var rows []record.UsageRow

@@ -1,4 +1,4 @@
-package export
+package history
 
 import (
 	"bytes"
@@ -75,7 +75,7 @@ var ErrOldLayout = errors.New("history has the old layout (files rewritten in pl
 
 // committed returns the committed generation's number (0 for an empty
 // history) by reading the current symlink.
-func (h *History) committed() (int64, error) {
+func (h *Store) committed() (int64, error) {
 	target, err := os.Readlink(filepath.Join(h.Dir, CurrentLink))
 	if errors.Is(err, fs.ErrNotExist) {
 		if h.oldLayout() {
@@ -101,7 +101,7 @@ func (h *History) committed() (int64, error) {
 // removes old generations, only inside the history's own directory, never
 // through a link to somewhere else. (The history's root may itself be a
 // symlink: that is the path the user gave.)
-func (h *History) ownDirs(n int64) error {
+func (h *Store) ownDirs(n int64) error {
 	dirs := []string{filepath.Join(h.Dir, genDir)}
 	if n > 0 {
 		dirs = append(dirs, h.genPath(n))
@@ -128,7 +128,7 @@ func (h *History) ownDirs(n int64) error {
 
 // oldLayout reports files of the layout before generations: a manifest or
 // a table directory at the root.
-func (h *History) oldLayout() bool {
+func (h *Store) oldLayout() bool {
 	if _, err := os.Stat(filepath.Join(h.Dir, manifestFile)); err == nil {
 		return true
 	}
@@ -141,10 +141,10 @@ func (h *History) oldLayout() bool {
 }
 
 // genPath is the directory of generation n.
-func (h *History) genPath(n int64) string { return filepath.Join(h.Dir, genDir, genName(n)) }
+func (h *Store) genPath(n int64) string { return filepath.Join(h.Dir, genDir, genName(n)) }
 
 // readGenManifest reads generation n's manifest.
-func (h *History) readGenManifest(n int64) (Manifest, error) {
+func (h *Store) readGenManifest(n int64) (Manifest, error) {
 	if n == 0 {
 		return Manifest{Format: StoreFormat, Partitions: []Partition{}}, nil
 	}
@@ -178,7 +178,7 @@ type View struct {
 
 // View pins the committed generation for reading. An empty history (no
 // commit yet) gives a View with no files and an empty Dir.
-func (h *History) View() (*View, error) {
+func (h *Store) View() (*View, error) {
 	for try := 0; ; try++ {
 		n, err := h.committed()
 		if err != nil {
@@ -381,7 +381,7 @@ func (e *CorruptError) Error() string {
 // may be open on a history at a time: the caller holds the history's lock
 // (Lock), or is a test in one process.
 type Txn struct {
-	h     *History
+	h     *Store
 	base  Manifest
 	gen   int64 // the generation Commit makes
 	stage string
@@ -394,7 +394,7 @@ type Txn struct {
 // Begin starts a commit on top of the committed generation. It removes
 // what interrupted commits left (stage directories, and generations newer
 // than the committed one, which no reader can have pinned).
-func (h *History) Begin() (*Txn, error) {
+func (h *Store) Begin() (*Txn, error) {
 	base, err := h.committed()
 	if err != nil {
 		return nil, err
@@ -411,7 +411,7 @@ func (h *History) Begin() (*Txn, error) {
 
 // newTxn starts the commit of generation gen on top of base: a new stage
 // directory.
-func (h *History) newTxn(base Manifest, gen int64) (*Txn, error) {
+func (h *Store) newTxn(base Manifest, gen int64) (*Txn, error) {
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, fmt.Errorf("begin commit: %w", err)
@@ -424,7 +424,7 @@ func (h *History) newTxn(base Manifest, gen int64) (*Txn, error) {
 }
 
 // removeUncommitted removes stage directories and generations after base.
-func (h *History) removeUncommitted(base int64) error {
+func (h *Store) removeUncommitted(base int64) error {
 	entries, err := os.ReadDir(filepath.Join(h.Dir, genDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -793,7 +793,7 @@ func (t *Txn) Abort() {
 // keepGenerations newest, except those a reader holds (a shared flock on
 // their manifest). It is best effort: a generation left now is removed
 // by a later commit.
-func (h *History) removeOldGenerations(current int64) {
+func (h *Store) removeOldGenerations(current int64) {
 	entries, err := os.ReadDir(filepath.Join(h.Dir, genDir))
 	if err != nil {
 		return

@@ -1,4 +1,4 @@
-package export
+package history
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ import (
 
 // oldHistory is testdata/history-v1: a history written by fairledger
 // 47c0f80, the last commit before the generation store (see its README).
-const oldHistory = "../testdata/history-v1"
+const oldHistory = "../../testdata/history-v1"
 
 // copyTree copies the directory src to dst.
 func copyTree(t *testing.T, src, dst string) {
@@ -45,7 +45,7 @@ func copyTree(t *testing.T, src, dst string) {
 }
 
 // oldCopy is a copy of testdata/history-v1 in a temp dir.
-func oldCopy(t *testing.T) *History {
+func oldCopy(t *testing.T) *Store {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "history")
 	copyTree(t, oldHistory, dir)
@@ -315,7 +315,7 @@ func TestMigrateFinishesInterrupted(t *testing.T) {
 
 // checkUnchanged fails unless h is still testdata/history-v1 and nothing of
 // a generation store was left.
-func checkUnchanged(t *testing.T, h *History) {
+func checkUnchanged(t *testing.T, h *Store) {
 	t.Helper()
 	if _, err := os.Lstat(filepath.Join(h.Dir, "current")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("current exists after a refused migration (%v)", err)

@@ -1,4 +1,4 @@
-package export
+package history
 
 import (
 	"cmp"
@@ -126,7 +126,7 @@ type VerifyReport struct {
 // a Problem, not an error: errors are for a history Verify cannot check
 // at all (ErrOldLayout, an unreadable manifest, an unknown cluster). Each
 // Problem's Repair says what Repair would do and what to run after it.
-func (h *History) Verify(cluster string) (VerifyReport, error) {
+func (h *Store) Verify(cluster string) (VerifyReport, error) {
 	rep, plans, err := h.verify(cluster)
 	if err != nil {
 		return rep, err
@@ -145,7 +145,7 @@ func (h *History) Verify(cluster string) (VerifyReport, error) {
 // Problems say what was done (Fixed) and what is left to run (Rerun; its
 // Reruns, one per cluster), Repaired the generation committed. The caller
 // holds the history's lock (Lock).
-func (h *History) Repair(cluster string) (VerifyReport, error) {
+func (h *Store) Repair(cluster string) (VerifyReport, error) {
 	rep, plans, err := h.verify(cluster)
 	if err != nil {
 		return rep, err
@@ -238,7 +238,7 @@ func (t *Txn) restore(p Partition, intact string) error {
 // verify checks the files (see Verify) and returns the problems, without
 // their Repair texts, and the checkpoints of the clusters that have
 // problems with listed files, which the texts need.
-func (h *History) verify(cluster string) (VerifyReport, map[string]*clusterPlan, error) {
+func (h *Store) verify(cluster string) (VerifyReport, map[string]*clusterPlan, error) {
 	if cluster != "" {
 		if err := validCluster(cluster); err != nil {
 			return VerifyReport{}, nil, fmt.Errorf("verify: %w", err)
@@ -416,7 +416,7 @@ func checkFile(file string, p Partition, buf []byte) (what string, kind damage, 
 // size and SHA-256 in another generation of the history (its hard link
 // there survives when the file was removed or replaced in this one), or
 // "".
-func (h *History) intactCopy(gen int64, p Partition, buf []byte) string {
+func (h *Store) intactCopy(gen int64, p Partition, buf []byte) string {
 	entries, err := os.ReadDir(filepath.Join(h.Dir, genDir))
 	if err != nil {
 		return ""
@@ -495,7 +495,7 @@ func isTable(name string) bool {
 
 // oldLeftovers reports files of the old layout at the root of a history
 // that has a committed generation.
-func (h *History) oldLeftovers() []Problem {
+func (h *Store) oldLeftovers() []Problem {
 	if _, err := os.Lstat(filepath.Join(h.Dir, CurrentLink)); err != nil || !h.hasOldFiles() {
 		return nil
 	}
@@ -685,7 +685,7 @@ func fmtDate(t int64) string { return time.Unix(t, 0).UTC().Format(time.DateOnly
 // explain sets the Repair text and Rerun of each problem with a listed
 // file (what Repair would do, or with rep.Repaired what it did), of the
 // strays after a repair commit, and rep.Reruns.
-func (h *History) explain(rep *VerifyReport, plans map[string]*clusterPlan) {
+func (h *Store) explain(rep *VerifyReport, plans map[string]*clusterPlan) {
 	rep.Reruns = nil
 	byCluster := map[string]*Rerun{}
 	for i := range rep.Problems {
@@ -730,7 +730,7 @@ func earlier(a, b *Rerun) bool {
 // repairText says what to do about listed file pr.File (at pr.Path), or
 // with repaired != 0 what Repair did in that generation, and sets
 // pr.Rerun.
-func (h *History) repairText(pr *Problem, plan *clusterPlan, repaired int64) string {
+func (h *Store) repairText(pr *Problem, plan *clusterPlan, repaired int64) string {
 	p := pr.File
 	fix := "`fairledger verify --repair --history " + h.Dir + "`"
 	if pr.Fixed == FixedRestored {
@@ -798,7 +798,7 @@ func (h *History) repairText(pr *Problem, plan *clusterPlan, repaired int64) str
 
 // checkpointText says what removing checkpoint pr.File does (did, with
 // done), and sets pr.Rerun when the cluster has no other intact one.
-func (h *History) checkpointText(pr *Problem, plan *clusterPlan, fix, done string) string {
+func (h *Store) checkpointText(pr *Problem, plan *clusterPlan, fix, done string) string {
 	p := pr.File
 	at := checkpointTime(path.Base(p.Path))
 	head := "remove it with " + fix
@@ -832,7 +832,7 @@ func (h *History) checkpointText(pr *Problem, plan *clusterPlan, fix, done strin
 // futureText says what cutting the cluster of future checkpoint pr.File
 // back does (did, with done), and sets pr.Rerun: the run that charges the
 // jobs from the cut on again.
-func (h *History) futureText(pr *Problem, plan *clusterPlan, fix string, repaired int64) string {
+func (h *Store) futureText(pr *Problem, plan *clusterPlan, fix string, repaired int64) string {
 	c := pr.File.Cluster
 	head := fix + " cuts the history of cluster " + c + " back"
 	if pr.Fixed != "" {

@@ -1,4 +1,4 @@
-package export
+package history
 
 import (
 	"bufio"
@@ -29,10 +29,10 @@ const (
 	runLayout    = "20060102T150405Z"
 )
 
-// History is a fairledger history directory. Its methods may be called from
+// Store is a fairledger history directory. Its methods may be called from
 // several goroutines; only one process should write a history at a time
 // (the caller holds a lock, e.g. flock on the directory, across a run).
-type History struct {
+type Store struct {
 	// Dir is the history's root directory.
 	Dir string
 	// Now is the clock Verify and Repair take checkpoints after it as
@@ -43,7 +43,7 @@ type History struct {
 }
 
 // now is h.Now(), or the time.
-func (h *History) now() time.Time {
+func (h *Store) now() time.Time {
 	if h.Now != nil {
 		return h.Now()
 	}
@@ -99,14 +99,14 @@ type Manifest struct {
 // Open opens (creating it if needed) the history directory dir. It fails
 // if the row types and schemas.Tables disagree (a programmer error caught
 // before any file is written).
-func Open(dir string) (*History, error) {
+func Open(dir string) (*Store, error) {
 	if err := encode.CheckSchemas(); err != nil {
 		return nil, fmt.Errorf("open history: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open history: %w", err)
 	}
-	return &History{Dir: dir}, nil
+	return &Store{Dir: dir}, nil
 }
 
 // CheckExists checks that dir is an existing directory, for the commands
@@ -163,7 +163,7 @@ func partitionDir(table, cluster, month string) string {
 // segments are removed and rows written as one. It is for tests and tools;
 // a run writes through one Txn. The caller holds the history's lock or is
 // the only writer.
-func (h *History) WritePartition(table, cluster string, month time.Time, rows any) error {
+func (h *Store) WritePartition(table, cluster string, month time.Time, rows any) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t, err := h.Begin()
@@ -202,7 +202,7 @@ func tableOf(rows any) string {
 
 // AppendRun writes run as a new file of the runs table in a commit of its
 // own (a run appends through its Txn) and returns the file's entry.
-func (h *History) AppendRun(cluster string, run record.RunRow) (Partition, error) {
+func (h *Store) AppendRun(cluster string, run record.RunRow) (Partition, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t, err := h.Begin()
@@ -282,7 +282,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // ReadPartition reads the committed (table, cluster, month) partition
 // into dst (see View.ReadPartition). A missing partition is an error
 // wrapping fs.ErrNotExist.
-func (h *History) ReadPartition(table, cluster string, month time.Time, dst any) error {
+func (h *Store) ReadPartition(table, cluster string, month time.Time, dst any) error {
 	if err := validCluster(cluster); err != nil {
 		return fmt.Errorf("read partition %s: %w", table, err)
 	}
@@ -313,7 +313,7 @@ func decodeRows[T any](b []byte, dst *[]T) (n int, err error) {
 
 // ReadRuns reads the committed runs of a (cluster, month) partition in
 // start order. A missing partition reads as no runs.
-func (h *History) ReadRuns(cluster string, month time.Time) ([]record.RunRow, error) {
+func (h *Store) ReadRuns(cluster string, month time.Time) ([]record.RunRow, error) {
 	if err := validCluster(cluster); err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
@@ -331,7 +331,7 @@ func isTemp(name string) bool {
 }
 
 // Partitions lists the committed files of table, sorted by path.
-func (h *History) Partitions(table string) ([]Partition, error) {
+func (h *Store) Partitions(table string) ([]Partition, error) {
 	if _, err := schemas.TableByName(table); err != nil {
 		return nil, fmt.Errorf("list partitions: %w", err)
 	}
@@ -344,7 +344,7 @@ func (h *History) Partitions(table string) ([]Partition, error) {
 
 // ReadManifest reads the committed generation's manifest; an empty history
 // has an empty one (generation 0).
-func (h *History) ReadManifest() (Manifest, error) {
+func (h *Store) ReadManifest() (Manifest, error) {
 	v, err := h.View()
 	if err != nil {
 		return Manifest{}, err

@@ -1,4 +1,4 @@
-package export
+package history
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-func openHistory(t *testing.T) *History {
+func openHistory(t *testing.T) *Store {
 	t.Helper()
 	h, err := Open(t.TempDir())
 	if err != nil {
@@ -191,13 +191,13 @@ func openParquet(t *testing.T, name string) *parquet.File {
 
 // histPath is the path of file p of the committed generation,
 // through the current symlink.
-func histPath(h *History, p Partition) string {
+func histPath(h *Store, p Partition) string {
 	return filepath.Join(h.Dir, CurrentLink, filepath.FromSlash(p.Path))
 }
 
 // histFiles returns the committed files of the (table, cluster, month)
 // partition.
-func histFiles(t *testing.T, h *History, table, cluster, month string) []Partition {
+func histFiles(t *testing.T, h *Store, table, cluster, month string) []Partition {
 	t.Helper()
 	m, err := h.ReadManifest()
 	if err != nil {
@@ -213,7 +213,7 @@ func histFiles(t *testing.T, h *History, table, cluster, month string) []Partiti
 }
 
 // histOnlyFile returns the one committed file of a partition.
-func histOnlyFile(t *testing.T, h *History, table, cluster, month string) Partition {
+func histOnlyFile(t *testing.T, h *Store, table, cluster, month string) Partition {
 	t.Helper()
 	ps := histFiles(t, h, table, cluster, month)
 	if len(ps) != 1 {
@@ -223,7 +223,7 @@ func histOnlyFile(t *testing.T, h *History, table, cluster, month string) Partit
 }
 
 // histGenerations lists the numbered directories under <history>/gen.
-func histGenerations(t *testing.T, h *History) []string {
+func histGenerations(t *testing.T, h *Store) []string {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(h.Dir, genDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -241,7 +241,7 @@ func histGenerations(t *testing.T, h *History) []string {
 // histContentNamed checks that file p is named by its content: part- and
 // the first 16 hex digits of the SHA-256 of its bytes, which the manifest
 // records with its size.
-func histContentNamed(t *testing.T, h *History, p Partition) []byte {
+func histContentNamed(t *testing.T, h *Store, p Partition) []byte {
 	t.Helper()
 	b, err := os.ReadFile(histPath(h, p))
 	if err != nil {
@@ -323,11 +323,11 @@ func TestIdempotent(t *testing.T) {
 // TestSameRowsSameManifest: the manifest holds no timestamps, so the same
 // writes in another order give the same manifest but for the generation.
 func TestSameRowsSameManifest(t *testing.T) {
-	writes := []func(h *History) error{
-		func(h *History) error { return h.WritePartition(schemas.TableJobs, "c1", jan, sampleJobs()) },
-		func(h *History) error { return h.WritePartition(schemas.TableUsage, "c1", jan, sampleUsage()) },
-		func(h *History) error { _, err := h.AppendRun("c1", sampleRun()); return err },
-		func(h *History) error { return h.WriteState("c1", "checkpoint-a.json", []byte(`{"a":1}`)) },
+	writes := []func(h *Store) error{
+		func(h *Store) error { return h.WritePartition(schemas.TableJobs, "c1", jan, sampleJobs()) },
+		func(h *Store) error { return h.WritePartition(schemas.TableUsage, "c1", jan, sampleUsage()) },
+		func(h *Store) error { _, err := h.AppendRun("c1", sampleRun()); return err },
+		func(h *Store) error { return h.WriteState("c1", "checkpoint-a.json", []byte(`{"a":1}`)) },
 	}
 	var ms [2]Manifest
 	for i := range ms {

@@ -1,4 +1,4 @@
-package export
+package history
 
 import (
 	"os"
@@ -23,7 +23,7 @@ func TestLockSymlinkRefused(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(dir, ".lock")); err != nil {
 		t.Fatal(err)
 	}
-	h := &History{Dir: dir}
+	h := &Store{Dir: dir}
 	_, err := h.Lock(0, time.Now)
 	if err == nil || !strings.Contains(err.Error(), ".lock is a symlink") {
 		t.Fatalf("lock through a symlink: err = %v", err)
@@ -38,7 +38,7 @@ func TestLockSymlinkRefused(t *testing.T) {
 // through the link.
 func TestHistoryDirSymlinkRefused(t *testing.T) {
 	dir := t.TempDir()
-	h := &History{Dir: dir}
+	h := &Store{Dir: dir}
 	month := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	rows := []record.UsageRow{{Account: "a", User: "u", PeriodStart: month, BillingSec: 1}}
 	if err := h.WritePartition(schemas.TableUsage, "c1", month, rows); err != nil {
@@ -67,7 +67,7 @@ func TestHistoryDirSymlinkRefused(t *testing.T) {
 	if err := os.Symlink(t.TempDir(), filepath.Join(fresh, genDir)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (&History{Dir: fresh}).Begin(); err == nil || !strings.Contains(err.Error(), "is a symlink") {
+	if _, err := (&Store{Dir: fresh}).Begin(); err == nil || !strings.Contains(err.Error(), "is a symlink") {
 		t.Errorf("begin on a fresh history: err = %v", err)
 	}
 }

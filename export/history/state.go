@@ -1,4 +1,4 @@
-package export
+package history
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ const stateDir = "state"
 
 // WriteState stores a checkpoint blob of cluster under name in a commit of
 // its own (a run writes its checkpoint through its Txn).
-func (h *History) WriteState(cluster, name string, data []byte) error {
+func (h *Store) WriteState(cluster, name string, data []byte) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t, err := h.Begin()
@@ -44,7 +44,7 @@ func (h *History) WriteState(cluster, name string, data []byte) error {
 
 // ReadState returns the committed checkpoint blob of cluster stored under
 // name, verified against the manifest.
-func (h *History) ReadState(cluster, name string) ([]byte, error) {
+func (h *Store) ReadState(cluster, name string) ([]byte, error) {
 	if err := validStateName(cluster, name); err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
@@ -86,7 +86,7 @@ func readVerified(file string, p Partition) ([]byte, error) {
 
 // States lists the committed checkpoint names of cluster, sorted; none is
 // not an error.
-func (h *History) States(cluster string) ([]string, error) {
+func (h *Store) States(cluster string) ([]string, error) {
 	if err := validCluster(cluster); err != nil {
 		return nil, fmt.Errorf("list states: %w", err)
 	}
@@ -108,7 +108,7 @@ func (m *Manifest) States(cluster string) []string {
 }
 
 // RemoveState deletes a checkpoint of cluster in a commit of its own.
-func (h *History) RemoveState(cluster, name string) error {
+func (h *Store) RemoveState(cluster, name string) error {
 	if err := validStateName(cluster, name); err != nil {
 		return fmt.Errorf("remove state: %w", err)
 	}
@@ -141,7 +141,7 @@ var ErrLocked = errors.New("history is locked by another run")
 // lock file records the holder's pid and start time, which the error names.
 // The lock is released by the returned function, or by the kernel when the
 // process dies, so a killed run never leaves the history locked.
-func (h *History) Lock(wait time.Duration, now func() time.Time) (unlock func() error, err error) {
+func (h *Store) Lock(wait time.Duration, now func() time.Time) (unlock func() error, err error) {
 	name := filepath.Join(h.Dir, ".lock")
 	// No-follow: the lock file is truncated and written; a symlink in its
 	// place would have its target emptied.
@@ -191,7 +191,7 @@ func (h *History) Lock(wait time.Duration, now func() time.Time) (unlock func() 
 
 // HasPartition reports whether the committed (table, cluster, month)
 // partition has a file.
-func (h *History) HasPartition(table, cluster string, month time.Time) bool {
+func (h *Store) HasPartition(table, cluster string, month time.Time) bool {
 	m, err := h.ReadManifest()
 	if err != nil {
 		return false

@@ -1,4 +1,4 @@
-package export
+package history
 
 import (
 	"path/filepath"
@@ -12,7 +12,7 @@ import (
 // BenchmarkWriteJobs writes a 1,000,000-row jobs partition (rows given in
 // generation order, so the writer also sorts them).
 //
-//	go test ./export -run '^$' -bench BenchmarkWriteJobs -benchtime 3x
+//	go test ./export/history -run '^$' -bench BenchmarkWriteJobs -benchtime 3x
 func BenchmarkWriteJobs(b *testing.B) {
 	const n = 1_000_000
 	benchWriteJobs(b, "c1", jan, benchJobs(n), n)
@@ -48,7 +48,7 @@ func benchWriteJobs(b *testing.B, cluster string, month time.Time, rows any, n i
 
 // benchMonth reads March 2024 of the 5 M-job year history that the
 // pipeline benchmarks leave in $FAIRLEDGER_BENCH_DIR/history-year5m into a
-// record.JobTable, with export's own reader (History.ReadPartition).
+// record.JobTable, with the history's own reader (Store.ReadPartition).
 func benchMonth() (*record.JobTable, error) {
 	src, err := Open(filepath.Join(benchDir(), "history-year5m"))
 	if err != nil {
@@ -75,7 +75,7 @@ var benchMonthStart = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
 // BenchmarkPipelineYear5M rewrites that history (with fewer jobs when
 // FAIRLEDGER_BENCH_JOBS is set), so compare runs by their rows metric.
 //
-//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export -run '^$' -bench 'WriteJobsMonth$' -benchtime 3x -cpu 1
+//	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export/history -run '^$' -bench 'WriteJobsMonth$' -benchtime 3x -cpu 1
 func BenchmarkWriteJobsMonth(b *testing.B) {
 	t, err := benchMonth()
 	if err != nil {

@@ -1,4 +1,4 @@
-package export
+package history
 
 import (
 	"crypto/sha256"
@@ -20,7 +20,7 @@ import (
 // verifyHistory writes a small history of cluster c, month 2025-03: 3 jobs
 // rows, 2 usage rows, 1 fairshare row and two checkpoints (1 March and 15
 // March), one commit each, so 5 files in the last generation.
-func verifyHistory(t *testing.T) *History {
+func verifyHistory(t *testing.T) *Store {
 	t.Helper()
 	h, err := Open(t.TempDir())
 	if err != nil {
@@ -61,7 +61,7 @@ func verifyHistory(t *testing.T) *History {
 }
 
 // genDirOf is the committed generation's directory, from the symlink.
-func genDirOf(t *testing.T, h *History) string {
+func genDirOf(t *testing.T, h *Store) string {
 	t.Helper()
 	target, err := os.Readlink(filepath.Join(h.Dir, "current"))
 	if err != nil {
@@ -72,7 +72,7 @@ func genDirOf(t *testing.T, h *History) string {
 
 // onlyFile is the one Parquet file of a partition directory of the
 // committed generation, as gen/<N>/... and relative to it.
-func onlyFile(t *testing.T, h *History, table string) (full, rel string) {
+func onlyFile(t *testing.T, h *Store, table string) (full, rel string) {
 	t.Helper()
 	dir := genDirOf(t, h)
 	m, err := filepath.Glob(filepath.Join(dir, table, "cluster=c", "month=2025-03", "*.parquet"))
@@ -83,7 +83,7 @@ func onlyFile(t *testing.T, h *History, table string) (full, rel string) {
 	return m[0], rel
 }
 
-func mustVerify(t *testing.T, h *History, cluster string) VerifyReport {
+func mustVerify(t *testing.T, h *Store, cluster string) VerifyReport {
 	t.Helper()
 	rep, err := h.Verify(cluster)
 	if err != nil {
@@ -307,7 +307,7 @@ const (
 // start 2 March 10:00: 1 March), a fairshare file of March (one snapshot
 // at 15 March 00:00, the time of a checkpoint: a run resuming there takes
 // its snapshots after it, so 1 March), and a runs file.
-func repairHistory(t *testing.T) *History {
+func repairHistory(t *testing.T) *Store {
 	t.Helper()
 	h, err := Open(t.TempDir())
 	if err != nil {
@@ -351,7 +351,7 @@ func repairHistory(t *testing.T) *History {
 
 // fileOf is the manifest entry of the one file of table, month in the
 // committed generation, and its full path.
-func fileOf(t *testing.T, h *History, table, month string) (Partition, string) {
+func fileOf(t *testing.T, h *Store, table, month string) (Partition, string) {
 	t.Helper()
 	m, err := h.ReadManifest()
 	if err != nil {
@@ -392,7 +392,7 @@ func damageInPlace(t *testing.T, file string) {
 	}
 }
 
-func mustRepair(t *testing.T, h *History, cluster string) VerifyReport {
+func mustRepair(t *testing.T, h *Store, cluster string) VerifyReport {
 	t.Helper()
 	rep, err := h.Repair(cluster)
 	if err != nil {

@@ -1,4 +1,4 @@
-package export
+package history
 
 import (
 	"bytes"
@@ -81,7 +81,7 @@ type oldFile struct {
 // On a history already converted, or empty, it does nothing and returns 0.
 //
 // The caller holds the history's lock (Lock), as for any commit.
-func (h *History) Migrate() (n int, err error) {
+func (h *Store) Migrate() (n int, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	_, err = os.Lstat(filepath.Join(h.Dir, CurrentLink))
@@ -169,7 +169,7 @@ func (e *oldProblem) Error() string { return e.rel + ": " + e.what }
 
 // hasOldFiles reports files of the old layout at the root: oldLayout's, or
 // an old state directory.
-func (h *History) hasOldFiles() bool {
+func (h *Store) hasOldFiles() bool {
 	if h.oldLayout() {
 		return true
 	}
@@ -181,7 +181,7 @@ func (h *History) hasOldFiles() bool {
 // old files left by a migration interrupted after its commit are removed;
 // old files without the marker are refused, since a migration did not
 // leave them.
-func (h *History) finishMigration() error {
+func (h *Store) finishMigration() error {
 	_, err := os.Stat(filepath.Join(h.Dir, migratingMarker))
 	switch {
 	case err == nil:
@@ -205,7 +205,7 @@ func (h *History) finishMigration() error {
 // order. Temp files are skipped; anything else fairledger did not write
 // is an error naming it, so that removing the old directories loses
 // nothing.
-func (h *History) scanOld() ([]oldFile, error) {
+func (h *Store) scanOld() ([]oldFile, error) {
 	var files []oldFile
 	var unknown []string
 	dirs := func(rel, prefix string) []string {
@@ -307,7 +307,7 @@ func isOldRunFile(name string) bool {
 // manifest from the files on disk, in table order, then inserted the file
 // by a binary search that assumed path order) and later updated only one
 // of them.
-func (h *History) readOldManifest() (map[string][]oldEntry, error) {
+func (h *Store) readOldManifest() (map[string][]oldEntry, error) {
 	b, err := os.ReadFile(filepath.Join(h.Dir, manifestFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string][]oldEntry{}, nil
@@ -330,7 +330,7 @@ func (h *History) readOldManifest() (map[string][]oldEntry, error) {
 // beginFirst starts the commit of generation 1 on an empty base, as Begin
 // does on a history without a commit (Begin itself refuses the old
 // layout). It removes what an interrupted migration left in gen/.
-func (h *History) beginFirst() (*Txn, error) {
+func (h *Store) beginFirst() (*Txn, error) {
 	if err := h.removeUncommitted(0); err != nil {
 		return nil, err
 	}
@@ -465,7 +465,7 @@ func appendJobs(b []byte, t *record.JobTable) (err error) {
 }
 
 // writeMarker writes migratingMarker durably.
-func (h *History) writeMarker() error {
+func (h *Store) writeMarker() error {
 	_, _, err := writeFileIn(h.Dir, migratingMarker, func(w io.Writer) error {
 		_, err := io.WriteString(w, "a migration from the old layout to generation 1 is removing the old files; "+
 			"`fairledger verify --migrate` finishes it\n")
@@ -479,7 +479,7 @@ func (h *History) writeMarker() error {
 
 // removeOld removes the old layout's table directories, state directory,
 // manifest and its temp files, then the marker.
-func (h *History) removeOld() error {
+func (h *Store) removeOld() error {
 	for _, t := range schemas.Tables() {
 		if err := os.RemoveAll(filepath.Join(h.Dir, t.Name)); err != nil {
 			return err
