@@ -41,7 +41,7 @@ func compact(tx *history.Txn, cluster string) (int, error) {
 			if len(group) == 0 {
 				break
 			}
-			if err := mergeGroup(tx, table, cluster, group); err != nil {
+			if err := mergeGroup(tx, table, group); err != nil {
 				return merged, err
 			}
 			merged += len(group)
@@ -51,18 +51,18 @@ func compact(tx *history.Txn, cluster string) (int, error) {
 }
 
 // mergeGroup merges one partition's segments of table (see mergeSegments).
-func mergeGroup(tx *history.Txn, table, cluster string, group []history.Partition) error {
+func mergeGroup(tx *history.Txn, table string, group []history.Partition) error {
 	switch table {
 	case schemas.TableJobs:
-		return mergeJobs(tx, cluster, group)
+		return mergeJobs(tx, group)
 	case schemas.TableUsage:
-		return mergeSegments[record.UsageRow](tx, table, cluster, group)
+		return mergeSegments[record.UsageRow](tx, group)
 	case schemas.TableFairshare:
-		return mergeSegments[record.FairshareRow](tx, table, cluster, group)
+		return mergeSegments[record.FairshareRow](tx, group)
 	case schemas.TableAssociations:
-		return mergeSegments[record.AssociationRow](tx, table, cluster, group)
+		return mergeSegments[record.AssociationRow](tx, group)
 	case schemas.TableRuns:
-		return mergeSegments[record.RunRow](tx, table, cluster, group)
+		return mergeSegments[record.RunRow](tx, group)
 	}
 	return fmt.Errorf("compact: table %s", table)
 }
@@ -111,7 +111,7 @@ func pickCompaction(files []history.Partition) []history.Partition {
 
 // mergeSegments replaces the segments of one partition by one segment of
 // their rows.
-func mergeSegments[T any](tx *history.Txn, table, cluster string, segs []history.Partition) error {
+func mergeSegments[T any](tx *history.Txn, segs []history.Partition) error {
 	var rows []T
 	for _, p := range segs {
 		var part []T
@@ -120,14 +120,7 @@ func mergeSegments[T any](tx *history.Txn, table, cluster string, segs []history
 		}
 		rows = append(rows, part...)
 	}
-	month, err := schemas.ParseMonth(segs[0].Month)
-	if err != nil {
-		return err
-	}
-	for _, p := range segs {
-		tx.Remove(p)
-	}
-	_, err = tx.Write(table, cluster, month, any(rows), false)
+	_, err := tx.Replace(segs, any(rows), false)
 	return err
 }
 
@@ -135,7 +128,7 @@ func mergeSegments[T any](tx *history.Txn, table, cluster string, segs []history
 // JobTable (pointer-free records, names and TRES sets interned), decoded
 // a few thousand at a time, so that merging a month's segments holds
 // about 200 bytes a row rather than the decoded rows' 400 and more.
-func mergeJobs(tx *history.Txn, cluster string, segs []history.Partition) error {
+func mergeJobs(tx *history.Txn, segs []history.Partition) error {
 	var n int64
 	for _, p := range segs {
 		n += p.Rows
@@ -146,13 +139,6 @@ func mergeJobs(tx *history.Txn, cluster string, segs []history.Partition) error 
 			return err
 		}
 	}
-	month, err := schemas.ParseMonth(segs[0].Month)
-	if err != nil {
-		return err
-	}
-	for _, p := range segs {
-		tx.Remove(p)
-	}
-	_, err = tx.Write(schemas.TableJobs, cluster, month, t, false)
+	_, err := tx.Replace(segs, t, false)
 	return err
 }

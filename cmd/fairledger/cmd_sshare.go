@@ -1,10 +1,6 @@
 package main
 
 import (
-	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -93,11 +89,18 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				return err
 			}
 			defer v.Close()
-			snap, err := findSnapshot(v, dir, c.String("cluster"), at)
+			cluster, err := sshareCluster(v, dir, c.String("cluster"))
 			if err != nil {
-				return damagedHistory(err, v, dir)
+				return err
 			}
-			tree, res, err := record.FairshareFromRows(snap.rows)
+			snap, err := v.Snapshot(cluster, at)
+			if err != nil {
+				return history.DamageHint(err, dir, v.Generation())
+			}
+			if len(snap.Rows) == 0 {
+				return fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", dir, cluster)
+			}
+			tree, res, err := record.FairshareFromRows(snap.Rows)
 			if err != nil {
 				return err
 			}
@@ -108,22 +111,22 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				}
 				counts, err := ingest.ParseTRESLimit(lim)
 				if err != nil {
-					return fmt.Errorf("fairshare snapshot %s: %s GrpTRESMins=%q: %w", snap.time.Format(time.RFC3339), tree.Account[p], lim, err)
+					return fmt.Errorf("fairshare snapshot %s: %s GrpTRESMins=%q: %w", snap.Time.Format(time.RFC3339), tree.Account[p], lim, err)
 				}
 				tree.GrpTRESMins[p] = ingest.SshareTRES(counts)
 			}
-			cfg, err := snapshotConfig(v, snap)
+			cfg, err := v.RunConfig(snap.Cluster, snap.Time)
 			if err != nil {
-				return damagedHistory(err, v, dir)
+				return history.DamageHint(err, dir, v.Generation())
 			}
-			if snap.before {
+			if snap.Before {
 				// Before the history's first snapshot: the tree as
 				// slurmctld prints it before its first decay tick.
 				zeroUsage(tree, res, float64(max(cfg.DampeningFactor, 1)))
-				log.Warn().Str("cluster", snap.cluster).Str("at", at.In(loc).Format(time.RFC3339)).
-					Str("first_snapshot", snap.time.In(loc).Format(time.RFC3339)).
+				log.Warn().Str("cluster", snap.Cluster).Str("at", at.In(loc).Format(time.RFC3339)).
+					Str("first_snapshot", snap.Time.In(loc).Format(time.RFC3339)).
 					Msgf("%s is before the history of cluster %s, which starts at %s: its associations with zero usage, as slurmctld prints them before its first decay tick",
-						at.In(loc).Format(time.RFC3339), snap.cluster, snap.time.In(loc).Format(time.RFC3339))
+						at.In(loc).Format(time.RFC3339), snap.Cluster, snap.Time.In(loc).Format(time.RFC3339))
 			}
 			// Before 25.11 sshare prints the classic and depth-oblivious
 			// factor of account and root rows too (docs/slurm-versions.md §1).
@@ -145,13 +148,13 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				Partitions:       c.Bool("partition"),
 				Accounts:         splitList(c.String("accounts")),
 				Fields:           splitList(c.String("format")),
-				Cluster:          snap.cluster,
+				Cluster:          snap.Cluster,
 				TRES:             cfg.TRES,
 				AccountFairShare: accountFS,
 				NameOrder:        nameOrder,
 			}
-			if !snap.before {
-				opt.TRESRunMins = record.TRESRunMinsFromRows(snap.rows, tree)
+			if !snap.Before {
+				opt.TRESRunMins = record.TRESRunMinsFromRows(snap.Rows, tree)
 			}
 			// sshare.c: -a lists every user; otherwise the -u list, or
 			// the calling user when there is none (src/sshare/sshare.c).
@@ -167,16 +170,16 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 				}
 			}
-			if snap.before {
+			if snap.Before {
 				return fairshare.WriteSshare(stdout, tree, res, opt)
 			}
-			ev := log.Info().Str("cluster", snap.cluster).Str("snapshot", snap.time.In(loc).Format(time.RFC3339)).
-				Str("algorithm", snap.rows[0].Algorithm)
+			ev := log.Info().Str("cluster", snap.Cluster).Str("snapshot", snap.Time.In(loc).Format(time.RFC3339)).
+				Str("algorithm", snap.Rows[0].Algorithm)
 			if !at.IsZero() {
 				ev = ev.Str("at", at.In(loc).Format(time.RFC3339))
 			}
 			ev.Msgf("snapshot %s (fair share as of the last decay tick at or before it; with limits, RawUsage includes the jobs ended since), cluster %s, %s",
-				snap.time.In(loc).Format(time.RFC3339), snap.cluster, snap.rows[0].Algorithm)
+				snap.Time.In(loc).Format(time.RFC3339), snap.Cluster, snap.Rows[0].Algorithm)
 			return fairshare.WriteSshare(stdout, tree, res, opt)
 		},
 	}
@@ -200,17 +203,6 @@ func callerName(getenv func(string) string, current func() (*user.User, error)) 
 	return u.Username, nil
 }
 
-// snapshotRows is one fair-share snapshot read from the history.
-type snapshotRows struct {
-	cluster string
-	time    time.Time
-	rows    []record.FairshareRow
-	// before is set when --at precedes every snapshot of the cluster:
-	// rows are then those of its first snapshot, whose tree is shown
-	// with zero usage.
-	before bool
-}
-
 // zeroUsage recomputes res for tree with every association's usage 0, by
 // the algorithm that filled it: what slurmctld's sshare prints before its
 // first decay tick, when no usage_raw has been set yet (every
@@ -222,164 +214,22 @@ func zeroUsage(tree *fairshare.Tree, res *fairshare.Result, damp float64) {
 	fairshare.Compute(res.Algorithm, tree, usage, damp, res)
 }
 
-// findSnapshot picks the cluster (the only one when cluster is empty) and
-// returns the rows of its latest snapshot at or before at (zero: the latest
-// of all) from v, the pinned generation of the history in dir; when at
-// precedes every snapshot, those of the first one, marked before. It reads
-// the partition of at's month first and goes back month by month through
-// the months that have a partition, stopping at the first that holds a
-// snapshot at or before at, so only the partitions needed are read, and
-// of each only the row groups that may hold the snapshot
-// (View.ReadFairshareSnapshot, which checks every segment file).
-func findSnapshot(v *history.View, dir, cluster string, at time.Time) (snapshotRows, error) {
-	var clusters []string
-	months := map[string][]string{}
-	for _, p := range v.Files(schemas.TableFairshare, "") {
-		if _, ok := months[p.Cluster]; !ok {
-			clusters = append(clusters, p.Cluster)
-		}
-		if !slices.Contains(months[p.Cluster], p.Month) {
-			months[p.Cluster] = append(months[p.Cluster], p.Month)
-		}
-	}
-	slices.Sort(clusters)
+// sshareCluster picks the cluster of --cluster in v, the pinned
+// generation of the history in dir: the one given, or the only one the
+// history's fair-share snapshots have.
+func sshareCluster(v *history.View, dir, cluster string) (string, error) {
+	clusters := v.Clusters(schemas.TableFairshare)
 	switch {
 	case len(clusters) == 0:
-		return snapshotRows{}, fmt.Errorf("history %s has no fair-share snapshots yet (run fairledger run first)", dir)
+		return "", fmt.Errorf("history %s has no fair-share snapshots yet (run fairledger run first)", dir)
 	case cluster == "" && len(clusters) > 1:
-		return snapshotRows{}, usagef("history %s holds clusters %s: choose one with --cluster", dir, strings.Join(clusters, ", "))
+		return "", usagef("history %s holds clusters %s: choose one with --cluster", dir, strings.Join(clusters, ", "))
 	case cluster == "":
-		cluster = clusters[0]
-	case months[cluster] == nil:
-		return snapshotRows{}, fmt.Errorf("history %s has no fair-share snapshots of cluster %q (clusters: %s)", dir, cluster, strings.Join(clusters, ", "))
+		return clusters[0], nil
+	case !slices.Contains(clusters, cluster):
+		return "", fmt.Errorf("history %s has no fair-share snapshots of cluster %q (clusters: %s)", dir, cluster, strings.Join(clusters, ", "))
 	}
-	ms := months[cluster]
-	slices.Sort(ms)
-	slices.Reverse(ms) // newest first
-	for _, m := range ms {
-		if !at.IsZero() && m > schemas.MonthKey(at) {
-			continue // a month after at
-		}
-		month, err := schemas.ParseMonth(m)
-		if err != nil {
-			return snapshotRows{}, fmt.Errorf("fairshare partition of cluster %s: bad month %q", cluster, m)
-		}
-		// Only the snapshot's rows: a month of a large tree is millions.
-		rows, best, err := v.ReadFairshareSnapshot(cluster, month, at)
-		if err != nil {
-			return snapshotRows{}, err
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		return snapshotRows{cluster: cluster, time: best, rows: rows}, nil
-	}
-	if at.IsZero() {
-		return snapshotRows{}, fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", dir, cluster)
-	}
-	// at precedes every snapshot: the first one's tree, oldest month first.
-	for i := len(ms) - 1; i >= 0; i-- {
-		month, err := schemas.ParseMonth(ms[i])
-		if err != nil {
-			return snapshotRows{}, fmt.Errorf("fairshare partition of cluster %s: bad month %q", cluster, ms[i])
-		}
-		rows, first, err := v.ReadFirstFairshareSnapshot(cluster, month)
-		if err != nil {
-			return snapshotRows{}, err
-		}
-		if len(rows) > 0 {
-			return snapshotRows{cluster: cluster, time: first, rows: rows, before: true}, nil
-		}
-	}
-	return snapshotRows{}, fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", dir, cluster)
-}
-
-// snapshotConfig returns the config of the run that wrote snap: the
-// first run of the cluster that started at or after the snapshot, else the
-// latest before it (as reports pick it), read from v. Its TRES are the
-// ones every Slurm database holds (schemas.StaticTRES) when the history
-// has no such run or was written before runs recorded the list.
-func snapshotConfig(v *history.View, snap snapshotRows) (record.RunConfig, error) {
-	var months []string
-	for _, p := range v.Files(schemas.TableRuns, snap.cluster) {
-		if !slices.Contains(months, p.Month) {
-			months = append(months, p.Month)
-		}
-	}
-	slices.Sort(months)
-	var after, before *record.RunRow
-	for _, m := range months {
-		month, err := schemas.ParseMonth(m)
-		if err != nil {
-			return record.RunConfig{}, fmt.Errorf("runs partition of cluster %s: bad month %q", snap.cluster, m)
-		}
-		var runs []record.RunRow
-		if err := readChecked(v, schemas.TableRuns, snap.cluster, month, &runs); err != nil {
-			return record.RunConfig{}, err
-		}
-		for i := range runs {
-			r := &runs[i]
-			switch {
-			case !r.Started.Before(snap.time):
-				if after == nil || r.Started.Before(after.Started) {
-					after = r
-				}
-			case before == nil || r.Started.After(before.Started):
-				before = r
-			}
-		}
-		if after != nil {
-			break // months ascend: no earlier run at or after the snapshot follows
-		}
-	}
-	run := cmp.Or(after, before)
-	if run == nil {
-		return record.RunConfig{TRES: schemas.StaticTRES()}, nil
-	}
-	cfg, err := record.ParseRunConfig(run.Config)
-	if err != nil {
-		return record.RunConfig{}, fmt.Errorf("run %s: %w", run.RunID, err)
-	}
-	if len(cfg.TRES) == 0 {
-		cfg.TRES = schemas.StaticTRES()
-	}
-	return cfg, nil
-}
-
-// readChecked reads the (table, cluster, month) partition of v into dst
-// (every segment file, in the table's order) after checking each file's
-// size and SHA-256 against the manifest: View.ReadPartition checks sizes
-// and row counts only, and a damaged page can decode into wrong numbers or
-// make the Parquet reader panic. The files sshare reads are small.
-func readChecked(v *history.View, table, cluster string, month time.Time, dst any) error {
-	m := schemas.MonthKey(month)
-	for _, p := range v.Files(table, cluster) {
-		if p.Month != m {
-			continue
-		}
-		b, err := os.ReadFile(v.Path(p))
-		if err != nil {
-			return &history.CorruptError{Path: p.Path, Problem: err.Error()}
-		}
-		if int64(len(b)) != p.Bytes {
-			return &history.CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d bytes, the manifest says %d", len(b), p.Bytes)}
-		}
-		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != p.SHA256 {
-			return &history.CorruptError{Path: p.Path, Problem: "SHA-256 differs from the manifest's"}
-		}
-	}
-	return v.ReadPartition(table, cluster, month, dst)
-}
-
-// damagedHistory adds to an error reading a damaged file of v (the
-// CorruptError naming it) where it is and how to check the whole history
-// in dir, as query.OpenDuckDB does for sql and report.
-func damagedHistory(err error, v *history.View, dir string) error {
-	var ce *history.CorruptError
-	if errors.As(err, &ce) {
-		return fmt.Errorf("%w (in %s); run fairledger verify --history %s to check every file", err, v.Dir, dir)
-	}
-	return err
+	return cluster, nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -107,12 +107,7 @@ func cutRows[T any](t *Txn, p Partition, drop func(*T) bool) (int64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	t.Remove(p)
-	month, err := schemas.ParseMonth(p.Month)
-	if err != nil {
-		return 0, fmt.Errorf("cut %s: month %q: %w", p.Path, p.Month, err)
-	}
-	if _, err := t.Write(p.Table, p.Cluster, month, kept, p.Hot); err != nil {
+	if _, err := t.Replace([]Partition{p}, kept, p.Hot); err != nil {
 		return 0, fmt.Errorf("cut %s: %w", p.Path, err)
 	}
 	return n, nil
