@@ -1,15 +1,20 @@
 package schemas
 
 import (
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestImportDirection enforces the pipeline's import direction: the math
 // packages (billing, decay, fairshare, priority) and schemas never import os
-// themselves, nor (even indirectly) a logger, cgo, DuckDB, ingest or export.
+// themselves, nor (even indirectly) a logger, cgo, DuckDB, ingest or export
+// (any package of it); and DuckDB is linked only where it may be
+// (noDuckDB).
 func TestImportDirection(t *testing.T) {
+	t.Run("no DuckDB", noDuckDB)
 	for _, pkg := range []string{"billing", "decay", "fairshare", "priority", "schemas"} {
 		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "github.com/fairledger/fairledger/"+pkg).CombinedOutput()
 		if err != nil {
@@ -40,6 +45,73 @@ func TestImportDirection(t *testing.T) {
 			if deps[f] {
 				t.Errorf("%s imports %s (directly or not)", pkg, f)
 			}
+		}
+		for d := range deps {
+			if strings.HasPrefix(d, "github.com/fairledger/fairledger/export/") {
+				t.Errorf("%s imports %s (directly or not)", pkg, d)
+			}
+		}
+	}
+}
+
+// duckDB is the DuckDB driver, the one cgo library of the module.
+const duckDB = "github.com/duckdb/duckdb-go/v2"
+
+// withoutDuckDB are the packages that must not link DuckDB: the pipeline
+// and every package of export but query (the DuckDB session) and report
+// (which queries the history through it). A run writes its history
+// without DuckDB, so its tests and benchmarks do not wait for DuckDB's
+// C++ to compile, and it builds where no C compiler is.
+var withoutDuckDB = []string{"pipeline", "export", "export/record", "export/record/recordtest", "export/encode", "export/history"}
+
+// goListDeps returns the packages pkg links (go list -deps) in the
+// environment env (added to the test's).
+func goListDeps(t *testing.T, env []string, pkg string) map[string]bool {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "github.com/fairledger/fairledger/"+pkg)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	deps := map[string]bool{}
+	for _, d := range strings.Fields(string(out)) {
+		deps[d] = true
+	}
+	return deps
+}
+
+// noDuckDB enforces where DuckDB may be linked: none of withoutDuckDB
+// links it, none needs cgo (each builds with CGO_ENABLED=0), and only
+// export/query imports it. With cgo enabled these packages still list
+// runtime/cgo: the standard library's net links it for the system's name
+// resolver, and zerolog and parquet-go (through brotli's net/http) import
+// net; that is no DuckDB, and without cgo net is pure Go. Every package
+// under export must be one of withoutDuckDB, export/query or
+// export/report, so that a new one is checked.
+func noDuckDB(t *testing.T) {
+	for _, pkg := range withoutDuckDB {
+		if goListDeps(t, nil, pkg)[duckDB] {
+			t.Errorf("%s links %s (directly or not); only export/query and export/report may", pkg, duckDB)
+		}
+		if goListDeps(t, []string{"CGO_ENABLED=0"}, pkg)["runtime/cgo"] {
+			t.Errorf("%s needs cgo: with CGO_ENABLED=0 it still links runtime/cgo", pkg)
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "github.com/fairledger/fairledger/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const module = "github.com/fairledger/fairledger/"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := strings.TrimPrefix(f[0], module)
+		if slices.Contains(f[1:], duckDB) && pkg != "export/query" {
+			t.Errorf("%s imports %s; only export/query does (the others go through it)", pkg, duckDB)
+		}
+		if (pkg == "export" || strings.HasPrefix(pkg, "export/")) && !slices.Contains(withoutDuckDB, pkg) &&
+			pkg != "export/query" && pkg != "export/report" {
+			t.Errorf("%s: a package under export that TestImportDirection does not check: add it to withoutDuckDB", pkg)
 		}
 	}
 }
