@@ -12,7 +12,7 @@ test:
 	$(GO) test -count=1 $(PKGS)
 
 ## race: the packages that run goroutines, under the race detector (CI runs it too)
-RACEPKGS := ./ingest/... ./billing ./decay ./fairshare ./export ./pipeline
+RACEPKGS := ./ingest/... ./billing ./decay ./fairshare ./export/... ./pipeline
 race:
 	$(GO) test -race -count=1 $(RACEPKGS)
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Names of the history tables export writes as Parquet.
+// Names of the history tables (export/history writes them as Parquet).
 const (
 	TableJobs         = "jobs"
 	TableUsage        = "usage"
