@@ -548,7 +548,10 @@ func setString(v *parquet.Value, x string) {
 // Stats are what a file written by Snapshots holds: its rows, and the
 // least and greatest of their snapshots in Unix seconds.
 type Stats struct {
-	Rows             int64
+	// Rows is the number of rows written.
+	Rows int64
+	// MinTime and MaxTime are the least and greatest snapshot (Unix
+	// seconds); zero without rows.
 	MinTime, MaxTime int64
 }
 
