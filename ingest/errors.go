@@ -86,6 +86,10 @@ type Stats struct {
 	// started on an earlier line (a SubmitLine or JobName holding a
 	// newline; a sacctmgr script's '\' continuation).
 	Continued int64
+	// NeverStarted counts, among Ingested, the records of jobs that never
+	// started, which a sacct reader with KeepPending ingests (without it
+	// they are skipped, and this is 0).
+	NeverStarted int64
 }
 
 // RemarkElapsed notes a finished job whose Elapsed is neither End − Start
@@ -140,6 +144,7 @@ func (s *Stats) Add(o Stats) {
 	s.Rejected += o.Rejected
 	s.Lines += o.Lines
 	s.Continued += o.Continued
+	s.NeverStarted += o.NeverStarted
 	for k, v := range o.Skipped {
 		if s.Skipped == nil {
 			s.Skipped = make(map[string]int64)

@@ -63,10 +63,46 @@ type SacctOptions struct {
 	// them is rejected. The zero value rejects times before EarliestUnix
 	// only; a run sets Max to its moment plus ClockSkew (RunBounds).
 	Bounds TimeBounds
+	// KeepPending ingests the records of jobs that never started instead
+	// of skipping them (SkipPending, SkipNeverStarted, SkipPendingArray):
+	// State PENDING, a Start of Unknown or None (cancelled while pending),
+	// and pending array ranges (JobID 123_[4-9], array_task_id null). Their
+	// start is null (the schema's start is nullable, schemas.JobsOptions
+	// Pending), and so is end for a PENDING one; a job cancelled while
+	// pending keeps the End sacct gives, the moment it left the queue.
+	// Stats.NeverStarted counts them among Ingested. They are kept for job
+	// priority while pending, and are charged nothing: decay skips rows
+	// without a start, and export's jobs table refuses them, so a caller
+	// that also charges the batch must leave them out of export.
+	KeepPending bool
+	// RequestColumns adds the request columns (schemas.RequestFields) to
+	// every batch: ReqCPUS, ReqNodes, ReqTRES, Priority and what
+	// SubmitLine says (--nice, -p, --begin, --hold; see ParseSubmitLine),
+	// each null where the file lacks its column. A SubmitLine that
+	// ParseSubmitLine cannot read leaves its four columns null and is
+	// counted as RemarkSubmitLine; one with a --nice the commands refuse
+	// rejects the record.
+	RequestColumns bool
 }
 
+// Remarks of the sacct reader's optional parts (see Stats.Remarks).
+const (
+	// RemarkSubmitLine counts records whose SubmitLine was not read: not
+	// from sbatch, srun or salloc, holding an option unknown to
+	// ParseSubmitLine, naming fewer het-job components than the record's
+	// offset, or holding a '|' that could belong to another free-text
+	// column as well. Their nice, req_partitions, begin_requested and
+	// hold_requested are null.
+	RemarkSubmitLine = "SubmitLine not read (not sbatch, srun or salloc, an unknown option, or a '|' that may belong elsewhere): nice, partitions, --begin and --hold unknown"
+	// RemarkPendingStart counts records kept by KeepPending as never
+	// started (State PENDING, or a pending array range) whose Start held a
+	// time: their start is null all the same.
+	RemarkPendingStart = "a pending record with a Start time: kept as never started"
+)
+
 // SacctReader streams a sacct --parsable2 file as arrow.Record batches with
-// schema schemas.Jobs(DenseTRES). Parsing runs on several goroutines;
+// schema schemas.Jobs(DenseTRES) (with KeepPending or RequestColumns, the
+// schemas.JobsWith schema they select). Parsing runs on several goroutines;
 // batches come out in input order and memory stays bounded by the number of
 // blocks in flight.
 type SacctReader struct {
@@ -96,6 +132,10 @@ type sacctLayout struct {
 	trailing bool     // every line ends with '|' (sacct -p)
 	missing  []string // required columns the file lacks
 	dense    []string // dense TRES names, canonical
+	// request is SacctOptions.RequestColumns: without it the request
+	// columns (isRequestCol) are not mapped, and are carried like any
+	// column fairledger does not use.
+	request bool
 }
 
 // OpenSacctFile opens a sacct file: a regular file, or a named pipe that
@@ -150,7 +190,7 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	if err := sacctSniff(name, br); err != nil {
 		return nil, err
 	}
-	lay := &sacctLayout{dense: schemas.DenseTRESList(opt.DenseTRES)}
+	lay := &sacctLayout{dense: schemas.DenseTRESList(opt.DenseTRES), request: opt.RequestColumns}
 	headerLines := 0
 	var header []string
 	var warnings []string
@@ -196,7 +236,7 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	s := &SacctReader{
 		name:    name,
 		opt:     opt,
-		schema:  schemas.Jobs(opt.DenseTRES),
+		schema:  schemas.JobsWith(schemas.JobsOptions{DenseTRES: opt.DenseTRES, Request: opt.RequestColumns, Pending: opt.KeepPending}),
 		layout:  lay,
 		stats:   Stats{File: name, Warnings: warnings},
 		results: make(chan chunkResult, opt.Workers),
@@ -275,7 +315,7 @@ func (l *sacctLayout) init(titles []string) error {
 		t = strings.TrimSpace(t)
 		l.classes[i] = classOf(t)
 		c, ok := sacctColNames[strings.ToLower(t)]
-		if !ok {
+		if !ok || isRequestCol(c) && !l.request {
 			continue
 		}
 		if l.idx[c] >= 0 {

@@ -37,6 +37,11 @@ func (p *sacctParser) appendRow(r *sacctRow) {
 		c.arrTask.append(r.id.task)
 		c.hetJob.appendNull()
 		c.hetOff.appendNull()
+	case jobArrayPending: // kept by KeepPending: the array's own record
+		c.arrJob.append(r.id.id)
+		c.arrTask.appendNull()
+		c.hetJob.appendNull()
+		c.hetOff.appendNull()
 	case jobHetComponent:
 		c.arrJob.appendNull()
 		c.arrTask.appendNull()
@@ -60,7 +65,7 @@ func (p *sacctParser) appendRow(r *sacctRow) {
 	}
 	c.submit.appendOpt(r.submit, r.submitOK)
 	c.eligible.appendOpt(r.eligible, r.eligibleOK)
-	c.start.append(r.start)
+	c.start.appendOpt(r.start, r.startOK)
 	c.end.appendOpt(r.end, r.endOK)
 	c.elapsed.appendOpt(r.elapsed, r.elapsedOK)
 	c.suspended.appendOpt(r.suspended, r.suspendedOK)
@@ -75,6 +80,21 @@ func (p *sacctParser) appendRow(r *sacctRow) {
 		c.dense[i].append(r.dense[i])
 	}
 	c.srcLine.append(int64(r.line))
+	if q := c.req; q != nil {
+		v := &p.req
+		q.cpus.appendOpt(v.cpus, v.cpusOK)
+		q.nodes.appendOpt(v.nodes, v.nodesOK)
+		if v.tresOK {
+			q.tres.appendItem(&v.memo, v.tres)
+		} else {
+			q.tres.appendNull()
+		}
+		q.prio.appendOpt(v.prio, v.prioOK)
+		q.nice.appendOpt(v.nice, v.submitOK)
+		q.parts.append(v.parts) // nil is null
+		q.begin.appendOpt(v.begin, v.submitOK)
+		q.hold.appendOpt(v.hold, v.submitOK)
+	}
 	c.rows++
 }
 
@@ -127,6 +147,16 @@ func (p *sacctParser) newRecord() arrow.Record {
 	}
 	put(schemas.ColSourceFile, constDict{value: p.name, rows: c.rows})
 	put(schemas.ColSourceLine, &c.srcLine)
+	if q := c.req; q != nil {
+		put(schemas.ColReqCPUs, &q.cpus)
+		put(schemas.ColReqNodes, &q.nodes)
+		put(schemas.ColReqTRES, &q.tres)
+		put(schemas.ColPrioritySacct, &q.prio)
+		put(schemas.ColNice, &q.nice)
+		put(schemas.ColReqPartitions, &q.parts)
+		put(schemas.ColBeginRequested, &q.begin)
+		put(schemas.ColHoldRequested, &q.hold)
+	}
 	for i, a := range cols {
 		if a == nil {
 			panic(fmt.Sprintf("ingest: jobs schema column %q is not filled", p.schema.Field(i).Name))
@@ -156,10 +186,22 @@ type jobColumns struct {
 	tres                                  tresColumn
 	billing                               fixedColumn[float64]
 	dense                                 []fixedColumn[float64] // in sacctLayout.dense order
+	req                                   *reqColumns            // nil without SacctOptions.RequestColumns
 }
 
-func (c *jobColumns) init(dense int) {
+// reqColumns are the request columns (schemas.RequestFields).
+type reqColumns struct {
+	cpus, nodes, prio, nice fixedColumn[int64]
+	tres                    tresColumn // its sets are not emitted
+	parts                   dictColumn
+	begin, hold             boolColumn
+}
+
+func (c *jobColumns) init(dense int, req bool) {
 	c.dense = make([]fixedColumn[float64], dense)
+	if req {
+		c.req = new(reqColumns)
+	}
 	c.reset()
 }
 
@@ -180,6 +222,10 @@ func (c *jobColumns) fixed() (ints []*fixedColumn[int64], floats []*fixedColumn[
 		codes = append(codes, &d.codes)
 	}
 	codes = append(codes, &c.tres.sets)
+	if q := c.req; q != nil {
+		ints = append(ints, &q.cpus, &q.nodes, &q.prio, &q.nice)
+		codes = append(codes, &q.parts.codes)
+	}
 	return ints, floats, codes
 }
 
@@ -230,6 +276,15 @@ func (c *jobColumns) reset() {
 	c.billing.reset()
 	for i := range c.dense {
 		c.dense[i].reset()
+	}
+	if q := c.req; q != nil {
+		for _, f := range []*fixedColumn[int64]{&q.cpus, &q.nodes, &q.prio, &q.nice} {
+			f.reset()
+		}
+		q.tres.reset()
+		q.parts.reset()
+		q.begin.reset()
+		q.hold.reset()
 	}
 }
 
@@ -632,6 +687,7 @@ type tresColumn struct {
 	sets    fixedColumn[int32]
 	block   uint64 // counts resets, so that no item's setBlock is current before it is numbered
 	nsets   int32  // the numbers handed out in this block
+	validity
 }
 
 // appendItem appends a row holding the entries of item k of m. Keys and
@@ -643,6 +699,7 @@ func (c *tresColumn) appendItem(m *tresMemo, k int32) {
 		c.nsets++
 	}
 	c.sets.append(it.set)
+	c.markValid(len(c.offsets) - 1)
 	base := int32(len(c.keys.data))
 	c.keys.data = append(c.keys.data, m.names[it.names:it.namesEnd]...)
 	for _, e := range m.ends[it.entries:it.entriesEnd] {
@@ -652,7 +709,14 @@ func (c *tresColumn) appendItem(m *tresMemo, k int32) {
 	c.offsets = append(c.offsets, int32(len(c.vals.vals)))
 }
 
+// appendNull appends a null row (req_tres of a record without ReqTRES).
+func (c *tresColumn) appendNull() {
+	c.markNull(len(c.offsets) - 1)
+	c.offsets = append(c.offsets, int32(len(c.vals.vals)))
+}
+
 func (c *tresColumn) reset() {
+	c.validity.reset()
 	c.offsets = append(c.offsets[:0], 0)
 	c.keys.reset()
 	c.vals.reset()
@@ -666,7 +730,45 @@ func (c *tresColumn) arrowData(mem memory.Allocator, dt arrow.DataType) *array.D
 	keys := c.keys.arrowData(mem, mt.KeyType())
 	vals := c.vals.arrowData(mem, mt.ItemType())
 	entries := newData(mt.Elem(), len(c.vals.vals), []*memory.Buffer{nil}, []arrow.ArrayData{keys, vals}, 0)
-	return newData(mt, len(c.offsets)-1, []*memory.Buffer{nil, newBuffer(mem, arrow.GetBytes(c.offsets))}, []arrow.ArrayData{entries}, 0)
+	n := len(c.offsets) - 1
+	return newData(mt, n, []*memory.Buffer{c.buffer(mem, n), newBuffer(mem, arrow.GetBytes(c.offsets))}, []arrow.ArrayData{entries}, c.nulls)
+}
+
+// boolColumn is a boolean column: the values one bit each, as Arrow holds
+// them.
+type boolColumn struct {
+	bits []byte
+	n    int
+	validity
+}
+
+// appendOpt appends v, or a null when ok is false.
+func (c *boolColumn) appendOpt(v, ok bool) {
+	if ok {
+		c.markValid(c.n)
+	} else {
+		c.markNull(c.n)
+	}
+	if c.n>>3 == len(c.bits) {
+		c.bits = append(c.bits, 0)
+	}
+	if ok && v {
+		c.bits[c.n>>3] |= 1 << (c.n & 7)
+	} else {
+		c.bits[c.n>>3] &^= 1 << (c.n & 7)
+	}
+	c.n++
+}
+
+func (c *boolColumn) reset() {
+	c.bits = c.bits[:0]
+	c.n = 0
+	c.validity.reset()
+}
+
+func (c *boolColumn) arrowData(mem memory.Allocator, dt arrow.DataType) *array.Data {
+	bufs := []*memory.Buffer{c.buffer(mem, c.n), newBuffer(mem, c.bits[:bitutil.BytesForBits(int64(c.n))])}
+	return newData(dt, c.n, bufs, nil, c.nulls)
 }
 
 // newBuffer copies b into a buffer from mem.

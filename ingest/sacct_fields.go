@@ -32,6 +32,13 @@ const (
 	colTimelimit
 	colExitCode
 	colJobName
+	// Read only with SacctOptions.RequestColumns (sacctLayout.request),
+	// as ReqTRES is (which is mapped whatever the options, as it always
+	// was: see recoverPipes).
+	colReqCPUS
+	colReqNodes
+	colPriority
+	colSubmitLine
 	numSacctCols
 )
 
@@ -58,6 +65,19 @@ var sacctColNames = map[string]sacctCol{
 	"timelimit":  colTimelimit,
 	"exitcode":   colExitCode,
 	"jobname":    colJobName,
+	"reqcpus":    colReqCPUS,
+	"reqnodes":   colReqNodes,
+	"priority":   colPriority,
+	"submitline": colSubmitLine,
+}
+
+// isRequestCol reports whether c is mapped only for the request columns.
+func isRequestCol(c sacctCol) bool {
+	switch c {
+	case colReqCPUS, colReqNodes, colPriority, colSubmitLine:
+		return true
+	}
+	return false
 }
 
 // SacctRequired lists the sacct columns a file must have (JobID may be

@@ -58,6 +58,16 @@ type sacctParser struct {
 	cols     jobColumns
 	missErr  *ParseError
 
+	// keepPending is SacctOptions.KeepPending.
+	keepPending bool
+	// reqCols is SacctOptions.RequestColumns; req holds the row's request
+	// values while it is parsed (see parseRequest).
+	reqCols bool
+	req     reqRow
+	// subAmbig is set when the current record's '|' recovery left its
+	// SubmitLine in doubt (see recoverPipes).
+	subAmbig bool
+
 	// rowsPerLine is the previous block's ingested rows per line, -1
 	// before the first block (see rowsFor).
 	rowsPerLine float64
@@ -74,7 +84,7 @@ type sacctRow struct {
 	id                                         jobID
 	raw                                        int64 // every ingested row has one
 	submit, eligible, start, end               int64
-	submitOK, eligibleOK, endOK                bool
+	submitOK, eligibleOK, startOK, endOK       bool
 	elapsed, suspended, timelimit              int64
 	elapsedOK, suspendedOK, timelimitOK        bool
 	nnodes, cpus                               int64
@@ -95,6 +105,9 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 		denseI: make(map[string]int, len(lay.dense)),
 		bounds: opt.Bounds,
 
+		keepPending: opt.KeepPending,
+		reqCols:     opt.RequestColumns,
+
 		rowsPerLine: -1,
 		maxRec:      opt.MaxRecordBytes,
 	}
@@ -113,11 +126,12 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 	}
 	p.cpuIdx, p.nodeIdx = p.denseI["cpu"], p.denseI["node"]
 	p.tresMemo.reset()
+	p.req.memo.reset()
 	p.dense = make([]float64, len(lay.dense))
 	if len(lay.missing) > 0 {
 		p.missErr = &ParseError{File: name, Err: fmt.Errorf("required column(s) %s not in file", strings.Join(lay.missing, ", "))}
 	}
-	p.cols.init(len(lay.dense))
+	p.cols.init(len(lay.dense), p.reqCols)
 	return p
 }
 
@@ -227,7 +241,7 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 		if inJoined || !lnOffsets {
 			p.pos = fieldOffsets(p.pos[:0], rec)
 		}
-		p.rec, p.split = rec, nil
+		p.rec, p.split, p.subAmbig = rec, nil, false
 		var perr *ParseError
 		if !fast {
 			p.split, perr = p.splitRecord()
@@ -549,15 +563,23 @@ func (p *sacctParser) recoverPipes(pieces [][]byte) ([][]byte, error) {
 	var best [][]byte
 	bestScore := -1
 	ambiguous := ""
+	// An alignment that only leaves SubmitLine in doubt keeps the record:
+	// SubmitLine is then not read (see parseSubmit), as the record was
+	// kept before fairledger read SubmitLine at all.
+	subAmbig := false
 	for _, sol := range sols {
 		alt := build(sol)
 		sc := score(alt)
 		switch {
 		case best == nil || sc < bestScore:
-			best, bestScore, ambiguous = alt, sc, ""
+			best, bestScore, ambiguous, subAmbig = alt, sc, "", false
 		case sc == bestScore:
 			for c, col := range p.lay.col {
-				if col != colOther && !bytes.Equal(alt[c], best[c]) {
+				switch {
+				case col == colOther || bytes.Equal(alt[c], best[c]):
+				case col == colSubmitLine:
+					subAmbig = true
+				default:
 					ambiguous = p.lay.titles[c]
 				}
 			}
@@ -566,6 +588,7 @@ func (p *sacctParser) recoverPipes(pieces [][]byte) ([][]byte, error) {
 	if ambiguous != "" {
 		return nil, fmt.Errorf("too many fields (%d of %d): the extra '|' could belong to %s or elsewhere", len(pieces), nf, ambiguous)
 	}
+	p.subAmbig = subAmbig
 	return best, nil
 }
 
@@ -618,13 +641,19 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		return p.fieldErr(idCol, r.jobID, err)
 	}
 	r.id = id
+	// A never-started record (PENDING, cancelled while pending, a pending
+	// array range) is skipped, or with keepPending ingested with no start.
+	pending := false
 	switch id.kind {
 	case jobStep:
 		st.Skip(SkipJobStep)
 		return nil
 	case jobArrayPending:
-		st.Skip(SkipPendingArray)
-		return nil
+		if !p.keepPending {
+			st.Skip(SkipPendingArray)
+			return nil
+		}
+		pending = true
 	}
 	if p.missErr != nil {
 		e := *p.missErr
@@ -648,8 +677,11 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		}
 	}
 	if string(r.state) == "PENDING" {
-		st.Skip(SkipPending)
-		return nil
+		if !p.keepPending {
+			st.Skip(SkipPending)
+			return nil
+		}
+		pending = true
 	}
 	start := p.get(colStart)
 	var kind timeKind
@@ -657,12 +689,25 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 	if err != nil {
 		return p.fieldErr(colStart, start, err)
 	}
-	if kind != timeSet {
-		st.Skip(SkipNeverStarted)
-		return nil
-	}
-	if err := p.bounds.check(r.start); err != nil {
-		return p.fieldErr(colStart, start, err)
+	switch {
+	case pending:
+		// Still pending when sacct looked: a Start would be sacct's or a
+		// dump's guess, never a run.
+		if kind == timeSet {
+			st.Remark(RemarkPendingStart)
+		}
+		r.start, r.startOK = 0, false
+	case kind != timeSet:
+		if !p.keepPending {
+			st.Skip(SkipNeverStarted)
+			return nil
+		}
+		r.start, r.startOK = 0, false
+	default:
+		if err := p.bounds.check(r.start); err != nil {
+			return p.fieldErr(colStart, start, err)
+		}
+		r.startOK = true
 	}
 	if r.user = p.get(colUser); len(r.user) == 0 {
 		return p.fieldErr(colUser, r.user, errEmpty)
@@ -692,6 +737,10 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 			// Slurm numbers a het job's components consecutively from
 			// its leader: 123+0 is job 123, 123+1 is 124.
 			r.raw = id.id + id.task
+		case id.kind == jobArrayPending:
+			// The pending remainder of an array is the array's own
+			// job record: 123_[4-9] is job 123.
+			r.raw = id.id
 		default: // an array task's own job id is not in its JobID
 			return p.fieldErr(colJobID, r.jobID, errNeedJobIDRaw)
 		}
@@ -705,8 +754,16 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 	if perr := p.parseTRES(r); perr != nil {
 		return perr
 	}
+	if p.reqCols {
+		if perr := p.parseRequest(r, st); perr != nil {
+			return perr
+		}
+	}
 	p.appendRow(r)
 	st.Ingested++
+	if !r.startOK {
+		st.NeverStarted++
+	}
 	return nil
 }
 
@@ -801,6 +858,15 @@ func (p *sacctParser) parseTimes(r *sacctRow, st *Stats) *ParseError {
 			}
 			r.timelimit, r.timelimitOK = d/60, true
 		}
+	}
+	if !r.startOK {
+		// A job that never started: its End, if any, is when it left the
+		// queue (cancelled while pending); a PENDING one has not left it
+		// (XDMoD's dumps print its Submit there).
+		if string(r.state) == "PENDING" {
+			r.endOK = false
+		}
+		return nil
 	}
 	switch string(r.state) {
 	case "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "RESIZING", "REQUEUE_HOLD", "SIGNALING", "STAGE_OUT":
@@ -947,7 +1013,13 @@ func (m *tresMemo) reset() {
 // addTRES parses AllocTRES text v into a new item of p.tresMemo and
 // returns its number, or why v is rejected (leaving the memo as it was).
 func (p *sacctParser) addTRES(v []byte) (int32, *ParseError) {
-	m := &p.tresMemo
+	return p.addTRESTo(&p.tresMemo, colAllocTRES, v)
+}
+
+// addTRESTo parses the TRES list v of column c (AllocTRES or ReqTRES) into
+// a new item of m and returns its number, or why v is rejected (leaving m
+// as it was).
+func (p *sacctParser) addTRESTo(m *tresMemo, c sacctCol, v []byte) (int32, *ParseError) {
 	if len(m.items) >= maxTRESMemo || len(m.texts.data) >= maxTRESMemoBytes {
 		m.reset()
 	}
@@ -970,7 +1042,7 @@ func (p *sacctParser) addTRES(v []byte) (int32, *ParseError) {
 		eq := bytes.IndexByte(item, '=')
 		if eq <= 0 {
 			m.drop(it)
-			return -1, p.fieldErr(colAllocTRES, item, errors.New("TRES entry is not name=count"))
+			return -1, p.fieldErr(c, item, errors.New("TRES entry is not name=count"))
 		}
 		start := len(m.names)
 		m.names = appendTRESName(m.names, item[:eq])
@@ -978,7 +1050,7 @@ func (p *sacctParser) addTRES(v []byte) (int32, *ParseError) {
 		val, err := parseTRESValue(name, item[eq+1:])
 		if err != nil {
 			m.drop(it)
-			return -1, p.fieldErr(colAllocTRES, item, err)
+			return -1, p.fieldErr(c, item, err)
 		}
 		switch string(name) {
 		case "energy":

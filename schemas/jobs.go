@@ -30,7 +30,7 @@ const (
 	ColCancelledBy  = "cancelled_by"   // utf8, uid from "CANCELLED by <uid>", null otherwise
 	ColSubmit       = "submit"         // timestamp[s, UTC], null when Unknown/None/absent
 	ColEligible     = "eligible"       // timestamp[s, UTC]
-	ColStart        = "start"          // timestamp[s, UTC], never null in a jobs batch
+	ColStart        = "start"          // timestamp[s, UTC]; null only in a batch of JobsOptions.Pending, for a job that never started
 	ColEnd          = "end"            // timestamp[s, UTC], null while the job runs
 	ColElapsedSec   = "elapsed_sec"    // int64, sacct Elapsed/ElapsedRaw (excludes suspended time), null if absent
 	ColSuspendedSec = "suspended_sec"  // int64, null if absent
@@ -59,6 +59,26 @@ const (
 	ColBilling      = "billing"       // float64, exact billable TRES used for usage
 	ColBillingSlurm = "billing_slurm" // int64, Slurm's truncated billing=
 	ColUsageFactor  = "usage_factor"  // float64, QOS UsageFactor (1 by default)
+)
+
+// Request columns: what a job asked for and how it was submitted, the
+// inputs of its multifactor priority that sacct records (JOBSIZE from the
+// requested nodes and CPUs, TRES from ReqTRES, NICE, the partition list of
+// a job submitted to several). A jobs batch carries them, after
+// source_line, when its reader is asked for them (JobsOptions.Request);
+// each is null in every row when the sacct file lacks the column it comes
+// from. The four SubmitLine columns hold what the command line alone says:
+// #SBATCH lines of the script, SBATCH_* environment variables, job_submit
+// plugins and a later scontrol update are in no record (docs/inputs.md).
+const (
+	ColReqCPUs        = "req_cpus"        // int64, ReqCPUS; null when blank
+	ColReqNodes       = "req_nodes"       // int64, ReqNodes (sacct prints 1024 as 1K); null when blank
+	ColReqTRES        = "req_tres"        // map<utf8, float64>: every ReqTRES entry, as alloc_tres; null when blank
+	ColPrioritySacct  = "priority_sacct"  // int64, sacct's Priority: the job's priority when the database first recorded it (at submit); null when blank
+	ColNice           = "nice"            // int64, --nice from SubmitLine (0 without it, 100 for a bare --nice); null when SubmitLine is blank or unread
+	ColReqPartitions  = "req_partitions"  // dictionary<int32, utf8>, -p/--partition from SubmitLine as given ("a,b"); null without it
+	ColBeginRequested = "begin_requested" // bool, SubmitLine has -b/--begin; null when SubmitLine is blank or unread
+	ColHoldRequested  = "hold_requested"  // bool, SubmitLine has -H/--hold; null when SubmitLine is blank or unread
 )
 
 // Dense TRES columns. Every jobs batch carries float64 columns for cpu,
@@ -117,9 +137,30 @@ var (
 // DictString is the dictionary type used for low-cardinality string columns.
 func DictString() *arrow.DictionaryType { return dictString }
 
+// JobsOptions selects the optional parts of a jobs batch's schema.
+type JobsOptions struct {
+	// DenseTRES names the TRES, beyond DefaultDenseTRES, that get a dense
+	// column (see DenseTRESList).
+	DenseTRES []string
+	// Request appends the request columns (RequestFields) after
+	// source_line.
+	Request bool
+	// Pending makes start nullable: the batch may hold rows of jobs that
+	// never started (pending when sacct looked, or cancelled while
+	// pending), whose start is null. Nothing is charged for such a row.
+	Pending bool
+}
+
 // Jobs returns the schema of an ingested jobs batch whose dense TRES columns
-// are DenseTRESList(extraTRES).
+// are DenseTRESList(extraTRES), without the optional parts of JobsOptions.
 func Jobs(extraTRES []string) *arrow.Schema {
+	return JobsWith(JobsOptions{DenseTRES: extraTRES})
+}
+
+// JobsWith returns the schema of an ingested jobs batch with the optional
+// parts o selects.
+func JobsWith(o JobsOptions) *arrow.Schema {
+	extraTRES := o.DenseTRES
 	f := []arrow.Field{
 		{Name: ColCluster, Type: dictString},
 		{Name: ColJobID, Type: arrow.BinaryTypes.String},
@@ -136,7 +177,7 @@ func Jobs(extraTRES []string) *arrow.Schema {
 		{Name: ColCancelledBy, Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: ColSubmit, Type: Timestamp, Nullable: true},
 		{Name: ColEligible, Type: Timestamp, Nullable: true},
-		{Name: ColStart, Type: Timestamp},
+		{Name: ColStart, Type: Timestamp, Nullable: o.Pending},
 		{Name: ColEnd, Type: Timestamp, Nullable: true},
 		{Name: ColElapsedSec, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: ColSuspendedSec, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -156,7 +197,25 @@ func Jobs(extraTRES []string) *arrow.Schema {
 		arrow.Field{Name: ColSourceFile, Type: dictString},
 		arrow.Field{Name: ColSourceLine, Type: arrow.PrimitiveTypes.Int64},
 	)
+	if o.Request {
+		f = append(f, RequestFields()...)
+	}
 	return arrow.NewSchema(f, nil)
+}
+
+// RequestFields are the request columns, in the order JobsWith appends
+// them; all nullable.
+func RequestFields() []arrow.Field {
+	return []arrow.Field{
+		{Name: ColReqCPUs, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColReqNodes, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColReqTRES, Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Float64), Nullable: true},
+		{Name: ColPrioritySacct, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColNice, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: ColReqPartitions, Type: dictString, Nullable: true},
+		{Name: ColBeginRequested, Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: ColHoldRequested, Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+	}
 }
 
 // BillingFields are the fields billing appends to a jobs batch.
