@@ -46,6 +46,17 @@ type Association struct {
 	// set or the input has no GrpTRESMins column. ParseTRESLimit reads it;
 	// sshare -l prints it through SshareTRES (raw counts, TRES order).
 	GrpTRESMins string
+	// Priority is the association's priority (sacctmgr's Priority, the
+	// ASSOC factor of job priority) when HasPriority is set. A
+	// `sacctmgr show assoc` dump prints the value slurmctld uses: the
+	// association's own, else the nearest ancestor's (slurmdbd's
+	// get_parent_limits), blank when neither has one; a dump made with
+	// WOPLimits, and a sacctmgr script, give each association's own value
+	// only. EffectivePriorities computes the inherited values either way.
+	Priority int64
+	// HasPriority reports whether Priority is set (the input gave one);
+	// an unset priority is not 0, it inherits.
+	HasPriority bool
 	// File and Line locate the input record the row came from; Line is 0 for
 	// rows fairledger synthesized (a missing root).
 	File string
@@ -131,22 +142,23 @@ func assocLooksLikeScript(data string) bool {
 
 // Column indexes of a sacctmgr association dump; -1 when absent.
 type assocColumns struct {
-	cluster, account, user, partition, parent, share, lineage, grpTRESMins int
-	n                                                                      int
-	titles                                                                 []string // as the header spells them
+	cluster, account, user, partition, parent, share, lineage, grpTRESMins, priority int
+	n                                                                                int
+	titles                                                                           []string // as the header spells them
 }
 
 // ParseAssoc reads `sacctmgr -P show assoc
-// format=Cluster,Account,User,Partition,ParentName,Share[,Lineage,GrpTRESMins,...]`.
+// format=Cluster,Account,User,Partition,ParentName,Share[,Lineage,GrpTRESMins,Priority,...]`.
 //
 // The header is required (a `-n` dump is rejected with one file-level error);
 // columns may come in any order, titles are case-insensitive, `Fairshare` is
 // accepted for `Share`, `Par Name` for `ParentName`, other columns are
 // ignored, and a trailing '|' (`-p`) is tolerated. Cluster, Partition,
-// Lineage and GrpTRESMins are optional. A cluster without a root row gets one synthesized
+// Lineage, GrpTRESMins and Priority are optional; a blank Priority is unset
+// (Association.HasPriority). A cluster without a root row gets one synthesized
 // (Shares 1), noted in Stats.Warnings.
 //
-// Rows that fail validation — bad share, user row without account, unknown
+// Rows that fail validation — bad share or priority, user row without account, unknown
 // parent (including the children of a rejected account), a cycle among
 // account parents, a duplicate association, a Lineage that contradicts the
 // parent chain — are rejected, each with a *ParseError; all errors are
@@ -234,7 +246,7 @@ func ParseAssoc(name string, r io.Reader) (*Associations, Stats, error) {
 
 // assocParseHeader maps the header's titles to columns.
 func assocParseHeader(name, line string) (assocColumns, bool, *ParseError) {
-	cols := assocColumns{-1, -1, -1, -1, -1, -1, -1, -1, 0, nil}
+	cols := assocColumns{-1, -1, -1, -1, -1, -1, -1, -1, -1, 0, nil}
 	titles := strings.Split(line, "|")
 	trailing := false
 	if len(titles) > 1 && strings.TrimSpace(titles[len(titles)-1]) == "" {
@@ -266,6 +278,8 @@ func assocParseHeader(name, line string) (assocColumns, bool, *ParseError) {
 			p = &cols.lineage
 		case "grptresmins":
 			p = &cols.grpTRESMins
+		case "priority":
+			p = &cols.priority
 		default:
 			continue
 		}
@@ -382,7 +396,32 @@ func assocParseRow(name string, lineNo int, line string, cols assocColumns, trai
 		}
 		rec.a.GrpTRESMins = lim
 	}
+	if v := get(cols.priority); v != "" {
+		n, err := assocParsePriority(v)
+		if err != nil {
+			return perr(cols.titles[cols.priority], v, err.Error())
+		}
+		rec.a.Priority, rec.a.HasPriority = n, true
+	}
 	return rec, nil
+}
+
+// assocMaxPriority is the largest association priority: slurmdbd keeps
+// priorities in a uint32 whose two top values, NO_VAL and INFINITE, mean
+// unset (sacctmgr prints them blank).
+const assocMaxPriority = 0xFFFFFFFD
+
+// assocParsePriority parses a Priority value: a non-negative integer of
+// at most assocMaxPriority.
+func assocParsePriority(s string) (int64, error) {
+	if !allDigits(s) {
+		return 0, errors.New("not a non-negative integer")
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n > assocMaxPriority {
+		return 0, fmt.Errorf("out of range (max %d)", int64(assocMaxPriority))
+	}
+	return n, nil
 }
 
 // checkTRESLimit checks a TRES limit as sacctmgr prints one (see

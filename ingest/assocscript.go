@@ -16,8 +16,8 @@ const (
 	AssocSkipNotAssoc = "not an association statement"
 	// AssocSkipNoTreeChange counts modify statements that set nothing
 	// fairledger reads (e.g. `modify user ... set qos=...`): no Fairshare,
-	// Parent or GrpTRESMins/GrpCPUMins.
-	AssocSkipNoTreeChange = "modify without fairshare, parent or GrpTRESMins"
+	// Parent, GrpTRESMins/GrpCPUMins or Priority.
+	AssocSkipNoTreeChange = "modify without fairshare, parent, GrpTRESMins or priority"
 )
 
 // errUnknownSacctmgrCommand is the error of a statement whose first word is
@@ -66,9 +66,14 @@ type assocStmt struct {
 //     DefaultAccount missing from a given Account= list gets no association
 //     (as in sacctmgr's add user), which Stats.Warnings notes.
 //   - `modify account|user [where] ... set Fairshare=n|Parent=p|
-//     GrpTRESMins=...` is applied to the matching associations built so
-//     far; one that matches none is rejected. A modify that sets none of
-//     them is skipped (AssocSkipNoTreeChange).
+//     GrpTRESMins=...|Priority=n` is applied to the matching associations
+//     built so far; one that matches none is rejected. A modify that sets
+//     none of them is skipped (AssocSkipNoTreeChange).
+//   - Priority=n of an add account, add user, add cluster (the root
+//     account's association) or modify set gives Association.Priority; a
+//     negative n clears it (sacctmgr's get_uint), as does leaving it out of
+//     an add: the association then inherits its parent's (see
+//     EffectivePriorities).
 //   - GrpTRESMins=type=count,... (checked as ParseTRESLimit checks the
 //     dump's column) and the legacy GrpCPUMins=N (cpu=N) of an add account,
 //     add user or modify set give Association.GrpTRESMins, as slurmdbd
@@ -344,10 +349,22 @@ func (b *assocBuilder) add(idx int, s *assocStmt) (string, *ParseError) {
 		return "", perr
 	}
 	limit := applyLimit("", items)
+	prioStr, perr := s.one(b.file, "priority", "")
+	if perr != nil {
+		b.rejectAccounts(s)
+		return "", perr
+	}
+	_, given := s.where["priority"]
+	prio, hasPrio, perr := b.priority(s.line, prioStr, given)
+	if perr != nil {
+		b.rejectAccounts(s)
+		return "", perr
+	}
 	mk := func(cluster, account, user, partition, parent string) {
 		b.recs = append(b.recs, assocRec{rec: idx, a: Association{
 			Cluster: cluster, Account: account, User: user, Partition: partition, Parent: parent,
 			Shares: shares, SharesParent: isParent, GrpTRESMins: limit, File: b.file, Line: s.line,
+			Priority: prio, HasPriority: hasPrio,
 		}})
 	}
 	switch s.entity {
@@ -464,9 +481,10 @@ func (b *assocBuilder) matches(s *assocStmt) []int {
 func (b *assocBuilder) modify(s *assocStmt) (string, *ParseError) {
 	share, hasShare := s.set["fairshare"]
 	parent, hasParent := s.set["parent"]
+	prioVals, setPrio := s.set["priority"]
 	// Limits of the root association (modify cluster) are not read.
 	hasLimit := len(s.limits) > 0 && s.entity != "cluster"
-	if !hasShare && !hasParent && !hasLimit {
+	if !hasShare && !hasParent && !hasLimit && !setPrio {
 		return AssocSkipNoTreeChange, nil
 	}
 	if s.entity == "cluster" {
@@ -480,6 +498,19 @@ func (b *assocBuilder) modify(s *assocStmt) (string, *ParseError) {
 	}
 	if len(parent) > 1 {
 		return "", newParseError(b.file, s.line, "Parent", strings.Join(parent, ","), "more than one value")
+	}
+	var (
+		prio    int64
+		hasPrio bool
+	)
+	if setPrio {
+		if len(prioVals) > 1 {
+			return "", newParseError(b.file, s.line, "Priority", strings.Join(prioVals, ","), "more than one value")
+		}
+		var perr *ParseError
+		if prio, hasPrio, perr = b.priority(s.line, prioVals[0], true); perr != nil {
+			return "", perr
+		}
 	}
 	var (
 		shares   int64
@@ -513,8 +544,29 @@ func (b *assocBuilder) modify(s *assocStmt) (string, *ParseError) {
 		if hasLimit {
 			a.GrpTRESMins = applyLimit(a.GrpTRESMins, limit)
 		}
+		if setPrio {
+			a.Priority, a.HasPriority = prio, hasPrio
+		}
 	}
 	return "", nil
+}
+
+// priority reads a statement's Priority value, given or not: left out or
+// a negative number it is unset (sacctmgr's get_uint reads any negative
+// number as its clear mark, INFINITE), else it must be a priority
+// ParseAssoc accepts.
+func (b *assocBuilder) priority(line int, v string, given bool) (int64, bool, *ParseError) {
+	if !given {
+		return 0, false, nil
+	}
+	if n, ok := strings.CutPrefix(v, "-"); ok && allDigits(n) {
+		return 0, false, nil
+	}
+	p, err := assocParsePriority(v)
+	if err != nil {
+		return 0, false, &ParseError{File: b.file, Line: line, Field: "Priority", Value: v, Err: err}
+	}
+	return p, true, nil
 }
 
 func (b *assocBuilder) delete(s *assocStmt) (string, *ParseError) {
@@ -596,6 +648,8 @@ func assocKeyword(k string) string {
 		return "cluster"
 	case "partition", "partitions":
 		return "partition"
+	case "priority":
+		return "priority"
 	}
 	return ""
 }
