@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// QOS is one row of `sacctmgr -P show qos format=Name,UsageFactor,Flags`.
+// QOS is one row of `sacctmgr -P show qos format=Name,UsageFactor,Flags[,Priority]`.
 type QOS struct {
 	// Name is the QOS name as printed.
 	Name string
@@ -21,6 +21,12 @@ type QOS struct {
 	Flags []string
 	// NoDecay reports whether Flags contains NoDecay (any case).
 	NoDecay bool
+	// Priority is the QOS's priority, the QOS factor of job priority
+	// (divided by the largest of all QOS's unless
+	// PriorityFlags=NO_NORMAL_QOS); 0 when the dump has no Priority column
+	// (QOSTable.HasPriority) or a blank one: slurmdbd keeps none for a QOS
+	// whose priority was cleared, and slurmctld reads that as 0.
+	Priority int64
 	// Line is the physical line of the row in its file.
 	Line int
 }
@@ -31,6 +37,9 @@ type QOSTable struct {
 	File string
 	// Rows are the accepted rows.
 	Rows []QOS
+	// HasPriority reports whether the dump has a Priority column; without
+	// one every QOS's Priority reads 0, which may not be the site's.
+	HasPriority bool
 
 	// index maps lower-cased names to Rows positions; nil for tables not
 	// built by ParseQOS, which are searched linearly.
@@ -58,6 +67,27 @@ func (t *QOSTable) UsageFactor(name string) float64 {
 	return 1
 }
 
+// Priority returns the Priority of the named QOS, matched without regard
+// to case as slurmctld does; ok is false for an unknown name, and for a
+// table without a Priority column (t.HasPriority).
+func (t *QOSTable) Priority(name string) (priority int64, ok bool) {
+	if t == nil || !t.HasPriority {
+		return 0, false
+	}
+	if t.index != nil {
+		if i, found := t.index[strings.ToLower(name)]; found {
+			return t.Rows[i].Priority, true
+		}
+		return 0, false
+	}
+	for _, q := range t.Rows {
+		if strings.EqualFold(q.Name, name) {
+			return q.Priority, true
+		}
+	}
+	return 0, false
+}
+
 // ReadQOS reads the QOS dump at path; see ParseQOS. The file must be a
 // regular file of at most MaxQOSBytes.
 func ReadQOS(path string) (*QOSTable, Stats, error) {
@@ -74,16 +104,18 @@ func ReadQOS(path string) (*QOSTable, Stats, error) {
 //	sacctmgr -P show qos format=Name,UsageFactor,Flags
 //
 // The header line is required; its titles are matched without regard to
-// case, in any order, and columns other than Name, UsageFactor and Flags
-// are ignored. A header ending in '|' marks `sacctmgr -p` output, whose
+// case, in any order, and columns other than Name, UsageFactor, Flags and
+// Priority are ignored. A header ending in '|' marks `sacctmgr -p` output, whose
 // lines all end in '|'.
 // Name and UsageFactor are required columns; without Flags, NoDecay is
-// unknown and taken as false, which Stats.Warnings notes.
+// unknown and taken as false, which Stats.Warnings notes. Priority is
+// optional (QOSTable.HasPriority); a blank one reads as 0.
 //
 // A row is rejected, with a *ParseError naming file, line, column and
 // value, when its field count differs from the header's, its name is
 // empty or repeats an earlier row's (without regard to case), or its
-// UsageFactor is not a non-negative number. Blank lines are not records.
+// UsageFactor is not a non-negative number, or its Priority not an integer
+// from 0 to 4294967293. Blank lines are not records.
 // The error is an errors.Join of all ParseErrors (a compressed input is one
 // error); the table holds the accepted rows and Stats counts every data row.
 // A row longer than MaxLineBytes is rejected; a file whose last line has no
@@ -103,7 +135,7 @@ func ParseQOS(name string, r io.Reader) (*QOSTable, Stats, error) {
 	lineNo := 0
 	var cols []string
 	trailing := false
-	nameCol, ufCol, flagsCol := -1, -1, -1
+	nameCol, ufCol, flagsCol, prioCol := -1, -1, -1, -1
 	for {
 		raw, n, err := lr.next()
 		if err == io.EOF {
@@ -141,6 +173,8 @@ func ParseQOS(name string, r io.Reader) (*QOSTable, Stats, error) {
 					ufCol = i
 				case "flags":
 					flagsCol = i
+				case "priority":
+					prioCol = i
 				}
 			}
 			if nameCol < 0 || ufCol < 0 {
@@ -151,9 +185,10 @@ func ParseQOS(name string, r io.Reader) (*QOSTable, Stats, error) {
 			if flagsCol < 0 {
 				st.Warnings = append(st.Warnings, "no Flags column: NoDecay is unknown and taken as false")
 			}
+			t.HasPriority = prioCol >= 0
 		} else {
 			st.Read++
-			if q, perr := qosRow(name, lineNo, cols, qosSplit(text, trailing), nameCol, ufCol, flagsCol); perr != nil {
+			if q, perr := qosRow(name, lineNo, cols, qosSplit(text, trailing), qosColumns{nameCol, ufCol, flagsCol, prioCol}); perr != nil {
 				st.Rejected++
 				errs = append(errs, perr)
 			} else if _, dup := t.index[strings.ToLower(q.Name)]; dup {
@@ -185,8 +220,12 @@ func qosSplit(line string, trailing bool) []string {
 	return f
 }
 
+// qosColumns are the file columns of a QOS dump's fields, -1 when absent.
+type qosColumns struct{ name, uf, flags, prio int }
+
 // qosRow converts one data row.
-func qosRow(file string, line int, cols, f []string, nameCol, ufCol, flagsCol int) (QOS, *ParseError) {
+func qosRow(file string, line int, cols, f []string, c qosColumns) (QOS, *ParseError) {
+	nameCol, ufCol, flagsCol := c.name, c.uf, c.flags
 	if len(f) != len(cols) {
 		return QOS{}, &ParseError{File: file, Line: line, Err: fmt.Errorf("%d fields, header has %d", len(f), len(cols))}
 	}
@@ -210,6 +249,15 @@ func qosRow(file string, line int, cols, f []string, nameCol, ufCol, flagsCol in
 			return QOS{}, newParseError(file, line, cols[ufCol], f[ufCol], "negative usage factor")
 		}
 		q.UsageFactor = v
+	}
+	if c.prio >= 0 {
+		if v := strings.TrimSpace(f[c.prio]); v != "" {
+			n, err := assocParsePriority(v)
+			if err != nil {
+				return QOS{}, newParseError(file, line, cols[c.prio], f[c.prio], err.Error())
+			}
+			q.Priority = n
+		}
 	}
 	if flagsCol >= 0 {
 		q.Flags = confList(f[flagsCol], nil)

@@ -94,7 +94,7 @@ func TestParseQOSReorderedColumnsCRLF(t *testing.T) {
 		t.Fatalf("ParseQOS error = %v", err)
 	}
 	want := []QOS{
-		{Name: "Supporters", UsageFactor: 1, Flags: []string{"NoDecay"}, NoDecay: true, Line: 2},
+		{Name: "Supporters", UsageFactor: 1, Flags: []string{"NoDecay"}, NoDecay: true, Priority: 10, Line: 2},
 		{Name: "debug", UsageFactor: 0.25, Line: 3},
 	}
 	if !reflect.DeepEqual(tab.Rows, want) {
