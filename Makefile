@@ -32,6 +32,9 @@ fuzz:
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseSlurmConf$$' -fuzztime 20s -fuzzminimizetime 2s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseQOS$$' -fuzztime 20s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzTimeStrToMins$$' -fuzztime 10s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzSacctRequest$$' -fuzztime 20s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseSubmitLine$$' -fuzztime 10s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzExpandHostlist$$' -fuzztime 10s
 	$(GO) test ./billing -run '^$$' -fuzz '^FuzzParseWeights$$' -fuzztime 20s
 
 ## demo: the whole pipeline on the embedded demo cluster into the history .demo

@@ -17,8 +17,9 @@ import (
 	"github.com/fairledger/fairledger/fairshare"
 )
 
-// Config is the part of slurm.conf that fair-share accounting depends on,
-// with Slurm's defaults filled in for every key the file leaves out.
+// Config is the part of slurm.conf that fair-share accounting and job
+// priority depend on, with Slurm's defaults filled in for every key the
+// file leaves out.
 type Config struct {
 	// File is the name the configuration was read from.
 	File string
@@ -69,6 +70,13 @@ type Config struct {
 	// Partitions in file order, with PartitionName=DEFAULT values already
 	// applied; the DEFAULT pseudo-partition itself is not listed.
 	Partitions []Partition
+	// NodeGroups are the NodeName lines in file order (NodeName=DEFAULT
+	// lines applied, not listed). Nodes slurmd registers dynamically, and
+	// those of a NodeSet without NodeName lines, are in no slurm.conf.
+	NodeGroups []NodeGroup
+	// Totals are the whole cluster's resources: every node of NodeGroups
+	// (the job-size factor's node and CPU counts).
+	Totals Totals
 	// Set holds the lower-cased top-level keys whose value the file set and
 	// this reader accepted, so callers can tell a default from an explicit
 	// value. Keys this reader ignores are recorded too.
@@ -91,6 +99,20 @@ type Partition struct {
 	// PriorityJobFactor (default 1); the older Priority= key, on the line or
 	// on DEFAULT, overrides it as in Slurm.
 	PriorityJobFactor int64
+	// PriorityTier (default 1), which orders partitions for scheduling
+	// and preemption; the older Priority= overrides it too.
+	PriorityTier int64
+	// MaxTimeMin is MaxTime in minutes; -1 for UNLIMITED (the default),
+	// which slurmctld holds as INFINITE (4294967295). A job without a time
+	// limit of its own (sacct's Timelimit "Partition_Limit") takes it.
+	MaxTimeMin int64
+	// Nodes is the Nodes= value as written, inherited from
+	// PartitionName=DEFAULT: a hostlist of node and NodeSet names, or ALL;
+	// "" for none.
+	Nodes string
+	// Totals are the resources of the partition's nodes (each node once):
+	// the denominators of the TRES factors of its jobs' priority.
+	Totals Totals
 	// File is the file holding the partition line.
 	File string
 	// Line is the physical line where the partition line starts.
@@ -175,6 +197,11 @@ type confParser struct {
 	nonBlank, notKV int
 	firstNotKV      confValue
 	stopped         bool // reading stopped: the input is no slurm.conf
+
+	nodeDefaults map[string]confValue   // merged NodeName=DEFAULT keys
+	nodeIndex    map[string]int         // node name → its NodeGroups index
+	nodeSets     map[string]confNodeSet // NodeSet lines by name
+	partNodes    []confPartNodes        // per Partitions entry
 }
 
 // confFile is one file of the Include chain being read: its name as given
@@ -212,6 +239,12 @@ func (c confFile) same(o confFile) bool {
 // does) is an include cycle. A line longer than MaxLineBytes is an error,
 // and is skipped.
 //
+// NodeName lines (with NodeName=DEFAULT), NodeSet lines and each
+// partition's Nodes= give Config.NodeGroups, Config.Totals and
+// Partition.Totals. A partition naming a node no NodeName line defines is a
+// warning, not an error: a slurm.conf copied without its node lines still
+// serves fair share.
+//
 // The syntax is slurmctld's: Key=Value pairs with case-insensitive keys,
 // spaces allowed around '=', double-quoted values that may hold spaces,
 // '#' comments (a backslash escapes '#'), '\' line continuations, and
@@ -237,6 +270,10 @@ func ParseSlurmConf(name string, r io.Reader, open func(path string) (io.ReadClo
 		values:   make(map[string]confValue),
 		defaults: make(map[string]confValue),
 		parts:    make(map[string]bool),
+
+		nodeDefaults: make(map[string]confValue),
+		nodeIndex:    make(map[string]int),
+		nodeSets:     make(map[string]confNodeSet),
 		cfg: &Config{
 			File:                     name,
 			DecayHalfLifeSec:         confDefaultHalfLifeSec,
@@ -261,6 +298,7 @@ func ParseSlurmConf(name string, r io.Reader, open func(path string) (io.ReadClo
 			p.notKV, first.line, quoteHead(first.value))}
 	}
 	p.apply()
+	p.resolveNodes()
 	p.priorityType()
 
 	sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].seq < p.errs[j].seq })
@@ -532,8 +570,13 @@ func (p *confParser) parseLine(file string, line, seq int, text string) {
 			pairs = append(pairs, pr)
 			pos = pr.end
 		}
-		if lkey == "partitionname" {
+		switch lkey {
+		case "partitionname":
 			p.partition(file, line, seq, pairs)
+		case "nodename":
+			p.nodeLine(file, line, seq, pairs)
+		case "nodeset":
+			p.nodeSet(file, line, seq, pairs)
 		}
 		p.cfg.Set[lkey] = true
 		return
@@ -657,7 +700,7 @@ func (p *confParser) partition(file string, line, seq int, pairs []confPair) {
 		v, ok := p.defaults[key]
 		return v, ok
 	}
-	part := Partition{Name: name, PriorityJobFactor: 1, File: file, Line: line}
+	part := Partition{Name: name, PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, File: file, Line: line}
 	if v, ok := get("tresbillingweights"); ok {
 		part.TRESBillingWeights = v.value
 	}
@@ -668,14 +711,35 @@ func (p *confParser) partition(file string, line, seq int, pairs []confPair) {
 			part.PriorityJobFactor = n
 		}
 	}
+	if v, ok := get("prioritytier"); ok {
+		if n, err := confUint(v.value, 0xffff); err != nil {
+			p.addErr(seq, file, line, v.key, v.value, err)
+		} else {
+			part.PriorityTier = n
+		}
+	}
 	// The deprecated Priority= sets both PriorityJobFactor and PriorityTier
-	// and wins over PriorityJobFactor (read_config.c _parse_partitionname).
+	// and wins over them (read_config.c _parse_partitionname).
 	if v, ok := get("priority"); ok {
 		if n, err := confUint(v.value, 0xffff); err != nil {
 			p.addErr(seq, file, line, v.key, v.value, err)
 		} else {
-			part.PriorityJobFactor = n
+			part.PriorityJobFactor, part.PriorityTier = n, n
 		}
+	}
+	if v, ok := get("maxtime"); ok {
+		m, err := TimeStrToMins(v.value)
+		switch {
+		case errors.Is(err, ErrUnlimited):
+		case err != nil:
+			p.addErr(seq, file, line, v.key, v.value, err)
+		default:
+			part.MaxTimeMin = m
+		}
+	}
+	pn := confPartNodes{file: file, line: line, seq: seq}
+	if v, ok := get("nodes"); ok {
+		part.Nodes, pn.nodes, pn.key = v.value, v.value, v.key
 	}
 	if p.parts[name] {
 		p.addErr(seq, file, line, pairs[0].key, name, errors.New("duplicate partition name"))
@@ -683,6 +747,7 @@ func (p *confParser) partition(file string, line, seq int, pairs []confPair) {
 	}
 	p.parts[name] = true
 	p.cfg.Partitions = append(p.cfg.Partitions, part)
+	p.partNodes = append(p.partNodes, pn)
 }
 
 // apply interprets the collected top-level values into p.cfg.

@@ -126,8 +126,8 @@ func TestParseSlurmConfSyntax(t *testing.T) {
 		}},
 		{"continued partition line keeps its first line number", "\nPartitionName=gpu \\  \n  Nodes=g[01-04] \\\n  TRESBillingWeights=\"CPU=1.0,Mem=0.25G,GRES/gpu=2.0\" Default=NO\nPartitionName=cpu", func(t *testing.T, c *Config) {
 			confWant(t, "Partitions", c.Partitions, []Partition{
-				{Name: "gpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G,GRES/gpu=2.0", PriorityJobFactor: 1, File: "test.conf", Line: 2},
-				{Name: "cpu", PriorityJobFactor: 1, File: "test.conf", Line: 5},
+				{Name: "gpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G,GRES/gpu=2.0", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, Nodes: "g[01-04]", File: "test.conf", Line: 2},
+				{Name: "cpu", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, File: "test.conf", Line: 5},
 			})
 		}},
 		{"duplicate keys: last wins", "ClusterName=first\nClusterName=Second", func(t *testing.T, c *Config) {
@@ -176,20 +176,20 @@ func TestParseSlurmConfSyntax(t *testing.T) {
 				"PartitionName=late",
 			func(t *testing.T, c *Config) {
 				// early precedes every DEFAULT line; Priority= (on DEFAULT
-				// here) overrides PriorityJobFactor, line or default, as in
-				// read_config.c; the third DEFAULT line replaces the weights
-				// and keeps Priority=9.
+				// here) overrides PriorityJobFactor and PriorityTier, line or
+				// default, as in read_config.c; the third DEFAULT line
+				// replaces the weights and keeps Priority=9.
 				confWant(t, "Partitions", c.Partitions, []Partition{
-					{Name: "early", PriorityJobFactor: 1, File: "test.conf", Line: 1},
-					{Name: "mid", TRESBillingWeights: "CPU=1.0", PriorityJobFactor: 9, File: "test.conf", Line: 4},
-					{Name: "own", TRESBillingWeights: "CPU=2.0", PriorityJobFactor: 9, File: "test.conf", Line: 5},
-					{Name: "late", TRESBillingWeights: "CPU=0.5", PriorityJobFactor: 9, File: "test.conf", Line: 7},
+					{Name: "early", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, Nodes: "a", File: "test.conf", Line: 1},
+					{Name: "mid", TRESBillingWeights: "CPU=1.0", PriorityJobFactor: 9, PriorityTier: 9, MaxTimeMin: -1, File: "test.conf", Line: 4},
+					{Name: "own", TRESBillingWeights: "CPU=2.0", PriorityJobFactor: 9, PriorityTier: 9, MaxTimeMin: -1, File: "test.conf", Line: 5},
+					{Name: "late", TRESBillingWeights: "CPU=0.5", PriorityJobFactor: 9, PriorityTier: 9, MaxTimeMin: -1, File: "test.conf", Line: 7},
 				})
 			}},
 		{"PriorityJobFactor on the line", "PartitionName=p PriorityJobFactor=20\nPartitionName=DEFAULT PriorityJobFactor=10\nPartitionName=q", func(t *testing.T, c *Config) {
 			confWant(t, "Partitions", c.Partitions, []Partition{
-				{Name: "p", PriorityJobFactor: 20, File: "test.conf", Line: 1},
-				{Name: "q", PriorityJobFactor: 10, File: "test.conf", Line: 3},
+				{Name: "p", PriorityJobFactor: 20, PriorityTier: 1, MaxTimeMin: -1, File: "test.conf", Line: 1},
+				{Name: "q", PriorityJobFactor: 10, PriorityTier: 1, MaxTimeMin: -1, File: "test.conf", Line: 3},
 			})
 		}},
 	}
@@ -299,7 +299,7 @@ func TestParseSlurmConfReportsAllErrorsWithBestEffortConfig(t *testing.T) {
 	confWant(t, "PriorityWeightAge", c.PriorityWeightAge, int64(12))
 	confWant(t, "DecayHalfLifeSec", c.DecayHalfLifeSec, int64(604800)) // bad value keeps the default
 	confWant(t, "Set[prioritydecayhalflife]", c.Set["prioritydecayhalflife"], false)
-	confWant(t, "Partitions", c.Partitions, []Partition{{Name: "ok", PriorityJobFactor: 1, File: "test.conf", Line: 6}})
+	confWant(t, "Partitions", c.Partitions, []Partition{{Name: "ok", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, File: "test.conf", Line: 6}})
 }
 
 func TestConfigAlgorithmAndFlags(t *testing.T) {
@@ -421,8 +421,11 @@ func TestSlurmConfRealFiles(t *testing.T) {
 		confWant(t, "Set[prioritydecayhalflife]", c.Set["prioritydecayhalflife"], false)
 		confWant(t, "Algorithm", c.Algorithm().String(), "fair_tree")
 		confWant(t, "LimitsEnforced", c.LimitsEnforced(), false)
-		confWant(t, "Partitions", c.Partitions, []Partition{{Name: "debug", PriorityJobFactor: 1,
-			File: filepath.Join(confDir, "slurm.conf_schedmd_example.conf"), Line: 154}})
+		// NodeName=linux[1-32] CPUs=1, RealMemory 1 (the default); Nodes=ALL.
+		all := Totals{Nodes: 32, CPUs: 32, MemMB: 32}
+		confWant(t, "Totals", c.Totals, all)
+		confWant(t, "Partitions", c.Partitions, []Partition{{Name: "debug", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1,
+			Nodes: "ALL", Totals: all, File: filepath.Join(confDir, "slurm.conf_schedmd_example.conf"), Line: 154}})
 	})
 	t.Run("nstda: spaces after =, calc period in minutes", func(t *testing.T) {
 		c, err := ReadSlurmConf(filepath.Join(confDir, "slurm.conf_nstda_tara_testsuite.conf"))
@@ -461,11 +464,25 @@ func TestSlurmConfRealFiles(t *testing.T) {
 		confWant(t, "weights age,fs,js,part,qos", []int64{c.PriorityWeightAge, c.PriorityWeightFairshare,
 			c.PriorityWeightJobSize, c.PriorityWeightPartition, c.PriorityWeightQOS}, []int64{70000, 120000, 200000, 1000000, 50000})
 		// No TRESBillingWeights anywhere; Priority=100/700 is the old
-		// spelling of PriorityJobFactor.
+		// spelling of PriorityJobFactor and PriorityTier. The NodeName lines
+		// under three DEFAULT lines: n[001-087] and gn[001-002] 2 sockets ×
+		// 16 cores = 32 CPUs, 187000 MB; g[001-008] and m[001-096] CPUs=40,
+		// 187000 MB; b[001-024] CPUs=40 (kept from the second DEFAULT),
+		// 754000 MB; gn 2 P100 each, g 2 V100 each. MaxTime 72:00:00 from
+		// DEFAULT, 01:00:00 on debug.
 		file := filepath.Join(confDir, "slurm.conf_ubccr_medium_cluster_ubhpc.conf")
+		const p100, v100 = "gres/gpu:tesla_p100-pcie-16gb", "gres/gpu:tesla_v100-pcie-32gb"
+		confWant(t, "Totals", c.Totals, Totals{Nodes: 87 + 2 + 8 + 96 + 24, CPUs: 87*32 + 2*32 + 8*40 + 96*40 + 24*40,
+			MemMB: (87+2+8+96)*187000 + 24*754000, GRES: []TRESCount{{"gres/gpu", 2*2 + 8*2}, {p100, 2 * 2}, {v100, 8 * 2}}})
 		confWant(t, "Partitions", c.Partitions, []Partition{
-			{Name: "general-compute", PriorityJobFactor: 100, File: file, Line: 169},
-			{Name: "debug", PriorityJobFactor: 700, File: file, Line: 170},
+			{Name: "general-compute", PriorityJobFactor: 100, PriorityTier: 100, MaxTimeMin: 72 * 60,
+				Nodes: "n[001-087],m[001-096],b[001-024],g[001-008]",
+				Totals: Totals{Nodes: 87 + 96 + 24 + 8, CPUs: 87*32 + 96*40 + 24*40 + 8*40, MemMB: (87+96+8)*187000 + 24*754000,
+					GRES: []TRESCount{{"gres/gpu", 8 * 2}, {v100, 8 * 2}}},
+				File: file, Line: 169},
+			{Name: "debug", PriorityJobFactor: 700, PriorityTier: 700, MaxTimeMin: 60, Nodes: "gn[001-002]",
+				Totals: Totals{Nodes: 2, CPUs: 2 * 32, MemMB: 2 * 187000, GRES: []TRESCount{{"gres/gpu", 2 * 2}, {p100, 2 * 2}}},
+				File:   file, Line: 170},
 		})
 	})
 	t.Run("aalto Jinja template: placeholders reported, the rest parsed", func(t *testing.T) {
@@ -516,9 +533,9 @@ func TestSlurmConfHieraDefaultWeights(t *testing.T) {
 	}
 	const w = "CPU=1.0,Mem=0.25G,GRES/gpu=15.0"
 	confWant(t, "Partitions", c.Partitions, []Partition{
-		{Name: "admin", TRESBillingWeights: w, PriorityJobFactor: 100, File: path, Line: 10},
-		{Name: "interactive", TRESBillingWeights: w, PriorityJobFactor: 20, File: path, Line: 11},
-		{Name: "batch", TRESBillingWeights: w, PriorityJobFactor: 20, File: path, Line: 12},
+		{Name: "admin", TRESBillingWeights: w, PriorityJobFactor: 100, PriorityTier: 100, MaxTimeMin: 5 * 1440, Nodes: "node-[1-2]", File: path, Line: 10},
+		{Name: "interactive", TRESBillingWeights: w, PriorityJobFactor: 20, PriorityTier: 20, MaxTimeMin: 4 * 60, Nodes: "node-1", File: path, Line: 11},
+		{Name: "batch", TRESBillingWeights: w, PriorityJobFactor: 20, PriorityTier: 20, MaxTimeMin: 5 * 1440, Nodes: "node-[2-2]", File: path, Line: 12},
 	})
 	confWant(t, "AccountingStorageTRES", c.AccountingStorageTRES, []string{"gres/gpu", "gres/gpu:volta"})
 	confWant(t, "PriorityWeightTRES", c.PriorityWeightTRES, "CPU=1000,Mem=2000,GRES/gpu=300")
@@ -535,10 +552,10 @@ func TestSlurmConfInclude(t *testing.T) {
 	confWant(t, "Algorithm", c.Algorithm().String(), "classic")
 	confWant(t, "LimitsEnforced", c.LimitsEnforced(), true) // from extra.conf, two levels down
 	confWant(t, "Partitions", c.Partitions, []Partition{
-		{Name: "cpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G", PriorityJobFactor: 1, File: filepath.Join(dir, "parts", "incltest.conf"), Line: 2},
+		{Name: "cpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, Nodes: "c[01-10]", File: filepath.Join(dir, "parts", "incltest.conf"), Line: 2},
 		// The DEFAULT line in parts/incltest.conf still applies after the
 		// nested include returns to extra.conf, which was read later.
-		{Name: "gpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G,GRES/gpu=2.0", PriorityJobFactor: 1, File: filepath.Join(dir, "extra.conf"), Line: 2},
+		{Name: "gpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G,GRES/gpu=2.0", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, Nodes: "g[01-04]", File: filepath.Join(dir, "extra.conf"), Line: 2},
 	})
 }
 

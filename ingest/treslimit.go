@@ -12,7 +12,8 @@ import (
 	"github.com/fairledger/fairledger/schemas"
 )
 
-// TRESCount is one item of a TRES limit such as GrpTRESMins.
+// TRESCount is one TRES and its count: an item of a TRES limit such as
+// GrpTRESMins, or of the resources of nodes (NodeGroup.GRES, Totals).
 type TRESCount struct {
 	// TRES is the canonical TRES name ("cpu", "mem", "gres/gpu").
 	TRES string
