@@ -9,7 +9,8 @@ import (
 )
 
 // Column names of a jobs batch: one row per charged allocation run, as
-// ingest emits it (billing appends Billing, BillingSlurm and UsageFactor).
+// ingest emits it (billing appends Billing, BillingSlurm and UsageFactor);
+// with JobsOptions.Pending also one per job that never started, start null.
 //
 // Low-cardinality strings (cluster, user, account, partition, qos, state,
 // source file) are dictionary-encoded so that later stages map a batch's few
