@@ -85,7 +85,7 @@ func (p *sacctParser) appendRow(r *sacctRow) {
 		q.cpus.appendOpt(v.cpus, v.cpusOK)
 		q.nodes.appendOpt(v.nodes, v.nodesOK)
 		if v.tresOK {
-			q.tres.appendItem(&v.memo, v.tres)
+			q.tres.appendEntries(&p.tresMemo, v.tres)
 		} else {
 			q.tres.appendNull()
 		}
@@ -192,7 +192,7 @@ type jobColumns struct {
 // reqColumns are the request columns (schemas.RequestFields).
 type reqColumns struct {
 	cpus, nodes, prio, nice fixedColumn[int64]
-	tres                    tresColumn // its sets are not emitted
+	tres                    tresColumn // appended with appendEntries: no sets
 	parts                   dictColumn
 	begin, hold             boolColumn
 }
@@ -699,6 +699,14 @@ func (c *tresColumn) appendItem(m *tresMemo, k int32) {
 		c.nsets++
 	}
 	c.sets.append(it.set)
+	c.appendEntries(m, k)
+}
+
+// appendEntries appends a row holding the entries of item k of m, without
+// numbering it (req_tres, whose numbers are not kept: the items' numbers
+// are alloc_tres_set's).
+func (c *tresColumn) appendEntries(m *tresMemo, k int32) {
+	it := &m.items[k]
 	c.markValid(len(c.offsets) - 1)
 	base := int32(len(c.keys.data))
 	c.keys.data = append(c.keys.data, m.names[it.names:it.namesEnd]...)

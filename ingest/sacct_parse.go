@@ -126,7 +126,6 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 	}
 	p.cpuIdx, p.nodeIdx = p.denseI["cpu"], p.denseI["node"]
 	p.tresMemo.reset()
-	p.req.memo.reset()
 	p.dense = make([]float64, len(lay.dense))
 	if len(lay.missing) > 0 {
 		p.missErr = &ParseError{File: name, Err: fmt.Errorf("required column(s) %s not in file", strings.Join(lay.missing, ", "))}
@@ -751,6 +750,11 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 	if perr := p.parseCounts(r); perr != nil {
 		return perr
 	}
+	if p.reqCols && p.tresMemo.full() {
+		// ReqTRES adds to the memo without emptying it (the row's
+		// AllocTRES item is in use then): it is emptied here, between rows.
+		p.tresMemo.reset()
+	}
 	if perr := p.parseTRES(r); perr != nil {
 		return perr
 	}
@@ -1013,16 +1017,23 @@ func (m *tresMemo) reset() {
 // addTRES parses AllocTRES text v into a new item of p.tresMemo and
 // returns its number, or why v is rejected (leaving the memo as it was).
 func (p *sacctParser) addTRES(v []byte) (int32, *ParseError) {
-	return p.addTRESTo(&p.tresMemo, colAllocTRES, v)
+	if p.tresMemo.full() {
+		p.tresMemo.reset()
+	}
+	return p.addTRESTo(colAllocTRES, v)
+}
+
+// full reports whether the memo holds its bound of strings or bytes.
+func (m *tresMemo) full() bool {
+	return len(m.items) >= maxTRESMemo || len(m.texts.data) >= maxTRESMemoBytes
 }
 
 // addTRESTo parses the TRES list v of column c (AllocTRES or ReqTRES) into
-// a new item of m and returns its number, or why v is rejected (leaving m
-// as it was).
-func (p *sacctParser) addTRESTo(m *tresMemo, c sacctCol, v []byte) (int32, *ParseError) {
-	if len(m.items) >= maxTRESMemo || len(m.texts.data) >= maxTRESMemoBytes {
-		m.reset()
-	}
+// a new item of p.tresMemo, which it never empties (the caller does, when
+// no item of the row is in use), and returns its number, or why v is
+// rejected (leaving the memo as it was).
+func (p *sacctParser) addTRESTo(c sacctCol, v []byte) (int32, *ParseError) {
+	m := &p.tresMemo
 	text := v
 	it := tresItem{entries: len(m.vals), names: len(m.names), dense: len(m.dense)}
 	m.dense = append(m.dense, make([]float64, len(p.lay.dense))...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"unsafe"
 )
 
 // The request columns of a sacct reader with RequestColumns: what a job
@@ -14,9 +15,8 @@ import (
 type reqRow struct {
 	cpus, nodes, prio       int64
 	cpusOK, nodesOK, prioOK bool
-	tres                    int32 // ReqTRES: item of memo
+	tres                    int32 // ReqTRES: item of sacctParser.tresMemo
 	tresOK                  bool
-	memo                    tresMemo
 	// What SubmitLine gave: nice, begin and hold are valid with submitOK;
 	// parts is nil without a -p (or when submitOK is false).
 	nice        int64
@@ -62,16 +62,18 @@ func (p *sacctParser) parseRequest(r *sacctRow, st *Stats) *ParseError {
 		q.prio, q.prioOK = n, true
 	}
 	if v := p.get(colReqTRES); len(v) > 0 {
-		m := &q.memo
+		// ReqTRES shares AllocTRES's memo: a job mostly gets what it
+		// asked for, and then its ReqTRES is the item parseTRES just
+		// found (m.last, which stays AllocTRES's for the next row).
+		m := &p.tresMemo
 		k := m.last
 		if k < 0 || !bytes.Equal(v, m.texts.value(k)) {
 			if k = m.index.lookup(v, &m.texts); k < 0 {
 				var perr *ParseError
-				if k, perr = p.addTRESTo(m, colReqTRES, v); perr != nil {
+				if k, perr = p.addTRESTo(colReqTRES, v); perr != nil {
 					return perr
 				}
 			}
-			m.last = k
 		}
 		q.tres, q.tresOK = k, true
 	}
@@ -90,8 +92,12 @@ func (p *sacctParser) parseRequest(r *sacctRow, st *Stats) *ParseError {
 func (p *sacctParser) parseSubmit(r *sacctRow, v []byte, st *Stats) *ParseError {
 	q := &p.req
 	if !q.lastOK || !bytes.Equal(v, q.lastLine) {
-		q.lastSub, q.lastErr = ParseSubmitLine(string(v))
 		q.lastLine = append(q.lastLine[:0], v...)
+		// The line is read in place: the result's strings point into
+		// lastLine, which stays as it is until the next line replaces
+		// both (parts is copied out of it for the row).
+		line := unsafe.String(unsafe.SliceData(q.lastLine), len(q.lastLine))
+		q.lastSub, q.lastErr = parseSubmitLine(line, q.lastSub.Components)
 		q.lastOK = true
 	}
 	if err := q.lastErr; err != nil {

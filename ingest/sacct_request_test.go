@@ -335,3 +335,42 @@ func TestSacctKeepPendingRequest(t *testing.T) {
 		t.Errorf("rows %v, stats %s never started %d; want %v", rows, st.String(), st.NeverStarted, want)
 	}
 }
+
+// TestSacctRequestTRESMemoBounded: ReqTRES shares AllocTRES's memo and
+// adds to it without emptying it mid-row; the memo is emptied between
+// rows, so that many distinct ReqTRES under one AllocTRES stay bounded and
+// every row keeps its own values.
+func TestSacctRequestTRESMemoBounded(t *testing.T) {
+	n := 2*maxTRESMemo + 10
+	var b strings.Builder
+	b.WriteString("JobID|User|Account|Partition|Start|End|State|AllocTRES|ReqTRES\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%d|u|a|p|1700000000|1700000100|COMPLETED|cpu=1|cpu=%d\n", i+1, i+1)
+	}
+	hdr, data, _ := strings.Cut(b.String(), "\n")
+	lay := &sacctLayout{dense: schemas.DenseTRESList(nil), request: true}
+	if err := lay.init(strings.Split(hdr, "|")); err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	opt := SacctOptions{Allocator: mem, RequestColumns: true}
+	p := newSacctParser("memo.psv", lay, opt, schemas.JobsWith(schemas.JobsOptions{Request: true}))
+	res := p.parseChunk(chunk{line: 2, data: []byte(data)})
+	if res.rec == nil || res.stats.Ingested != int64(n) {
+		t.Fatalf("stats %s, want %d ingested", res.stats.String(), n)
+	}
+	defer res.rec.Release()
+	if items := len(p.tresMemo.items); items > maxTRESMemo+1 {
+		t.Errorf("memo holds %d items, want at most %d", items, maxTRESMemo+1)
+	}
+	for _, i := range []int{0, 1, maxTRESMemo - 1, maxTRESMemo, maxTRESMemo + 1, n - 1} {
+		if got, want := cellAt(t, res.rec, schemas.ColReqTRES, i), fmt.Sprintf("cpu=%d", i+1); got != want {
+			t.Errorf("row %d req_tres = %s, want %s", i, got, want)
+		}
+		if got := cellAt(t, res.rec, schemas.ColAllocTRES, i); got != "cpu=1" {
+			t.Errorf("row %d alloc_tres = %s, want cpu=1", i, got)
+		}
+	}
+	checkBatch(t, res.rec)
+}

@@ -102,28 +102,36 @@ type submitOption struct {
 // value the command refuses (a --nice beyond ±2147483645): such a line
 // cannot have submitted a job.
 func ParseSubmitLine(line string) (Submission, error) {
-	args := strings.Split(line, " ")
-	prog := args[0]
+	return parseSubmitLine(line, nil)
+}
+
+// parseSubmitLine is ParseSubmitLine appending the components to comps,
+// so that a caller reading many lines reuses one slice.
+func parseSubmitLine(line string, comps []SubmitOptions) (Submission, error) {
+	args := submitArgs{rest: line}
+	prog, _ := args.next()
+	cmd := prog
 	if i := strings.LastIndexByte(prog, '/'); i >= 0 {
 		prog = prog[i+1:]
 	}
-	var mask submitProg
+	var tbl *submitTable
 	switch prog {
 	case "sbatch":
-		mask = progSbatch
+		tbl = &submitTables[0]
 	case "srun":
-		mask = progSrun
+		tbl = &submitTables[1]
 	case "salloc":
-		mask = progSalloc
+		tbl = &submitTables[2]
 	default:
-		return Submission{}, fmt.Errorf("%w: %q is not sbatch, srun or salloc", ErrUnreadableSubmitLine, args[0])
+		return Submission{}, fmt.Errorf("%w: %q is not sbatch, srun or salloc", ErrUnreadableSubmitLine, cmd)
 	}
-	s := Submission{Program: prog}
+	s := Submission{Program: prog, Components: comps[:0]}
 	var cur SubmitOptions
-	i := 1
-	for i < len(args) {
-		a := args[i]
-		i++
+	for {
+		a, ok := args.next()
+		if !ok {
+			break
+		}
 		switch {
 		case a == ":":
 			s.Components = append(s.Components, cur)
@@ -134,20 +142,26 @@ func ParseSubmitLine(line string) (Submission, error) {
 			// "--", what follows). srun starts each component's options
 			// after the previous component's command; sbatch and salloc
 			// take one script or command, at the end.
-			if mask != progSrun {
-				i = len(args)
+			if tbl.prog != progSrun {
+				args.rest, args.done = "", true
 				continue
 			}
-			for i < len(args) && args[i] != ":" {
-				i++
+			for {
+				if w, ok := args.next(); !ok || w == ":" {
+					if ok {
+						s.Components = append(s.Components, cur)
+						cur = SubmitOptions{}
+					}
+					break
+				}
 			}
 			continue
 		}
 		var err error
 		if a[1] == '-' {
-			i, err = cur.long(mask, a[2:], args, i)
+			err = cur.long(tbl, a[2:], &args)
 		} else {
-			i, err = cur.shorts(mask, a[1:], args, i)
+			err = cur.shorts(tbl, a[1:], &args)
 		}
 		if err != nil {
 			return Submission{}, err
@@ -157,42 +171,59 @@ func ParseSubmitLine(line string) (Submission, error) {
 	return s, nil
 }
 
-// long applies the long option word "--"+w; next is the index of the word
-// after it, and the index after the option's argument is returned.
-func (o *SubmitOptions) long(mask submitProg, w string, args []string, next int) (int, error) {
+// submitArgs hands out the words of a SubmitLine, split at every single
+// space (an empty word between two spaces is an empty argument).
+type submitArgs struct {
+	rest string
+	done bool
+}
+
+// next returns the next word; ok is false after the last one.
+func (a *submitArgs) next() (w string, ok bool) {
+	if a.done {
+		return "", false
+	}
+	if i := strings.IndexByte(a.rest, ' '); i >= 0 {
+		w, a.rest = a.rest[:i], a.rest[i+1:]
+		return w, true
+	}
+	w, a.rest, a.done = a.rest, "", true
+	return w, true
+}
+
+// long applies the long option word "--"+w; args is after it.
+func (o *SubmitOptions) long(tbl *submitTable, w string, args *submitArgs) error {
 	name, val, hasVal := strings.Cut(w, "=")
-	opt, err := findLongOption(mask, name)
+	opt, err := tbl.findLong(name)
 	if err != nil {
-		return next, err
+		return err
 	}
 	switch opt.arg {
 	case argNone:
 		if hasVal {
-			return next, fmt.Errorf("%w: option --%s takes no argument", ErrUnreadableSubmitLine, opt.name)
+			return fmt.Errorf("%w: option --%s takes no argument", ErrUnreadableSubmitLine, opt.name)
 		}
 	case argRequired:
 		if !hasVal {
-			if next >= len(args) {
-				return next, fmt.Errorf("%w: option --%s lacks its argument", ErrUnreadableSubmitLine, opt.name)
+			if val, hasVal = args.next(); !hasVal {
+				return fmt.Errorf("%w: option --%s lacks its argument", ErrUnreadableSubmitLine, opt.name)
 			}
-			val, hasVal = args[next], true
-			next++
 		}
 	}
-	return next, o.apply(opt, val, hasVal)
+	return o.apply(opt, val, hasVal)
 }
 
 // shorts applies a word of short options ("-H", "-Hp", "-pa,b"); w is the
-// word without its '-'.
-func (o *SubmitOptions) shorts(mask submitProg, w string, args []string, next int) (int, error) {
+// word without its '-', args is after it.
+func (o *SubmitOptions) shorts(tbl *submitTable, w string, args *submitArgs) error {
 	for j := 0; j < len(w); j++ {
-		opt, ok := findShortOption(mask, w[j])
-		if !ok {
-			return next, fmt.Errorf("%w: unknown option -%c", ErrUnreadableSubmitLine, w[j])
+		opt := tbl.short[w[j]]
+		if opt == nil {
+			return fmt.Errorf("%w: unknown option -%c", ErrUnreadableSubmitLine, w[j])
 		}
 		if opt.arg == argNone {
 			if err := o.apply(opt, "", false); err != nil {
-				return next, err
+				return err
 			}
 			continue
 		}
@@ -200,15 +231,13 @@ func (o *SubmitOptions) shorts(mask submitProg, w string, args []string, next in
 		// it is the next word.
 		val, hasVal := w[j+1:], j+1 < len(w)
 		if !hasVal && opt.arg == argRequired {
-			if next >= len(args) {
-				return next, fmt.Errorf("%w: option -%c lacks its argument", ErrUnreadableSubmitLine, opt.short)
+			if val, hasVal = args.next(); !hasVal {
+				return fmt.Errorf("%w: option -%c lacks its argument", ErrUnreadableSubmitLine, opt.short)
 			}
-			val, hasVal = args[next], true
-			next++
 		}
-		return next, o.apply(opt, val, hasVal)
+		return o.apply(opt, val, hasVal)
 	}
-	return next, nil
+	return nil
 }
 
 // apply records the options Submission reads; a later one overrides an
@@ -261,22 +290,46 @@ func strtoll(s string) (int64, bool) {
 	return n, true
 }
 
-// findLongOption finds the option "--"+name of the commands in mask: an
-// exact name, or, as getopt_long allows, an abbreviation that only one
-// option starts with. Abbreviations shared by options that read alike here
-// (the same argument kind, none of them one Submission reads, or all the
-// same one) are taken too: getopt_long refuses some of them, and then no
-// job was submitted with them.
-func findLongOption(mask submitProg, name string) (*submitOption, error) {
-	for i := range submitOptions {
-		if o := &submitOptions[i]; o.progs&mask != 0 && o.name == name {
-			return o, nil
+// submitTable is the option table of one command, indexed.
+type submitTable struct {
+	prog  submitProg
+	long  map[string]*submitOption
+	short [256]*submitOption
+}
+
+// submitTables index submitOptions for sbatch, srun and salloc; they are
+// built once and only read.
+var submitTables = func() (t [3]submitTable) {
+	for k, prog := range []submitProg{progSbatch, progSrun, progSalloc} {
+		t[k] = submitTable{prog: prog, long: make(map[string]*submitOption)}
+		for i := range submitOptions {
+			o := &submitOptions[i]
+			if o.progs&prog == 0 {
+				continue
+			}
+			t[k].long[o.name] = o
+			if o.short != 0 {
+				t[k].short[o.short] = o
+			}
 		}
+	}
+	return t
+}()
+
+// findLong finds the option "--"+name of the command: an exact name, or, as
+// getopt_long allows, an abbreviation that only one option starts with.
+// Abbreviations shared by options that read alike here (the same argument
+// kind, none of them one Submission reads, or all the same one) are taken
+// too: getopt_long refuses some of them, and then no job was submitted with
+// them.
+func (t *submitTable) findLong(name string) (*submitOption, error) {
+	if o := t.long[name]; o != nil {
+		return o, nil
 	}
 	var found *submitOption
 	for i := range submitOptions {
 		o := &submitOptions[i]
-		if o.progs&mask == 0 || !strings.HasPrefix(o.name, name) {
+		if o.progs&t.prog == 0 || !strings.HasPrefix(o.name, name) {
 			continue
 		}
 		switch {
@@ -299,14 +352,4 @@ func submitReads(name string) bool {
 		return true
 	}
 	return false
-}
-
-// findShortOption finds the option -c of the commands in mask.
-func findShortOption(mask submitProg, c byte) (*submitOption, bool) {
-	for i := range submitOptions {
-		if o := &submitOptions[i]; o.short == c && o.progs&mask != 0 {
-			return o, true
-		}
-	}
-	return nil, false
 }
