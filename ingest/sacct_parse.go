@@ -1014,8 +1014,9 @@ func (m *tresMemo) reset() {
 	m.last = -1
 }
 
-// addTRES parses AllocTRES text v into a new item of p.tresMemo and
-// returns its number, or why v is rejected (leaving the memo as it was).
+// addTRES parses AllocTRES text v into a new item of p.tresMemo, emptied
+// first when full, and returns its number, or why v is rejected (leaving
+// the memo as it was).
 func (p *sacctParser) addTRES(v []byte) (int32, *ParseError) {
 	if p.tresMemo.full() {
 		p.tresMemo.reset()

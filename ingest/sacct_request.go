@@ -11,7 +11,7 @@ import (
 // asked for and how it was submitted (schemas.RequestFields).
 
 // reqRow holds the request values of the record being parsed. The
-// parser owns one and reuses it (with its memos) from row to row.
+// parser owns one and reuses it (with its last SubmitLine) from row to row.
 type reqRow struct {
 	cpus, nodes, prio       int64
 	cpusOK, nodesOK, prioOK bool
