@@ -289,8 +289,11 @@ func (p *confParser) nodeLine(file string, line, seq int, pairs []confPair) {
 	}
 	for _, n := range names {
 		if first, dup := p.nodeIndex[n]; dup {
-			prev := &p.cfg.NodeGroups[first]
-			p.addErr(seq, file, line, pairs[0].key, name, fmt.Errorf("node %s already defined at %s:%d", n, prev.File, prev.Line))
+			prevFile, prevLine := file, line // listed twice on this line
+			if first < len(p.cfg.NodeGroups) {
+				prevFile, prevLine = p.cfg.NodeGroups[first].File, p.cfg.NodeGroups[first].Line
+			}
+			p.addErr(seq, file, line, pairs[0].key, name, fmt.Errorf("node %s already defined at %s:%d", n, prevFile, prevLine))
 			continue
 		}
 		p.nodeIndex[n] = len(p.cfg.NodeGroups)

@@ -200,6 +200,7 @@ func TestNodeConfErrors(t *testing.T) {
 		want       []string
 	}{
 		{"duplicate node", "NodeName=n[1-2]\nNodeName=n2", []string{`ingest nodes.conf:2: NodeName="n2": node n2 already defined at nodes.conf:1`}},
+		{"node listed twice on its line", "NodeName=n[1,1]", []string{`ingest nodes.conf:1: NodeName="n[1,1]": node n1 already defined at nodes.conf:1`}},
 		{"reserved ALL", "NodeName=ALL CPUs=2", []string{`ingest nodes.conf:1: NodeName="ALL": ALL is a reserved word, not a node name`}},
 		{"bad hostlist", "NodeName=n[1-", []string{`ingest nodes.conf:1: NodeName="n[1-": "n[1-": '[' without ']'`}},
 		{"bad count", "NodeName=n1 CPUs=many", []string{`ingest nodes.conf:1: CPUs="many": not an integer`}},
