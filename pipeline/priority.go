@@ -1,0 +1,326 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+
+	"github.com/fairledger/fairledger/billing"
+	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/priority"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// prioModel holds what job priority takes from the run's configuration
+// (docs/slurm-semantics.md §13): the weights and flags of slurm.conf, the
+// cluster's and partitions' totals from its NodeName and PartitionName
+// lines, the association priorities of a sacctmgr dump and the QOS
+// priorities of the QOS dump.
+type prioModel struct {
+	params  priority.Params
+	cluster priority.Cluster
+	parts   map[string]int // partition name → index in cluster.Partitions
+	// maxTimeMin is each partition's MaxTime (minutes; math.MaxUint32 for
+	// UNLIMITED), the time limit of a job without one of its own.
+	maxTimeMin []uint32
+	assoc      map[prioAssocKey]uint32 // (account, user) → effective priority
+	qos        *ingest.QOSTable
+}
+
+type prioAssocKey struct{ account, user string }
+
+// newPrioModel builds the priority model of a run for the slurmctld
+// release rel.
+func newPrioModel(conf *ingest.Config, assoc *ingest.Associations, qos *ingest.QOSTable, rel ingest.SlurmVersion) (*prioModel, error) {
+	tres := schemas.ClusterTRES(conf.AccountingStorageTRES)
+	m := &prioModel{parts: map[string]int{}, assoc: map[prioAssocKey]uint32{}, qos: qos}
+	w := priority.Weights{
+		Age: weight32(conf.PriorityWeightAge), Assoc: weight32(conf.PriorityWeightAssoc),
+		FairShare: weight32(conf.PriorityWeightFairshare), JobSize: weight32(conf.PriorityWeightJobSize),
+		Partition: weight32(conf.PriorityWeightPartition), QOS: weight32(conf.PriorityWeightQOS),
+		TRESConfig: conf.PriorityWeightTRES,
+	}
+	if conf.PriorityWeightTRES != "" {
+		ws, err := billing.ParseWeights(conf.PriorityWeightTRES, tres)
+		if err != nil {
+			return nil, fmt.Errorf("PriorityWeightTRES=%s: %w", conf.PriorityWeightTRES, err)
+		}
+		w.TRES = make([]float64, len(tres))
+		for i, t := range tres {
+			w.TRES[i], _ = ws.Get(t)
+		}
+	}
+	m.params = priority.Params{Weights: w, Flags: priority.ParseFlags(conf.PriorityFlags),
+		FavorSmall: conf.PriorityFavorSmall, MaxAgeSec: uint32(min(max(conf.PriorityMaxAgeSec, 0), math.MaxUint32)),
+		Release: priority.Release{Major: rel.Major, Minor: rel.Minor}}
+	m.cluster = priority.Cluster{TRES: tres, Nodes: uint32(conf.Totals.Nodes), CPUs: uint32(conf.Totals.CPUs)}
+	for _, p := range conf.Partitions {
+		m.parts[p.Name] = len(m.cluster.Partitions)
+		m.cluster.Partitions = append(m.cluster.Partitions, priority.Partition{Name: p.Name,
+			PriorityJobFactor: uint16(min(max(p.PriorityJobFactor, 0), math.MaxUint16)),
+			PriorityTier:      uint16(min(max(p.PriorityTier, 0), math.MaxUint16)),
+			TRES:              tresVector(tres, p.Totals.TRES())})
+		lim := uint32(math.MaxUint32)
+		if p.MaxTimeMin >= 0 {
+			lim = uint32(min(p.MaxTimeMin, math.MaxUint32-1))
+		}
+		m.maxTimeMin = append(m.maxTimeMin, lim)
+	}
+	if assoc != nil {
+		eff := assoc.EffectivePriorities()
+		for i, r := range assoc.Rows {
+			p := uint32(min(max(eff[i], 0), math.MaxUint32))
+			m.cluster.MaxAssocPriority = max(m.cluster.MaxAssocPriority, p)
+			if r.IsUser() {
+				m.assoc[prioAssocKey{r.Account, r.User}] = p
+			}
+		}
+	}
+	if qos != nil {
+		for _, q := range qos.Rows {
+			m.cluster.MaxQOSPriority = max(m.cluster.MaxQOSPriority, uint32(min(max(q.Priority, 0), math.MaxUint32)))
+		}
+	}
+	return m, nil
+}
+
+func weight32(w int64) uint32 { return uint32(min(max(w, 0), math.MaxUint32)) }
+
+// tresVector lays counts out in the order of tres (a shorter vector counts
+// the rest 0).
+func tresVector(tres []string, counts []ingest.TRESCount) []uint64 {
+	v := make([]uint64, len(tres))
+	for _, c := range counts {
+		if i := slices.Index(tres, schemas.CanonicalTRES(c.TRES)); i >= 0 {
+			v[i] = c.Count
+		}
+	}
+	return v
+}
+
+// prioJob is one job as its priority needs it: who, where, what it asked
+// for, and when it was submitted, became eligible, started and ended.
+type prioJob struct {
+	job      priority.Job
+	jobID    string
+	arrayJob uint32 // ArrayJobID; 0 unless an array task
+	qos      string
+	submit   int64 // Unix seconds; 0 unknown
+	eligible int64 // 0 unknown
+	start    int64 // 0: never started
+	end      int64 // 0: none (still pending or running)
+	held     bool  // submitted with --hold: eligible is its release
+}
+
+// pendingAt reports whether j waited in the queue at t and sprio would
+// list it (docs/slurm-semantics.md §13.6): submitted, eligible (its begin
+// time, dependency or release reached), not started and not ended.
+func (j *prioJob) pendingAt(t int64) bool {
+	if j.submit == 0 || j.submit > t || j.eligible == 0 || j.eligible > t {
+		return false
+	}
+	if j.start != 0 && j.start <= t {
+		return false
+	}
+	return j.end == 0 || j.end > t
+}
+
+// computedAt is when slurmctld last computed j's factors as of t, the last
+// decay tick at or before t being tick: at the tick, unless the job was
+// submitted or released after it (slurmctld computes a job's priority
+// when it is submitted and when it is released).
+func (j *prioJob) computedAt(tick int64) int64 {
+	at := max(tick, j.submit)
+	if j.held {
+		at = max(at, j.eligible)
+	}
+	return at
+}
+
+// pendingJobs appends to dst the jobs of jobs that sprio lists at t, each
+// with the time its factors were computed at as of the decay tick tick
+// (the last at or before t). The pending tasks of a job array are one
+// job, as slurmctld keeps them until a task starts: the array's record,
+// with the array's job id and the earliest eligible time of all its tasks
+// (sacct gives a throttled array's later tasks the time a slot freed, but
+// the pending record keeps the array's).
+func pendingJobs(dst []prioPending, jobs []prioJob, t, tick int64) []prioPending {
+	arrays := map[uint32]int{}          // array job id → index in dst
+	firstEligible := map[uint32]int64{} // array job id → its tasks' earliest eligible time
+	for i := range jobs {
+		if j := &jobs[i]; j.arrayJob != 0 && j.eligible != 0 {
+			if e, ok := firstEligible[j.arrayJob]; !ok || j.eligible < e {
+				firstEligible[j.arrayJob] = j.eligible
+			}
+		}
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		if j.arrayJob == 0 {
+			if j.pendingAt(t) {
+				dst = append(dst, prioPending{job: j.job, at: j.computedAt(tick)})
+			}
+			continue
+		}
+		if j.submit == 0 || j.submit > t || (j.start != 0 && j.start <= t) || (j.end != 0 && j.end <= t) {
+			continue
+		}
+		if _, ok := arrays[j.arrayJob]; ok {
+			continue
+		}
+		p := prioPending{job: j.job, at: j.computedAt(tick)}
+		p.job.ID, p.job.EligibleSec = j.arrayJob, firstEligible[j.arrayJob]
+		arrays[j.arrayJob] = len(dst)
+		dst = append(dst, p)
+	}
+	for _, k := range arrays {
+		if e := dst[k].job.EligibleSec; e == 0 || e > t {
+			dst[k].job.EligibleSec = 0 // not yet eligible: not listed
+		}
+	}
+	return slices.DeleteFunc(dst, func(p prioPending) bool { return p.job.EligibleSec == 0 })
+}
+
+// prioPending is a job sprio lists and the time its factors are of.
+type prioPending struct {
+	job priority.Job
+	at  int64
+}
+
+// appendPrioJobs appends the jobs of a sacct batch read with
+// RequestColumns and KeepPending to dst.
+func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, error) {
+	str := func(name string) (func(i int) string, error) {
+		d, codes, names, err := schemas.DictStringColumn(rec, name)
+		if err != nil {
+			return nil, err
+		}
+		return func(i int) string {
+			if d.IsNull(i) {
+				return ""
+			}
+			return names.Value(int(codes[i]))
+		}, nil
+	}
+	ts := func(name string) (*array.Timestamp, error) {
+		return schemas.RecordColumn[*array.Timestamp](rec, name, "timestamp")
+	}
+	i64 := func(name string) (*array.Int64, error) {
+		return schemas.RecordColumn[*array.Int64](rec, name, "int64")
+	}
+	var err error
+	var user, account, partition, qos, reqParts func(int) string
+	for _, c := range []struct {
+		f    *func(int) string
+		name string
+	}{{&user, schemas.ColUser}, {&account, schemas.ColAccount}, {&partition, schemas.ColPartition},
+		{&qos, schemas.ColQOS}, {&reqParts, schemas.ColReqPartitions}} {
+		if *c.f, err = str(c.name); err != nil {
+			return dst, err
+		}
+	}
+	jobID, err := schemas.RecordColumn[*array.String](rec, schemas.ColJobID, "utf8")
+	if err != nil {
+		return dst, err
+	}
+	var submit, eligible, start, end *array.Timestamp
+	for _, c := range []struct {
+		a    **array.Timestamp
+		name string
+	}{{&submit, schemas.ColSubmit}, {&eligible, schemas.ColEligible}, {&start, schemas.ColStart}, {&end, schemas.ColEnd}} {
+		if *c.a, err = ts(c.name); err != nil {
+			return dst, err
+		}
+	}
+	var raw, arrayJob, limit, reqCPUs, reqNodes, nice, allocCPUs, nnodes *array.Int64
+	for _, c := range []struct {
+		a    **array.Int64
+		name string
+	}{{&raw, schemas.ColJobIDRaw}, {&arrayJob, schemas.ColArrayJobID}, {&limit, schemas.ColTimelimitMin}, {&reqCPUs, schemas.ColReqCPUs},
+		{&reqNodes, schemas.ColReqNodes}, {&nice, schemas.ColNice}, {&allocCPUs, schemas.ColAllocCPUs}, {&nnodes, schemas.ColNNodes}} {
+		if *c.a, err = i64(c.name); err != nil {
+			return dst, err
+		}
+	}
+	hold, err := schemas.RecordColumn[*array.Boolean](rec, schemas.ColHoldRequested, "bool")
+	if err != nil {
+		return dst, err
+	}
+	reqTRES, err := schemas.RecordColumn[*array.Map](rec, schemas.ColReqTRES, "map<utf8, float64>")
+	if err != nil {
+		return dst, err
+	}
+	keys, kok := reqTRES.Keys().(*array.String)
+	vals, vok := reqTRES.Items().(*array.Float64)
+	if !kok || !vok {
+		return dst, fmt.Errorf("column %q is %s, want map<utf8, float64>", schemas.ColReqTRES, reqTRES.DataType())
+	}
+	sec := func(a *array.Timestamp, i int) int64 {
+		if a.IsNull(i) {
+			return 0
+		}
+		return int64(a.Value(i))
+	}
+	for i := 0; i < int(rec.NumRows()); i++ {
+		pj := prioJob{jobID: jobID.Value(i), qos: qos(i), submit: sec(submit, i), eligible: sec(eligible, i),
+			start: sec(start, i), end: sec(end, i), held: hold.IsValid(i) && hold.Value(i)}
+		j := &pj.job
+		j.ID = uint32(raw.Value(i))
+		if arrayJob.IsValid(i) {
+			pj.arrayJob = uint32(arrayJob.Value(i))
+		}
+		j.User, j.Account = user(i), account(i)
+		j.EligibleSec = pj.eligible
+		j.AssocPriority = m.assoc[prioAssocKey{j.Account, j.User}]
+		if p, ok := m.qos.Priority(pj.qos); ok {
+			j.QOS = []priority.QOS{{Name: pj.qos, Priority: uint32(min(max(p, 0), math.MaxUint32))}}
+		} else {
+			j.QOS = []priority.QOS{{Name: pj.qos}}
+		}
+		// While pending a job waits in every partition it asked for
+		// (SubmitLine's -p); sacct's Partition is the one it ran in.
+		parts := []string{partition(i)}
+		if p := reqParts(i); p != "" {
+			parts = strings.Split(p, ",")
+		}
+		for _, p := range parts {
+			if k, ok := m.parts[p]; ok && !slices.Contains(j.Partitions, k) {
+				j.Partitions = append(j.Partitions, k)
+			}
+		}
+		if reqNodes.IsValid(i) {
+			j.Nodes = uint32(reqNodes.Value(i))
+		} else {
+			j.Nodes = uint32(nnodes.Value(i))
+		}
+		if reqCPUs.IsValid(i) {
+			j.CPUs = uint32(reqCPUs.Value(i))
+		} else {
+			j.CPUs = uint32(allocCPUs.Value(i))
+		}
+		switch {
+		case limit.IsValid(i):
+			j.TimeLimitMin = uint32(min(max(limit.Value(i), 0), math.MaxUint32))
+		case len(j.Partitions) > 0:
+			j.TimeLimitMin = m.maxTimeMin[j.Partitions[0]]
+		}
+		if nice.IsValid(i) {
+			j.Nice = int32(nice.Value(i))
+		}
+		if reqTRES.IsValid(i) {
+			j.TRES = make([]uint64, len(m.cluster.TRES))
+			lo, hi := reqTRES.ValueOffsets(i)
+			for k := lo; k < hi; k++ {
+				if t := slices.Index(m.cluster.TRES, schemas.CanonicalTRES(keys.Value(int(k)))); t >= 0 {
+					j.TRES[t] = uint64(max(vals.Value(int(k)), 0))
+				}
+			}
+		}
+		dst = append(dst, pj)
+	}
+	return dst, nil
+}
