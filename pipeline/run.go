@@ -33,91 +33,6 @@ import (
 	"github.com/fairledger/fairledger/schemas"
 )
 
-// Inputs are a cluster's files, the small ones already parsed.
-type Inputs struct {
-	// Conf is the cluster's slurm.conf.
-	Conf *ingest.Config
-	// Assoc are the association tree dumps, oldest first (one undated dump
-	// has a zero Effective and is in force at every snapshot).
-	Assoc []ingest.DatedAssociations
-	// QOS is the QOS table (UsageFactor); nil gives every QOS factor 1.
-	QOS *ingest.QOSTable
-	// Sacct are the sacct -P files, streamed in order.
-	Sacct []string
-	// SacctOptions are passed to the sacct reader (Fields, Location,
-	// Cluster, OnReject, ...); DenseTRES is set from the billing table.
-	SacctOptions ingest.SacctOptions
-	// Files are the other input files (slurm.conf, association dumps, QOS),
-	// recorded with their size and SHA-256 in the runs table.
-	Files []string
-	// SlurmctldLogs are slurmctld's log files (rotated ones in any order),
-	// written with DebugFlags=Priority at SlurmctldDebug=verbose or more:
-	// over the span they cover the run ticks when slurmctld's decay thread
-	// did, and a job end in a tick's second is ordered against the tick
-	// as the log orders it. Their times are read in Options.Location.
-	SlurmctldLogs []string
-}
-
-// Options control a run.
-type Options struct {
-	// History is the history directory.
-	History string
-	// Cluster is the history's cluster name; default Conf.ClusterName.
-	Cluster string
-	// From is where a run without a usable checkpoint starts charging
-	// (default: the earliest job start, floored to a tick); with a
-	// checkpoint, the run resumes from the newest one at or before From.
-	From time.Time
-	// To is the end of the window (default: the latest job end, or now
-	// when a job is still running).
-	To time.Time
-	// SnapshotEvery is the interval of fair-share snapshots from local
-	// midnight (24h: daily at midnight); 0 takes only the snapshot at To.
-	SnapshotEvery time.Duration
-	// Location is the site's zone: local midnight, usage resets.
-	Location *time.Location
-	// TickOrigin is a Unix second at which slurmctld's decay thread ticked
-	// (its grid is that second plus multiples of PriorityCalcPeriod); nil
-	// takes the history's grid, and for a new history the epoch's (ticks
-	// at multiples of PriorityCalcPeriod). The grid is a property of the
-	// history: a run resuming a checkpoint computed on another grid is
-	// refused; a recompute from the start of the history may change it.
-	TickOrigin *int64
-	// SlurmVersion is the release series of the site's slurmctld (zero:
-	// ingest.NewestSlurmVersion); it is recorded with the run, and the
-	// rules that differ between releases follow it (docs/slurm-versions.md).
-	SlurmVersion ingest.SlurmVersion
-	// Now is the clock (default time.Now).
-	Now func() time.Time
-	// Version is recorded in the runs table.
-	Version string
-	// LockWait is how long to wait for another run's lock (0: fail at once).
-	LockWait time.Duration
-	// KeepCheckpoints is how many checkpoints to keep per cluster (default
-	// DefaultKeepCheckpoints).
-	KeepCheckpoints int
-	// Log receives the run's log lines.
-	Log zerolog.Logger
-	// Progress, when set, is called after every batch of sacct rows.
-	Progress func(Progress)
-	// DryRun reads and computes everything a run would, its refusals
-	// included, and writes nothing: no history file, checkpoint or runs
-	// row, and no spill files (the jobs and usage tables are not built). A
-	// missing history directory is not created; an existing one is locked
-	// while the dry run reads its checkpoints, as a run locks it.
-	DryRun bool
-}
-
-// Progress reports how far the sacct files have been read.
-type Progress struct {
-	// File is the sacct file being read.
-	File string
-	// BytesDone and BytesTotal count the bytes of all sacct files.
-	BytesDone, BytesTotal int64
-	// Rows is the number of sacct records read so far.
-	Rows int64
-}
-
 // Summary accounts for a run: every input row, every job and what was
 // written.
 type Summary struct {
@@ -194,15 +109,6 @@ type Phases struct {
 	Decay time.Duration
 	// Jobs is the jobs and usage tables, from the end of Read.
 	Jobs time.Duration
-}
-
-// Validate checks what a run derives from the inputs' configuration
-// before it reads any job (slurm.conf's decay settings and
-// TRESBillingWeights, the association trees), as Run does first: check
-// calls it so that it refuses what run refuses. It does no I/O.
-func Validate(in Inputs, opt Options) error {
-	_, err := newModel(in, opt)
-	return err
 }
 
 // Run executes one night for one cluster: see the package documentation.
