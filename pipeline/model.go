@@ -1,0 +1,240 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fairledger/fairledger/billing"
+	"github.com/fairledger/fairledger/decay"
+	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/schemas"
+)
+
+// model is what a run derives from the cluster's configuration.
+type model struct {
+	cluster   string
+	conf      *ingest.Config
+	params    decay.Params
+	bill      *billing.Table
+	algo      fairshare.Algorithm
+	damp      float64
+	trees     []*fairshare.Tree
+	effective []time.Time
+	sources   []string
+	uni       *fairshare.Universe
+	keys      []fairshare.Key
+	res       *decay.Resolver
+	cfg       record.RunConfig
+	qos       *ingest.QOSTable
+	ctld      *ctldLog // nil without Inputs.SlurmctldLogs
+}
+
+func (m *model) calcPeriod() int64 {
+	if m.params.CalcPeriodSec > 0 {
+		return m.params.CalcPeriodSec
+	}
+	return decay.DefaultCalcPeriodSec
+}
+
+func newModel(in Inputs, opt Options) (*model, error) {
+	conf := in.Conf
+	if conf == nil {
+		return nil, errors.New("run: no slurm.conf")
+	}
+	m := &model{conf: conf, cluster: opt.Cluster, qos: in.QOS}
+	if m.cluster == "" {
+		m.cluster = conf.ClusterName
+	}
+	if m.cluster == "" {
+		return nil, errors.New("run: slurm.conf has no ClusterName; pass --cluster")
+	}
+	m.params = decay.Params{
+		HalfLifeSec: conf.DecayHalfLifeSec, CalcPeriodSec: conf.CalcPeriodSec,
+		ResetPeriod: conf.UsageResetPeriod, Location: opt.Location, LimitsEnforced: conf.LimitsEnforced(),
+	}
+	if err := m.params.Validate(); err != nil {
+		return nil, fmt.Errorf("slurm.conf %s: %w", conf.File, err)
+	}
+	var parts []billing.Partition
+	var rparts []record.RunPartition
+	for _, p := range conf.Partitions {
+		parts = append(parts, billing.Partition{Name: p.Name, TRESBillingWeights: p.TRESBillingWeights})
+		rparts = append(rparts, record.RunPartition{Name: p.Name, TRESBillingWeights: p.TRESBillingWeights})
+	}
+	bill, err := billing.Compile(parts, conf.PriorityFlags, append(billing.AlwaysTracked(), conf.AccountingStorageTRES...))
+	if rerr := checkWeightRange(conf); err != nil || rerr != nil {
+		if err != nil {
+			err = weightsError(conf, err)
+		}
+		return nil, errors.Join(err, rerr)
+	}
+	m.bill = bill
+	version := opt.SlurmVersion
+	if version == (ingest.SlurmVersion{}) {
+		version = ingest.NewestSlurmVersion()
+	}
+	if bill.Mode() == billing.MaxTRESGRES && version.Before(ingest.SlurmVersion{Major: 25, Minor: 5}) {
+		return nil, fmt.Errorf("slurm.conf %s: PriorityFlags=MAX_TRES_GRES: Slurm %s has no such flag (it came with 25.05); "+
+			"its slurmctld matches the flag's name by substring and bills as MAX_TRES: write MAX_TRES, or give the --slurm-version the site runs",
+			conf.File, version)
+	}
+	m.algo = conf.Algorithm()
+	m.damp = float64(conf.FairShareDampeningFactor)
+	if m.damp < 1 {
+		m.damp = 1
+	}
+	if len(in.Assoc) == 0 {
+		return nil, errors.New("run: no association tree")
+	}
+	for _, d := range in.Assoc {
+		key := m.cluster
+		if cl := d.Assoc.Clusters(); len(cl) == 1 && cl[0] == "" {
+			key = "" // a dump without a Cluster column
+		}
+		nodes, err := d.Assoc.Nodes(key)
+		if err != nil {
+			return nil, err
+		}
+		t, err := fairshare.NewTree(nodes)
+		if err != nil {
+			return nil, fmt.Errorf("association tree %s: %w", d.Assoc.File, err)
+		}
+		m.trees = append(m.trees, t)
+		m.effective = append(m.effective, d.Effective)
+		m.sources = append(m.sources, d.Assoc.File)
+	}
+	if m.uni, err = fairshare.NewUniverse(m.trees); err != nil {
+		return nil, fmt.Errorf("association trees: %w", err)
+	}
+	m.keys = m.uni.Keys()
+	assocs := make([]decay.Assoc, len(m.keys))
+	for i, k := range m.keys {
+		assocs[i] = decay.Assoc{Account: k.Account, User: k.User, Partition: k.Partition, Parent: m.uni.Parents()[i]}
+	}
+	if m.res, err = decay.NewResolver(m.cluster, assocs); err != nil {
+		return nil, fmt.Errorf("association trees: %w", err)
+	}
+	every := opt.SnapshotEvery.String()
+	m.cfg = record.RunConfig{
+		Cluster: m.cluster, Algorithm: m.algo.String(), HalfLifeSec: conf.DecayHalfLifeSec, CalcPeriodSec: m.calcPeriod(),
+		UsageResetPeriod: orNone(conf.UsageResetPeriod), PriorityFlags: conf.PriorityFlags,
+		DampeningFactor: int64(m.damp), AccountingStorageEnforce: conf.AccountingStorageEnforce,
+		LimitsEnforced: m.params.LimitsEnforced, TimeZone: opt.Location.String(), SnapshotEvery: every,
+		TRES: schemas.ClusterTRES(conf.AccountingStorageTRES), Partitions: rparts, SlurmVersion: version.String(),
+	}
+	return m, nil
+}
+
+// posMod is a mod m in [0, m).
+func posMod(a, m int64) int64 {
+	r := a % m
+	if r < 0 {
+		r += m
+	}
+	return r
+}
+
+// setTickPhase sets the phase of the run's tick grid (m.params.OriginUnix,
+// recorded in m.cfg), in [0, PriorityCalcPeriod): origin's when given,
+// else the history's (its newest checkpoint's), else 0. A resumed
+// checkpoint of another phase is refused later, where it is resumed.
+func (m *model) setTickPhase(cps []*storedCheckpoint, origin *int64) error {
+	P := m.calcPeriod()
+	hist := int64(-1)
+	if len(cps) > 0 {
+		newest := cps[len(cps)-1]
+		if err := newest.load(); err != nil {
+			return err
+		}
+		var st decay.State
+		if err := st.UnmarshalBinary(newest.State); err != nil {
+			return fmt.Errorf("checkpoint at %s: %w", fmtUnix(newest.To), err)
+		}
+		if st.CalcPeriodSec == P {
+			hist = posMod(st.OriginUnix, P)
+		}
+	}
+	phase := max(hist, 0)
+	if origin != nil {
+		phase = posMod(*origin, P)
+	}
+	m.params.OriginUnix, m.cfg.TickOriginUnix = phase, phase
+	return nil
+}
+
+// MaxWeight is the largest TRESBillingWeights weight a run accepts per
+// unit of a TRES: a million CPU-hours per CPU-hour is far beyond any
+// site's weights, and keeps the billing of the largest jobs finite.
+// Slurm itself takes any number strtod reads, negative ones included; but
+// a negative weight takes usage away and a huge one overflows a job's
+// billing to infinity, so a run refuses both, naming the line.
+const MaxWeight = 1e6
+
+// checkWeightRange refuses TRESBillingWeights outside [0, MaxWeight].
+func checkWeightRange(conf *ingest.Config) error {
+	var errs []error
+	for _, p := range conf.Partitions {
+		// Item by item: the items Compile refused do not hide the others.
+		var w billing.Weights
+		for _, item := range strings.Split(p.TRESBillingWeights, ",") {
+			if x, err := billing.ParseWeights(item, nil); err == nil {
+				w = append(w, x...)
+			}
+		}
+		for _, x := range w {
+			if x.PerUnit < 0 || x.PerUnit > MaxWeight {
+				errs = append(errs, &ingest.ParseError{File: p.File, Line: p.Line, Field: "TRESBillingWeights", Value: p.TRESBillingWeights,
+					Err: fmt.Errorf("partition %s: weight of %s is %g per unit: want 0 to %g", p.Name, x.TRES, x.PerUnit, float64(MaxWeight))})
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// weightsError names the file and line of each partition whose
+// TRESBillingWeights billing.Compile refused.
+func weightsError(conf *ingest.Config, err error) error {
+	var errs []error
+	for _, p := range conf.Partitions {
+		_, perr := billing.ParseWeights(p.TRESBillingWeights, append(billing.AlwaysTracked(), conf.AccountingStorageTRES...))
+		var we *billing.WeightsError
+		if errors.As(perr, &we) {
+			items := make([]error, len(we.Items))
+			for i, it := range we.Items {
+				items[i] = it
+			}
+			perr = errors.Join(items...)
+		}
+		if perr != nil {
+			errs = append(errs, &ingest.ParseError{File: p.File, Line: p.Line, Field: "TRESBillingWeights", Value: p.TRESBillingWeights,
+				Err: fmt.Errorf("partition %s: %w", p.Name, perr)})
+		}
+	}
+	if len(errs) == 0 {
+		return fmt.Errorf("slurm.conf %s: TRESBillingWeights: %w", conf.File, err)
+	}
+	return errors.Join(errs...)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "NONE"
+	}
+	return s
+}
+
+// treeAt is the index of the association dump in force at t (the oldest
+// before the first dump).
+func (m *model) treeAt(t time.Time) int {
+	i := 0
+	for j, e := range m.effective {
+		if !e.After(t) {
+			i = j
+		}
+	}
+	return i
+}
