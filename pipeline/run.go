@@ -15,6 +15,8 @@ import (
 	"path"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
@@ -22,6 +24,88 @@ import (
 
 // Run executes one night for one cluster: see the package documentation.
 func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
+	r, err := startRun(in, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer r.cleanup()
+	if err := r.openBase(); err != nil {
+		return nil, err
+	}
+	if err := r.readCheckpoints(); err != nil {
+		return nil, err
+	}
+	if err := r.readInputs(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.setWindow(); err != nil {
+		return nil, err
+	}
+	carriedMonths := r.st.settle(r.resumed(), r.lo, r.to, r.sum, r.log)
+	ticks, after, err := r.decayTicks()
+	if err != nil {
+		return nil, err
+	}
+	fw, err := r.newFairshareWriter(ticks, after)
+	if err != nil {
+		return nil, err
+	}
+	resid, err := r.decayAndJobs(ctx, fw, ticks, after, carriedMonths)
+	if err != nil {
+		return nil, err
+	}
+	if r.opt.DryRun {
+		r.sum.AfterTo = r.st.afterToCount(r.to)
+		r.sum.Finished = r.opt.Now()
+		return r.sum, nil
+	}
+	r.warnUnrecharged()
+	if err := r.commit(ctx, resid); err != nil {
+		return nil, err
+	}
+	return r.sum, nil
+}
+
+// runState is what Run's phases hand each other, set phase by phase.
+type runState struct {
+	in  Inputs
+	opt Options // with Run's defaults
+	sum *Summary
+	m   *model
+
+	// From openBase: the history, locked, and its committed generation.
+	h         *history.Store
+	tx        *history.Txn // nil in a dry run
+	base      *history.Manifest
+	readState func(history.Partition) ([]byte, error)
+	// From readCheckpoints: the cluster's checkpoints, oldest first.
+	cps []*storedCheckpoint
+	// From readInputs.
+	sp   *spill // nil in a dry run: the jobs tables are not built
+	dict *record.JobDict
+	st   *stream
+	read time.Time // when reading ended
+
+	// From setWindow: the window (lo, to] and the decay state at lo.
+	lo, to int64
+	origin int64             // where the history's charging of the cluster started (checkpoint.Origin)
+	ck     *storedCheckpoint // the checkpoint resumed; nil for a fresh start
+	state  *decay.State
+	log    zerolog.Logger // opt.Log with the cluster
+
+	// From newFairshareWriter: when the run begins counting the residues
+	// of ended jobs (math.MaxInt64: none, without a log), and when the
+	// chain of runs began counting them.
+	residueFrom, residueChain int64
+
+	// undo are the deferred cleanups of the phases, in the order they
+	// were deferred: cleanup runs them in reverse, as Run's defers.
+	undo []func()
+}
+
+// startRun sets Run's defaults, derives the model from the configuration
+// and reads the slurmctld logs.
+func startRun(in Inputs, opt Options) (*runState, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
@@ -53,77 +137,137 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 			opt.Log.Warn().Msg("slurmctld log without milliseconds: a job end in a tick's second is taken as before the tick")
 		}
 	}
+	return &runState{in: in, opt: opt, sum: sum, m: m}, nil
+}
+
+// deferCleanup has cleanup call f, as a defer in Run would.
+func (r *runState) deferCleanup(f func()) { r.undo = append(r.undo, f) }
+
+// cleanup runs the deferred cleanups, the last deferred first.
+func (r *runState) cleanup() {
+	for _, f := range r.undo {
+		defer f()
+	}
+}
+
+// openBase opens and locks the history and its base. Everything a run
+// writes goes into one commit on top of the committed generation (its
+// base); a dry run reads that generation, pinned.
+func (r *runState) openBase() error {
+	opt := r.opt
 	h, unlock, err := openHistory(opt)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer unlock()
-	// Everything a run writes goes into one commit on top of the committed
-	// generation (its base); a dry run reads that generation, pinned.
-	var tx *history.Txn
-	var base *history.Manifest
-	var readState func(history.Partition) ([]byte, error)
+	r.deferCleanup(func() { unlock() })
+	r.h = h
 	if opt.DryRun {
 		v, err := h.View()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		defer v.Close()
+		r.deferCleanup(func() { v.Close() })
 		// What CheckBase refuses below, a dry run refuses too.
 		if err := v.CheckFooters(); err != nil {
-			return nil, fmt.Errorf("%w; run fairledger verify --history %s", err, opt.History)
+			return fmt.Errorf("%w; run fairledger verify --history %s", err, opt.History)
 		}
-		base = &v.Manifest
-		readState = func(p history.Partition) ([]byte, error) { return v.ReadState(p.Cluster, path.Base(p.Path)) }
-	} else {
-		if tx, err = h.Begin(); err != nil {
-			return nil, err
-		}
-		defer tx.Abort() // nothing after Commit
-		if err := tx.CheckBase(); err != nil {
-			return nil, fmt.Errorf("%w; nothing was written: run fairledger verify --history %s", err, opt.History)
-		}
-		base, readState = tx.Base(), tx.ReadBytes
+		r.base = &v.Manifest
+		r.readState = func(p history.Partition) ([]byte, error) { return v.ReadState(p.Cluster, path.Base(p.Path)) }
+		return nil
 	}
-	cps, err := loadCheckpoints(base, readState, m.cluster)
+	tx, err := h.Begin()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := m.setTickPhase(cps, opt.TickOrigin); err != nil {
-		return nil, err
+	r.tx = tx
+	r.deferCleanup(func() { tx.Abort() }) // nothing after Commit
+	if err := tx.CheckBase(); err != nil {
+		return fmt.Errorf("%w; nothing was written: run fairledger verify --history %s", err, opt.History)
 	}
-	var sp *spill // nil in a dry run: the jobs tables are not built
+	r.base, r.readState = tx.Base(), tx.ReadBytes
+	return nil
+}
+
+// readCheckpoints lists the cluster's checkpoints in the base and sets
+// the phase of the tick grid from them.
+func (r *runState) readCheckpoints() error {
+	cps, err := loadCheckpoints(r.base, r.readState, r.m.cluster)
+	if err != nil {
+		return err
+	}
+	r.cps = cps
+	return r.m.setTickPhase(cps, r.opt.TickOrigin)
+}
+
+// readInputs reads the sacct files: it bills every batch, hands its jobs
+// to decay and spills its rows for the jobs tables.
+func (r *runState) readInputs(ctx context.Context) error {
+	opt := r.opt
 	if !opt.DryRun {
-		if sp, err = newSpill(h.Dir); err != nil {
-			return nil, err
+		sp, err := newSpill(r.h.Dir)
+		if err != nil {
+			return err
 		}
-		defer sp.close()
+		r.sp = sp
+		r.deferCleanup(func() { sp.close() })
 	}
 
-	dict := record.NewJobDict() // the names and TRES sets of every jobs record of the run
+	r.dict = record.NewJobDict() // the names and TRES sets of every jobs record of the run
 	// The checkpoints whose running jobs the input may continue: with --to
 	// given (as cron gives it), the one the run resumes from; else any.
-	maybe := cps
+	maybe := r.cps
 	if !opt.To.IsZero() {
 		maybe = nil
-		if c := pickCheckpoint(cps, opt.From, opt.To.Unix()); c != nil {
+		if c := pickCheckpoint(r.cps, opt.From, opt.To.Unix()); c != nil {
 			maybe = []*storedCheckpoint{c}
 		}
 	}
 	if err := loadAll(maybe); err != nil {
-		return nil, err
+		return err
 	}
-	st := newStream(m, cps, maybe, opt, sp, dict)
-	if err := st.readAll(ctx, in, opt, sum); err != nil {
-		return nil, err
+	r.st = newStream(r.m, r.cps, maybe, opt, r.sp, r.dict)
+	if err := r.st.readAll(ctx, r.in, opt, r.sum); err != nil {
+		return err
 	}
-	if err := st.checkClusters(sum, len(cps) == 0, opt.Log); err != nil {
-		return nil, err
+	if err := r.st.checkClusters(r.sum, len(r.cps) == 0, opt.Log); err != nil {
+		return err
 	}
-	read := opt.Now()
-	sum.Phases.Read = read.Sub(sum.Started)
+	r.read = opt.Now()
+	r.sum.Phases.Read = r.read.Sub(r.sum.Started)
+	return nil
+}
 
-	// The window.
+// setWindow sets the window (lo, to] and the decay state at lo: resumed
+// from the checkpoint the run picks, or a fresh start.
+func (r *runState) setWindow() error {
+	opt, m := r.opt, r.m
+	to, err := r.windowEnd()
+	if err != nil {
+		return err
+	}
+	r.to = to
+	r.ck = pickCheckpoint(r.cps, opt.From, to)
+	if r.ck != nil {
+		err = r.resume()
+	} else {
+		err = r.freshStart()
+	}
+	if err != nil {
+		return err
+	}
+	if to < r.lo {
+		return fmt.Errorf("window: --to %s is before the start %s", fmtUnix(to), fmtUnix(r.lo))
+	}
+	r.sum.From, r.sum.To = time.Unix(r.lo, 0).UTC(), time.Unix(to, 0).UTC()
+	r.log = opt.Log.With().Str("cluster", m.cluster).Logger()
+	r.log.Info().Time("from", r.sum.From).Time("to", r.sum.To).Bool("resumed", r.sum.Resumed).Msg("window")
+	return nil
+}
+
+// windowEnd is the window's end: --to, else from the jobs read; the
+// history's checkpoints may refuse it (checkWindowEnd).
+func (r *runState) windowEnd() (int64, error) {
+	opt, st := r.opt, r.st
 	to, toFrom := opt.To.Unix(), "--to"
 	if opt.To.IsZero() {
 		switch {
@@ -141,91 +285,109 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	} else {
 		st.warnFarTo(to, opt.Log)
 	}
-	if err := checkWindowEnd(cps, m.cluster, opt.History, to, toFrom, !opt.To.IsZero(), opt.Now().Unix()); err != nil {
-		return nil, err
+	if err := checkWindowEnd(r.cps, r.m.cluster, opt.History, to, toFrom, !opt.To.IsZero(), opt.Now().Unix()); err != nil {
+		return 0, err
 	}
-	ck := pickCheckpoint(cps, opt.From, to)
-	var state *decay.State
-	var lo, origin int64
-	if ck != nil {
-		if err := ck.load(); err != nil {
-			return nil, err
-		}
-		var folded int
-		state, folded, err = resumeState(&ck.checkpoint, m.keys, m.uni.Index)
-		if err != nil {
-			return nil, err
-		}
-		if m.ctld != nil && opt.TickOrigin == nil {
-			// The log's ticks follow the checkpoint's, whatever their phase.
-			m.params.OriginUnix = posMod(state.OriginUnix, m.calcPeriod())
-		}
-		if p := posMod(state.OriginUnix, m.calcPeriod()); state.CalcPeriodSec == m.calcPeriod() && p != m.params.OriginUnix {
-			return nil, fmt.Errorf("--tick-phase %d s: the history of cluster %q was computed on ticks at %d s past each multiple of PriorityCalcPeriod "+
-				"(checkpoint at %s): a run resuming it must use the same grid (leave --tick-phase out to take the history's); to change it, "+
-				"recompute from the start of the history (--from its first day, with every sacct file); nothing was written",
-				m.params.OriginUnix, m.cluster, p, fmtUnix(ck.To))
-		}
-		state.OriginUnix = m.params.OriginUnix
-		if state.CalcPeriodSec != m.calcPeriod() {
-			return nil, fmt.Errorf("slurm.conf %s: PriorityCalcPeriod is %d s, but the history of cluster %q was computed with %d s "+
-				"(checkpoint at %s): usage decays per period, so a change needs a recompute from the start of the history "+
-				"(--from its first day, with every sacct file); nothing was written",
-				m.conf.File, m.calcPeriod(), m.cluster, state.CalcPeriodSec, fmtUnix(ck.To))
-		}
-		if folded > 0 {
-			opt.Log.Warn().Int("associations", folded).Msg("checkpoint associations missing from the association dumps: usage credited to their account")
-		}
-		lo, origin, sum.Resumed = ck.To, ck.Origin, true
-	} else {
-		from, fromFrom := opt.From.Unix(), "--from"
-		if opt.From.IsZero() {
-			from, fromFrom = floorTick(to, m.params.OriginUnix, m.calcPeriod()), "the window's end: no job started"
-			if st.minStart < math.MaxInt64 {
-				from, fromFrom = floorTick(st.minStart, m.params.OriginUnix, m.calcPeriod()), "the earliest job start"
-			}
-		}
-		if err := checkFreshStart(cps, m.cluster, from, fromFrom); err != nil {
-			return nil, err
-		}
-		if state, err = decay.NewState(m.params, len(m.keys), from); err != nil {
-			return nil, err
-		}
-		lo, origin = from, from
-	}
-	if to < lo {
-		return nil, fmt.Errorf("window: --to %s is before the start %s", fmtUnix(to), fmtUnix(lo))
-	}
-	sum.From, sum.To = time.Unix(lo, 0).UTC(), time.Unix(to, 0).UTC()
-	log := opt.Log.With().Str("cluster", m.cluster).Logger()
-	log.Info().Time("from", sum.From).Time("to", sum.To).Bool("resumed", sum.Resumed).Msg("window")
+	return to, nil
+}
 
-	var resumed *checkpoint
-	if ck != nil {
-		resumed = &ck.checkpoint
+// resume takes the decay state of the checkpoint r.ck, refusing one of
+// another tick grid or PriorityCalcPeriod.
+func (r *runState) resume() error {
+	opt, m, ck := r.opt, r.m, r.ck
+	if err := ck.load(); err != nil {
+		return err
 	}
-	carriedMonths := st.settle(resumed, lo, to, sum, log)
+	state, folded, err := resumeState(&ck.checkpoint, m.keys, m.uni.Index)
+	if err != nil {
+		return err
+	}
+	if m.ctld != nil && opt.TickOrigin == nil {
+		// The log's ticks follow the checkpoint's, whatever their phase.
+		m.params.OriginUnix = posMod(state.OriginUnix, m.calcPeriod())
+	}
+	if p := posMod(state.OriginUnix, m.calcPeriod()); state.CalcPeriodSec == m.calcPeriod() && p != m.params.OriginUnix {
+		return fmt.Errorf("--tick-phase %d s: the history of cluster %q was computed on ticks at %d s past each multiple of PriorityCalcPeriod "+
+			"(checkpoint at %s): a run resuming it must use the same grid (leave --tick-phase out to take the history's); to change it, "+
+			"recompute from the start of the history (--from its first day, with every sacct file); nothing was written",
+			m.params.OriginUnix, m.cluster, p, fmtUnix(ck.To))
+	}
+	state.OriginUnix = m.params.OriginUnix
+	if state.CalcPeriodSec != m.calcPeriod() {
+		return fmt.Errorf("slurm.conf %s: PriorityCalcPeriod is %d s, but the history of cluster %q was computed with %d s "+
+			"(checkpoint at %s): usage decays per period, so a change needs a recompute from the start of the history "+
+			"(--from its first day, with every sacct file); nothing was written",
+			m.conf.File, m.calcPeriod(), m.cluster, state.CalcPeriodSec, fmtUnix(ck.To))
+	}
+	if folded > 0 {
+		opt.Log.Warn().Int("associations", folded).Msg("checkpoint associations missing from the association dumps: usage credited to their account")
+	}
+	r.state = state
+	r.lo, r.origin, r.sum.Resumed = ck.To, ck.Origin, true
+	return nil
+}
 
-	var ticks []int64
-	var after map[int32]bool
-	if m.ctld != nil {
-		if len(st.extra.after) != len(st.jobs.Start) {
-			return nil, fmt.Errorf("%d job-end orders for %d decay jobs", len(st.extra.after), len(st.jobs.Start))
+// freshStart starts decay without a checkpoint, at --from or the earliest
+// job start, floored to a tick.
+func (r *runState) freshStart() error {
+	opt, m, st := r.opt, r.m, r.st
+	from, fromFrom := opt.From.Unix(), "--from"
+	if opt.From.IsZero() {
+		from, fromFrom = floorTick(r.to, m.params.OriginUnix, m.calcPeriod()), "the window's end: no job started"
+		if st.minStart < math.MaxInt64 {
+			from, fromFrom = floorTick(st.minStart, m.params.OriginUnix, m.calcPeriod()), "the earliest job start"
 		}
-		ticks = m.ctld.ticks
-		for j, a := range st.extra.after {
-			if a {
-				if after == nil {
-					after = map[int32]bool{}
-				}
-				after[int32(j)] = true
-			}
-		}
-		sum.EndsAfterTick = len(after)
 	}
+	if err := checkFreshStart(r.cps, m.cluster, from, fromFrom); err != nil {
+		return err
+	}
+	state, err := decay.NewState(m.params, len(m.keys), from)
+	if err != nil {
+		return err
+	}
+	r.state = state
+	r.lo, r.origin = from, from
+	return nil
+}
+
+// resumed is the checkpoint the run resumed, or nil.
+func (r *runState) resumed() *checkpoint {
+	if r.ck == nil {
+		return nil
+	}
+	return &r.ck.checkpoint
+}
+
+// decayTicks are the ticks of the slurmctld log and the decay jobs whose
+// end the log orders after the tick of its second (nil without a log).
+func (r *runState) decayTicks() (ticks []int64, after map[int32]bool, err error) {
+	m, st := r.m, r.st
+	if m.ctld == nil {
+		return nil, nil, nil
+	}
+	if len(st.extra.after) != len(st.jobs.Start) {
+		return nil, nil, fmt.Errorf("%d job-end orders for %d decay jobs", len(st.extra.after), len(st.jobs.Start))
+	}
+	ticks = m.ctld.ticks
+	for j, a := range st.extra.after {
+		if a {
+			if after == nil {
+				after = map[int32]bool{}
+			}
+			after[int32(j)] = true
+		}
+	}
+	r.sum.EndsAfterTick = len(after)
+	return ticks, after, nil
+}
+
+// newFairshareWriter sets up the fair-share snapshots of the window: their
+// times, and with limits enforced their TRESRunMins and live usage.
+func (r *runState) newFairshareWriter(ticks []int64, after map[int32]bool) (*fairshareWriter, error) {
+	opt, m, st, lo, to, ck := r.opt, r.m, r.st, r.lo, r.to, r.ck
 	// Where decay ticks in the window: what the live RawUsage and
 	// TRESRunMins of a snapshot between two ticks are counted from.
-	sched, err := decay.NewSchedule(state.Tick, m.calcPeriod(), ticks)
+	sched, err := decay.NewSchedule(r.state.Tick, m.calcPeriod(), ticks)
 	if err != nil {
 		return nil, fmt.Errorf("decay: %w", err)
 	}
@@ -236,7 +398,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if len(snaps) == 0 {
 		snaps = []int64{to}
 	}
-	fw := &fairshareWriter{tx: tx, m: m, lo: lo, to: to, dry: opt.DryRun, snaps: snaps}
+	fw := &fairshareWriter{tx: r.tx, m: m, lo: lo, to: to, dry: opt.DryRun, snaps: snaps}
 	residueFrom := int64(math.MaxInt64) // none counted without a log
 	var residueChain int64              // when the chain of runs began counting them
 	if m.params.LimitsEnforced {
@@ -252,16 +414,23 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 				carried, residueFrom, residueChain = ck.Residue, lo+1, ck.ResidueFrom
 			}
 		}
-		fw.run = newTRESRun(m, st, dict.Snapshot(), lo, snaps, sched, after, restarts, residueFrom, carried)
+		fw.run = newTRESRun(m, st, r.dict.Snapshot(), lo, snaps, sched, after, restarts, residueFrom, carried)
 		fw.live = newLiveEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
 	}
-	// The jobs and usage tables do not depend on decay: write them while
-	// decay and the fair-share snapshots run.
-	jw := &jobsWriter{tx: tx, cluster: m.cluster, to: to, lo: lo, hotFrom: to - int64(HotWindow/time.Second), spill: sp, dict: dict}
+	r.residueFrom, r.residueChain = residueFrom, residueChain
+	return fw, nil
+}
+
+// decayAndJobs runs decay and the fair-share snapshots (fw) while the
+// jobs and usage tables are written, which do not depend on decay. It
+// returns the residues of ended jobs for the checkpoint.
+func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks []int64, after map[int32]bool, carriedMonths []string) ([]residue, error) {
+	opt, m, st, sum, state, lo, to, read := r.opt, r.m, r.st, r.sum, r.state, r.lo, r.to, r.read
+	jw := &jobsWriter{tx: r.tx, cluster: m.cluster, to: to, lo: lo, hotFrom: to - int64(HotWindow/time.Second), spill: r.sp, dict: r.dict}
 	// The first of the two to fail stops the other: a failed run commits
 	// nothing, so there is nothing left for the other to do.
 	wctx, stopWriters := context.WithCancel(ctx)
-	defer stopWriters()
+	r.deferCleanup(stopWriters)
 	jobsDone := make(chan error, 1)
 	if opt.DryRun {
 		jobsDone <- nil
@@ -280,8 +449,9 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	for i := range parents {
 		parents[i] = -1
 	}
+	var err error
 	sum.Decay, err = decay.Advance(m.params, state, decay.Window{
-		Parent: parents, Jobs: st.jobs, To: to, Snapshots: snaps, Ticks: ticks, EndsAfterTick: after,
+		Parent: parents, Jobs: st.jobs, To: to, Snapshots: fw.snaps, Ticks: ticks, EndsAfterTick: after,
 		OnSnapshot: func(at, tick int64, usage []float64) error {
 			if err := wctx.Err(); err != nil {
 				return err
@@ -300,7 +470,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	}
 	sum.Phases.Decay = opt.Now().Sub(read)
 	var resid []residue
-	if fw.run != nil && residueFrom != math.MaxInt64 {
+	if fw.run != nil && r.residueFrom != math.MaxInt64 {
 		resid = fw.run.residues(m.keys)
 	}
 	st.jobs, st.extra, fw.run, fw.live = decay.Jobs{}, jobExtra{}, nil, nil
@@ -318,50 +488,56 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.Snapshots, sum.Partitions = fw.snapshots, fw.files+jw.files
-	if opt.DryRun {
-		sum.AfterTo = st.afterToCount(to)
-		sum.Finished = opt.Now()
-		return sum, nil
-	}
-	if sum.Unrecharged > 0 {
-		log.Warn().Int64("jobs", sum.Unrecharged).
+	return resid, nil
+}
+
+// warnUnrecharged warns of the jobs of the history in the window that the
+// input lacks (Summary.Unrecharged).
+func (r *runState) warnUnrecharged() {
+	if r.sum.Unrecharged > 0 {
+		r.log.Warn().Int64("jobs", r.sum.Unrecharged).
 			Msg("jobs of the history in the recomputed window are missing from the sacct input: they stay in the jobs and usage tables but are not charged to fair share; rerun the window with every sacct file of it")
 	}
+}
 
-	blob, err := state.MarshalBinary()
+// commit stores the checkpoint at to, drops those it supersedes, compacts,
+// appends the runs row and commits the run's generation.
+func (r *runState) commit(ctx context.Context, resid []residue) error {
+	opt, m, sum, tx, to := r.opt, r.m, r.sum, r.tx, r.to
+	blob, err := r.state.MarshalBinary()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	keys := make([][3]string, len(m.keys))
 	for i, k := range m.keys {
 		keys[i] = keyArray(k)
 	}
-	cp := &checkpoint{Version: checkpointVersion, Cluster: m.cluster, To: to, Origin: origin, Keys: keys, State: blob,
-		Residue: resid, ResidueFrom: residueChain,
-		Running: st.nextRunning(to)}
+	cp := &checkpoint{Version: checkpointVersion, Cluster: m.cluster, To: to, Origin: r.origin, Keys: keys, State: blob,
+		Residue: resid, ResidueFrom: r.residueChain,
+		Running: r.st.nextRunning(to)}
 	if err := saveCheckpoint(tx, cp, opt.KeepCheckpoints); err != nil {
-		return nil, err
+		return err
 	}
-	for _, name := range supersededCheckpoints(cps, lo, to) {
+	for _, name := range supersededCheckpoints(r.cps, r.lo, to) {
 		tx.RemoveState(m.cluster, name)
 	}
 	compacted, err := compact(tx, m.cluster)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sum.Compacted = compacted
 	sum.Finished = opt.Now()
-	if err := appendRun(tx, m, in, st, sum, opt); err != nil {
-		return nil, err
+	if err := appendRun(tx, m, r.in, r.st, sum, opt); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, err
+		return err
 	}
 	sum.Generation = tx.Generation()
-	return sum, nil
+	return nil
 }
 
 // openHistory opens the history of a run and locks it; the caller defers
