@@ -180,6 +180,21 @@ func (d *Dataset) Report(account string) (*Report, error) {
 	if _, loaded := slices.BinarySearch(d.filter, account); d.filter != nil && !loaded {
 		return nil, fmt.Errorf("report: account %q was not loaded (Load was given other accounts)", account)
 	}
+	r := d.newReport(account, lab)
+	accounts := d.tree.subtreeAccounts(lab)
+	inLab := func(a string) bool { _, ok := slices.BinarySearch(accounts, a); return ok }
+	assocBilling := d.usage(r, inLab)
+	d.userSeries(r, lab, inLab, assocBilling)
+	partNames := d.partitions(r, inLab)
+	d.biggestJobs(r, inLab)
+	half, damp := d.settings(r, partNames)
+	d.explain(r, lab, half, damp)
+	return r, nil
+}
+
+// newReport is the report of the account at tree index lab with the
+// dataset's period and the lab's own series.
+func (d *Dataset) newReport(account string, lab int32) *Report {
 	t := d.tree
 	r := &Report{Cluster: d.Cluster, Account: account, From: d.From, To: d.To, Last: d.Last,
 		Algorithm: d.Algorithm, Snapshots: d.snapshots}
@@ -188,12 +203,14 @@ func (d *Dataset) Report(account string) (*Report, error) {
 	}
 	r.Lab = d.seriesOf(assocKey{Account: account})
 	r.ClusterUsers = t.t.Users
-	accounts := t.subtreeAccounts(lab)
-	inLab := func(a string) bool { _, ok := slices.BinarySearch(accounts, a); return ok }
+	return r
+}
 
-	// Undecayed usage: per month, per user association, per user; rows
-	// are sorted by (account, user, month), so each sum runs in a fixed
-	// order.
+// usage sets the lab's undecayed usage: per month, per user association,
+// per user; rows are sorted by (account, user, month), so each sum runs in
+// a fixed order. It returns the billing hours of each user association
+// (without partition).
+func (d *Dataset) usage(r *Report, inLab func(string) bool) map[assocKey]float64 {
 	months := map[string]*MonthUsage{}
 	users := map[string]*UserUsage{}
 	assocBilling := map[assocKey]float64{}
@@ -244,12 +261,16 @@ func (d *Dataset) Report(account string) (*Report, error) {
 	}
 	slices.SortStableFunc(r.TopUsers, func(a, b UserUsage) int { return cmp.Compare(b.BillingHours, a.BillingHours) })
 	r.TopUsers = r.TopUsers[:min(len(r.TopUsers), d.opts.topN())]
+	return assocBilling
+}
 
-	// User associations: those in the tree now, and any with a series row
-	// in the period under one of the lab's accounts.
+// userSeries sets the series of the lab's user associations: those in
+// the tree now, and any with a series row in the period under one of the
+// lab's accounts.
+func (d *Dataset) userSeries(r *Report, lab int32, inLab func(string) bool, assocBilling map[assocKey]float64) {
 	seen := map[assocKey]bool{}
 	var keys []assocKey
-	for _, k := range t.subtreeUsers(lab) {
+	for _, k := range d.tree.subtreeUsers(lab) {
 		seen[k] = true
 		keys = append(keys, k)
 	}
@@ -275,8 +296,11 @@ func (d *Dataset) Report(account string) (*Report, error) {
 		return assocKey{a.Account, a.User, a.Partition}.compare(assocKey{b.Account, b.User, b.Partition})
 	})
 	r.Charted = min(len(r.Users), d.opts.maxUsers())
+}
 
-	// Partitions and jobs, from the jobs table.
+// partitions sets the lab's top partitions, from the jobs table, and
+// returns the names of all it used, sorted.
+func (d *Dataset) partitions(r *Report, inLab func(string) bool) []string {
 	parts := map[string]*PartitionUsage{}
 	var partNames []string
 	for _, p := range d.parts {
@@ -307,6 +331,11 @@ func (d *Dataset) Report(account string) (*Report, error) {
 	}
 	slices.SortStableFunc(r.TopPartitions, func(a, b PartitionUsage) int { return cmp.Compare(b.BillingHours, a.BillingHours) })
 	r.TopPartitions = r.TopPartitions[:min(len(r.TopPartitions), d.opts.topN())]
+	return partNames
+}
+
+// biggestJobs sets the lab's biggest jobs, from the jobs table.
+func (d *Dataset) biggestJobs(r *Report, inLab func(string) bool) {
 	for _, j := range d.jobs {
 		if inLab(j.Account) {
 			r.BiggestJobs = append(r.BiggestJobs, j)
@@ -322,10 +351,14 @@ func (d *Dataset) Report(account string) (*Report, error) {
 		return strings.Compare(a.JobID, b.JobID)
 	})
 	r.BiggestJobs = r.BiggestJobs[:min(len(r.BiggestJobs), d.opts.topN())]
+}
 
-	// Settings and the explanation.
-	damp := 1.0
-	var half int64
+// settings sets the site settings that produced the history (the
+// dataset's run record), with the weights of the partitions the lab used
+// (partNames), and returns the half-life (0 when unknown) and the
+// dampening factor (at least 1).
+func (d *Dataset) settings(r *Report, partNames []string) (half int64, damp float64) {
+	damp = 1.0
 	if c := d.Config; c != nil {
 		s := Settings{Known: true, Run: d.ConfigRun, RunStarted: d.ConfigStarted, HalfLifeSec: c.HalfLifeSec,
 			CalcPeriodSec: c.CalcPeriodSec, ResetPeriod: c.UsageResetPeriod, Flags: c.PriorityFlags,
@@ -343,6 +376,13 @@ func (d *Dataset) Report(account string) (*Report, error) {
 			damp = float64(c.DampeningFactor)
 		}
 	}
+	return half, damp
+}
+
+// explain sets the explanation: the lab's fair-share factor where the
+// history keeps none, and how it recovers.
+func (d *Dataset) explain(r *Report, lab int32, half int64, damp float64) {
+	t := d.tree
 	if !r.fairTree() {
 		// The history keeps no FairShare on account rows (sshare ≥ 25.11
 		// prints it on users only): the lab's factor is Slurm's
@@ -363,7 +403,6 @@ func (d *Dataset) Report(account string) (*Report, error) {
 	if !r.Settings.Known && r.Recovery.State != RecoveryWithin && r.Recovery.State != RecoveryNoShares {
 		r.Recovery.State = RecoveryUnknown
 	}
-	return r, nil
 }
 
 // seriesOf returns the series of an association (all NaN when it has no
