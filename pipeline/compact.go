@@ -35,7 +35,7 @@ func sizeClass(rows int64) int { return (bits.Len64(uint64(max(rows, 1))) - 1) /
 // and never merged. It returns the number of segments merged.
 func compact(tx *history.Txn, cluster string) (int, error) {
 	merged := 0
-	for _, table := range []string{schemas.TableJobs, schemas.TableUsage, schemas.TableFairshare, schemas.TableAssociations, schemas.TableRuns} {
+	for _, table := range []string{schemas.TableJobs, schemas.TableUsage, schemas.TableFairshare, schemas.TableAssociations, schemas.TableRuns, schemas.TablePriority} {
 		for {
 			group := pickCompaction(tx.Files(table, cluster))
 			if len(group) == 0 {
@@ -63,6 +63,8 @@ func mergeGroup(tx *history.Txn, table string, group []history.Partition) error 
 		return mergeSegments[record.AssociationRow](tx, group)
 	case schemas.TableRuns:
 		return mergeSegments[record.RunRow](tx, group)
+	case schemas.TablePriority:
+		return mergeSegments[record.PriorityRow](tx, group)
 	}
 	return fmt.Errorf("compact: table %s", table)
 }

@@ -12,6 +12,7 @@ const (
 	TableFairshare    = "fairshare"
 	TableAssociations = "associations"
 	TableRuns         = "runs"
+	TablePriority     = "priority"
 )
 
 // Type is the type of a history table column, spelt the way the Parquet
@@ -123,10 +124,10 @@ func partitionColumns() []Column {
 const partitionLayout = "<history>/current/%s/cluster=<cluster>/month=<YYYY-MM>/{part,hot}-<16 hex of SHA-256>.parquet"
 
 // Tables returns every history table definition, in a fixed order (jobs,
-// usage, fairshare, associations, runs). Each call returns fresh values the
-// caller may modify.
+// usage, fairshare, associations, runs, priority). Each call returns fresh
+// values the caller may modify.
 func Tables() []Table {
-	return []Table{jobsTable(), usageTable(), fairshareTable(), associationsTable(), runsTable()}
+	return []Table{jobsTable(), usageTable(), fairshareTable(), associationsTable(), runsTable(), priorityTable()}
 }
 
 // TableByName returns the definition of the named table.
@@ -285,6 +286,45 @@ func runsTable() Table {
 			{"skipped", TypeMapStringInt64, false, "rows", "Records skipped on purpose, per reason."},
 			{"jobs_charged", TypeInt64, false, "rows", "Job rows charged to fair share."},
 			{"snapshots", TypeInt64, false, "", "Fair-share snapshots computed."},
+		},
+	}
+}
+
+func priorityTable() Table {
+	return Table{
+		Name: TablePriority,
+		Description: "The `sprio -l` view at each fair-share snapshot: one row per job waiting in the queue at " +
+			"the snapshot and partition it waited in (a job submitted to several partitions has a row in each), " +
+			"with its multifactor priority as slurmctld had last computed it: at the last PriorityCalcPeriod tick " +
+			"at or before the snapshot, or when the job was submitted or released if that was later " +
+			"(docs/slurm-semantics.md §13). The factors are weighted (factor × PriorityWeight*), as sprio -l " +
+			"prints them before rounding; the weights are in the runs table's config. The pending tasks of a job " +
+			"array are one row, with the array's job id, as slurmctld keeps them. Jobs sacct never recorded as " +
+			"eligible, holds placed on a job already pending and a nice changed after submission are in no record " +
+			"and so in no row.",
+		Layout:    fmt.Sprintf(partitionLayout, TablePriority),
+		SortBy:    []string{"snapshot", "job_id", "partition"},
+		Partition: partitionColumns(),
+		Columns: []Column{
+			{"snapshot", TypeTimestamp, false, "UTC", "Time of the fair-share snapshot (the fairshare table's) the row belongs to: `fairledger sprio --at` shows the rows of the last snapshot at or before its time."},
+			{"computed_at", TypeTimestamp, false, "UTC", "When slurmctld computed these factors: the last decay tick at or before the snapshot, or the job's submission or release when later."},
+			{"job_id", TypeInt64, false, "", "The job id sprio prints: JobIDRaw, or for the pending tasks of an array the array's job id."},
+			{"user", TypeString, false, "", "User name."},
+			{"account", TypeString, false, "", "Account."},
+			{"partition", TypeString, false, "", "Partition the job waited in."},
+			{"qos", TypeString, false, "", "QOS name (empty if sacct printed none)."},
+			{"priority", TypeInt64, false, "", "PRIORITY as sprio prints it: the sum of the weighted factors plus the site factor minus nice, at least 1, truncated."},
+			{"age_w", TypeDouble, false, "", "AGE: min(time eligible / PriorityMaxAge, 1) × PriorityWeightAge."},
+			{"assoc_w", TypeDouble, false, "", "ASSOC: association priority (own or inherited) / the highest × PriorityWeightAssoc."},
+			{"fairshare_w", TypeDouble, false, "", "FAIRSHARE: the user's FairShare at the snapshot × PriorityWeightFairshare."},
+			{"jobsize_w", TypeDouble, false, "", "JOBSIZE: the job-size factor (requested nodes and CPUs against the cluster's, PriorityFavorSmall) × PriorityWeightJobSize."},
+			{"partition_w", TypeDouble, false, "", "PARTITION: PriorityJobFactor / the highest × PriorityWeightPartition."},
+			{"qos_w", TypeDouble, false, "", "QOS: QOS priority / the highest × PriorityWeightQOS."},
+			{"tres_w", TypeMapStringDouble, false, "", "TRES: per TRES, requested / the partition's total × its PriorityWeightTRES weight (only non-zero terms)."},
+			{"site", TypeInt64, false, "", "SITE: the site factor (0: no record holds one)."},
+			{"nice", TypeInt64, false, "", "NICE: the --nice of the job's SubmitLine (0 without one)."},
+			{"submit", TypeTimestamp, true, "UTC", "Submit time."},
+			{"eligible", TypeTimestamp, true, "UTC", "Eligible time the age counts from."},
 		},
 	}
 }

@@ -37,7 +37,7 @@ func TestTableDocs(t *testing.T) {
 // name stored columns, and no partition column stored in the files.
 func TestTablesWellFormed(t *testing.T) {
 	snake := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	wantNames := []string{TableJobs, TableUsage, TableFairshare, TableAssociations, TableRuns}
+	wantNames := []string{TableJobs, TableUsage, TableFairshare, TableAssociations, TableRuns, TablePriority}
 	tables := Tables()
 	if len(tables) != len(wantNames) {
 		t.Fatalf("Tables() has %d tables, want %d", len(tables), len(wantNames))

@@ -33,3 +33,7 @@ SELECT * FROM read_parquet(getvariable('history') || '/current/associations/clus
 CREATE OR REPLACE VIEW runs AS
 SELECT * FROM read_parquet(getvariable('history') || '/current/runs/cluster=*/month=*/*.parquet',
     hive_partitioning = true, hive_types = {'cluster': VARCHAR, 'month': VARCHAR}, union_by_name = true);
+
+CREATE OR REPLACE VIEW priority AS
+SELECT * FROM read_parquet(getvariable('history') || '/current/priority/cluster=*/month=*/*.parquet',
+    hive_partitioning = true, hive_types = {'cluster': VARCHAR, 'month': VARCHAR}, union_by_name = true);

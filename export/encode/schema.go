@@ -23,6 +23,7 @@ func rowModels() map[string]any {
 		schemas.TableFairshare:    record.FairshareRow{},
 		schemas.TableAssociations: record.AssociationRow{},
 		schemas.TableRuns:         record.RunRow{},
+		schemas.TablePriority:     record.PriorityRow{},
 	}
 }
 

@@ -29,6 +29,8 @@ func Table(def schemas.Table, rows any) (func(io.Writer) error, error) {
 		return associationsEncoder(r, def.SortBy), nil
 	case []record.RunRow:
 		return encoder(r, record.CompareRuns, def.SortBy), nil
+	case []record.PriorityRow:
+		return encoder(r, record.ComparePriority, def.SortBy), nil
 	}
 	return nil, fmt.Errorf("rows of type %T", rows)
 }

@@ -66,6 +66,10 @@ func (t *Txn) cutAfter(cluster string, at int64) (map[string]int64, error) {
 			func(p Partition) (int64, error) {
 				return cutRows(t, p, func(r *record.AssociationRow) bool { return r.Snapshot.Unix() > at })
 			}},
+		{schemas.TablePriority, func(p Partition) bool { return p.MaxTime > at },
+			func(p Partition) (int64, error) {
+				return cutRows(t, p, func(r *record.PriorityRow) bool { return r.Snapshot.Unix() > at })
+			}},
 	}
 	for _, c := range cuts {
 		for _, p := range t.base.Files(c.table, cluster) {

@@ -196,6 +196,8 @@ func tableOf(rows any) string {
 		return schemas.TableAssociations
 	case []record.RunRow:
 		return schemas.TableRuns
+	case []record.PriorityRow:
+		return schemas.TablePriority
 	}
 	return ""
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/export/record/recordtest"
 	"github.com/fairledger/fairledger/schemas"
 	"github.com/parquet-go/parquet-go"
 )
@@ -133,7 +134,8 @@ func TestFileSchemas(t *testing.T) {
 	}
 	h := openHistory(t)
 	writes := map[string]any{schemas.TableJobs: sampleJobs(), schemas.TableUsage: sampleUsage(),
-		schemas.TableFairshare: sampleFairshare(), schemas.TableAssociations: sampleAssociations()}
+		schemas.TableFairshare: sampleFairshare(), schemas.TableAssociations: sampleAssociations(),
+		schemas.TablePriority: recordtest.Priority()}
 	for table, rows := range writes {
 		if err := h.WritePartition(table, "c1", jan, rows); err != nil {
 			t.Fatal(err)

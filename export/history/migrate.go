@@ -398,6 +398,10 @@ func (t *Txn) migrateFile(f oldFile, entries []oldEntry, runs map[[2]string][]re
 		var r []record.RunRow
 		n, err = decodeRows(b, &r)
 		rows = r
+	case schemas.TablePriority:
+		var r []record.PriorityRow
+		n, err = decodeRows(b, &r)
+		rows = r
 	default:
 		return fmt.Errorf("migrate %s: table %s", f.rel, f.table)
 	}

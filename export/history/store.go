@@ -289,6 +289,8 @@ func readSegments(full func(Partition) string, files []Partition, dst any) error
 		return readSorted(full, files, d, record.CompareAssociations)
 	case *[]record.RunRow:
 		return readSorted(full, files, d, record.CompareRuns)
+	case *[]record.PriorityRow:
+		return readSorted(full, files, d, record.ComparePriority)
 	}
 	return fmt.Errorf("read: destination of type %T", dst)
 }
@@ -331,6 +333,8 @@ func readSegment(file string, p Partition, dst any) error {
 	case *[]record.AssociationRow:
 		n, err = decodeRows(b, d)
 	case *[]record.RunRow:
+		n, err = decodeRows(b, d)
+	case *[]record.PriorityRow:
 		n, err = decodeRows(b, d)
 	default:
 		err = fmt.Errorf("destination of type %T", dst)
@@ -945,6 +949,9 @@ func rowsEncoder(def schemas.Table, rows any, p *Partition) (func(io.Writer) err
 	case []record.RunRow:
 		p.Rows = int64(len(r))
 		timeStats(p, r, func(r *record.RunRow) time.Time { return r.Started })
+	case []record.PriorityRow:
+		p.Rows = int64(len(r))
+		timeStats(p, r, func(r *record.PriorityRow) time.Time { return r.Snapshot })
 	default:
 		return nil, fmt.Errorf("rows of type %T", rows)
 	}

@@ -607,6 +607,12 @@ func (c *clusterPlan) intactAtOrBefore(t int64) *checkpointInfo {
 // newestIntact is the newest intact checkpoint, or nil.
 func (c *clusterPlan) newestIntact() *checkpointInfo { return c.intactAtOrBefore(math.MaxInt64) }
 
+// snapshotTable reports whether table's rows belong to fair-share
+// snapshots (its time is the snapshot's).
+func snapshotTable(table string) bool {
+	return table == schemas.TableFairshare || table == schemas.TableAssociations || table == schemas.TablePriority
+}
+
 // rerunFor is the run that recomputes data file p once it is removed: from
 // the newest intact checkpoint at or before its first row (strictly
 // before for snapshots: a run takes its snapshots after its start, not at
@@ -615,7 +621,7 @@ func (c *clusterPlan) newestIntact() *checkpointInfo { return c.intactAtOrBefore
 func (c *clusterPlan) rerunFor(p Partition) *Rerun {
 	r := &Rerun{Cluster: c.cluster, To: c.newest()}
 	limit := p.MinTime
-	if p.Table == schemas.TableFairshare || p.Table == schemas.TableAssociations {
+	if snapshotTable(p.Table) {
 		limit--
 	}
 	if r.To != 0 {
@@ -656,7 +662,7 @@ func (r *Rerun) why(p *Partition) string {
 	first := " left" // after a checkpoint's removal
 	switch {
 	case p == nil:
-	case p.Table == schemas.TableFairshare || p.Table == schemas.TableAssociations:
+	case snapshotTable(p.Table):
 		// A run takes its snapshots after its start, not at it.
 		first = " before the file's first snapshot (" + fmtUnix(p.MinTime) + ")"
 	default:

@@ -95,7 +95,7 @@ func TestOpenDuckDBCheckpointsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Tables) != 5 || len(d.Missing) != 5 {
+	if len(d.Tables) != 6 || len(d.Missing) != 6 {
 		t.Errorf("views over checkpoints only: tables %v, missing %v", d.Tables, d.Missing)
 	}
 	d.Close()

@@ -223,6 +223,8 @@ func emptyRows(table string) (any, error) {
 		return []record.AssociationRow{}, nil
 	case schemas.TableRuns:
 		return []record.RunRow{}, nil
+	case schemas.TablePriority:
+		return []record.PriorityRow{}, nil
 	}
 	return nil, fmt.Errorf("views.sql: view %s is not a history table", table)
 }

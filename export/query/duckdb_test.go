@@ -17,6 +17,7 @@ import (
 
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/export/record/recordtest"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -153,8 +154,8 @@ func TestOpenDuckDBViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if strings.Join(d.Tables, ",") != "jobs,usage,fairshare,associations,runs" || strings.Join(d.Missing, ",") != "usage,fairshare,associations" || d.Generation != 1 {
-		t.Errorf("tables %v, missing %v, generation %d; want every table, usage,fairshare,associations, 1", d.Tables, d.Missing, d.Generation)
+	if strings.Join(d.Tables, ",") != "jobs,usage,fairshare,associations,runs,priority" || strings.Join(d.Missing, ",") != "usage,fairshare,associations,priority" || d.Generation != 1 {
+		t.Errorf("tables %v, missing %v, generation %d; want every table, usage,fairshare,associations,priority, 1", d.Tables, d.Missing, d.Generation)
 	}
 	// Hand-computed from makeHistory: c1 2025-01 labA 4+1.5 (two segments),
 	// c1 2025-02 labB 10, c2 2025-01 labA 7; no labZ of the crashed commits.
@@ -278,7 +279,7 @@ func sampleHistory(t *testing.T, dir string) *history.Store {
 	jan := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for table, rows := range map[string]any{
 		"jobs": sampleJobs(), "usage": sampleUsage(), "fairshare": sampleFairshare(),
-		"associations": sampleAssociations(), "runs": []record.RunRow{sampleRun()},
+		"associations": sampleAssociations(), "runs": []record.RunRow{sampleRun()}, "priority": recordtest.Priority(),
 	} {
 		if err := h.WritePartition(table, "c1", jan, rows); err != nil {
 			t.Fatal(err)
@@ -312,7 +313,7 @@ func TestOpenDuckDBEmptyViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer empty.Close()
-	if want := "jobs,usage,fairshare,associations,runs"; strings.Join(empty.Tables, ",") != want || strings.Join(empty.Missing, ",") != want {
+	if want := "jobs,usage,fairshare,associations,runs,priority"; strings.Join(empty.Tables, ",") != want || strings.Join(empty.Missing, ",") != want {
 		t.Errorf("tables %v, missing %v: want %s for both", empty.Tables, empty.Missing, want)
 	}
 	full, err := OpenDuckDB(ctx, sampleHistory(t, t.TempDir()).Dir)
@@ -385,7 +386,7 @@ func TestOpenDuckDBUnknownTable(t *testing.T) {
 			continue
 		}
 		msg := err.Error()
-		if !strings.Contains(msg, "does not exist! The history's views are jobs, usage, fairshare, associations, runs.") || strings.Contains(msg, "pg_") && !strings.Contains(msg, "pg_constrain does") {
+		if !strings.Contains(msg, "does not exist! The history's views are jobs, usage, fairshare, associations, runs, priority.") || strings.Contains(msg, "pg_") && !strings.Contains(msg, "pg_constrain does") {
 			t.Errorf("%s: %q, want the views listed and no system table suggested", q, msg)
 		}
 	}
@@ -468,7 +469,7 @@ func TestDuckDBReadOnly(t *testing.T) {
 	for q, want := range map[string]string{
 		"SELECT count(*) AS n FROM jobs":                                      fmt.Sprintf("n\n%d\n", len(sampleJobs())),
 		"SELECT count(*) AS n FROM (DESCRIBE runs)":                           "n\n",
-		"SELECT count(*) AS n FROM (SHOW TABLES)":                             "n\n5\n",
+		"SELECT count(*) AS n FROM (SHOW TABLES)":                             "n\n6\n",
 		"SELECT column_name FROM (SUMMARIZE runs) WHERE column_name = 'read'": "column_name\nread\n",
 		"PRAGMA table_info('usage')":                                          "cid,",
 		"EXPLAIN SELECT * FROM jobs":                                          "explain_key,explain_value\n",

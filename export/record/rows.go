@@ -113,6 +113,43 @@ type RunRow struct {
 	Snapshots   int64            `parquet:"snapshots"`
 }
 
+// PriorityRow is one row of the priority table (see schemas/priority.md):
+// a job waiting at a snapshot, in one partition, with its weighted
+// priority factors.
+type PriorityRow struct {
+	Snapshot   time.Time          `parquet:"snapshot,timestamp(microsecond:utc)"`
+	ComputedAt time.Time          `parquet:"computed_at,timestamp(microsecond:utc)"`
+	JobID      int64              `parquet:"job_id"`
+	User       string             `parquet:"user,dict"`
+	Account    string             `parquet:"account,dict"`
+	Partition  string             `parquet:"partition,dict"`
+	QOS        string             `parquet:"qos,dict"`
+	Priority   int64              `parquet:"priority"`
+	AgeW       float64            `parquet:"age_w"`
+	AssocW     float64            `parquet:"assoc_w"`
+	FairShareW float64            `parquet:"fairshare_w"`
+	JobSizeW   float64            `parquet:"jobsize_w"`
+	PartitionW float64            `parquet:"partition_w"`
+	QOSW       float64            `parquet:"qos_w"`
+	TRESW      map[string]float64 `parquet:"tres_w"`
+	Site       int64              `parquet:"site"`
+	Nice       int64              `parquet:"nice"`
+	Submit     *time.Time         `parquet:"submit,optional,timestamp(microsecond:utc)"`
+	Eligible   *time.Time         `parquet:"eligible,optional,timestamp(microsecond:utc)"`
+}
+
+// ComparePriority orders priority rows by snapshot, job id and partition
+// (schemas/priority.md's SortBy).
+func ComparePriority(a, b *PriorityRow) int {
+	if c := a.Snapshot.Compare(b.Snapshot); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.JobID, b.JobID); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Partition, b.Partition)
+}
+
 // RunInput is one input file of a run.
 type RunInput struct {
 	Path      string `parquet:"path"`

@@ -99,6 +99,23 @@ func Associations() []record.AssociationRow {
 	}
 }
 
+// Priority returns priority rows: a job in two partitions and one with a
+// TRES term, nice and no eligible time.
+func Priority() []record.PriorityRow {
+	snap, tick := TS("2025-01-01T00:00:00Z", 0), TS("2024-12-31T23:59:30Z", 0)
+	sub := TS("2024-12-31T20:00:00Z", 0)
+	return []record.PriorityRow{
+		{Snapshot: snap, ComputedAt: tick, JobID: 12, User: "bob", Account: "physics", Partition: "gpu", QOS: "normal",
+			Priority: 11615, AgeW: 0, AssocW: 50, FairShareW: 10000, JobSizeW: 531.25, PartitionW: 1000, QOSW: 0,
+			TRESW: map[string]float64{"cpu": 31.25, "mem": 3.2}, Submit: &sub, Eligible: &sub},
+		{Snapshot: snap, ComputedAt: tick, JobID: 12, User: "bob", Account: "physics", Partition: "cpu", QOS: "normal",
+			Priority: 10715, AgeW: 0, AssocW: 50, FairShareW: 10000, JobSizeW: 531.25, PartitionW: 100, QOSW: 0,
+			TRESW: map[string]float64{"cpu": 31.25, "mem": 3.2}, Submit: &sub, Eligible: &sub},
+		{Snapshot: snap, ComputedAt: tick, JobID: 3, User: "alice", Account: "chem", Partition: "cpu", QOS: "high",
+			Priority: 1, TRESW: map[string]float64{}, Nice: 100},
+	}
+}
+
 // Run returns a runs row with two inputs, skipped rows and a config.
 func Run() record.RunRow {
 	return record.RunRow{RunID: "0123456789abcdef", Started: TS("2025-02-01T03:04:05Z", 0), Finished: TS("2025-02-01T03:05:00Z", 999),
