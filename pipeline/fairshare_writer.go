@@ -39,6 +39,9 @@ type fairshareWriter struct {
 	afterFS  []record.FairshareRow     // rows of older segments of the month after to, kept
 	afterAsc []record.AssociationRow
 
+	prio      *prioWriter          // the priority table's rows; nil without job priority
+	afterPrio []record.PriorityRow // rows of older segments of the month after to, kept
+
 	snapshots, files int
 }
 
@@ -76,6 +79,9 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	w.raw = slices.Grow(w.raw[:0], tree.Len())[:tree.Len()]
 	w.proj[i].RawUsage(own, w.raw)
 	fairshare.Compute(w.m.algo, tree, w.raw, w.m.damp, &w.res)
+	if w.prio != nil {
+		w.prio.add(at, tick, i, tree, &w.res)
+	}
 	if w.live != nil {
 		live, err := w.live.usage(w.snapshots, at, tick, own)
 		if err != nil {
@@ -143,6 +149,13 @@ func (w *fairshareWriter) open() error {
 	if err != nil {
 		return err
 	}
+	if w.prio != nil {
+		before, after, err := keptSnapshots[record.PriorityRow](w, schemas.TablePriority, func(r *record.PriorityRow) int64 { return r.Snapshot.Unix() })
+		if err != nil {
+			return err
+		}
+		w.prio.out, w.afterPrio = append(before, w.prio.out...), after
+	}
 	seg, err := w.tx.NewSnapshotSegments(w.m.cluster, w.month, w.trees)
 	if err != nil {
 		return err
@@ -184,6 +197,9 @@ func keptSnapshots[T any](w *fairshareWriter, table string, at func(*T) int64) (
 // flush ends the current month's segments and adds them to the commit. A
 // dry run has none.
 func (w *fairshareWriter) flush() error {
+	if err := w.flushPriority(); err != nil {
+		return err
+	}
 	seg := w.seg
 	if seg == nil {
 		return nil
@@ -203,6 +219,24 @@ func (w *fairshareWriter) flush() error {
 			w.files++
 		}
 	}
+	return nil
+}
+
+// flushPriority writes the month's priority rows, those it keeps of older
+// segments included, as one segment. A dry run writes none.
+func (w *fairshareWriter) flushPriority() error {
+	if w.prio == nil {
+		return nil
+	}
+	rows := append(w.prio.out, w.afterPrio...)
+	w.prio.out, w.afterPrio = w.prio.out[:0], nil
+	if w.seg == nil || len(rows) == 0 {
+		return nil
+	}
+	if _, err := w.tx.Write(schemas.TablePriority, w.m.cluster, w.month, rows, false); err != nil {
+		return err
+	}
+	w.files++
 	return nil
 }
 

@@ -30,7 +30,8 @@ type model struct {
 	res       *decay.Resolver
 	cfg       record.RunConfig
 	qos       *ingest.QOSTable
-	ctld      *ctldLog // nil without Inputs.SlurmctldLogs
+	ctld      *ctldLog   // nil without Inputs.SlurmctldLogs
+	prio      *prioModel // nil without Options.Priority
 }
 
 func (m *model) calcPeriod() int64 {
@@ -125,6 +126,20 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		DampeningFactor: int64(m.damp), AccountingStorageEnforce: conf.AccountingStorageEnforce,
 		LimitsEnforced: m.params.LimitsEnforced, TimeZone: opt.Location.String(), SnapshotEvery: every,
 		TRES: schemas.ClusterTRES(conf.AccountingStorageTRES), Partitions: rparts, SlurmVersion: version.String(),
+	}
+	if opt.Priority {
+		// Association priorities from the newest dump: what slurmctld
+		// holds now (a dated history of them is a later refinement).
+		var assoc *ingest.Associations
+		if len(in.Assoc) > 0 {
+			assoc = in.Assoc[len(in.Assoc)-1].Assoc
+		}
+		if m.prio, err = newPrioModel(conf, assoc, in.QOS, version); err != nil {
+			return nil, fmt.Errorf("slurm.conf %s: %w", conf.File, err)
+		}
+		m.cfg.PriorityWeights = &record.PriorityWeights{Age: conf.PriorityWeightAge, Assoc: conf.PriorityWeightAssoc,
+			FairShare: conf.PriorityWeightFairshare, JobSize: conf.PriorityWeightJobSize,
+			Partition: conf.PriorityWeightPartition, QOS: conf.PriorityWeightQOS, TRES: conf.PriorityWeightTRES}
 	}
 	return m, nil
 }

@@ -62,6 +62,11 @@ type Options struct {
 	// ingest.NewestSlurmVersion); it is recorded with the run, and the
 	// rules that differ between releases follow it (docs/slurm-versions.md).
 	SlurmVersion ingest.SlurmVersion
+	// Priority computes the jobs' multifactor priority at every snapshot
+	// into the priority table (historic sprio): the sacct files are read
+	// with their request columns and with the jobs that never started
+	// (charged nothing), docs/slurm-semantics.md §13.
+	Priority bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Version is recorded in the runs table.

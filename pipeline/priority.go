@@ -5,11 +5,14 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 
 	"github.com/fairledger/fairledger/billing"
+	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/priority"
 	"github.com/fairledger/fairledger/schemas"
@@ -162,7 +165,7 @@ func pendingJobs(dst []prioPending, jobs []prioJob, t, tick int64) []prioPending
 		j := &jobs[i]
 		if j.arrayJob == 0 {
 			if j.pendingAt(t) {
-				dst = append(dst, prioPending{job: j.job, at: j.computedAt(tick)})
+				dst = append(dst, prioPending{job: j.job, at: j.computedAt(tick), submit: j.submit})
 			}
 			continue
 		}
@@ -172,7 +175,7 @@ func pendingJobs(dst []prioPending, jobs []prioJob, t, tick int64) []prioPending
 		if _, ok := arrays[j.arrayJob]; ok {
 			continue
 		}
-		p := prioPending{job: j.job, at: j.computedAt(tick)}
+		p := prioPending{job: j.job, at: j.computedAt(tick), submit: j.submit}
 		p.job.ID, p.job.EligibleSec = j.arrayJob, firstEligible[j.arrayJob]
 		arrays[j.arrayJob] = len(dst)
 		dst = append(dst, p)
@@ -185,10 +188,31 @@ func pendingJobs(dst []prioPending, jobs []prioJob, t, tick int64) []prioPending
 	return slices.DeleteFunc(dst, func(p prioPending) bool { return p.job.EligibleSec == 0 })
 }
 
+// latestRecords keeps, of the records of a job that the input gives more
+// than once (overlapping sacct files), the last one read: the newest
+// state of the job. Records keep their order.
+func latestRecords(jobs []prioJob) []prioJob {
+	last := make(map[string]int, len(jobs))
+	for i := range jobs {
+		last[jobs[i].jobID] = i
+	}
+	if len(last) == len(jobs) {
+		return jobs
+	}
+	out := jobs[:0]
+	for i := range jobs {
+		if last[jobs[i].jobID] == i {
+			out = append(out, jobs[i])
+		}
+	}
+	return out
+}
+
 // prioPending is a job sprio lists and the time its factors are of.
 type prioPending struct {
-	job priority.Job
-	at  int64
+	job    priority.Job
+	at     int64
+	submit int64 // 0 unknown
 }
 
 // appendPrioJobs appends the jobs of a sacct batch read with
@@ -323,4 +347,77 @@ func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, 
 		dst = append(dst, pj)
 	}
 	return dst, nil
+}
+
+// prioWriter computes the priority table's rows at each fair-share
+// snapshot: the jobs waiting then, with their factors as of the snapshot's
+// tick and their users' FairShare of the snapshot.
+type prioWriter struct {
+	m    *prioModel
+	jobs []prioJob
+
+	pending []prioPending
+	rows    []priority.Row
+	users   []map[prioAssocKey]int // per tree of the run's model: user association → node
+	out     []record.PriorityRow   // the month's rows
+}
+
+// add appends the rows of the snapshot at time at, whose usage is the
+// tick's, from the snapshot's fair-share result r over tree number ti.
+func (p *prioWriter) add(at, tick int64, ti int, tree *fairshare.Tree, r *fairshare.Result) {
+	if p.users == nil {
+		p.users = make([]map[prioAssocKey]int, ti+1)
+	}
+	for len(p.users) <= ti {
+		p.users = append(p.users, nil)
+	}
+	users := p.users[ti]
+	if users == nil {
+		users = map[prioAssocKey]int{}
+		for i := 0; i < tree.Len(); i++ {
+			// A per-partition association of the user shares the user's
+			// first: sprio's FAIRSHARE is the job's association's.
+			if k := (prioAssocKey{tree.Account[i], tree.User[i]}); tree.User[i] != "" {
+				if _, ok := users[k]; !ok {
+					users[k] = i
+				}
+			}
+		}
+		p.users[ti] = users
+	}
+	p.pending = pendingJobs(p.pending[:0], p.jobs, at, tick)
+	snap := time.Unix(at, 0).UTC()
+	for i := range p.pending {
+		j := &p.pending[i]
+		if n, ok := users[prioAssocKey{j.job.Account, j.job.User}]; ok && !math.IsNaN(r.FairShare[n]) {
+			j.job.FairShare = r.FairShare[n]
+		}
+		p.rows = p.m.params.AppendRows(p.rows[:0], &p.m.cluster, []priority.Job{j.job}, j.at)
+		for k := range p.rows {
+			p.out = append(p.out, priorityRow(snap, j, &p.rows[k], p.m.cluster.TRES))
+		}
+	}
+}
+
+// priorityRow is the history row of one sprio row.
+func priorityRow(snap time.Time, p *prioPending, r *priority.Row, tres []string) record.PriorityRow {
+	w := &r.Weighted
+	out := record.PriorityRow{Snapshot: snap, ComputedAt: time.Unix(p.at, 0).UTC(), JobID: int64(r.JobID), User: r.User,
+		Account: r.Account, Partition: r.Partition, QOS: r.QOS, Priority: int64(r.Priority),
+		AgeW: w.Age, AssocW: w.Assoc, FairShareW: w.FairShare, JobSizeW: w.JobSize, PartitionW: w.Partition,
+		QOSW: w.QOS, TRESW: map[string]float64{}, Site: int64(r.Site), Nice: int64(r.Nice)}
+	for i, v := range w.TRES {
+		if v != 0 && i < len(tres) {
+			out.TRESW[tres[i]] = v
+		}
+	}
+	if p.job.EligibleSec > 0 {
+		e := time.Unix(p.job.EligibleSec, 0).UTC()
+		out.Eligible = &e
+	}
+	if p.submit > 0 {
+		s := time.Unix(p.submit, 0).UTC()
+		out.Submit = &s
+	}
+	return out
 }

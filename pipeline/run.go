@@ -399,6 +399,9 @@ func (r *runState) newFairshareWriter(ticks []int64, after map[int32]bool) (*fai
 		snaps = []int64{to}
 	}
 	fw := &fairshareWriter{tx: r.tx, m: m, lo: lo, to: to, dry: opt.DryRun, snaps: snaps}
+	if m.prio != nil {
+		fw.prio = &prioWriter{m: m.prio, jobs: latestRecords(st.prio)}
+	}
 	residueFrom := int64(math.MaxInt64) // none counted without a log
 	var residueChain int64              // when the chain of runs began counting them
 	if m.params.LimitsEnforced {

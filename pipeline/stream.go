@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/rs/zerolog"
 
@@ -52,6 +53,7 @@ type stream struct {
 	charged          []bool  // batch's scratch: rows given to decay
 	inputs           []record.RunInput
 	byMonth          monthRows // batch's scratch
+	prio             []prioJob // every job as its priority needs it; with Options.Priority only
 }
 
 type lateJob struct {
@@ -112,6 +114,9 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 	if sopt.Cluster == "" {
 		sopt.Cluster = s.m.cluster
 	}
+	if s.m.prio != nil {
+		sopt.KeepPending, sopt.RequestColumns = true, true
+	}
 	var done int64
 	for _, p := range in.Sacct {
 		f, err := ingest.OpenSacctFile(p)
@@ -148,7 +153,7 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 				// needs, and kept the heap above the soft memory limit.
 				rows, parsed := max(sum.Ingest.Ingested+rd.Stats().Ingested, int64(rec.NumRows())), done+rd.ParsedBytes()
 				expect := int(float64(rows) / float64(max(parsed, 1)) * float64(total))
-				err = s.batch(rec, sum, expect)
+				err = s.started(rec, sum, expect)
 				rec.Release()
 			}
 			if err != nil {
@@ -248,6 +253,46 @@ func (s *stream) dedupe(sum *Summary) {
 // batch bills one batch, hands its jobs to decay and spills its rows.
 // expect estimates the number of rows of the whole input, so that decay's
 // job columns grow in few steps.
+// started gives the rows of rec to batch, and with job priority first
+// takes every row's priority inputs: the jobs that never started (a
+// reader with KeepPending keeps them, their start null) go no further,
+// so batch sees runs of started jobs, as slices of rec.
+func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
+	if s.m.prio == nil {
+		return s.batch(rec, sum, expect)
+	}
+	var err error
+	if s.prio, err = s.m.prio.appendPrioJobs(s.prio, rec); err != nil {
+		return err
+	}
+	start, err := schemas.RecordColumn[*array.Timestamp](rec, schemas.ColStart, "timestamp")
+	if err != nil {
+		return err
+	}
+	n := int(rec.NumRows())
+	if start.NullN() == 0 {
+		return s.batch(rec, sum, expect)
+	}
+	for lo := 0; lo < n; {
+		if start.IsNull(lo) {
+			lo++
+			continue
+		}
+		hi := lo + 1
+		for hi < n && start.IsValid(hi) {
+			hi++
+		}
+		part := rec.NewSlice(int64(lo), int64(hi))
+		err := s.batch(part, sum, expect)
+		part.Release()
+		if err != nil {
+			return err
+		}
+		lo = hi
+	}
+	return nil
+}
+
 func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 	billed, bst, err := s.m.bill.Apply(s.mem, rec, s.usageFactor)
 	if err != nil {

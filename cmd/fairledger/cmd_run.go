@@ -35,6 +35,7 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress line on stderr: auto (on a terminal), always or never"},
 		&cli.StringFlag{Name: "tick-phase", Usage: "when slurmctld's decay thread ticks: seconds past each multiple of PriorityCalcPeriod since the epoch (0 to PriorityCalcPeriod-1), or @UNIX, the Unix time of one tick from its log; kept by the history (default: the history's, 0 for a new one; changing it needs a recompute from the start)"},
 		&cli.StringSliceFlag{Name: "slurmctld-log", Usage: "slurmctld's log, written with DebugFlags=Priority at SlurmctldDebug=verbose (repeatable; rotated files in any order; times in --tz): over the span it covers, usage decays at the ticks slurmctld really ran and a job end in a tick's second is ordered against it as the log says"},
+		&cli.BoolFlag{Name: "priority", Usage: "compute every waiting job's multifactor priority at each snapshot into the priority table, which fairledger sprio prints (the sacct files need every state, -s PD,R,CD,CA,F,TO,NF,PR,OOM,…, and ReqCPUS,ReqNodes,ReqTRES,SubmitLine; the jobs that never started are read and charged nothing)"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "read and compute everything (refusals and exit codes included) and write nothing to --history: check tonight's files or a slurm.conf change first"},
 	)
 	return &cli.Command{
@@ -104,7 +105,7 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		History: c.String("history"), Cluster: c.String("cluster"), From: from, To: to,
 		SnapshotEvery: c.Duration("snapshot-every"), Location: loc, Version: version,
 		LockWait: c.Duration("lock-wait"), KeepCheckpoints: c.Int("keep-checkpoints"), Log: log,
-		DryRun: c.Bool("dry-run"), TickOrigin: tickOrigin, SlurmVersion: in.version,
+		DryRun: c.Bool("dry-run"), TickOrigin: tickOrigin, SlurmVersion: in.version, Priority: c.Bool("priority"),
 	}
 	var bar *progressLine
 	if showProgress(c.String("progress"), stderr) {

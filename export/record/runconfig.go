@@ -45,6 +45,22 @@ type RunConfig struct {
 	// Partitions are the partitions with their TRESBillingWeights (DEFAULT
 	// resolved; empty weights bill the CPU count).
 	Partitions []RunPartition `json:"partitions"`
+	// PriorityWeights are the job-priority weights the run's priority
+	// rows were computed with; absent in histories written before
+	// fairledger computed job priority.
+	PriorityWeights *PriorityWeights `json:"priority_weights,omitempty"`
+}
+
+// PriorityWeights are slurm.conf's PriorityWeight* values.
+type PriorityWeights struct {
+	Age       int64 `json:"age"`
+	Assoc     int64 `json:"assoc"`
+	FairShare int64 `json:"fairshare"`
+	JobSize   int64 `json:"jobsize"`
+	Partition int64 `json:"partition"`
+	QOS       int64 `json:"qos"`
+	// TRES is PriorityWeightTRES as written ("" for none).
+	TRES string `json:"tres,omitempty"`
 }
 
 // RunPartition is one partition of RunConfig.
