@@ -55,6 +55,7 @@ func TestPriorityReplayLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	unreproducible := readUnreproducible(t, dir)
 	matched, total := 0, 0
 	for _, cp := range readTSV(t, filepath.Join(dir, "sprio.tsv")) {
 		name, at := cp[0], cp[1]
@@ -111,18 +112,8 @@ func TestPriorityReplayLive(t *testing.T) {
 	t.Logf("%d/%d sprio -l lines of the live cluster reproduced", matched, total)
 }
 
-// unreproducible are the sprio lines of the capture whose inputs no dump
-// holds, by capture and job id, with the reason.
-var unreproducible = map[string]string{
-	// Array 7 (--array=0-5%2): tasks 4 and 5 were still pending as the
-	// array's record at the last capture, and sacct of every state
-	// (-s PD,R,…) for the window left that record out: its Eligible is
-	// Unknown, and a state query selects pending jobs by their eligible
-	// time. Tasks 0–3 started and are in the dump.
-	"04.txt 7": "the pending remainder of array 7 is in no sacct record",
-}
-
-// readTSV reads a tab-separated file's fields.
+// readTSV reads a tab-separated file's fields; lines starting with '#'
+// are comments.
 func readTSV(t *testing.T, path string) [][]string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -131,7 +122,20 @@ func readTSV(t *testing.T, path string) [][]string {
 	}
 	var out [][]string
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		out = append(out, strings.Split(l, "\t"))
+		if !strings.HasPrefix(l, "#") {
+			out = append(out, strings.Split(l, "\t"))
+		}
+	}
+	return out
+}
+
+// readUnreproducible reads a capture's sprio-unreproducible.tsv: the sprio
+// lines whose inputs no dump holds, keyed "capture jobid", with the reason.
+func readUnreproducible(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, f := range readTSV(t, filepath.Join(dir, "sprio-unreproducible.tsv")) {
+		out[f[0]+" "+f[1]] = f[2]
 	}
 	return out
 }

@@ -60,6 +60,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			sqlCommand(stdout, stderr),
 			reportCommand(stdout, stderr),
 			sshareCommand(stdout, stderr),
+			sprioCommand(stdout, stderr),
 			runCommand(stdout, stderr),
 			verifyCommand(stdout, stderr),
 			demoCommand(stdout, stderr),

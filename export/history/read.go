@@ -202,3 +202,22 @@ func (t *Txn) Replace(segs []Partition, rows any, hot bool) (Partition, error) {
 	}
 	return t.Write(p.Table, p.Cluster, month, rows, hot)
 }
+
+// PriorityAt returns the priority rows of cluster's fair-share snapshot at
+// snap (a Snapshot's Time): the jobs waiting then. A snapshot at which no
+// job waited has none. It reads the priority partition of snap's month.
+func (v *View) PriorityAt(cluster string, snap time.Time) ([]record.PriorityRow, error) {
+	mk := schemas.MonthKey(snap)
+	if !slices.Contains(v.monthKeys(schemas.TablePriority, cluster), mk) {
+		return nil, nil
+	}
+	month, err := parseMonth(schemas.TablePriority, cluster, mk)
+	if err != nil {
+		return nil, err
+	}
+	var rows []record.PriorityRow
+	if err := v.ReadPartition(schemas.TablePriority, cluster, month, &rows); err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(rows, func(r record.PriorityRow) bool { return !r.Snapshot.Equal(snap) }), nil
+}
