@@ -85,6 +85,7 @@ func (p *sacctParser) appendRow(r *sacctRow) {
 		q.cpus.appendOpt(v.cpus, v.cpusOK)
 		q.nodes.appendOpt(v.nodes, v.nodesOK)
 		if v.tresOK {
+			q.tres.markValid(len(q.tres.offsets) - 1)
 			q.tres.appendEntries(&p.tresMemo, v.tres)
 		} else {
 			q.tres.appendNull()
@@ -704,10 +705,10 @@ func (c *tresColumn) appendItem(m *tresMemo, k int32) {
 
 // appendEntries appends a row holding the entries of item k of m, without
 // numbering it (req_tres, whose numbers are not kept: the items' numbers
-// are alloc_tres_set's).
+// are alloc_tres_set's). It leaves the validity to the caller: alloc_tres
+// is never null, and req_tres marks its valid rows itself.
 func (c *tresColumn) appendEntries(m *tresMemo, k int32) {
 	it := &m.items[k]
-	c.markValid(len(c.offsets) - 1)
 	base := int32(len(c.keys.data))
 	c.keys.data = append(c.keys.data, m.names[it.names:it.namesEnd]...)
 	for _, e := range m.ends[it.entries:it.entriesEnd] {
