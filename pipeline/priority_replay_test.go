@@ -55,7 +55,10 @@ func TestPriorityReplayLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unreproducible := readUnreproducible(t, dir)
+	recorded := map[uint32]bool{}
+	for i := range jobs {
+		recorded[jobs[i].job.ID] = true
+	}
 	matched, total := 0, 0
 	for _, cp := range readTSV(t, filepath.Join(dir, "sprio.tsv")) {
 		name, at := cp[0], cp[1]
@@ -92,8 +95,11 @@ func TestPriorityReplayLive(t *testing.T) {
 			switch {
 			case slices.Contains(gl, l):
 				matched++
-			case unreproducible[name+" "+strings.Fields(l)[0]] != "":
-				t.Logf("%s: job %s: not in the records: %s", name, strings.Fields(l)[0], unreproducible[name+" "+strings.Fields(l)[0]])
+			case !recorded[jobNumber(t, l)]:
+				// The pending remainder of array 7 at 04.txt: a pending
+				// record whose Eligible is Unknown, which sacct of every
+				// state for a window leaves out (docs/sprio.md).
+				t.Logf("%s: job %s is in no sacct record", name, strings.Fields(l)[0])
 			default:
 				t.Errorf("%s: slurmctld printed\n%s\nfairledger has no such line", name, l)
 			}
@@ -103,7 +109,7 @@ func TestPriorityReplayLive(t *testing.T) {
 				t.Errorf("%s: fairledger printed\n%s\nslurmctld has no such line", name, l)
 			}
 		}
-		// sprio's order: Slurm's lines without the unreproducible ones.
+		// sprio's order: Slurm's lines but those of jobs in no record.
 		inOrder := slices.DeleteFunc(slices.Clone(wl), func(l string) bool { return !slices.Contains(gl, l) })
 		if !t.Failed() && !slices.Equal(inOrder, gl) {
 			t.Errorf("%s: the same lines in another order:\n%s\nwant\n%s", name, b.String(), want)
@@ -129,15 +135,14 @@ func readTSV(t *testing.T, path string) [][]string {
 	return out
 }
 
-// readUnreproducible reads a capture's sprio-unreproducible.tsv: the sprio
-// lines whose inputs no dump holds, keyed "capture jobid", with the reason.
-func readUnreproducible(t *testing.T, dir string) map[string]string {
+// jobNumber is the job id a sprio line starts with.
+func jobNumber(t *testing.T, line string) uint32 {
 	t.Helper()
-	out := map[string]string{}
-	for _, f := range readTSV(t, filepath.Join(dir, "sprio-unreproducible.tsv")) {
-		out[f[0]+" "+f[1]] = f[2]
+	n, err := strconv.ParseUint(strings.Fields(line)[0], 10, 32)
+	if err != nil {
+		t.Fatalf("sprio line %q: %v", line, err)
 	}
-	return out
+	return uint32(n)
 }
 
 // sshareFairShare reads the FairShare of each user association of an

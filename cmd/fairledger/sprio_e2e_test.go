@@ -15,9 +15,10 @@ import (
 // cluster's sprio printed (the prio scenario of run.sh, docs/slurm-e2e.md):
 // for each capture, a run with --priority ending at the capture's second
 // on the scenario's dumps, as a site running fairledger then would, and
-// sprio --at that second. Every line Slurm printed must come out, but the
-// ones sprio-unreproducible.tsv lists with the reason no dump holds their
-// inputs, and no other line.
+// sprio --at that second. Every line Slurm printed must come out, but those
+// of a job whose record is in no sacct dump (as the pending remainder of a
+// job array, whose Eligible is Unknown, is not in a dump of every state for
+// a window), and no other line.
 func TestSprioE2E(t *testing.T) {
 	root, live := os.LookupEnv("FAIRLEDGER_SLURM_CAPTURE")
 	if !live {
@@ -42,22 +43,13 @@ func TestSprioE2E(t *testing.T) {
 }
 
 func compareSprio(t *testing.T, dir string, live bool) {
-	known := map[string]string{}
-	if b, err := os.ReadFile(filepath.Join(dir, "sprio-unreproducible.tsv")); err == nil {
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			if f := strings.Split(l, "\t"); len(f) == 3 && !strings.HasPrefix(l, "#") {
-				known[f[0]+" "+f[1]] = f[2]
-			}
-		}
-	} else if !live {
-		t.Fatal(err)
-	}
+	recorded := sacctJobIDs(t, dir)
 	c := readSlurmCapture(t, dir)
 	b, err := os.ReadFile(filepath.Join(dir, "sprio.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	matched, total := 0, 0
+	matched, total, unrecorded := 0, 0, 0
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		name, at, _ := strings.Cut(l, "\t")
 		sec, err := strconv.ParseFloat(at, 64)
@@ -93,8 +85,9 @@ func compareSprio(t *testing.T, dir string, live bool) {
 			switch {
 			case slices.Contains(gl, l):
 				matched++
-			case known[name+" "+id] != "":
-				t.Logf("%s: job %s: not in the records: %s", name, id, known[name+" "+id])
+			case !recorded[id]:
+				unrecorded++
+				t.Logf("%s: job %s is in no sacct record:\n%s", name, id, l)
 			default:
 				t.Errorf("%s: Slurm printed\n%s\nfairledger has no such line; it printed\n%s", name, l, stdout.String())
 			}
@@ -108,7 +101,33 @@ func compareSprio(t *testing.T, dir string, live bool) {
 			t.Errorf("%s: header\n%s\nwant\n%s", name, gl[0], wl[0])
 		}
 	}
-	t.Logf("%s: %d/%d sprio -l lines match Slurm's", filepath.Base(dir), matched, total)
+	t.Logf("%s: %d/%d sprio -l lines match Slurm's; %d of a job in no sacct record", filepath.Base(dir), matched, total, unrecorded)
+	if !live && unrecorded != 1 {
+		// The kept capture: the remainder of array 7 at 04.txt
+		// (docs/sprio.md).
+		t.Errorf("%d lines of a job in no sacct record, want 1", unrecorded)
+	}
+}
+
+// sacctJobIDs are the JobIDRaw values of a capture's sacct dump.
+func sacctJobIDs(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "sacct.psv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	col := slices.Index(strings.Split(lines[0], "|"), "JobIDRaw")
+	if col < 0 {
+		t.Fatalf("%s/sacct.psv: no JobIDRaw column", dir)
+	}
+	ids := map[string]bool{}
+	for _, l := range lines[1:] {
+		if f := strings.Split(l, "|"); col < len(f) {
+			ids[f[col]] = true
+		}
+	}
+	return ids
 }
 
 // sprioRelease is the release series (X.YY) of the capture's slurmctld,
