@@ -66,7 +66,7 @@ func runDemo(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	err := sub("run", "--slurm-conf", filepath.Join(in, "slurm.conf"), "--assoc", filepath.Join(in, "assoc.psv"),
 		"--qos", filepath.Join(in, "qos.psv"), "--sacct", filepath.Join(in, "sacct.psv"),
-		"--history", hist, "--to", to, "--tz", "UTC")
+		"--history", hist, "--to", to, "--tz", "UTC", "--priority")
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,8 @@ func runDemo(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	exe := invokedAs(os.Args[0])
 	fmt.Fprintf(stdout, "\nThe history is in %s. Try:\n  %s sshare --history %s -a -l --at 2025-02-15\n"+
-		"  %s sql --history %s \"SELECT * FROM usage LIMIT 5\"\n", hist, exe, hist, exe, hist)
+		"  %s sprio --history %s -l --at 2025-02-15\n"+
+		"  %s sql --history %s \"SELECT * FROM usage LIMIT 5\"\n", hist, exe, hist, exe, hist, exe, hist)
 	return nil
 }
 
