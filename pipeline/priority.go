@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -144,48 +145,81 @@ func (j *prioJob) computedAt(tick int64) int64 {
 	return at
 }
 
-// pendingJobs appends to dst the jobs of jobs that sprio lists at t, each
-// with the time its factors were computed at as of the decay tick tick
-// (the last at or before t). The pending tasks of a job array are one
-// job, as slurmctld keeps them until a task starts: the array's record,
-// with the array's job id and the earliest eligible time of all its tasks
-// (sacct gives a throttled array's later tasks the time a slot freed, but
-// the pending record keeps the array's).
-func pendingJobs(dst []prioPending, jobs []prioJob, t, tick int64) []prioPending {
-	arrays := map[uint32]int{}          // array job id → index in dst
-	firstEligible := map[uint32]int64{} // array job id → its tasks' earliest eligible time
+// queue finds the jobs sprio lists at a series of increasing times, each
+// job entering once (at its submission) and leaving once (at its start or
+// end), so that a run's snapshots cost the jobs waiting, not all the jobs.
+type queue struct {
+	jobs          []prioJob
+	order         []int32 // the jobs with a submit time, by submit time
+	next          int     // order[next:] are not yet submitted
+	active        []int32 // submitted and neither started nor ended as of the last time
+	firstEligible map[uint32]int64
+	arrays        map[uint32]int // scratch: array job id → index in dst
+	last          int64
+}
+
+// newQueue prepares the queue of jobs.
+func newQueue(jobs []prioJob) *queue {
+	q := &queue{jobs: jobs, firstEligible: map[uint32]int64{}, arrays: map[uint32]int{}, last: math.MinInt64}
 	for i := range jobs {
-		if j := &jobs[i]; j.arrayJob != 0 && j.eligible != 0 {
-			if e, ok := firstEligible[j.arrayJob]; !ok || j.eligible < e {
-				firstEligible[j.arrayJob] = j.eligible
+		j := &jobs[i]
+		if j.submit != 0 {
+			q.order = append(q.order, int32(i))
+		}
+		// The pending record of an array keeps the array's eligible time:
+		// the earliest of its tasks (sacct gives a throttled array's later
+		// tasks the time a slot freed).
+		if j.arrayJob != 0 && j.eligible != 0 {
+			if e, ok := q.firstEligible[j.arrayJob]; !ok || j.eligible < e {
+				q.firstEligible[j.arrayJob] = j.eligible
 			}
 		}
 	}
-	for i := range jobs {
-		j := &jobs[i]
+	slices.SortStableFunc(q.order, func(a, b int32) int { return cmp.Compare(jobs[a].submit, jobs[b].submit) })
+	return q
+}
+
+// at appends to dst the jobs sprio lists at t, each with the time its
+// factors were computed at as of the decay tick tick (the last at or
+// before t). Times that increase from call to call cost only the jobs
+// submitted since and those waiting; an earlier time starts over. The pending tasks of a job
+// array are one job, as slurmctld keeps them until a task starts: the
+// array's record, with the array's job id and eligible time.
+func (q *queue) at(dst []prioPending, t, tick int64) []prioPending {
+	if t < q.last {
+		q.next, q.active = 0, q.active[:0] // back in time: from the start
+	}
+	q.last = t
+	for q.next < len(q.order) && q.jobs[q.order[q.next]].submit <= t {
+		q.active = append(q.active, q.order[q.next])
+		q.next++
+	}
+	q.active = slices.DeleteFunc(q.active, func(i int32) bool {
+		j := &q.jobs[i]
+		return j.start != 0 && j.start <= t || j.end != 0 && j.end <= t
+	})
+	clear(q.arrays)
+	for _, i := range q.active {
+		j := &q.jobs[i]
 		if j.arrayJob == 0 {
 			if j.pendingAt(t) {
 				dst = append(dst, prioPending{job: j.job, at: j.computedAt(tick), submit: j.submit})
 			}
 			continue
 		}
-		if j.submit == 0 || j.submit > t || (j.start != 0 && j.start <= t) || (j.end != 0 && j.end <= t) {
+		if _, ok := q.arrays[j.arrayJob]; ok {
 			continue
 		}
-		if _, ok := arrays[j.arrayJob]; ok {
-			continue
+		e := q.firstEligible[j.arrayJob]
+		if e == 0 || e > t {
+			continue // not yet eligible: not listed
 		}
 		p := prioPending{job: j.job, at: j.computedAt(tick), submit: j.submit}
-		p.job.ID, p.job.EligibleSec = j.arrayJob, firstEligible[j.arrayJob]
-		arrays[j.arrayJob] = len(dst)
+		p.job.ID, p.job.EligibleSec = j.arrayJob, e
+		q.arrays[j.arrayJob] = len(dst)
 		dst = append(dst, p)
 	}
-	for _, k := range arrays {
-		if e := dst[k].job.EligibleSec; e == 0 || e > t {
-			dst[k].job.EligibleSec = 0 // not yet eligible: not listed
-		}
-	}
-	return slices.DeleteFunc(dst, func(p prioPending) bool { return p.job.EligibleSec == 0 })
+	return dst
 }
 
 // latestRecords keeps, of the records of a job that the input gives more
@@ -356,6 +390,7 @@ type prioWriter struct {
 	m    *prioModel
 	jobs []prioJob
 
+	queue   *queue // built at the first snapshot
 	pending []prioPending
 	rows    []priority.Row
 	users   []map[prioAssocKey]int // per tree of the run's model: user association → node
@@ -385,7 +420,10 @@ func (p *prioWriter) add(at, tick int64, ti int, tree *fairshare.Tree, r *fairsh
 		}
 		p.users[ti] = users
 	}
-	p.pending = pendingJobs(p.pending[:0], p.jobs, at, tick)
+	if p.queue == nil {
+		p.queue = newQueue(p.jobs)
+	}
+	p.pending = p.queue.at(p.pending[:0], at, tick)
 	snap := time.Unix(at, 0).UTC()
 	for i := range p.pending {
 		j := &p.pending[i]

@@ -75,7 +75,7 @@ func TestPriorityReplayLive(t *testing.T) {
 		}
 		fs := sshareFairShare(t, filepath.Join(dir, "sshare", strings.TrimSuffix(name, ".txt")+".psv"))
 		var rows []priority.Row
-		for _, p := range pendingJobs(nil, jobs, now, tick) {
+		for _, p := range newQueue(jobs).at(nil, now, tick) {
 			p.job.FairShare = fs[[2]string{p.job.Account, p.job.User}]
 			rows = m.params.AppendRows(rows, &m.cluster, []priority.Job{p.job}, p.at)
 		}

@@ -1,0 +1,60 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/fairledger/fairledger/priority"
+)
+
+// TestQueue checks which jobs sprio lists at a series of times and when
+// their factors were computed, on jobs worked by hand: a job that starts,
+// one with a begin time cancelled while pending, an array whose second
+// task became eligible when a slot freed, and a job submitted held.
+func TestQueue(t *testing.T) {
+	job := func(id uint32, submit, eligible, start, end int64) prioJob {
+		return prioJob{job: priority.Job{ID: id, EligibleSec: eligible}, submit: submit, eligible: eligible, start: start, end: end}
+	}
+	jobs := []prioJob{
+		job(1, 100, 100, 300, 0),  // waits from 100 to 300
+		job(2, 200, 260, 0, 400),  // --begin: eligible at 260, cancelled pending at 400
+		job(11, 100, 100, 200, 0), // array 9, task 0: starts at 200
+		job(12, 100, 210, 500, 0), // array 9, task 1: eligible when task 0's slot freed
+		job(5, 100, 150, 0, 0),    // submitted held, released at 150, never started
+	}
+	jobs[2].arrayJob, jobs[3].arrayJob = 9, 9
+	jobs[4].held = true
+	q := newQueue(jobs)
+	// Each case: the time, its last tick, and each listed job as
+	// "id@computed/eligible" (the array as one job, id 9, with the
+	// array's eligible time 100).
+	cases := []struct {
+		at, tick int64
+		want     []string
+	}{
+		{150, 120, []string{"1@120/100", "9@120/100", "5@150/150"}}, // 5 released after the tick
+		{250, 240, []string{"1@240/100", "9@240/100", "5@240/150"}}, // 2 not eligible yet
+		{300, 300, []string{"2@300/260", "9@300/100", "5@300/150"}}, // 1 started at 300
+		{400, 360, []string{"9@360/100", "5@360/150"}},              // 2 cancelled at 400
+		{600, 600, []string{"5@600/150"}},                           // the array's last task started at 500
+		{150, 120, []string{"1@120/100", "9@120/100", "5@150/150"}}, // back in time: the same as first
+	}
+	for i, c := range cases {
+		name := fmt.Sprintf("at %d", c.at)
+		if i == len(cases)-1 {
+			name = "back in time to 150"
+		}
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, p := range q.at(nil, c.at, c.tick) {
+				got = append(got, fmt.Sprintf("%d@%d/%d", p.job.ID, p.at, p.job.EligibleSec))
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(c.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
