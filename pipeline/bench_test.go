@@ -39,7 +39,16 @@ func BenchmarkPipelineYear5M(b *testing.B) { benchYear5M(b, false) }
 //	go test ./pipeline -run '^$' -bench PipelineYear5MDryRun -benchtime 1x
 func BenchmarkPipelineYear5MDryRun(b *testing.B) { benchYear5M(b, true) }
 
-func benchYear5M(b *testing.B, dry bool) {
+// BenchmarkPipelineYear5MPriority is BenchmarkPipelineYear5M with job
+// priority (Options.Priority): the waiting jobs of every daily snapshot
+// and their factors into the priority table.
+//
+//	go test ./pipeline -run '^$' -bench PipelineYear5MPriority -benchtime 1x
+func BenchmarkPipelineYear5MPriority(b *testing.B) { benchYear5MWith(b, false, true) }
+
+func benchYear5M(b *testing.B, dry bool) { benchYear5MWith(b, dry, false) }
+
+func benchYear5MWith(b *testing.B, dry, prio bool) {
 	dir := os.Getenv("FAIRLEDGER_BENCH_DIR")
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "fairledger-bench")
@@ -66,7 +75,7 @@ func benchYear5M(b *testing.B, dry bool) {
 		in := siteInputs(b, files.Dir, files.Sacct)
 		b.StartTimer()
 		sum, err = pipeline.Run(context.Background(), in, pipeline.Options{History: hist, To: opt.To,
-			SnapshotEvery: 24 * time.Hour, Location: time.UTC, Log: zerolog.Nop(), Version: "bench", DryRun: dry})
+			SnapshotEvery: 24 * time.Hour, Location: time.UTC, Log: zerolog.Nop(), Version: "bench", DryRun: dry, Priority: prio})
 		if err != nil {
 			b.Fatal(err)
 		}

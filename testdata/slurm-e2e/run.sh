@@ -368,7 +368,7 @@ for s in "${scenarios[@]}"; do
 done
 failing=
 t_bringup=$(secs "$t0" "$(now)")
-say "Slurm $version: installed in $t_install s, two clusters up in $t_bringup s"
+say "Slurm $version: installed in $t_install s, ${#scenarios[@]} clusters up in $t_bringup s"
 
 # ---- the jobs ---------------------------------------------------------------------
 # workload SCENARIO: the same jobs in each scenario, timed from its start; the
