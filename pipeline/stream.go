@@ -255,8 +255,9 @@ func (s *stream) dedupe(sum *Summary) {
 // job columns grow in few steps.
 // started gives the rows of rec to batch, and with job priority first
 // takes every row's priority inputs: the jobs that never started (a
-// reader with KeepPending keeps them, their start null) go no further,
-// so batch sees runs of started jobs, as slices of rec.
+// reader with KeepPending keeps them, their start null) go no further, so
+// batch sees the started jobs only, in one record (a few never-started
+// rows among each hundred would otherwise cut a batch into small ones).
 func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
 	if s.m.prio == nil {
 		return s.batch(rec, sum, expect)
@@ -269,10 +270,20 @@ func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
 	if err != nil {
 		return err
 	}
-	n := int(rec.NumRows())
 	if start.NullN() == 0 {
 		return s.batch(rec, sum, expect)
 	}
+	if start.NullN() == start.Len() {
+		return nil
+	}
+	// The runs of started rows, as slices, joined column by column.
+	var parts []arrow.Record
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	n := start.Len()
 	for lo := 0; lo < n; {
 		if start.IsNull(lo) {
 			lo++
@@ -282,15 +293,33 @@ func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
 		for hi < n && start.IsValid(hi) {
 			hi++
 		}
-		part := rec.NewSlice(int64(lo), int64(hi))
-		err := s.batch(part, sum, expect)
-		part.Release()
-		if err != nil {
-			return err
-		}
+		parts = append(parts, rec.NewSlice(int64(lo), int64(hi)))
 		lo = hi
 	}
-	return nil
+	cols := make([]arrow.Array, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	rows := int64(0)
+	for _, p := range parts {
+		rows += p.NumRows()
+	}
+	for c := range cols {
+		arrs := make([]arrow.Array, len(parts))
+		for k, p := range parts {
+			arrs[k] = p.Column(c)
+		}
+		if cols[c], err = array.Concatenate(arrs, s.mem); err != nil {
+			return fmt.Errorf("jobs that started: column %s: %w", rec.ColumnName(c), err)
+		}
+	}
+	ran := array.NewRecord(rec.Schema(), cols, rows)
+	defer ran.Release()
+	return s.batch(ran, sum, expect)
 }
 
 func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
