@@ -33,6 +33,19 @@ type prioModel struct {
 	maxTimeMin []uint32
 	assoc      map[prioAssocKey]uint32 // (account, user) → effective priority
 	qos        *ingest.QOSTable
+	// names interns the names of the jobs' records: an Arrow string
+	// points into its batch's buffers, which a kept job must not pin.
+	names map[string]string
+}
+
+// intern returns a copy of s shared by every job with the same name.
+func (m *prioModel) intern(s string) string {
+	if v, ok := m.names[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	m.names[v] = v
+	return v
 }
 
 type prioAssocKey struct{ account, user string }
@@ -41,7 +54,7 @@ type prioAssocKey struct{ account, user string }
 // release rel.
 func newPrioModel(conf *ingest.Config, assoc *ingest.Associations, qos *ingest.QOSTable, rel ingest.SlurmVersion) (*prioModel, error) {
 	tres := schemas.ClusterTRES(conf.AccountingStorageTRES)
-	m := &prioModel{parts: map[string]int{}, assoc: map[prioAssocKey]uint32{}, qos: qos}
+	m := &prioModel{parts: map[string]int{}, assoc: map[prioAssocKey]uint32{}, qos: qos, names: map[string]string{}}
 	w := priority.Weights{
 		Age: weight32(conf.PriorityWeightAge), Assoc: weight32(conf.PriorityWeightAssoc),
 		FairShare: weight32(conf.PriorityWeightFairshare), JobSize: weight32(conf.PriorityWeightJobSize),
@@ -261,7 +274,7 @@ func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, 
 			if d.IsNull(i) {
 				return ""
 			}
-			return names.Value(int(codes[i]))
+			return m.intern(names.Value(int(codes[i])))
 		}, nil
 	}
 	ts := func(name string) (*array.Timestamp, error) {
@@ -324,7 +337,7 @@ func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, 
 		return int64(a.Value(i))
 	}
 	for i := 0; i < int(rec.NumRows()); i++ {
-		pj := prioJob{jobID: jobID.Value(i), qos: qos(i), submit: sec(submit, i), eligible: sec(eligible, i),
+		pj := prioJob{jobID: strings.Clone(jobID.Value(i)), qos: qos(i), submit: sec(submit, i), eligible: sec(eligible, i),
 			start: sec(start, i), end: sec(end, i), held: hold.IsValid(i) && hold.Value(i)}
 		j := &pj.job
 		j.ID = uint32(raw.Value(i))
