@@ -150,6 +150,8 @@ func tableFiles(t *testing.T, history, table string) map[string][]byte {
 			b = canonical[record.AssociationRow](t, v, table, p.Cluster, m)
 		case schemas.TableRuns:
 			b = canonical[record.RunRow](t, v, table, p.Cluster, m)
+		case schemas.TablePriority:
+			b = canonical[record.PriorityRow](t, v, table, p.Cluster, m)
 		}
 		out[k] = b
 	}
@@ -372,4 +374,112 @@ func snapshotDir(t *testing.T, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// withRequest rewrites a sacct file (Unix times) with the ReqCPUS and
+// ReqNodes columns a site dumps for job priority: what each job asked
+// for, here what it got.
+func withRequest(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	hdr := strings.Split(lines[0], "|")
+	cpus, nodes := slices.Index(hdr, "AllocCPUS"), slices.Index(hdr, "NNodes")
+	var b bytes.Buffer
+	b.WriteString(lines[0] + "|ReqCPUS|ReqNodes\n")
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "|")
+		b.WriteString(l + "|" + f[cpus] + "|" + f[nodes] + "\n")
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sacctAsOfAll is sacctAsOf with every state, as a site dumps it for job
+// priority (`sacct -s PD,R,CD,CA,…`): a job submitted by now but not
+// started is PENDING, with no start, end or allocation; one cancelled
+// while pending before now keeps its record.
+func sacctAsOfAll(t *testing.T, full, out string, since, now time.Time) {
+	t.Helper()
+	sacctAsOf(t, full, out, since, now)
+	data, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	hdr := strings.Split(lines[0], "|")
+	col := func(name string) int { return slices.Index(hdr, name) }
+	var b bytes.Buffer
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "|")
+		submit, err := strconv.ParseInt(f[col("Submit")], 10, 64)
+		if err != nil || submit >= now.Unix() {
+			continue
+		}
+		start, serr := strconv.ParseInt(f[col("Start")], 10, 64)
+		end, eerr := strconv.ParseInt(f[col("End")], 10, 64)
+		switch {
+		case serr == nil && start < now.Unix():
+			continue // started: sacctAsOf wrote it
+		case serr != nil && eerr == nil && end < now.Unix():
+			if end >= since.Unix() {
+				b.WriteString(l + "\n") // cancelled while pending, in the window
+			}
+			continue
+		}
+		f[col("Start")], f[col("End")], f[col("State")], f[col("ExitCode")] = "Unknown", "Unknown", "PENDING", "0:0"
+		f[col("Elapsed")], f[col("ElapsedRaw")], f[col("AllocCPUS")], f[col("AllocTRES")] = "00:00:00", "0", "0", ""
+		b.WriteString(strings.Join(f, "|") + "\n")
+	}
+	o, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Write(b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNightlyEqualsSingleRunPriority: with --priority, the cluster run
+// night by night from dumps of every state (the jobs waiting at each
+// night's end among them, with no start yet) gives the same priority
+// table, bit for bit, as one run over the whole window.
+func TestNightlyEqualsSingleRunPriority(t *testing.T) {
+	dir, from, end := nightlyCluster(t, 1500)
+	full := filepath.Join(dir, "sacct.psv")
+	withRequest(t, full)
+	opts := func(hist string, to time.Time) pipeline.Options {
+		o := runOpts(hist, to)
+		o.Priority = true
+		return o
+	}
+	single := t.TempDir()
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, full), opts(single, end)); err != nil {
+		t.Fatal(err)
+	}
+	nightly := t.TempDir()
+	pending := 0
+	for n := from.AddDate(0, 0, 1); !n.After(end); n = n.AddDate(0, 0, 1) {
+		f := nightFile(dir, n)
+		sacctAsOfAll(t, full, f, n.AddDate(0, 0, -1), n)
+		if b, err := os.ReadFile(f); err == nil {
+			pending += bytes.Count(b, []byte("|PENDING|"))
+		}
+		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, f), opts(nightly, n)); err != nil {
+			t.Fatalf("night %s: %v", n.Format(time.DateOnly), err)
+		}
+	}
+	want := tableFiles(t, single, schemas.TablePriority)
+	if len(want) == 0 || pending == 0 {
+		t.Fatalf("%d priority partitions, %d pending records in the nights' dumps: make the cluster busier", len(want), pending)
+	}
+	t.Logf("%d pending records in the nights' dumps", pending)
+	sameFiles(t, schemas.TablePriority, tableFiles(t, nightly, schemas.TablePriority), want)
 }
