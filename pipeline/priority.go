@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -36,6 +37,60 @@ type prioModel struct {
 	// names interns the names of the jobs' records: an Arrow string
 	// points into its batch's buffers, which a kept job must not pin.
 	names map[string]string
+	// qosSets, partSets and tresSets share the jobs' QOS, partition and
+	// requested-TRES slices: a cluster's jobs ask for a few hundred
+	// combinations (vec and key are their scratch).
+	qosSets  map[string][]priority.QOS
+	partSets map[string][]int
+	tresSets map[string][]uint64
+	vec      []uint64
+	key      []byte
+}
+
+// qosOf returns the QOS list of a job of QOS name, shared by every job of
+// it (the priority computation only reads a job's slices).
+func (m *prioModel) qosOf(name string) []priority.QOS {
+	if q, ok := m.qosSets[name]; ok {
+		return q
+	}
+	q := []priority.QOS{{Name: name}}
+	if p, ok := m.qos.Priority(name); ok {
+		q[0].Priority = uint32(min(max(p, 0), math.MaxUint32))
+	}
+	m.qosSets[name] = q
+	return q
+}
+
+// partitionsOf returns the partition indexes of a comma-separated list
+// (unknown names left out, each once), shared by every job with the list.
+func (m *prioModel) partitionsOf(list string) []int {
+	if p, ok := m.partSets[list]; ok {
+		return p
+	}
+	var out []int
+	for _, name := range strings.Split(list, ",") {
+		if k, ok := m.parts[name]; ok && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	m.partSets[strings.Clone(list)] = out
+	return out
+}
+
+// tresOf returns a copy of the TRES vector vec shared by every job that
+// asked for the same.
+func (m *prioModel) tresOf(vec []uint64) []uint64 {
+	key := m.key[:0]
+	for _, v := range vec {
+		key = binary.LittleEndian.AppendUint64(key, v)
+	}
+	m.key = key
+	if t, ok := m.tresSets[string(key)]; ok {
+		return t
+	}
+	t := slices.Clone(vec)
+	m.tresSets[string(key)] = t
+	return t
 }
 
 // intern returns a copy of s shared by every job with the same name.
@@ -54,7 +109,8 @@ type prioAssocKey struct{ account, user string }
 // release rel.
 func newPrioModel(conf *ingest.Config, assoc *ingest.Associations, qos *ingest.QOSTable, rel ingest.SlurmVersion) (*prioModel, error) {
 	tres := schemas.ClusterTRES(conf.AccountingStorageTRES)
-	m := &prioModel{parts: map[string]int{}, assoc: map[prioAssocKey]uint32{}, qos: qos, names: map[string]string{}}
+	m := &prioModel{parts: map[string]int{}, assoc: map[prioAssocKey]uint32{}, qos: qos, names: map[string]string{},
+		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{}, tresSets: map[string][]uint64{}}
 	w := priority.Weights{
 		Age: weight32(conf.PriorityWeightAge), Assoc: weight32(conf.PriorityWeightAssoc),
 		FairShare: weight32(conf.PriorityWeightFairshare), JobSize: weight32(conf.PriorityWeightJobSize),
@@ -347,22 +403,14 @@ func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, 
 		j.User, j.Account = user(i), account(i)
 		j.EligibleSec = pj.eligible
 		j.AssocPriority = m.assoc[prioAssocKey{j.Account, j.User}]
-		if p, ok := m.qos.Priority(pj.qos); ok {
-			j.QOS = []priority.QOS{{Name: pj.qos, Priority: uint32(min(max(p, 0), math.MaxUint32))}}
-		} else {
-			j.QOS = []priority.QOS{{Name: pj.qos}}
-		}
+		j.QOS = m.qosOf(pj.qos)
 		// While pending a job waits in every partition it asked for
 		// (SubmitLine's -p); sacct's Partition is the one it ran in.
-		parts := []string{partition(i)}
-		if p := reqParts(i); p != "" {
-			parts = strings.Split(p, ",")
+		parts := reqParts(i)
+		if parts == "" {
+			parts = partition(i)
 		}
-		for _, p := range parts {
-			if k, ok := m.parts[p]; ok && !slices.Contains(j.Partitions, k) {
-				j.Partitions = append(j.Partitions, k)
-			}
-		}
+		j.Partitions = m.partitionsOf(parts)
 		if reqNodes.IsValid(i) {
 			j.Nodes = uint32(reqNodes.Value(i))
 		} else {
@@ -383,13 +431,16 @@ func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, 
 			j.Nice = int32(nice.Value(i))
 		}
 		if reqTRES.IsValid(i) {
-			j.TRES = make([]uint64, len(m.cluster.TRES))
+			vec := slices.Grow(m.vec[:0], len(m.cluster.TRES))[:len(m.cluster.TRES)]
+			clear(vec)
 			lo, hi := reqTRES.ValueOffsets(i)
 			for k := lo; k < hi; k++ {
 				if t := slices.Index(m.cluster.TRES, schemas.CanonicalTRES(keys.Value(int(k)))); t >= 0 {
-					j.TRES[t] = uint64(max(vals.Value(int(k)), 0))
+					vec[t] = uint64(max(vals.Value(int(k)), 0))
 				}
 			}
+			m.vec = vec
+			j.TRES = m.tresOf(vec)
 		}
 		dst = append(dst, pj)
 	}
