@@ -50,15 +50,9 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			loc, err := location(c.String("tz"))
+			loc, at, err := atFlag(c)
 			if err != nil {
 				return err
-			}
-			at := time.Time{}
-			if s := c.String("at"); s != "" {
-				if at, err = parseTime("at", s, loc); err != nil {
-					return err
-				}
 			}
 			var jobs []uint32
 			for _, s := range splitList(c.String("jobs")) {
@@ -69,14 +63,7 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 				jobs = append(jobs, uint32(n))
 			}
 			dir := c.String("history")
-			if err := history.CheckExists(dir); err != nil {
-				return err
-			}
-			h, err := history.Open(dir)
-			if err != nil {
-				return err
-			}
-			v, err := h.View()
+			v, err := pinHistory(dir)
 			if err != nil {
 				return err
 			}

@@ -62,29 +62,12 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			if err := fairshare.CheckSshareFields(splitList(c.String("format"))); err != nil {
 				return usagef("--format: %v", err)
 			}
-			loc, err := location(c.String("tz"))
+			loc, at, err := atFlag(c)
 			if err != nil {
 				return err
 			}
-			at := time.Time{}
-			if s := c.String("at"); s != "" {
-				if at, err = parseTime("at", s, loc); err != nil {
-					return err
-				}
-				at = at.In(loc)
-			}
-			// history.Open creates a missing directory: a reader must not.
 			dir := c.String("history")
-			if err := history.CheckExists(dir); err != nil {
-				return err
-			}
-			h, err := history.Open(dir)
-			if err != nil {
-				return err
-			}
-			// One pinned generation for the whole command: a run
-			// committing meanwhile changes nothing read here.
-			v, err := h.View()
+			v, err := pinHistory(dir)
 			if err != nil {
 				return err
 			}
@@ -183,6 +166,39 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			return fairshare.WriteSshare(stdout, tree, res, opt)
 		},
 	}
+}
+
+// atFlag reads --tz and --at: the zone, and the time in it (zero when
+// --at is not given).
+func atFlag(c *cli.Context) (*time.Location, time.Time, error) {
+	loc, err := location(c.String("tz"))
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	s := c.String("at")
+	if s == "" {
+		return loc, time.Time{}, nil
+	}
+	at, err := parseTime("at", s, loc)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return loc, at.In(loc), nil
+}
+
+// pinHistory pins the committed generation of the history in dir for a
+// command that only reads it: a run committing meanwhile changes nothing
+// read through the view. A missing directory is an error (history.Open
+// would create it). The caller closes the view.
+func pinHistory(dir string) (*history.View, error) {
+	if err := history.CheckExists(dir); err != nil {
+		return nil, err
+	}
+	h, err := history.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return h.View()
 }
 
 // callerName is the user whose rows sshare shows by default: $USER, else
