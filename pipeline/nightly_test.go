@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
@@ -461,8 +462,13 @@ func TestNightlyEqualsSingleRunPriority(t *testing.T) {
 		return o
 	}
 	single := t.TempDir()
-	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, full), opts(single, end)); err != nil {
+	sum, err := pipeline.Run(context.Background(), siteInputs(t, dir, full), opts(single, end))
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The rows add up: the never-started ones are read and not charged.
+	if in, res := sum.Ingest.Ingested, sum.Resolve; res.Rows != in || res.Charged+res.NotCharged() != in || res.ByReason[decay.ReasonNoStart] == 0 {
+		t.Errorf("ingested %d; resolved %d, charged %d, not charged %v", in, res.Rows, res.Charged, res.ByReason)
 	}
 	nightly := t.TempDir()
 	pending := 0

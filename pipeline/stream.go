@@ -273,6 +273,12 @@ func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
 	if start.NullN() == 0 {
 		return s.batch(rec, sum, expect)
 	}
+	// Counted as decay counts a row without a start: read, not charged.
+	if sum.Resolve.ByReason == nil {
+		sum.Resolve.ByReason = map[string]int64{}
+	}
+	sum.Resolve.Rows += int64(start.NullN())
+	sum.Resolve.ByReason[decay.ReasonNoStart] += int64(start.NullN())
 	if start.NullN() == start.Len() {
 		return nil
 	}
