@@ -16,51 +16,15 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export/history"
+	"github.com/fairledger/fairledger/export/history/historytest"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/export/record/recordtest"
-	"github.com/fairledger/fairledger/schemas"
 )
 
-// foreignFile is a Parquet file another writer made (DuckDB, an older
-// fairledger), to commit as a segment of its (table, cluster, month)
-// partition.
-type foreignFile struct {
-	table, cluster, month string
-	data                  []byte
-}
+// commitForeign and foreignFile are historytest's.
+var commitForeign = historytest.CommitForeign
 
-// commitForeign commits files in one commit, as the store names and lists
-// its own: each replaces the committed segments of its partition (files
-// of one partition in one call are all kept). It returns their entries.
-func commitForeign(t *testing.T, h *history.Store, files ...foreignFile) []history.Partition {
-	t.Helper()
-	tx, err := h.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Abort()
-	var out []history.Partition
-	for _, f := range files {
-		for _, p := range tx.Base().Files(f.table, f.cluster) {
-			if p.Month == f.month {
-				tx.Remove(p)
-			}
-		}
-		month, err := schemas.ParseMonth(f.month)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := tx.Import(f.table, f.cluster, month, f.data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+type foreignFile = historytest.ForeignFile
 
 // duckDBFile runs a COPY ... TO of query with DuckDB and returns the file.
 func duckDBFile(t *testing.T, db *sql.DB, query string) []byte {
@@ -93,11 +57,11 @@ func makeHistory(t *testing.T) string {
 	defer db.Close()
 	file := func(query string) []byte { return duckDBFile(t, db, query) }
 	commitForeign(t, h,
-		foreignFile{"jobs", "c1", "2025-01", file(`SELECT * FROM (VALUES ('labA', 'alice', TIMESTAMPTZ '2025-01-05 10:00:00+00', 4.0::DOUBLE, 2.0::DOUBLE)) t(account, "user", start, billing, gpu)`)},
-		foreignFile{"jobs", "c1", "2025-01", file(`SELECT * FROM (VALUES ('labA', 'bob',   TIMESTAMPTZ '2025-01-06 10:00:00+00', 1.5::DOUBLE, 0.0::DOUBLE)) t(account, "user", start, billing, gpu)`)},
-		foreignFile{"jobs", "c1", "2025-02", file(`SELECT 'labB' AS account, 'carol' AS "user", TIMESTAMPTZ '2025-02-01 00:00:00+00' AS start, 10.0::DOUBLE AS billing, 4.0::DOUBLE AS gpu`)},
-		foreignFile{"jobs", "c2", "2025-01", file(`SELECT 'labA' AS account, 'dave' AS "user", TIMESTAMPTZ '2025-01-09 00:00:00+00' AS start, 7.0::DOUBLE AS billing, 1.0::DOUBLE AS gpu`)},
-		foreignFile{"runs", "c1", "2025-02", file(`SELECT 'r1' AS run_id, 3::BIGINT AS rejected`)},
+		foreignFile{Table: "jobs", Cluster: "c1", Month: "2025-01", Data: file(`SELECT * FROM (VALUES ('labA', 'alice', TIMESTAMPTZ '2025-01-05 10:00:00+00', 4.0::DOUBLE, 2.0::DOUBLE)) t(account, "user", start, billing, gpu)`)},
+		foreignFile{Table: "jobs", Cluster: "c1", Month: "2025-01", Data: file(`SELECT * FROM (VALUES ('labA', 'bob',   TIMESTAMPTZ '2025-01-06 10:00:00+00', 1.5::DOUBLE, 0.0::DOUBLE)) t(account, "user", start, billing, gpu)`)},
+		foreignFile{Table: "jobs", Cluster: "c1", Month: "2025-02", Data: file(`SELECT 'labB' AS account, 'carol' AS "user", TIMESTAMPTZ '2025-02-01 00:00:00+00' AS start, 10.0::DOUBLE AS billing, 4.0::DOUBLE AS gpu`)},
+		foreignFile{Table: "jobs", Cluster: "c2", Month: "2025-01", Data: file(`SELECT 'labA' AS account, 'dave' AS "user", TIMESTAMPTZ '2025-01-09 00:00:00+00' AS start, 7.0::DOUBLE AS billing, 1.0::DOUBLE AS gpu`)},
+		foreignFile{Table: "runs", Cluster: "c1", Month: "2025-02", Data: file(`SELECT 'r1' AS run_id, 3::BIGINT AS rejected`)},
 	)
 	stray := file(`SELECT 'labZ' AS account, 'zed' AS "user", TIMESTAMPTZ '2025-01-07 00:00:00+00' AS start, 1000.0::DOUBLE AS billing, 0.0::DOUBLE AS gpu`)
 	const strayPath = "jobs/cluster=c1/month=2025-01/part-00000000000000ff.parquet"

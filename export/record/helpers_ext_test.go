@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/fairledger/fairledger/export/history"
+	"github.com/fairledger/fairledger/export/history/historytest"
 	"github.com/fairledger/fairledger/export/record/recordtest"
-	"github.com/fairledger/fairledger/schemas"
 )
 
 // The sample rows and helpers the export packages' tests share
@@ -30,43 +30,7 @@ func openHistory(t *testing.T) *history.Store {
 	return h
 }
 
-// foreignFile is a Parquet file another writer made (DuckDB, an older
-// fairledger), to commit as a segment of its (table, cluster, month)
-// partition.
-type foreignFile struct {
-	table, cluster, month string
-	data                  []byte
-}
+// commitForeign and foreignFile are historytest's.
+var commitForeign = historytest.CommitForeign
 
-// commitForeign commits files in one commit, as the store names and lists
-// its own: each replaces the committed segments of its partition (files
-// of one partition in one call are all kept). It returns their entries.
-func commitForeign(t *testing.T, h *history.Store, files ...foreignFile) []history.Partition {
-	t.Helper()
-	tx, err := h.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Abort()
-	var out []history.Partition
-	for _, f := range files {
-		for _, p := range tx.Base().Files(f.table, f.cluster) {
-			if p.Month == f.month {
-				tx.Remove(p)
-			}
-		}
-		month, err := schemas.ParseMonth(f.month)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := tx.Import(f.table, f.cluster, month, f.data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+type foreignFile = historytest.ForeignFile

@@ -90,7 +90,7 @@ func TestTRESRunMinsColumn(t *testing.T) {
 	if err := parquet.Write(&file, old); err != nil {
 		t.Fatal(err)
 	}
-	commitForeign(t, h, foreignFile{schemas.TableFairshare, "c1", "2025-03", file.Bytes()})
+	commitForeign(t, h, foreignFile{Table: schemas.TableFairshare, Cluster: "c1", Month: "2025-03", Data: file.Bytes()})
 	back = nil
 	if err := h.ReadPartition(schemas.TableFairshare, "c1", snap, &back); err != nil {
 		t.Fatalf("read a partition without tres_run_mins: %v", err)
