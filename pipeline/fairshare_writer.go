@@ -150,7 +150,7 @@ func (w *fairshareWriter) open() error {
 		return err
 	}
 	if w.prio != nil {
-		before, after, err := keptSnapshots[record.PriorityRow](w, schemas.TablePriority, func(r *record.PriorityRow) int64 { return r.Snapshot.Unix() })
+		before, after, err := keptSnapshots[record.PriorityRow](w, schemas.TablePriority, func(r *record.PriorityRow) int64 { return r.At.Unix() })
 		if err != nil {
 			return err
 		}

@@ -504,7 +504,7 @@ func (p *prioWriter) add(at, tick int64, ti int, tree *fairshare.Tree, r *fairsh
 // priorityRow is the history row of one sprio row.
 func priorityRow(snap time.Time, p *prioPending, r *priority.Row, tres []string) record.PriorityRow {
 	w := &r.Weighted
-	out := record.PriorityRow{Snapshot: snap, ComputedAt: time.Unix(p.at, 0).UTC(), JobID: int64(r.JobID), User: r.User,
+	out := record.PriorityRow{At: snap, Event: record.EventPending, Snapshot: &snap, ComputedAt: time.Unix(p.at, 0).UTC(), JobID: int64(r.JobID), User: r.User,
 		Account: r.Account, Partition: r.Partition, QOS: r.QOS, Priority: int64(r.Priority),
 		AgeW: w.Age, AssocW: w.Assoc, FairShareW: w.FairShare, JobSizeW: w.JobSize, PartitionW: w.Partition,
 		QOSW: w.QOS, TRESW: map[string]float64{}, Site: int64(r.Site), Nice: int64(r.Nice)}

@@ -293,30 +293,36 @@ func runsTable() Table {
 func priorityTable() Table {
 	return Table{
 		Name: TablePriority,
-		Description: "The `sprio -l` view at each fair-share snapshot: one row per job waiting in the queue at " +
-			"the snapshot and partition it waited in (a job submitted to several partitions has a row in each), " +
-			"with its multifactor priority as slurmctld had last computed it: at the last PriorityCalcPeriod tick " +
-			"at or before the snapshot, or when the job was submitted or released if that was later " +
-			"(docs/slurm-semantics.md §13). The factors are weighted (factor × PriorityWeight*), as sprio -l " +
-			"prints them before rounding; the weights are in the runs table's config. The pending tasks of a job " +
-			"array are one row, with the array's job id, as slurmctld keeps them. Jobs sacct never recorded as " +
+		Description: "Each job's multifactor priority over its life in the queue, as slurmctld had last computed it " +
+			"(docs/slurm-semantics.md §13), in three kinds of row (`event`). `pending`: the `sprio -l` view at each " +
+			"fair-share snapshot, one row per job waiting at the snapshot and partition it waited in (a job " +
+			"submitted to several partitions has a row in each), its factors those of the last PriorityCalcPeriod " +
+			"tick at or before the snapshot, or of its submission or release if later. `submit`: the priority it was " +
+			"given when submitted, in each partition it asked for. `start`: the priority it had when it started, in " +
+			"the partition it ran in, with its wait and its rank among the jobs then waiting there. Submit and start " +
+			"rows take the FairShare of the last snapshot at or before them (`snapshot` names it). The factors are " +
+			"weighted (factor × PriorityWeight*), as sprio -l prints them before rounding; the weights are in the " +
+			"runs table's config. The pending tasks of a job array are one row, with the array's job id, as " +
+			"slurmctld keeps them; each task that starts has its own start row. Jobs sacct never recorded as " +
 			"eligible, holds placed on a job already pending and a nice changed after submission are in no record " +
 			"and so in no row.",
 		Layout:    fmt.Sprintf(partitionLayout, TablePriority),
-		SortBy:    []string{"snapshot", "job_id", "partition"},
+		SortBy:    []string{"at", "job_id", "partition", "event"},
 		Partition: partitionColumns(),
 		Columns: []Column{
-			{"snapshot", TypeTimestamp, false, "UTC", "Time of the fair-share snapshot (the fairshare table's) the row belongs to: `fairledger sprio --at` shows the rows of the last snapshot at or before its time."},
-			{"computed_at", TypeTimestamp, false, "UTC", "When slurmctld computed these factors: the last decay tick at or before the snapshot, or the job's submission or release when later."},
+			{"at", TypeTimestamp, false, "UTC", "The moment the row describes: the snapshot (`pending`), the submission (`submit`) or the start (`start`). The row's month is this time's; `fairledger sprio --at` shows the `pending` rows of the last snapshot at or before its time."},
+			{"event", TypeString, false, "", "`submit`, `pending` or `start`."},
+			{"snapshot", TypeTimestamp, true, "UTC", "The fair-share snapshot (the fairshare table's) whose FairShare the row uses: `at` itself for `pending` rows, the last at or before `at` otherwise; null before the history's first snapshot, when no usage was charged yet (FairShare computed from none)."},
+			{"computed_at", TypeTimestamp, false, "UTC", "When slurmctld computed these factors: the last decay tick at or before `at`, or the job's submission or release when later."},
 			{"job_id", TypeInt64, false, "", "The job id sprio prints: JobIDRaw, or for the pending tasks of an array the array's job id."},
 			{"user", TypeString, false, "", "User name."},
 			{"account", TypeString, false, "", "Account."},
-			{"partition", TypeString, false, "", "Partition the job waited in."},
+			{"partition", TypeString, false, "", "Partition the job waited in (for `start` rows, the one it ran in)."},
 			{"qos", TypeString, false, "", "QOS name (empty if sacct printed none)."},
 			{"priority", TypeInt64, false, "", "PRIORITY as sprio prints it: the sum of the weighted factors plus the site factor minus nice, at least 1, truncated."},
 			{"age_w", TypeDouble, false, "", "AGE: min(time eligible / PriorityMaxAge, 1) × PriorityWeightAge."},
 			{"assoc_w", TypeDouble, false, "", "ASSOC: association priority (own or inherited) / the highest × PriorityWeightAssoc."},
-			{"fairshare_w", TypeDouble, false, "", "FAIRSHARE: the user's FairShare at the snapshot × PriorityWeightFairshare."},
+			{"fairshare_w", TypeDouble, false, "", "FAIRSHARE: the user's FairShare at `snapshot` × PriorityWeightFairshare."},
 			{"jobsize_w", TypeDouble, false, "", "JOBSIZE: the job-size factor (requested nodes and CPUs against the cluster's, PriorityFavorSmall) × PriorityWeightJobSize."},
 			{"partition_w", TypeDouble, false, "", "PARTITION: PriorityJobFactor / the highest × PriorityWeightPartition."},
 			{"qos_w", TypeDouble, false, "", "QOS: QOS priority / the highest × PriorityWeightQOS."},
@@ -325,6 +331,9 @@ func priorityTable() Table {
 			{"nice", TypeInt64, false, "", "NICE: the --nice of the job's SubmitLine (0 without one)."},
 			{"submit", TypeTimestamp, true, "UTC", "Submit time."},
 			{"eligible", TypeTimestamp, true, "UTC", "Eligible time the age counts from."},
+			{"wait_sec", TypeInt64, true, "s", "`start` rows: the time the job waited while eligible, start − eligible (sacct's Planned, formerly Reserved); null otherwise."},
+			{"rank", TypeInt64, true, "", "`start` rows: 1 + the number of jobs waiting in the partition when it started whose priority was higher (1: it was first in line; more: it started ahead of higher-priority jobs, by backfill or because they did not fit); null otherwise."},
+			{"waiting", TypeInt64, true, "jobs", "`start` rows: the jobs waiting in the partition when it started, itself included; null otherwise."},
 		},
 	}
 }

@@ -68,7 +68,7 @@ func (t *Txn) cutAfter(cluster string, at int64) (map[string]int64, error) {
 			}},
 		{schemas.TablePriority, func(p Partition) bool { return p.MaxTime > at },
 			func(p Partition) (int64, error) {
-				return cutRows(t, p, func(r *record.PriorityRow) bool { return r.Snapshot.Unix() > at })
+				return cutRows(t, p, func(r *record.PriorityRow) bool { return r.At.Unix() > at })
 			}},
 	}
 	for _, c := range cuts {

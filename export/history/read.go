@@ -219,5 +219,5 @@ func (v *View) PriorityAt(cluster string, snap time.Time) ([]record.PriorityRow,
 	if err := v.ReadPartition(schemas.TablePriority, cluster, month, &rows); err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(rows, func(r record.PriorityRow) bool { return !r.Snapshot.Equal(snap) }), nil
+	return slices.DeleteFunc(rows, func(r record.PriorityRow) bool { return r.Event != record.EventPending || !r.At.Equal(snap) }), nil
 }

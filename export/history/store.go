@@ -295,6 +295,17 @@ func readSegments(full func(Partition) string, files []Partition, dst any) error
 	return fmt.Errorf("read: destination of type %T", dst)
 }
 
+// upgradePriority gives the rows of a priority file written before the
+// table had submit and start rows (no at or event column, every row a
+// snapshot's) their event and time.
+func upgradePriority(rows []record.PriorityRow) {
+	for i := range rows {
+		if r := &rows[i]; r.Event == "" && r.Snapshot != nil {
+			r.Event, r.At = record.EventPending, *r.Snapshot
+		}
+	}
+}
+
 func readSorted[T any](full func(Partition) string, files []Partition, dst *[]T, cmp func(a, b *T) int) error {
 	var all []T
 	for _, p := range files {
@@ -336,6 +347,7 @@ func readSegment(file string, p Partition, dst any) error {
 		n, err = decodeRows(b, d)
 	case *[]record.PriorityRow:
 		n, err = decodeRows(b, d)
+		upgradePriority(*d)
 	default:
 		err = fmt.Errorf("destination of type %T", dst)
 	}
@@ -951,7 +963,7 @@ func rowsEncoder(def schemas.Table, rows any, p *Partition) (func(io.Writer) err
 		timeStats(p, r, func(r *record.RunRow) time.Time { return r.Started })
 	case []record.PriorityRow:
 		p.Rows = int64(len(r))
-		timeStats(p, r, func(r *record.PriorityRow) time.Time { return r.Snapshot })
+		timeStats(p, r, func(r *record.PriorityRow) time.Time { return r.At })
 	default:
 		return nil, fmt.Errorf("rows of type %T", rows)
 	}

@@ -114,10 +114,12 @@ type RunRow struct {
 }
 
 // PriorityRow is one row of the priority table (see schemas/priority.md):
-// a job waiting at a snapshot, in one partition, with its weighted
-// priority factors.
+// a job's weighted priority factors in one partition, at a snapshot it
+// waited at (EventPending), at its submission or at its start.
 type PriorityRow struct {
-	Snapshot   time.Time          `parquet:"snapshot,timestamp(microsecond:utc)"`
+	At         time.Time          `parquet:"at,timestamp(microsecond:utc)"`
+	Event      string             `parquet:"event,dict"`
+	Snapshot   *time.Time         `parquet:"snapshot,optional,timestamp(microsecond:utc)"`
 	ComputedAt time.Time          `parquet:"computed_at,timestamp(microsecond:utc)"`
 	JobID      int64              `parquet:"job_id"`
 	User       string             `parquet:"user,dict"`
@@ -136,18 +138,34 @@ type PriorityRow struct {
 	Nice       int64              `parquet:"nice"`
 	Submit     *time.Time         `parquet:"submit,optional,timestamp(microsecond:utc)"`
 	Eligible   *time.Time         `parquet:"eligible,optional,timestamp(microsecond:utc)"`
+	WaitSec    *int64             `parquet:"wait_sec,optional"`
+	Rank       *int64             `parquet:"rank,optional"`
+	Waiting    *int64             `parquet:"waiting,optional"`
 }
 
-// ComparePriority orders priority rows by snapshot, job id and partition
-// (schemas/priority.md's SortBy).
+// The events of the priority table's rows (PriorityRow.Event).
+const (
+	// EventSubmit is a job's priority when it was submitted.
+	EventSubmit = "submit"
+	// EventPending is a job waiting at a snapshot: sprio's row.
+	EventPending = "pending"
+	// EventStart is a job's priority when it started.
+	EventStart = "start"
+)
+
+// ComparePriority orders priority rows by time, job id, partition and
+// event (schemas/priority.md's SortBy).
 func ComparePriority(a, b *PriorityRow) int {
-	if c := a.Snapshot.Compare(b.Snapshot); c != 0 {
+	if c := a.At.Compare(b.At); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(a.JobID, b.JobID); c != 0 {
 		return c
 	}
-	return strings.Compare(a.Partition, b.Partition)
+	if c := strings.Compare(a.Partition, b.Partition); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Event, b.Event)
 }
 
 // RunInput is one input file of a run.
