@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -57,6 +59,11 @@ type fairshareWriter struct {
 func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	t := time.Unix(at, 0).UTC()
 	mon := monthStart(at)
+	if w.prio != nil {
+		// The submissions and starts before the snapshot, of the months
+		// before its, then of its own month.
+		w.prio.emit(min(at, mon.Unix()), w.month.Unix())
+	}
 	if !mon.Equal(w.month) {
 		if err := w.flush(); err != nil {
 			return err
@@ -80,6 +87,7 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	w.proj[i].RawUsage(own, w.raw)
 	fairshare.Compute(w.m.algo, tree, w.raw, w.m.damp, &w.res)
 	if w.prio != nil {
+		w.prio.emit(at, mon.Unix())
 		w.prio.add(at, tick, i, tree, &w.res)
 	}
 	if w.live != nil {
@@ -237,6 +245,38 @@ func (w *fairshareWriter) flushPriority() error {
 		return err
 	}
 	w.files++
+	return nil
+}
+
+// finish writes what is left at the end of the window: the current
+// month's segments, and with job priority the submit and start rows after
+// the last snapshot and those of months without a snapshot.
+func (w *fairshareWriter) finish() error {
+	if w.prio != nil {
+		w.prio.emit(math.MaxInt64, w.month.Unix())
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if w.prio == nil || w.tx == nil || w.dry {
+		return nil
+	}
+	months := slices.Sorted(maps.Keys(w.prio.other))
+	for _, mon := range months {
+		// A month without a snapshot of the run: its priority file alone,
+		// the rows outside the window kept.
+		w.month = time.Unix(mon, 0).UTC()
+		before, after, err := keptSnapshots[record.PriorityRow](w, schemas.TablePriority, func(r *record.PriorityRow) int64 { return r.At.Unix() })
+		if err != nil {
+			return err
+		}
+		rows := append(append(before, w.prio.other[mon]...), after...)
+		if _, err := w.tx.Write(schemas.TablePriority, w.m.cluster, w.month, rows, false); err != nil {
+			return err
+		}
+		w.files++
+	}
+	w.prio.other = nil
 	return nil
 }
 

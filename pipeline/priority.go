@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 
 	"github.com/fairledger/fairledger/billing"
+	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
@@ -45,6 +46,7 @@ type prioModel struct {
 	tresSets map[string][]uint64
 	vec      []uint64
 	key      []byte
+	single   []int // single[k] == k: partitionsAt's lists
 }
 
 // qosOf returns the QOS list of a job of QOS name, shared by every job of
@@ -75,6 +77,12 @@ func (m *prioModel) partitionsOf(list string) []int {
 	}
 	m.partSets[strings.Clone(list)] = out
 	return out
+}
+
+// partitionsAt returns the one-partition list of partition k, shared by
+// every job.
+func (m *prioModel) partitionsAt(k int) []int {
+	return m.single[k : k+1]
 }
 
 // tresOf returns a copy of the TRES vector vec shared by every job that
@@ -142,6 +150,7 @@ func newPrioModel(conf *ingest.Config, assoc *ingest.Associations, qos *ingest.Q
 			lim = uint32(min(p.MaxTimeMin, math.MaxUint32-1))
 		}
 		m.maxTimeMin = append(m.maxTimeMin, lim)
+		m.single = append(m.single, len(m.single))
 	}
 	if assoc != nil {
 		eff := assoc.EffectivePriorities()
@@ -187,6 +196,7 @@ type prioJob struct {
 	start    int64 // 0: never started
 	end      int64 // 0: none (still pending or running)
 	held     bool  // submitted with --hold: eligible is its release
+	ran      int32 // the partition it ran in (index of Cluster.Partitions); -1 unknown or never started
 }
 
 // pendingAt reports whether j waited in the queue at t and sprio would
@@ -293,18 +303,24 @@ func (q *queue) at(dst []prioPending, t, tick int64) []prioPending {
 
 // latestRecords keeps, of the records of a job that the input gives more
 // than once (overlapping sacct files), the last one read: the newest
-// state of the job. Records keep their order.
+// state of the job. A record is the job's run from one submission: the
+// runs of a requeued job, each submitted anew, are records of their own.
+// Records keep their order.
 func latestRecords(jobs []prioJob) []prioJob {
-	last := make(map[string]int, len(jobs))
+	type run struct {
+		id     string
+		submit int64
+	}
+	last := make(map[run]int, len(jobs))
 	for i := range jobs {
-		last[jobs[i].jobID] = i
+		last[run{jobs[i].jobID, jobs[i].submit}] = i
 	}
 	if len(last) == len(jobs) {
 		return jobs
 	}
 	out := jobs[:0]
 	for i := range jobs {
-		if last[jobs[i].jobID] == i {
+		if last[run{jobs[i].jobID, jobs[i].submit}] == i {
 			out = append(out, jobs[i])
 		}
 	}
@@ -411,6 +427,12 @@ func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, 
 			parts = partition(i)
 		}
 		j.Partitions = m.partitionsOf(parts)
+		pj.ran = -1
+		if pj.start != 0 {
+			if k, ok := m.parts[partition(i)]; ok {
+				pj.ran = int32(k)
+			}
+		}
 		if reqNodes.IsValid(i) {
 			j.Nodes = uint32(reqNodes.Value(i))
 		} else {
@@ -459,6 +481,23 @@ type prioWriter struct {
 	rows    []priority.Row
 	users   []map[prioAssocKey]int // per tree of the run's model: user association → node
 	out     []record.PriorityRow   // the month's rows
+	// other holds the submit and start rows of months without a snapshot
+	// of the run, by month start.
+	other map[int64][]record.PriorityRow
+
+	// The submit and start rows (priority_events.go).
+	sched   *decay.Schedule // the decay ticks
+	lo, to  int64           // the window: events in (lo, to]
+	fs      prioFairShare   // the FairShare in force
+	epoch   int             // counts the changes of fs
+	events  []prioEvent     // built at the first emit
+	evNext  int             // events[evNext:] are not yet made
+	rankQ   *queue          // the queue the ranks are taken from
+	rkAt    int64           // the start time rkList is of
+	rkList  []prioPending   // the jobs waiting just before rkAt
+	rkTick  int64           // the tick and FairShare rkPrio is of
+	rkEpoch int
+	rkPrio  map[[2]uint32]uint32 // (job id, partition) → priority
 }
 
 // add appends the rows of the snapshot at time at, whose usage is the
@@ -472,39 +511,46 @@ func (p *prioWriter) add(at, tick int64, ti int, tree *fairshare.Tree, r *fairsh
 	}
 	users := p.users[ti]
 	if users == nil {
-		users = map[prioAssocKey]int{}
-		for i := 0; i < tree.Len(); i++ {
-			// A per-partition association of the user shares the user's
-			// first: sprio's FAIRSHARE is the job's association's.
-			if k := (prioAssocKey{tree.Account[i], tree.User[i]}); tree.User[i] != "" {
-				if _, ok := users[k]; !ok {
-					users[k] = i
-				}
-			}
-		}
+		users = userNodes(tree)
 		p.users[ti] = users
 	}
 	if p.queue == nil {
 		p.queue = newQueue(p.jobs)
 	}
+	p.setFairShare(at, true, users, r.FairShare)
 	p.pending = p.queue.at(p.pending[:0], at, tick)
 	snap := time.Unix(at, 0).UTC()
 	for i := range p.pending {
 		j := &p.pending[i]
-		if n, ok := users[prioAssocKey{j.job.Account, j.job.User}]; ok && !math.IsNaN(r.FairShare[n]) {
-			j.job.FairShare = r.FairShare[n]
-		}
+		j.job.FairShare = p.fs.of(&j.job)
 		p.rows = p.m.params.AppendRows(p.rows[:0], &p.m.cluster, []priority.Job{j.job}, j.at)
 		for k := range p.rows {
-			p.out = append(p.out, priorityRow(snap, j, &p.rows[k], p.m.cluster.TRES))
+			row := priorityRow(snap, record.EventPending, j, &p.rows[k], p.m.cluster.TRES)
+			row.Snapshot = &snap
+			p.out = append(p.out, row)
 		}
 	}
 }
 
-// priorityRow is the history row of one sprio row.
-func priorityRow(snap time.Time, p *prioPending, r *priority.Row, tres []string) record.PriorityRow {
+// userNodes maps each user association of tree to its node. A user with
+// per-partition associations in an account maps to the first: sprio's
+// FAIRSHARE is the job's association's.
+func userNodes(tree *fairshare.Tree) map[prioAssocKey]int {
+	users := map[prioAssocKey]int{}
+	for i := 0; i < tree.Len(); i++ {
+		if k := (prioAssocKey{tree.Account[i], tree.User[i]}); tree.User[i] != "" {
+			if _, ok := users[k]; !ok {
+				users[k] = i
+			}
+		}
+	}
+	return users
+}
+
+// priorityRow is the history row of one priority.Row at time at.
+func priorityRow(at time.Time, event string, p *prioPending, r *priority.Row, tres []string) record.PriorityRow {
 	w := &r.Weighted
-	out := record.PriorityRow{At: snap, Event: record.EventPending, Snapshot: &snap, ComputedAt: time.Unix(p.at, 0).UTC(), JobID: int64(r.JobID), User: r.User,
+	out := record.PriorityRow{At: at, Event: event, ComputedAt: time.Unix(p.at, 0).UTC(), JobID: int64(r.JobID), User: r.User,
 		Account: r.Account, Partition: r.Partition, QOS: r.QOS, Priority: int64(r.Priority),
 		AgeW: w.Age, AssocW: w.Assoc, FairShareW: w.FairShare, JobSizeW: w.JobSize, PartitionW: w.Partition,
 		QOSW: w.QOS, TRESW: map[string]float64{}, Site: int64(r.Site), Nice: int64(r.Nice)}

@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 
 	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/priority"
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // TestPriorityReplayLive replays the priority scenario a live Slurm 22.05
@@ -174,4 +176,146 @@ func sshareFairShare(t *testing.T, path string) map[[2]string]float64 {
 		out[[2]string{strings.TrimSpace(acct), user}] = v
 	}
 	return out
+}
+
+// TestPrioritySubmitLive checks the priority table's submit rows against
+// the live 22.05 cluster: sacct's Priority is the priority slurmctld gave
+// the job when it was submitted (the database's first record of it), so
+// each job's submit row, with the FairShare slurmctld had then, must give
+// it. slurmctld's FairShare at a submission is that of the decay tick
+// before it; the capture's sshare gives it when one ran between that tick
+// and the next, and a job submitted when none did is left out (counted).
+// A job array is submitted once, with the array's id: its first task's
+// record (whose JobIDRaw is the array's) holds its Priority. A job
+// submitted held had priority 0 and has no submit row.
+func TestPrioritySubmitLive(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "slurm-e2e", "prio")
+	conf, err := ingest.ReadSlurmConf(filepath.Join(dir, "slurm.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assoc, _, err := ingest.ReadAssoc(filepath.Join(dir, "assoc.psv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qos, _, err := ingest.ReadQOS(filepath.Join(dir, "qos.psv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newPrioModel(conf, assoc, qos, ingest.SlurmVersion{Major: 22, Minor: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []prioJob
+	want := map[uint32]int64{} // JobIDRaw → sacct's Priority
+	if _, err := ingest.ReadSacct(filepath.Join(dir, "sacct.psv"), ingest.SacctOptions{KeepPending: true, RequestColumns: true},
+		func(rec arrow.Record) error {
+			n := len(jobs)
+			if jobs, err = m.appendPrioJobs(jobs, rec); err != nil {
+				return err
+			}
+			col := rec.Column(rec.Schema().FieldIndices(schemas.ColPrioritySacct)[0]).(*array.Int64)
+			for i := range jobs[n:] {
+				if col.IsValid(i) {
+					want[jobs[n+i].job.ID] = col.Value(i)
+				}
+			}
+			return nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	log, err := ingest.ReadSlurmctldLogs([]string{filepath.Join(dir, "slurmctld.log")}, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ticks []int64
+	for _, tk := range log.Ticks {
+		ticks = append(ticks, tk.Logged.Unix())
+	}
+	type capture struct {
+		at int64
+		fs map[[2]string]float64
+	}
+	var caps []capture
+	for _, c := range readTSV(t, filepath.Join(dir, "captures.tsv")) {
+		sec, err := strconv.ParseFloat(c[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		caps = append(caps, capture{int64(math.Floor(sec)), sshareFairShare(t, filepath.Join(dir, "sshare", c[0]))})
+	}
+	// The FairShare slurmctld had at t: a capture's between the tick at
+	// or before t and the next.
+	fairShareAt := func(t int64) map[[2]string]float64 {
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		for _, tk := range ticks {
+			if tk <= t {
+				lo = tk
+			} else if hi == math.MaxInt64 {
+				hi = tk
+			}
+		}
+		for _, c := range caps {
+			if c.at >= lo && c.at < hi {
+				return c.fs
+			}
+		}
+		return nil
+	}
+	p := &prioWriter{m: m, jobs: jobs, lo: math.MinInt64, to: math.MaxInt64}
+	matched, total, unknown := 0, 0, 0
+	held := 0
+	for i := range jobs {
+		if j := &jobs[i]; j.held {
+			held++
+			if w := want[j.job.ID]; w != 0 {
+				t.Errorf("job %d submitted held: sacct's Priority %d, want 0", j.job.ID, w)
+			}
+		}
+	}
+	for _, e := range prioEvents(jobs) {
+		j := &jobs[e.job]
+		id := j.job.ID
+		if j.arrayJob != 0 {
+			id = j.arrayJob
+		}
+		w, ok := want[id]
+		if e.start || !ok {
+			continue
+		}
+		if j.held {
+			t.Errorf("job %d submitted held has a submit event", id)
+		}
+		fs := fairShareAt(j.submit)
+		if fs == nil {
+			unknown++
+			continue
+		}
+		users := map[prioAssocKey]float64{}
+		for k, v := range fs {
+			users[prioAssocKey{k[0], k[1]}] = v
+		}
+		p.fs = prioFairShare{known: true, users: users}
+		if p.rankQ == nil {
+			p.rankQ = newQueue(jobs)
+		}
+		p.out = p.out[:0]
+		p.submitRow(e)
+		total++
+		if len(p.out) == 0 {
+			t.Errorf("job %d: no submit row; sacct's Priority is %d", j.job.ID, w)
+			continue
+		}
+		// sacct's Priority is the job's: in its first partition.
+		if got := p.out[0]; got.Priority == w {
+			matched++
+		} else {
+			t.Errorf("job %d (%s, %s): submit row's priority %d, sacct's Priority %d (%+v)", j.job.ID, got.User, got.Partition, got.Priority, w, got)
+		}
+	}
+	t.Logf("%d/%d submit priorities equal sacct's Priority; %d submitted with no sshare capture between two ticks; %d submitted held (Priority 0, no row)",
+		matched, total, unknown, held)
+	if total < 12 || held == 0 {
+		t.Errorf("only %d jobs compared", total)
+	}
 }

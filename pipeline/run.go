@@ -400,7 +400,9 @@ func (r *runState) newFairshareWriter(ticks []int64, after map[int32]bool) (*fai
 	}
 	fw := &fairshareWriter{tx: r.tx, m: m, lo: lo, to: to, dry: opt.DryRun, snaps: snaps}
 	if m.prio != nil {
-		fw.prio = &prioWriter{m: m.prio, jobs: latestRecords(st.prio)}
+		if fw.prio, err = r.newPrioWriter(sched); err != nil {
+			return nil, err
+		}
 	}
 	residueFrom := int64(math.MaxInt64) // none counted without a log
 	var residueChain int64              // when the chain of runs began counting them
@@ -422,6 +424,26 @@ func (r *runState) newFairshareWriter(ticks []int64, after map[int32]bool) (*fai
 	}
 	r.residueFrom, r.residueChain = residueFrom, residueChain
 	return fw, nil
+}
+
+// newPrioWriter sets up the priority table's rows of the window, with the
+// FairShare in force at its start: a resumed run's, that of the history's
+// last snapshot at or before it; a fresh start's, that of no usage.
+func (r *runState) newPrioWriter(sched *decay.Schedule) (*prioWriter, error) {
+	m := r.m
+	p := &prioWriter{m: m.prio, jobs: latestRecords(r.st.prio), sched: sched, lo: r.lo, to: r.to}
+	var snap history.Snapshot
+	if r.ck != nil && r.tx != nil {
+		var err error
+		if snap, err = r.tx.BaseView().Snapshot(m.cluster, time.Unix(r.lo, 0).UTC()); err != nil {
+			return nil, fmt.Errorf("priority: the FairShare at the window's start: %w", err)
+		}
+		if snap.Before {
+			snap.Rows = nil // none at or before lo
+		}
+	}
+	p.initFairShare(snap.Time.Unix(), snap.Rows, m.algo, m.trees[m.treeAt(time.Unix(r.lo, 0))], m.damp)
+	return p, nil
 }
 
 // decayAndJobs runs decay and the fair-share snapshots (fw) while the
@@ -463,7 +485,7 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 		},
 	})
 	if err == nil {
-		err = fw.flush()
+		err = fw.finish()
 	} else {
 		err = fmt.Errorf("decay: %w", err)
 	}

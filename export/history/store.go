@@ -465,6 +465,13 @@ func (t *Txn) Base() *Manifest { return &t.base }
 // Generation is the number the commit will have.
 func (t *Txn) Generation() int64 { return t.gen }
 
+// BaseView returns the generation the commit builds on as a View, to read
+// it through the read API (View.Snapshot, View.ReadPartition). It is valid
+// while t is open, whatever t removes; its Close does nothing.
+func (t *Txn) BaseView() *View {
+	return &View{Dir: t.h.genPath(t.base.Generation), Manifest: t.base}
+}
+
 // Read reads file p of the base, or one the commit wrote, into dst (see
 // View.Read), verifying its SHA-256: a run never builds on a damaged file.
 func (t *Txn) Read(p Partition, dst any) error {
