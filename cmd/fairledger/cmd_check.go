@@ -46,7 +46,8 @@ func checkCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:      "check",
 		Usage:     "validate a site's inputs and count every row: ingested, skipped (per reason) or rejected",
 		ArgsUsage: " ",
-		Flags:     inputFlags(true),
+		Flags: append(inputFlags(true), &cli.BoolFlag{Name: "priority", Usage: "read the sacct files as run --priority does: " +
+			"with the request columns, and the jobs that never started ingested (counted apart: charged nothing)"}),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
@@ -309,6 +310,9 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("priority") {
+		in.sopt.KeepPending, in.sopt.RequestColumns = true, true
+	}
 	if len(in.errs) == 0 {
 		// What run derives from the configuration, checked as run does.
 		if err := pipeline.Validate(pipeline.Inputs{Conf: in.conf, Assoc: in.assoc, QOS: in.qos},
@@ -352,6 +356,11 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, st := range rows {
+		if st.NeverStarted > 0 {
+			fmt.Fprintf(stdout, "%s: %d of the ingested rows never started: read for job priority, charged nothing\n", st.File, st.NeverStarted)
+		}
 	}
 	if line, none := clusterLine(clusters, in.sopt.Cluster); line != "" {
 		fmt.Fprintln(stdout, line)

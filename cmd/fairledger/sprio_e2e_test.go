@@ -148,3 +148,33 @@ func sprioRelease(t *testing.T, dir string) string {
 	t.Fatalf("%s/meta.txt: no slurm_version", dir)
 	return ""
 }
+
+// TestCheckPriority: check --priority counts the jobs that never started
+// apart. The live capture's sacct dump has four (job 12, cancelled while
+// pending, and 13, 16 and 18, pending when it was taken), and without
+// --priority they are skipped: one as never started, three as pending.
+func TestCheckPriority(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "slurm-e2e", "prio")
+	sacct := filepath.Join(dir, "sacct.psv")
+	args := []string{"fairledger", "check", "--slurm-conf", filepath.Join(dir, "slurm.conf"), "--assoc", filepath.Join(dir, "assoc.psv"),
+		"--qos", filepath.Join(dir, "qos.psv"), "--sacct", sacct, "--slurm-version", "22.05"}
+	for _, c := range []struct {
+		priority bool
+		want     string
+	}{
+		{true, sacct + ": 4 of the ingested rows never started: read for job priority, charged nothing\n"},
+		{false, "never started=1 pending=3"},
+	} {
+		var stdout, stderr bytes.Buffer
+		a := args
+		if c.priority {
+			a = append(slices.Clone(args), "--priority")
+		}
+		if code := run(a, &stdout, &stderr); code != 0 {
+			t.Fatalf("check (priority %v): exit %d: %s", c.priority, code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), c.want) {
+			t.Errorf("check (priority %v) printed\n%s\nwant a line with %q", c.priority, stdout.String(), c.want)
+		}
+	}
+}
