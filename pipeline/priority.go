@@ -293,7 +293,7 @@ func (q *queue) at(dst []prioPending, t, tick int64) []prioPending {
 		if e == 0 || e > t {
 			continue // not yet eligible: not listed
 		}
-		p := prioPending{job: j.job, at: j.computedAt(tick), submit: j.submit}
+		p := prioPending{job: j.job, at: j.computedAt(tick), submit: j.submit, arrayJob: j.arrayJob}
 		p.job.ID, p.job.EligibleSec = j.arrayJob, e
 		q.arrays[j.arrayJob] = len(dst)
 		dst = append(dst, p)
@@ -329,9 +329,10 @@ func latestRecords(jobs []prioJob) []prioJob {
 
 // prioPending is a job sprio lists and the time its factors are of.
 type prioPending struct {
-	job    priority.Job
-	at     int64
-	submit int64 // 0 unknown
+	job      priority.Job
+	at       int64
+	submit   int64  // 0 unknown
+	arrayJob uint32 // the array's job id; 0 unless a job array
 }
 
 // appendPrioJobs appends the jobs of a sacct batch read with
@@ -566,6 +567,10 @@ func priorityRow(at time.Time, event string, p *prioPending, r *priority.Row, tr
 	if p.submit > 0 {
 		s := time.Unix(p.submit, 0).UTC()
 		out.Submit = &s
+	}
+	if p.arrayJob != 0 {
+		a := int64(p.arrayJob)
+		out.ArrayJobID = &a
 	}
 	return out
 }

@@ -147,7 +147,7 @@ func (p *prioWriter) asWaiting(j *prioJob) priority.Job {
 func (p *prioWriter) submitRow(e prioEvent) {
 	j := &p.jobs[e.job]
 	pj := p.asWaiting(j)
-	pend := prioPending{job: pj, at: j.submit, submit: j.submit}
+	pend := prioPending{job: pj, at: j.submit, submit: j.submit, arrayJob: j.arrayJob}
 	p.rows = p.m.params.AppendRows(p.rows[:0], &p.m.cluster, []priority.Job{pj}, j.submit)
 	for k := range p.rows {
 		p.out = append(p.out, p.eventRow(time.Unix(e.t, 0).UTC(), record.EventSubmit, &pend, &p.rows[k]))
@@ -176,7 +176,7 @@ func (p *prioWriter) startRow(e prioEvent) {
 	pj := p.asWaiting(j)
 	pj.ID = j.job.ID
 	pj.Partitions = p.m.partitionsAt(int(j.ran))
-	pend := prioPending{job: pj, at: j.computedAt(tick), submit: j.submit}
+	pend := prioPending{job: pj, at: j.computedAt(tick), submit: j.submit, arrayJob: j.arrayJob}
 	p.rows = p.m.params.AppendRows(p.rows[:0], &p.m.cluster, []priority.Job{pj}, pend.at)
 	if len(p.rows) == 0 {
 		return // held or without a partition: slurmctld computed none

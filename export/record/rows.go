@@ -117,11 +117,12 @@ type RunRow struct {
 // a job's weighted priority factors in one partition, at a snapshot it
 // waited at (EventPending), at its submission or at its start.
 type PriorityRow struct {
-	At         time.Time          `parquet:"at,timestamp(microsecond:utc)"`
+	At         time.Time          `parquet:"event_time,timestamp(microsecond:utc)"`
 	Event      string             `parquet:"event,dict"`
 	Snapshot   *time.Time         `parquet:"snapshot,optional,timestamp(microsecond:utc)"`
 	ComputedAt time.Time          `parquet:"computed_at,timestamp(microsecond:utc)"`
 	JobID      int64              `parquet:"job_id"`
+	ArrayJobID *int64             `parquet:"array_job_id,optional"`
 	User       string             `parquet:"user,dict"`
 	Account    string             `parquet:"account,dict"`
 	Partition  string             `parquet:"partition,dict"`

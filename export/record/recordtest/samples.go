@@ -100,8 +100,8 @@ func Associations() []record.AssociationRow {
 }
 
 // Priority returns priority rows: a job in two partitions and one with a
-// TRES term, nice and no eligible time at a snapshot, and the first job's
-// submit and start rows.
+// TRES term, nice and no eligible time (an array's pending tasks) at a
+// snapshot, and the first job's submit and start rows.
 func Priority() []record.PriorityRow {
 	snap, tick := TS("2025-01-01T00:00:00Z", 0), TS("2024-12-31T23:59:30Z", 0)
 	sub, prev, start := TS("2024-12-31T20:00:00Z", 0), TS("2024-12-31T00:00:00Z", 0), TS("2025-01-01T00:10:00Z", 0)
@@ -115,7 +115,7 @@ func Priority() []record.PriorityRow {
 		{At: snap, Event: record.EventPending, Snapshot: &snap, ComputedAt: tick, JobID: 12, User: "bob", Account: "physics", Partition: "cpu", QOS: "normal",
 			Priority: 10715, AgeW: 0, AssocW: 50, FairShareW: 10000, JobSizeW: 531.25, PartitionW: 100, QOSW: 0,
 			TRESW: map[string]float64{"cpu": 31.25, "mem": 3.2}, Submit: &sub, Eligible: &sub},
-		{At: snap, Event: record.EventPending, Snapshot: &snap, ComputedAt: tick, JobID: 3, User: "alice", Account: "chem", Partition: "cpu", QOS: "high",
+		{At: snap, Event: record.EventPending, Snapshot: &snap, ComputedAt: tick, JobID: 3, ArrayJobID: ptr[int64](3), User: "alice", Account: "chem", Partition: "cpu", QOS: "high",
 			Priority: 1, TRESW: map[string]float64{}, Nice: 100},
 		{At: start, Event: record.EventStart, Snapshot: &snap, ComputedAt: tick, JobID: 12, User: "bob", Account: "physics", Partition: "gpu",
 			QOS: "normal", Priority: 11615, AssocW: 50, FairShareW: 10000, JobSizeW: 531.25, PartitionW: 1000,
