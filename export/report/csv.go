@@ -13,7 +13,8 @@ var csvHeader = []string{"account", "section", "key", "column", "value"}
 // table cell: account, section (the table: summary, explanation,
 // level_fs_data, user_factor_data or factor_data, usage_share_data,
 // tres_month, users, top_users, top_partitions, biggest_jobs, settings,
-// billing_weights), key (the row: a snapshot, a month, a user, a rank...),
+// billing_weights, and the section "Why did our jobs wait": wait_text,
+// wait_month, wait_factors, longest_waits), key (the row: a snapshot, a month, a user, a rank...),
 // column and value. One file holds every table, the files of several labs
 // concatenate (minus their header lines), and a spreadsheet's pivot table
 // turns a section back into its table. The values are the strings the
@@ -39,7 +40,8 @@ func (r *Report) writeCSV(cw *csv.Writer, header bool) error {
 	c := r.usageChart()
 	tables = append(tables, seriesTable(c.ID+"_data", c.Title, c.X, c.Series),
 		r.monthsTable(), r.usersTable(), r.topUsersTable(), r.topPartitionsTable(), r.jobsTable(),
-		r.settingsTable(), r.weightsTable())
+		r.settingsTable(), r.weightsTable(), r.waitsTextTable())
+	tables = append(tables, r.waitsTables()...)
 	for _, t := range tables {
 		for _, row := range t.Rows {
 			for i := 1; i < len(row); i++ {

@@ -134,6 +134,8 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		"billing × QOS UsageFactor, undecayed.</p>\n")
 	b.WriteString("</section>\n")
 
+	r.writeWaitsHTML(&b)
+
 	b.WriteString("<section>\n<h2>Site settings</h2>\n")
 	writeHTMLTable(&b, r.settingsTable())
 	writeHTMLTable(&b, r.weightsTable())
@@ -192,4 +194,37 @@ func writeHTMLTable(b *strings.Builder, t table) {
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody></table></div>\n")
+}
+
+// writeWaitsHTML writes the section "Why did our jobs wait".
+func (r *Report) writeWaitsHTML(b *strings.Builder) {
+	fmt.Fprintf(b, "<section id=\"waits\">\n<h2>%s</h2>\n", esc(waitsTitle))
+	if s := r.waitsOnly(); s != "" {
+		fmt.Fprintf(b, "<p>%s</p>\n</section>\n", esc(s))
+		return
+	}
+	fmt.Fprintf(b, "<p>%s</p>\n", esc(r.waitsIntro()))
+	b.WriteString("<h3>Waits per month, against the rest of the cluster</h3>\n")
+	if s := r.waitsMonthsNote(); s != "" {
+		fmt.Fprintf(b, "<p>%s</p>\n", esc(s))
+	} else {
+		writeHTMLTable(b, r.waitMonthsTable())
+	}
+	b.WriteString("<h3>Priority factors against the jobs waiting with yours</h3>\n")
+	fmt.Fprintf(b, "<p>%s</p>\n", esc(r.dominantText()))
+	if c := r.Waits.Compare; c.LabRows > 0 && c.OtherRows > 0 {
+		writeHTMLTable(b, r.waitFactorsTable())
+		fmt.Fprintf(b, "<p class=\"meta\">%s</p>\n", esc(r.compareCaption()))
+	}
+	if len(r.Waits.Longest) > 0 {
+		b.WriteString("<h3>The longest waits</h3>\n")
+		writeHTMLTable(b, r.longestWaitsTable())
+		b.WriteString("<ul>\n")
+		for _, w := range r.Waits.Longest {
+			fmt.Fprintf(b, "<li>%s</li>\n", esc(w.line()))
+		}
+		b.WriteString("</ul>\n")
+	}
+	b.WriteString("<h3>What the records cannot tell</h3>\n")
+	fmt.Fprintf(b, "<p>%s</p>\n</section>\n", esc(waitsCannotTell))
 }

@@ -35,6 +35,10 @@ type Options struct {
 	// with the most usage in the period; the table lists them all); 0
 	// means 8.
 	MaxUsers int
+	// LongestWaits is the number of the lab's longest waits the section
+	// "Why did our jobs wait" explains one by one; 0 means 5, at most
+	// MaxTopN.
+	LongestWaits int
 }
 
 // maxPoints bounds the snapshots drawn per series: beyond it the last
@@ -134,6 +138,7 @@ type Dataset struct {
 	months    []usageMonth // sorted by account, user, month
 	parts     []partUsage  // sorted by account, partition
 	jobs      []JobUsage   // top N per account, sorted by account, then rank
+	prio      prioData     // the priority table's figures (zero without it)
 }
 
 // Load reads what the reports of the given accounts need from the history
@@ -142,6 +147,9 @@ type Dataset struct {
 func Load(ctx context.Context, db *query.DB, accounts []string, opt Options) (*Dataset, error) {
 	if opt.TopN > MaxTopN {
 		return nil, fmt.Errorf("report: top %d: at most %d rows per table", opt.TopN, MaxTopN)
+	}
+	if opt.LongestWaits > MaxTopN {
+		return nil, fmt.Errorf("report: %d longest waits: at most %d rows per table", opt.LongestWaits, MaxTopN)
 	}
 	if slices.Contains(db.Missing, "fairshare") {
 		return nil, errors.New("report: the history has no fairshare table yet (run fairledger run first)")
@@ -185,6 +193,11 @@ func Load(ctx context.Context, db *query.DB, accounts []string, opt Options) (*D
 	}
 	if !slices.Contains(db.Missing, "jobs") {
 		if err := d.loadJobs(q, filter); err != nil {
+			return nil, err
+		}
+	}
+	if !slices.Contains(db.Missing, "priority") {
+		if err := d.loadPriority(q, filter); err != nil {
 			return nil, err
 		}
 	}

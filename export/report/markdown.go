@@ -43,6 +43,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	writeMDTable(&b, r.topPartitionsTable())
 	writeMDTable(&b, r.jobsTable())
 	b.WriteString("Jobs and partitions count each job for the hours it ran inside the period, billing × QOS UsageFactor, undecayed.\n")
+	r.writeWaitsMarkdown(&b)
 	b.WriteString("\n## Site settings\n\n")
 	writeMDTable(&b, r.settingsTable())
 	writeMDTable(&b, r.weightsTable())
@@ -50,6 +51,35 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		return fmt.Errorf("write markdown report %s: %w", r.Account, err)
 	}
 	return nil
+}
+
+// writeWaitsMarkdown writes the section "Why did our jobs wait".
+func (r *Report) writeWaitsMarkdown(b *strings.Builder) {
+	b.WriteString("\n## " + waitsTitle + "\n\n")
+	if s := r.waitsOnly(); s != "" {
+		b.WriteString(mdText(s) + "\n")
+		return
+	}
+	b.WriteString(mdText(r.waitsIntro()) + "\n\n### Waits per month, against the rest of the cluster\n\n")
+	if s := r.waitsMonthsNote(); s != "" {
+		b.WriteString(mdText(s) + "\n\n")
+	} else {
+		writeMDTable(b, r.waitMonthsTable())
+	}
+	b.WriteString("### Priority factors against the jobs waiting with yours\n\n" + mdText(r.dominantText()) + "\n\n")
+	if c := r.Waits.Compare; c.LabRows > 0 && c.OtherRows > 0 {
+		writeMDTable(b, r.waitFactorsTable())
+		b.WriteString(mdText(r.compareCaption()) + "\n\n")
+	}
+	if len(r.Waits.Longest) > 0 {
+		b.WriteString("### The longest waits\n\n")
+		writeMDTable(b, r.longestWaitsTable())
+		for _, w := range r.Waits.Longest {
+			b.WriteString("- " + mdText(w.line()) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("### What the records cannot tell\n\n" + mdText(waitsCannotTell) + "\n")
 }
 
 // mdText escapes the characters Markdown would read as markup.

@@ -51,6 +51,8 @@ type Report struct {
 	// ClusterUsers is the number of user associations of the cluster
 	// (Fair Tree's N: a user's factor is rank/N).
 	ClusterUsers int
+	// Waits is the section "Why did our jobs wait" (priority table).
+	Waits Waits
 }
 
 // Series are the lab's (or a user's) sshare columns over Report.Snapshots;
@@ -189,6 +191,7 @@ func (d *Dataset) Report(account string) (*Report, error) {
 	d.biggestJobs(r, inLab)
 	half, damp := d.settings(r, partNames)
 	d.explain(r, lab, half, damp)
+	d.waits(r, inLab)
 	return r, nil
 }
 
