@@ -48,6 +48,8 @@ type fxHistory struct {
 	// up to it).
 	windowEnd time.Time
 	config    record.RunConfig
+	// priority are the priority table's rows (none: no run --priority).
+	priority []record.PriorityRow
 }
 
 func day(s string) time.Time {
@@ -102,6 +104,128 @@ func tinyHistory() fxHistory {
 			AccountingStorageEnforce: []string{"associations", "limits"}, LimitsEnforced: true, TimeZone: "UTC",
 			SnapshotEvery: "24h0m0s", Partitions: []record.RunPartition{{Name: "cpu", TRESBillingWeights: "CPU=1.0"},
 				{Name: "debug", TRESBillingWeights: ""}, {Name: "gpu", TRESBillingWeights: "CPU=1.0,GRES/gpu=10.0"}}},
+		priority: tinyPriority(),
+	}
+}
+
+// fxFactors are a fixture priority row's weighted factors: age, assoc,
+// fairshare, jobsize, partition, qos (Factor order), then the TRES terms,
+// site and nice.
+type fxFactors struct {
+	age, assoc, fs, size, part, qos float64
+	tres                            map[string]float64
+	site, nice                      int64
+}
+
+// fxPending is a pending row at a snapshot.
+func fxPending(snap time.Time, job int64, user, account, part string, prio int64, f fxFactors) record.PriorityRow {
+	s := snap
+	return record.PriorityRow{At: snap, Event: record.EventPending, Snapshot: &s, ComputedAt: snap, JobID: job, User: user,
+		Account: account, Partition: part, QOS: "normal", Priority: prio, AgeW: f.age, AssocW: f.assoc, FairShareW: f.fs,
+		JobSizeW: f.size, PartitionW: f.part, QOSW: f.qos, TRESW: f.tres, Site: f.site, Nice: f.nice}
+}
+
+// fxSubmit is a submit row.
+func fxSubmit(t time.Time, job int64, user, account, part string, prio int64, f fxFactors) record.PriorityRow {
+	r := fxPending(t, job, user, account, part, prio, f)
+	r.Event, r.Snapshot, r.Submit, r.Eligible = record.EventSubmit, fxSnapshotBefore(t), &t, &t
+	return r
+}
+
+// fxStart is a start row: eligible at submission, waited wait.
+func fxStart(t time.Time, wait time.Duration, rank, waiting int64, job int64, user, account, part string, prio int64,
+	f fxFactors) record.PriorityRow {
+	r := fxPending(t, job, user, account, part, prio, f)
+	el := t.Add(-wait)
+	w := int64(wait / time.Second)
+	r.Event, r.Snapshot, r.Submit, r.Eligible, r.WaitSec, r.Rank, r.Waiting = record.EventStart, fxSnapshotBefore(t),
+		&el, &el, &w, &rank, &waiting
+	return r
+}
+
+// fxSnapshotBefore is the fixture's last daily snapshot at or before t
+// (the first is 2025-01-02 00:00; nil before it).
+func fxSnapshotBefore(t time.Time) *time.Time {
+	s := t.Truncate(24 * time.Hour)
+	if s.Before(day("2025-01-02")) {
+		return nil
+	}
+	return &s
+}
+
+// tinyPriority are the fixture's priority rows (TestWaitsByHand works
+// every figure of the section out from them). Factors in priority points:
+// age, assoc, fairshare, jobsize, partition, qos, TRES terms, site, nice;
+// each priority is their sum minus nice.
+//
+// Pending rows, at three snapshots in the period and two outside it:
+//
+//	S3 2025-01-05  3001 carol labB cpu  10 20 9000 50 100   0  cpu 20          → 9200
+//	S1 2025-01-20  2002 bob   labA cpu 100 10 1000 50 100   0  cpu 10, mem 5   → 1275
+//	               3005 carol labB cpu 300 20 4000 50 100   0  cpu 20          → 4490
+//	               3006 dave  labB gpu 200 20 3000 25 200 500  cpu 5, gpu 40, site 10 → 4000
+//	               3008 carol labB cpu   0 20 1000 50 100   0  cpu 20          → 1190
+//	S2 2025-02-10  2004 alice labA gpu  50 10 2000 25 200   0  gpu 40, nice 100 → 2225
+//	               3007 dave  labB gpu 400 20 2500 25 200 500  gpu 80          → 3725
+//	2024-12-31 and 2025-04-01 (outside [From, To)): one row of each lab, with
+//	figures that would show if they were counted.
+//
+// Start rows (wait = start − eligible; rank of waiting):
+//
+//	labA 2000 2024-12-31 20:00 100 h (before the period)
+//	     2001 2025-01-10 06:00   2 h 1 of 2   3000 (20 10 2800 50 100 0, cpu 20)
+//	     2002 2025-01-20 09:00  10 h 2 of 3   1295 (120 10 1000 50 100 0, cpu 10 mem 5)
+//	     2003 2025-01-25 12:00   6 h 1 of 1   2500 (30 10 2310 50 100 0)
+//	     2004 2025-02-10 06:00  12 h 4 of 4   2235 (60 10 2000 25 200 0, gpu 40, nice 100)
+//	     2009 2025-04-01 00:00  50 h (at To: outside the period)
+//	labB 3001 2025-01-05 03:00 7 h rank 1; 3006 01-20 03:00 3 h rank 1; 3005 01-20 05:00 5 h
+//	     rank 2; 3008 01-20 01:00 1 h rank 1; 3007 02-10 00:30 0.5 h rank 1;
+//	     3010 03-02 02:00 2 h rank 1; 3011 03-31 23:00 4 h rank 3
+//
+// Submit rows, which the section never reads: 2002 at 2025-01-19 23:00,
+// 2004 at 2025-02-09 18:00, and 3005 at S1 itself (fair share 7000,
+// priority 7390: were it read as waiting, S1's figures would change).
+func tinyPriority() []record.PriorityRow {
+	tr := func(kv ...any) map[string]float64 {
+		m := map[string]float64{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = float64(kv[i+1].(int))
+		}
+		return m
+	}
+	s1, s2, s3 := day("2025-01-20"), day("2025-02-10"), day("2025-01-05")
+	h := time.Hour
+	flat := func(fs float64) fxFactors { return fxFactors{fs: fs, tres: tr()} }
+	return []record.PriorityRow{
+		fxPending(s3, 3001, "carol", "labB", "cpu", 9200, fxFactors{10, 20, 9000, 50, 100, 0, tr("cpu", 20), 0, 0}),
+		fxPending(s1, 2002, "bob", "labA", "cpu", 1275, fxFactors{100, 10, 1000, 50, 100, 0, tr("cpu", 10, "mem", 5), 0, 0}),
+		fxPending(s1, 3005, "carol", "labB", "cpu", 4490, fxFactors{300, 20, 4000, 50, 100, 0, tr("cpu", 20), 0, 0}),
+		fxPending(s1, 3006, "dave", "labB", "gpu", 4000, fxFactors{200, 20, 3000, 25, 200, 500, tr("cpu", 5, "gres/gpu", 40), 10, 0}),
+		fxPending(s1, 3008, "carol", "labB", "cpu", 1190, fxFactors{0, 20, 1000, 50, 100, 0, tr("cpu", 20), 0, 0}),
+		fxPending(s2, 2004, "alice", "labA", "gpu", 2225, fxFactors{50, 10, 2000, 25, 200, 0, tr("gres/gpu", 40), 0, 100}),
+		fxPending(s2, 3007, "dave", "labB", "gpu", 3725, fxFactors{400, 20, 2500, 25, 200, 500, tr("gres/gpu", 80), 0, 0}),
+		fxPending(day("2024-12-31"), 2000, "alice", "labA", "cpu", 50000, flat(50000)),
+		fxPending(day("2024-12-31"), 3000, "carol", "labB", "cpu", 1, flat(1)),
+		fxPending(day("2025-04-01"), 2009, "alice", "labA", "gpu", 1, flat(1)),
+		fxPending(day("2025-04-01"), 3012, "dave", "labB", "gpu", 60000, flat(60000)),
+
+		fxSubmit(at("2025-01-19 23:00"), 2002, "bob", "labA", "cpu", 1175, fxFactors{0, 10, 1000, 50, 100, 0, tr("cpu", 10, "mem", 5), 0, 0}),
+		fxSubmit(at("2025-02-09 18:00"), 2004, "alice", "labA", "gpu", 2175, fxFactors{0, 10, 2000, 25, 200, 0, tr("gres/gpu", 40), 0, 100}),
+		fxSubmit(s1, 3005, "carol", "labB", "cpu", 7390, fxFactors{300, 20, 7000, 50, 0, 0, tr("cpu", 20), 0, 0}),
+
+		fxStart(at("2024-12-31 20:00"), 100*h, 1, 1, 2000, "alice", "labA", "cpu", 50000, flat(50000)),
+		fxStart(at("2025-01-10 06:00"), 2*h, 1, 2, 2001, "alice", "labA", "cpu", 3000, fxFactors{20, 10, 2800, 50, 100, 0, tr("cpu", 20), 0, 0}),
+		fxStart(at("2025-01-20 09:00"), 10*h, 2, 3, 2002, "bob", "labA", "cpu", 1295, fxFactors{120, 10, 1000, 50, 100, 0, tr("cpu", 10, "mem", 5), 0, 0}),
+		fxStart(at("2025-01-25 12:00"), 6*h, 1, 1, 2003, "alice", "labA", "cpu", 2500, fxFactors{30, 10, 2310, 50, 100, 0, tr(), 0, 0}),
+		fxStart(at("2025-02-10 06:00"), 12*h, 4, 4, 2004, "alice", "labA", "gpu", 2235, fxFactors{60, 10, 2000, 25, 200, 0, tr("gres/gpu", 40), 0, 100}),
+		fxStart(day("2025-04-01"), 50*h, 1, 1, 2009, "alice", "labA", "gpu", 1, flat(1)),
+		fxStart(at("2025-01-05 03:00"), 7*h, 1, 1, 3001, "carol", "labB", "cpu", 9210, flat(9210)),
+		fxStart(at("2025-01-20 03:00"), 3*h, 1, 1, 3006, "dave", "labB", "gpu", 4010, flat(4010)),
+		fxStart(at("2025-01-20 05:00"), 5*h, 2, 2, 3005, "carol", "labB", "cpu", 4500, flat(4500)),
+		fxStart(at("2025-01-20 01:00"), 1*h, 1, 3, 3008, "carol", "labB", "cpu", 1195, flat(1195)),
+		fxStart(at("2025-02-10 00:30"), 30*time.Minute, 1, 2, 3007, "dave", "labB", "gpu", 3730, flat(3730)),
+		fxStart(at("2025-03-02 02:00"), 2*h, 1, 1, 3010, "carol", "labB", "cpu", 1000, flat(1000)),
+		fxStart(at("2025-03-31 23:00"), 4*h, 3, 3, 3011, "dave", "labB", "gpu", 900, flat(900)),
 	}
 }
 
@@ -247,6 +371,15 @@ func writeHistory(tb testing.TB, dir string, h fxHistory) {
 	}
 	for m, rows := range assocByMonth {
 		write(schemas.TableAssociations, m, rows)
+	}
+	prioByMonth := map[time.Time][]record.PriorityRow{}
+	for _, r := range h.priority {
+		m := monthStart(r.At)
+		prioByMonth[m] = append(prioByMonth[m], r)
+	}
+	for m, rows := range prioByMonth {
+		slices.SortFunc(rows, func(a, b record.PriorityRow) int { return record.ComparePriority(&a, &b) })
+		write(schemas.TablePriority, m, rows)
 	}
 	cfg, err := record.MarshalConfig(h.config)
 	if err != nil {
