@@ -46,7 +46,7 @@ func benchHistory(b *testing.B) (string, int) {
 		b.Fatal(err)
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(pipeline.DefaultMemoryLimit)) // as `fairledger run` does
-	if err := runPipeline(files.Dir, files.Sacct, hist, opt.To); err != nil {
+	if err := runPipeline(files.Dir, files.Sacct, hist, opt.To, false); err != nil {
 		b.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(hist, ".complete"), nil, 0o644); err != nil {

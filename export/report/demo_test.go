@@ -28,7 +28,8 @@ var (
 // demoHistoryDir runs the pipeline on the demo cluster's inputs exactly as
 // `fairledger demo` does (`fairledger run --to 2025-04-01T00:00:00Z --tz
 // UTC`, daily snapshots) and returns the history, once per test binary.
-// It skips the test when the demo inputs are not in the tree.
+// Like the demo it records job priorities (run --priority). It skips the
+// test when the demo inputs are not in the tree.
 func demoHistoryDir(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(demoData, "sacct.psv.gz")); err != nil {
@@ -75,12 +76,13 @@ func runDemo(dir, hist string) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	return runPipeline(demoData, sacct, hist, time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC))
+	return runPipeline(demoData, sacct, hist, time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC), true)
 }
 
-// runPipeline runs `fairledger run --to to --tz UTC` (daily snapshots) on
-// the slurm.conf, assoc.psv and qos.psv of dir and a sacct file, into hist.
-func runPipeline(dir, sacct, hist string, to time.Time) error {
+// runPipeline runs `fairledger run --to to --tz UTC` (daily snapshots),
+// with --priority when priority is set, on the slurm.conf, assoc.psv and
+// qos.psv of dir and a sacct file, into hist.
+func runPipeline(dir, sacct, hist string, to time.Time, priority bool) error {
 	conf, err := ingest.ReadSlurmConf(filepath.Join(dir, "slurm.conf"))
 	if err != nil {
 		return err
@@ -101,7 +103,7 @@ func runPipeline(dir, sacct, hist string, to time.Time) error {
 	_, err = pipeline.Run(context.Background(),
 		pipeline.Inputs{Conf: conf, Assoc: []ingest.DatedAssociations{{Assoc: assoc}}, QOS: qos, Sacct: []string{sacct},
 			SacctOptions: ingest.SacctOptions{Location: time.UTC}},
-		pipeline.Options{History: hist, To: to, SnapshotEvery: 24 * time.Hour, Location: time.UTC, Version: "test",
+		pipeline.Options{History: hist, To: to, SnapshotEvery: 24 * time.Hour, Location: time.UTC, Version: "test", Priority: priority,
 			Now: func() time.Time { return to.Add(time.Hour) }, Log: zerolog.Nop()})
 	return err
 }

@@ -88,9 +88,11 @@ func drawnCharts(dom string) map[string]bool {
 
 // chromiumCheck renders an HTML report in headless Chromium: the page
 // loads without errors, the whole document is there, every chart in want
-// is in the DOM with drawn elements, and screenshots at phone and desktop
-// widths are plausible PNGs. It returns the desktop screenshot.
-func chromiumCheck(t *testing.T, bin, file string, want []string, desktop string) []byte {
+// is in the DOM with drawn elements, the section "Why did our jobs wait"
+// is there with every table in tables, and screenshots at phone and
+// desktop widths are plausible PNGs. It returns the desktop screenshot
+// and the DOM.
+func chromiumCheck(t *testing.T, bin, file string, want, tables []string, desktop string) (shot []byte, dom string) {
 	t.Helper()
 	dom, logs := runChromium(t, bin, file, "--dump-dom")
 	for _, line := range strings.Split(logs, "\n") {
@@ -114,7 +116,15 @@ func chromiumCheck(t *testing.T, bin, file string, want []string, desktop string
 	if len(charts) != len(want) {
 		t.Errorf("charts in the DOM %v, want %v", charts, want)
 	}
-	var shot []byte
+	sec, ok := waitsSection(dom)
+	if !ok {
+		t.Errorf("the section %q is not in the DOM", waitsTitle)
+	}
+	for _, id := range tables {
+		if !tableRe(id).MatchString(sec) {
+			t.Errorf("table %s is not in the section %q of the DOM (or has no row)", id, waitsTitle)
+		}
+	}
 	for _, w := range []string{"390,2400", desktop} {
 		png := filepath.Join(t.TempDir(), "shot.png")
 		runChromium(t, bin, file, "--window-size="+w, "--screenshot="+png)
@@ -127,7 +137,25 @@ func chromiumCheck(t *testing.T, bin, file string, want []string, desktop string
 		}
 		shot = data
 	}
-	return shot
+	return shot, dom
+}
+
+// waitsSection returns the section "Why did our jobs wait" of a DOM.
+func waitsSection(dom string) (string, bool) {
+	i := strings.Index(dom, `<section id="waits">`+"\n<h2>"+waitsTitle+"</h2>")
+	if i < 0 {
+		return "", false
+	}
+	sec := dom[i:]
+	if j := strings.Index(sec, "</section>"); j >= 0 {
+		sec = sec[:j]
+	}
+	return sec, true
+}
+
+// tableRe matches a table of the report with at least one body row.
+func tableRe(id string) *regexp.Regexp {
+	return regexp.MustCompile(`<table id="` + regexp.QuoteMeta(id) + `">(?s:.*?)<tbody>\s*<tr><td`)
 }
 
 func writeReport(t *testing.T, r *Report) string {
@@ -154,14 +182,21 @@ func writeReport(t *testing.T, r *Report) string {
 func TestHTMLInChromium(t *testing.T) {
 	bin := findChromium(t)
 	all := []string{"levelfs", "user-factor", "usage-share", "cpu-hours", "gpu-hours", "mem-hours"}
+	waits := []string{"wait_month", "wait_factors", "longest_waits"}
 	for _, lab := range []string{"labA", "labB"} {
 		t.Run("fixture/"+lab, func(t *testing.T) {
-			chromiumCheck(t, bin, writeReport(t, buildTiny(t, lab, period)), all, "1200,4800")
+			chromiumCheck(t, bin, writeReport(t, buildTiny(t, lab, period)), all, waits, "1200,4800")
 		})
 	}
 	t.Run("demo", func(t *testing.T) {
 		r := demoLab(t)
-		shot := chromiumCheck(t, bin, writeReport(t, r), all, "1200,5300")
+		// The demo records pending rows, so the factors are compared; until
+		// the pipeline writes start rows, no job of the lab has started.
+		shot, dom := chromiumCheck(t, bin, writeReport(t, r), all, []string{"wait_factors"}, "1200,5300")
+		sec, _ := waitsSection(dom)
+		if !tableRe("wait_month").MatchString(sec) && !strings.Contains(sec, "No job of the lab started in the period.") {
+			t.Errorf("demo %s: neither the waits per month nor the sentence saying no job started", r.Account)
+		}
 		if out := os.Getenv("FAIRLEDGER_REPORT_SCREENSHOT"); out != "" {
 			if err := os.WriteFile(out, shot, 0o644); err != nil {
 				t.Fatal(err)
