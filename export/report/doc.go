@@ -31,6 +31,24 @@
 //     long the lab would take to get back to its share at zero use (under
 //     Fair Tree: until every level of that path is), computed with package
 //     decay's arithmetic and package fairshare's algorithms (see Recovery);
+//   - "Why did our jobs wait", from the priority table (histories written
+//     with run --priority): per UTC month of the period, by start time, the
+//     jobs of the lab that started, their median and 90th-percentile wait
+//     (start − eligible) and the share that started first in line (rank 1),
+//     against the same figures for the rest of the cluster; the mean of
+//     each weighted priority factor of the lab's waiting jobs against the
+//     other jobs waiting at the same snapshots (the snapshots of the period
+//     at which the lab had a job waiting), and the factor with the largest
+//     shortfall in one sentence (ties go to the factor listed first: age,
+//     association, fair share, job size, partition, QOS, TRES, site, nice);
+//     the lab's longest waits (Options.LongestWaits, default 5), each set
+//     against the median of the other jobs waiting in its partition at the
+//     last snapshot before its start; and what the records cannot tell
+//     (backfill, reservations, holds, nice changes, limits). Percentiles
+//     and medians are nearest-rank: with the n values sorted, the
+//     ⌈p·n⌉-th (DuckDB's quantile_disc), so the median of an even number is
+//     the lower middle one. Without priorities in the period the section
+//     is one sentence saying so;
 //   - the site settings of the run that produced the history (runs.config).
 //
 // The lab's usage includes its whole subtree (sub-accounts too), as Slurm's
@@ -70,8 +88,10 @@
 //
 // # Speed
 //
-// Load reads a whole history in five queries (snapshots, tree, series,
-// usage per month, jobs per partition and the biggest jobs), so all labs
+// Load reads a whole history in a few queries (snapshots, tree, series,
+// usage per month, jobs per partition and the biggest jobs, and from the
+// priority table waits per month, pending factors per snapshot, the
+// longest waits and the jobs waiting before them), so all labs
 // cost about as much as one: 200 labs of a year-long history with 5 M jobs
 // take about 5 s on two cores (BenchmarkReportAllAccounts).
 package report

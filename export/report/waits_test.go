@@ -3,9 +3,14 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fairledger/fairledger/export/query"
 )
 
 // TestWaitsByHand checks every figure of the section "Why did our jobs
@@ -320,5 +325,75 @@ func TestNearestRank(t *testing.T) {
 	// all − {1, 2, 2, 3} = 5 5 8 9 9 10: median 3rd = 8.
 	if m := restNearestRank(all, []int64{1, 2, 2, 3}, 1, 2); m != 8 {
 		t.Errorf("restNearestRank: median %d, want 8", m)
+	}
+}
+
+// TestWaitsQueryInDocs runs the analyst's query of docs/reports.md
+// ("median wait and dominant factor per lab and month") on the fixture.
+// By hand (tinyPriority), per account and UTC month of the rows:
+//
+//	labA 2024-12: 2000, 100 h; at 2024-12-31 labA is ahead on every factor → NULL
+//	labA 2025-01: 2001 2 h, 2003 6 h, 2002 10 h → 3, median 6 h; S1 only: 2002 against
+//	     3005, 3006, 3008: fair share (4000+3000+1000)/3 − 1000 = 1666.67 (QOS 333.33, age 66.67)
+//	labA 2025-02: 2004, 12 h; S2: 2004 against 3007: fair share 500 and QOS 500 tie,
+//	     fair share listed first
+//	labA 2025-04: 2009, 50 h; 2025-04-01: fair share 60000 − 1 = 59999
+//	labB 2025-01: 4 starts, median 2nd of 1 3 5 7 h = 3 h; S3 (no other job) and S1:
+//	     3001, 3005, 3006, 3008 against 2002: job size 50 − (50+50+25+50)/4 = 6.25, the
+//	     only shortfall (age 100 − 127.5, partition 100 − 125 are not)
+//	labB 2025-02: 3007, 0.5 h; ahead of 2004 on every factor → NULL
+//	labB 2025-03: 2 h and 4 h → median 2 h; no pending row in March → NULL
+func TestWaitsQueryInDocs(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "reports.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i := strings.Index(s, "dominant factor per lab and month")
+	if i < 0 {
+		t.Fatal("docs/reports.md lacks the query \"median wait and dominant factor per lab and month\"")
+	}
+	s = s[i:]
+	i = strings.Index(s, "```sql\n")
+	j := strings.Index(s[i+7:], "```")
+	if i < 0 || j < 0 {
+		t.Fatal("docs/reports.md: no sql block after the query's title")
+	}
+	sql := s[i+7 : i+7+j]
+	db, err := query.OpenDuckDB(t.Context(), tinyHistoryDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := db.Query(t.Context(), sql)
+	if err != nil {
+		t.Fatalf("the query of docs/reports.md: %v", err)
+	}
+	type row struct {
+		lab, month string
+		started    int64
+		medianH    float64
+		factor     string
+		points     float64
+	}
+	want := []row{
+		{"labA", "2024-12", 1, 100, "", math.NaN()},
+		{"labA", "2025-01", 3, 6, "Fair share", 5000.0 / 3},
+		{"labB", "2025-01", 4, 3, "Job size", 6.25},
+		{"labA", "2025-02", 1, 12, "Fair share", 500},
+		{"labB", "2025-02", 1, 0.5, "", math.NaN()},
+		{"labB", "2025-03", 2, 2, "", math.NaN()},
+		{"labA", "2025-04", 1, 50, "Fair share", 59999},
+	}
+	if len(res.Rows) != len(want) {
+		t.Fatalf("the query of docs/reports.md: %d rows %v, want %d", len(res.Rows), res.Rows, len(want))
+	}
+	for k, w := range want {
+		v := res.Rows[k]
+		g := row{asString(v[0]), asString(v[1]), asInt(v[2]), asFloat(v[3]), asString(v[4]), asFloat(v[5])}
+		if g.lab != w.lab || g.month != w.month || g.started != w.started || !near(g.medianH, w.medianH, 1e-12) ||
+			g.factor != w.factor || !(near(g.points, w.points, 1e-9) || math.IsNaN(w.points) && v[5] == nil) {
+			t.Errorf("row %d = %+v, want %+v", k, g, w)
+		}
 	}
 }
