@@ -251,7 +251,7 @@ type prioData struct {
 	months   []string      // the UTC months of the period
 	all      [][]int64     // per month (then the period), every start's wait, sorted
 	allFirst []int64       // per month (then the period), the rank-1 starts
-	pending  []pendingSums // every account's, sorted by at, account
+	pending  []pendingSums // every account's, sorted by event time, account
 	longest  []LongWait    // the N longest waits of each loaded account
 }
 
@@ -267,7 +267,7 @@ func (o Options) longestWaits() int {
 // those files).
 func (d *Dataset) prioPeriod(event string) string {
 	return "cluster = " + query.SQLString(d.Cluster) + " AND " + d.monthRange() + " AND event = " + query.SQLString(event) +
-		" AND \"at\" >= " + tsLit(d.From) + " AND \"at\" < " + tsLit(d.To)
+		" AND event_time >= " + tsLit(d.From) + " AND event_time < " + tsLit(d.To)
 }
 
 // tresSum is the TRES factor of a priority row: the sum of its per-TRES
@@ -323,8 +323,8 @@ func (d *Dataset) loadPriority(q *querier, filter []string) error {
 	for i, e := range factorExprs {
 		sums[i] = "sum(((" + e + ") * 1000)::BIGINT)::BIGINT"
 	}
-	r, err = q.query("pending factors", `SELECT "at", account, count(*), `+strings.Join(sums, ", ")+`, sum(priority)::BIGINT
-	FROM priority WHERE `+d.prioPeriod("pending")+` GROUP BY ALL ORDER BY "at", account`)
+	r, err = q.query("pending factors", `SELECT event_time, account, count(*), `+strings.Join(sums, ", ")+`, sum(priority)::BIGINT
+	FROM priority WHERE `+d.prioPeriod("pending")+` GROUP BY ALL ORDER BY event_time, account`)
 	if err != nil {
 		return err
 	}
@@ -349,11 +349,11 @@ func (d *Dataset) loadPriority(q *querier, filter []string) error {
 func (d *Dataset) loadLongest(q *querier, filter []string) error {
 	p := &d.prio
 	n := fmt.Sprint(d.opts.longestWaits())
-	r, err := q.query("longest waits", `SELECT account, "user", job_id, "partition", submit, "at", wait_sec, "rank", waiting,
+	r, err := q.query("longest waits", `SELECT account, "user", job_id, "partition", submit, event_time, wait_sec, "rank", waiting,
 	priority, snapshot, `+strings.Join(factorExprs[:], ", ")+`
 	FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL`+accountFilter(filter)+`
-	QUALIFY row_number() OVER (PARTITION BY account ORDER BY wait_sec DESC, "at", job_id, "partition") <= `+n+`
-	ORDER BY account, wait_sec DESC, "at", job_id, "partition"`)
+	QUALIFY row_number() OVER (PARTITION BY account ORDER BY wait_sec DESC, event_time, job_id, "partition") <= `+n+`
+	ORDER BY account, wait_sec DESC, event_time, job_id, "partition"`)
 	if err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ func (d *Dataset) loadLongest(q *querier, filter []string) error {
 	o AS (SELECT * FROM priority WHERE cluster = `+query.SQLString(d.Cluster)+` AND month IN (`+strings.Join(monthList, ", ")+`)
 		AND event = 'pending')
 	SELECT k.snap, k.part, k.job, count(o.job_id), quantile_disc(o.priority, 0.5), `+strings.Join(meds, ", ")+`
-	FROM k LEFT JOIN o ON o."at" = k.snap AND o."partition" = k.part AND o.job_id <> k.job GROUP BY ALL`)
+	FROM k LEFT JOIN o ON o.event_time = k.snap AND o."partition" = k.part AND o.job_id <> k.job GROUP BY ALL`)
 	if err != nil {
 		return err
 	}
@@ -483,7 +483,7 @@ func (d *Dataset) waits(r *Report, inLab func(string) bool) {
 }
 
 // compareFactors sets the lab's pending rows against the others' at the
-// snapshots where the lab had a job waiting (sums sorted by at, account).
+// snapshots where the lab had a job waiting (sums sorted by event time, account).
 func compareFactors(sums []pendingSums, inLab func(string) bool) FactorComparison {
 	var c FactorComparison
 	var lab, others [numFactors]int64
