@@ -25,7 +25,8 @@ import (
 // (docs/slurm-semantics.md §13): the weights and flags of slurm.conf, the
 // cluster's and partitions' totals from its NodeName and PartitionName
 // lines, the association priorities of a sacctmgr dump and the QOS
-// priorities of the QOS dump.
+// priorities of the QOS dump. It also holds the tables a prioJob's names
+// and requests index, so that the jobs of a run hold no pointers.
 type prioModel struct {
 	params  priority.Params
 	cluster priority.Cluster
@@ -35,22 +36,46 @@ type prioModel struct {
 	maxTimeMin []uint32
 	assoc      map[prioAssocKey]uint32 // (account, user) → effective priority
 	qos        *ingest.QOSTable
-	// names interns the names of the jobs' records: an Arrow string
-	// points into its batch's buffers, which a kept job must not pin.
-	names map[string]string
-	// qosSets, partSets and tresSets share the jobs' QOS, partition and
-	// requested-TRES slices: a cluster's jobs ask for a few hundred
-	// combinations (vec and key are their scratch).
+
+	// who, wheres and tres are what prioJob.who, .where and .tres index;
+	// their names and slices are shared by every job that asks alike (a
+	// cluster's jobs ask for a few hundred combinations), and a built
+	// priority.Job points into them: the computation only reads them.
+	who      []prioWho
+	wheres   []prioWhere
+	tres     [][]uint64 // tres[0] is nil: no requested TRES
+	whoIdx   map[prioAssocKey]uint32
+	whereIdx map[prioWhereKey]uint32
+	tresIdx  map[string]uint32 // the vector's bytes → index in tres
 	qosSets  map[string][]priority.QOS
 	partSets map[string][]int
-	tresSets map[string][]uint64
-	vec      []uint64
-	key      []byte
-	single   []int // single[k] == k: partitionsAt's lists
+	vec      []uint64 // scratch: a row's TRES vector
+	key      []byte   // scratch: its bytes
+	single   []int    // single[k] == k: partitionsAt's lists
 }
 
-// qosOf returns the QOS list of a job of QOS name, shared by every job of
-// it (the priority computation only reads a job's slices).
+// partitionsAt returns the one-partition list of partition k, shared by
+// every job.
+func (m *prioModel) partitionsAt(k int) []int {
+	return m.single[k : k+1]
+}
+
+// prioWho is a job's user and account and its association's priority.
+type prioWho struct {
+	user, account string
+	assocPriority uint32
+}
+
+// prioWhere is a job's QOS and the partitions it waits in.
+type prioWhere struct {
+	qos   []priority.QOS
+	parts []int
+}
+
+type prioWhereKey struct{ qos, parts string }
+
+// qosOf returns the QOS list of a job of QOS name (a string the model may
+// keep), shared by every job of it.
 func (m *prioModel) qosOf(name string) []priority.QOS {
 	if q, ok := m.qosSets[name]; ok {
 		return q
@@ -63,8 +88,9 @@ func (m *prioModel) qosOf(name string) []priority.QOS {
 	return q
 }
 
-// partitionsOf returns the partition indexes of a comma-separated list
-// (unknown names left out, each once), shared by every job with the list.
+// partitionsOf returns the partition indexes of a comma-separated list (a
+// string the model may keep; unknown names left out, each once), shared by
+// every job with the list.
 func (m *prioModel) partitionsOf(list string) []int {
 	if p, ok := m.partSets[list]; ok {
 		return p
@@ -75,40 +101,63 @@ func (m *prioModel) partitionsOf(list string) []int {
 			out = append(out, k)
 		}
 	}
-	m.partSets[strings.Clone(list)] = out
+	m.partSets[list] = out
 	return out
 }
 
-// partitionsAt returns the one-partition list of partition k, shared by
-// every job.
-func (m *prioModel) partitionsAt(k int) []int {
-	return m.single[k : k+1]
+// whoOf returns the index in m.who of the user and account (copied when
+// new: an Arrow string points into its batch's buffers, which the model
+// must not pin).
+func (m *prioModel) whoOf(user, account string) uint32 {
+	k := prioAssocKey{account, user}
+	if i, ok := m.whoIdx[k]; ok {
+		return i
+	}
+	i := uint32(len(m.who))
+	k = prioAssocKey{strings.Clone(account), strings.Clone(user)}
+	m.who = append(m.who, prioWho{user: k.user, account: k.account, assocPriority: m.assoc[k]})
+	m.whoIdx[k] = i
+	return i
 }
 
-// tresOf returns a copy of the TRES vector vec shared by every job that
-// asked for the same.
-func (m *prioModel) tresOf(vec []uint64) []uint64 {
+// whereOf returns the index in m.wheres of the QOS name and partition
+// list (copied when new).
+func (m *prioModel) whereOf(qos, parts string) uint32 {
+	k := prioWhereKey{qos, parts}
+	if i, ok := m.whereIdx[k]; ok {
+		return i
+	}
+	i := uint32(len(m.wheres))
+	k = prioWhereKey{strings.Clone(qos), strings.Clone(parts)}
+	m.wheres = append(m.wheres, prioWhere{qos: m.qosOf(k.qos), parts: m.partitionsOf(k.parts)})
+	m.whereIdx[k] = i
+	return i
+}
+
+// tresOf returns the index in m.tres of a copy of the TRES vector vec
+// (never 0, which stands for none).
+func (m *prioModel) tresOf(vec []uint64) uint32 {
 	key := m.key[:0]
 	for _, v := range vec {
 		key = binary.LittleEndian.AppendUint64(key, v)
 	}
 	m.key = key
-	if t, ok := m.tresSets[string(key)]; ok {
-		return t
+	if i, ok := m.tresIdx[string(key)]; ok {
+		return i
 	}
-	t := slices.Clone(vec)
-	m.tresSets[string(key)] = t
-	return t
+	i := uint32(len(m.tres))
+	m.tres = append(m.tres, slices.Clone(vec))
+	m.tresIdx[string(key)] = i
+	return i
 }
 
-// intern returns a copy of s shared by every job with the same name.
-func (m *prioModel) intern(s string) string {
-	if v, ok := m.names[s]; ok {
-		return v
-	}
-	v := strings.Clone(s)
-	m.names[v] = v
-	return v
+// priorityJob sets *dst to the priority.Job of j, its slices and names
+// shared with the model's tables (FairShare 0: the snapshot's to set).
+func (m *prioModel) priorityJob(dst *priority.Job, j *prioJob) {
+	w, r := &m.who[j.who], &m.wheres[j.where]
+	*dst = priority.Job{ID: j.id, User: w.user, Account: w.account, EligibleSec: j.eligible,
+		AssocPriority: w.assocPriority, QOS: r.qos, Partitions: r.parts, Nodes: j.nodes, CPUs: j.cpus,
+		TimeLimitMin: j.timeLimitMin, TRES: m.tres[j.tres], Nice: j.nice}
 }
 
 type prioAssocKey struct{ account, user string }
@@ -117,8 +166,9 @@ type prioAssocKey struct{ account, user string }
 // release rel.
 func newPrioModel(conf *ingest.Config, assoc *ingest.Associations, qos *ingest.QOSTable, rel ingest.SlurmVersion) (*prioModel, error) {
 	tres := schemas.ClusterTRES(conf.AccountingStorageTRES)
-	m := &prioModel{parts: map[string]int{}, assoc: map[prioAssocKey]uint32{}, qos: qos, names: map[string]string{},
-		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{}, tresSets: map[string][]uint64{}}
+	m := &prioModel{parts: map[string]int{}, assoc: map[prioAssocKey]uint32{}, qos: qos, tres: [][]uint64{nil},
+		whoIdx: map[prioAssocKey]uint32{}, whereIdx: map[prioWhereKey]uint32{}, tresIdx: map[string]uint32{},
+		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{}}
 	w := priority.Weights{
 		Age: weight32(conf.PriorityWeightAge), Assoc: weight32(conf.PriorityWeightAssoc),
 		FairShare: weight32(conf.PriorityWeightFairshare), JobSize: weight32(conf.PriorityWeightJobSize),
@@ -185,18 +235,26 @@ func tresVector(tres []string, counts []ingest.TRESCount) []uint64 {
 }
 
 // prioJob is one job as its priority needs it: who, where, what it asked
-// for, and when it was submitted, became eligible, started and ended.
+// for, and when it was submitted, became eligible, started and ended. It
+// holds no pointers (names and requests are indexes into the prioModel's
+// tables; prioModel.priorityJob builds its priority.Job), so that the
+// garbage collector need not scan the millions of a year's jobs.
 type prioJob struct {
-	job      priority.Job
-	jobID    string
-	arrayJob uint32 // ArrayJobID; 0 unless an array task
-	qos      string
-	submit   int64 // Unix seconds; 0 unknown
-	eligible int64 // 0 unknown
-	start    int64 // 0: never started
-	end      int64 // 0: none (still pending or running)
-	held     bool  // submitted with --hold: eligible is its release
-	ran      int32 // the partition it ran in (index of Cluster.Partitions); -1 unknown or never started
+	submit       int64  // Unix seconds; 0 unknown
+	eligible     int64  // 0 unknown
+	start        int64  // 0: never started
+	end          int64  // 0: none (still pending or running)
+	id           uint32 // JobIDRaw, the id sprio prints
+	arrayJob     uint32 // ArrayJobID; 0 unless an array task
+	who          uint32 // index in prioModel.who: user, account
+	where        uint32 // index in prioModel.wheres: QOS, partitions
+	tres         uint32 // index in prioModel.tres; 0: none requested
+	nodes, cpus  uint32
+	timeLimitMin uint32
+	nice         int32
+	ran          int16 // the partition it ran in (index of Cluster.Partitions); -1 unknown or never started
+	held         bool  // submitted with --hold: eligible is its release
+	arrayPending bool // the pending remainder of an array (JobID A_[…]), whose JobIDRaw its last task keeps
 }
 
 // pendingAt reports whether j waited in the queue at t and sprio would
@@ -235,11 +293,16 @@ type queue struct {
 	firstEligible map[uint32]int64
 	arrays        map[uint32]int // scratch: array job id → index in dst
 	last          int64
+	// m builds the priority.Job of each job listed; without it (a test of
+	// the queue alone) a listed job has only its ID and EligibleSec, what
+	// the queue itself decides.
+	m *prioModel
 }
 
 // newQueue prepares the queue of jobs.
 func newQueue(jobs []prioJob) *queue {
-	q := &queue{jobs: jobs, firstEligible: map[uint32]int64{}, arrays: map[uint32]int{}, last: math.MinInt64}
+	q := &queue{jobs: jobs, order: make([]int32, 0, len(jobs)), firstEligible: map[uint32]int64{}, arrays: map[uint32]int{},
+		last: math.MinInt64}
 	for i := range jobs {
 		j := &jobs[i]
 		if j.submit != 0 {
@@ -282,7 +345,8 @@ func (q *queue) at(dst []prioPending, t, tick int64) []prioPending {
 		j := &q.jobs[i]
 		if j.arrayJob == 0 {
 			if j.pendingAt(t) {
-				dst = append(dst, prioPending{job: j.job, at: j.computedAt(tick), submit: j.submit})
+				dst = append(dst, prioPending{at: j.computedAt(tick), submit: j.submit})
+				q.build(&dst[len(dst)-1].job, j)
 			}
 			continue
 		}
@@ -293,34 +357,85 @@ func (q *queue) at(dst []prioPending, t, tick int64) []prioPending {
 		if e == 0 || e > t {
 			continue // not yet eligible: not listed
 		}
-		p := prioPending{job: j.job, at: j.computedAt(tick), submit: j.submit, arrayJob: j.arrayJob}
-		p.job.ID, p.job.EligibleSec = j.arrayJob, e
 		q.arrays[j.arrayJob] = len(dst)
-		dst = append(dst, p)
+		dst = append(dst, prioPending{at: j.computedAt(tick), submit: j.submit, arrayJob: j.arrayJob})
+		p := &dst[len(dst)-1]
+		q.build(&p.job, j)
+		p.job.ID, p.job.EligibleSec = j.arrayJob, e
 	}
 	return dst
 }
 
+// build sets *dst to the priority.Job of j (see queue.m).
+func (q *queue) build(dst *priority.Job, j *prioJob) {
+	if q.m == nil {
+		*dst = priority.Job{ID: j.id, EligibleSec: j.eligible}
+		return
+	}
+	q.m.priorityJob(dst, j)
+}
+
 // latestRecords keeps, of the records of a job that the input gives more
 // than once (overlapping sacct files), the last one read: the newest
-// state of the job. A record is the job's run from one submission: the
+// state of the job. A job is its JobIDRaw, and the pending remainder of
+// an array (A_[…]) is another job than the task that keeps the array's
+// id when it starts. A record is the job's run from one submission: the
 // runs of a requeued job, each submitted anew, are records of their own.
 // Records keep their order.
 func latestRecords(jobs []prioJob) []prioJob {
-	type run struct {
-		id     string
-		submit int64
+	// Each record as its job's key (33 bits) over its index (31 bits):
+	// sorted, a job's records are adjacent, the last read last. sacct
+	// lists jobs by id, so the keys of one file are usually in order
+	// already and the sort is skipped.
+	const idxBits = 31
+	if len(jobs) >= 1<<idxBits {
+		panic(fmt.Sprintf("latestRecords: %d jobs", len(jobs)))
 	}
-	last := make(map[run]int, len(jobs))
+	key := func(j *prioJob) uint64 {
+		k := uint64(j.id) << 1
+		if j.arrayPending {
+			k |= 1
+		}
+		return k
+	}
+	sorted := true
+	for i := 1; i < len(jobs) && sorted; i++ {
+		sorted = key(&jobs[i-1]) < key(&jobs[i])
+	}
+	if sorted {
+		return jobs // every key once
+	}
+	keys := make([]uint64, len(jobs))
 	for i := range jobs {
-		last[run{jobs[i].jobID, jobs[i].submit}] = i
+		keys[i] = key(&jobs[i])<<idxBits | uint64(i)
 	}
-	if len(last) == len(jobs) {
+	slices.Sort(keys)
+	const idxMask = 1<<idxBits - 1
+	drop := make([]bool, len(jobs))
+	dup := false
+	for lo := 0; lo < len(keys); {
+		hi := lo + 1
+		for hi < len(keys) && keys[hi]>>idxBits == keys[lo]>>idxBits {
+			hi++
+		}
+		// A job's records (a few): each dropped when a later one is of
+		// the same submission.
+		for a := lo; a < hi; a++ {
+			for b := a + 1; b < hi; b++ {
+				if jobs[keys[a]&idxMask].submit == jobs[keys[b]&idxMask].submit {
+					drop[keys[a]&idxMask], dup = true, true
+					break
+				}
+			}
+		}
+		lo = hi
+	}
+	if !dup {
 		return jobs
 	}
 	out := jobs[:0]
 	for i := range jobs {
-		if last[run{jobs[i].jobID, jobs[i].submit}] == i {
+		if !drop[i] {
 			out = append(out, jobs[i])
 		}
 	}
@@ -329,37 +444,42 @@ func latestRecords(jobs []prioJob) []prioJob {
 
 // prioPending is a job sprio lists and the time its factors are of.
 type prioPending struct {
-	job      priority.Job
+	job      priority.Job // built by the queue's model
 	at       int64
 	submit   int64  // 0 unknown
 	arrayJob uint32 // the array's job id; 0 unless a job array
 }
 
 // appendPrioJobs appends the jobs of a sacct batch read with
-// RequestColumns and KeepPending to dst.
+// RequestColumns and KeepPending to dst. Names are looked up in the
+// model's tables once per batch dictionary entry, not once per row.
 func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, error) {
-	str := func(name string) (func(i int) string, error) {
+	type dict struct {
+		d     *array.Dictionary
+		codes []int32
+		names *array.String
+	}
+	str := func(name string) (dict, error) {
 		d, codes, names, err := schemas.DictStringColumn(rec, name)
-		if err != nil {
-			return nil, err
+		return dict{d, codes, names}, err
+	}
+	// code is row i's dictionary code, -1 when null.
+	code := func(c dict, i int) int32 {
+		if c.d.IsNull(i) {
+			return -1
 		}
-		return func(i int) string {
-			if d.IsNull(i) {
-				return ""
-			}
-			return m.intern(names.Value(int(codes[i])))
-		}, nil
+		return c.codes[i]
 	}
-	ts := func(name string) (*array.Timestamp, error) {
-		return schemas.RecordColumn[*array.Timestamp](rec, name, "timestamp")
-	}
-	i64 := func(name string) (*array.Int64, error) {
-		return schemas.RecordColumn[*array.Int64](rec, name, "int64")
+	value := func(c dict, k int32) string {
+		if k < 0 {
+			return ""
+		}
+		return c.names.Value(int(k))
 	}
 	var err error
-	var user, account, partition, qos, reqParts func(int) string
+	var user, account, partition, qos, reqParts dict
 	for _, c := range []struct {
-		f    *func(int) string
+		f    *dict
 		name string
 	}{{&user, schemas.ColUser}, {&account, schemas.ColAccount}, {&partition, schemas.ColPartition},
 		{&qos, schemas.ColQOS}, {&reqParts, schemas.ColReqPartitions}} {
@@ -367,26 +487,23 @@ func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, 
 			return dst, err
 		}
 	}
-	jobID, err := schemas.RecordColumn[*array.String](rec, schemas.ColJobID, "utf8")
-	if err != nil {
-		return dst, err
-	}
 	var submit, eligible, start, end *array.Timestamp
 	for _, c := range []struct {
 		a    **array.Timestamp
 		name string
 	}{{&submit, schemas.ColSubmit}, {&eligible, schemas.ColEligible}, {&start, schemas.ColStart}, {&end, schemas.ColEnd}} {
-		if *c.a, err = ts(c.name); err != nil {
+		if *c.a, err = schemas.RecordColumn[*array.Timestamp](rec, c.name, "timestamp"); err != nil {
 			return dst, err
 		}
 	}
-	var raw, arrayJob, limit, reqCPUs, reqNodes, nice, allocCPUs, nnodes *array.Int64
+	var raw, arrayJob, arrayTask, limit, reqCPUs, reqNodes, nice, allocCPUs, nnodes *array.Int64
 	for _, c := range []struct {
 		a    **array.Int64
 		name string
-	}{{&raw, schemas.ColJobIDRaw}, {&arrayJob, schemas.ColArrayJobID}, {&limit, schemas.ColTimelimitMin}, {&reqCPUs, schemas.ColReqCPUs},
-		{&reqNodes, schemas.ColReqNodes}, {&nice, schemas.ColNice}, {&allocCPUs, schemas.ColAllocCPUs}, {&nnodes, schemas.ColNNodes}} {
-		if *c.a, err = i64(c.name); err != nil {
+	}{{&raw, schemas.ColJobIDRaw}, {&arrayJob, schemas.ColArrayJobID}, {&arrayTask, schemas.ColArrayTaskID},
+		{&limit, schemas.ColTimelimitMin}, {&reqCPUs, schemas.ColReqCPUs}, {&reqNodes, schemas.ColReqNodes},
+		{&nice, schemas.ColNice}, {&allocCPUs, schemas.ColAllocCPUs}, {&nnodes, schemas.ColNNodes}} {
+		if *c.a, err = schemas.RecordColumn[*array.Int64](rec, c.name, "int64"); err != nil {
 			return dst, err
 		}
 	}
@@ -409,49 +526,71 @@ func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, 
 		}
 		return int64(a.Value(i))
 	}
+	// The batch's dictionary codes → the model's indexes.
+	whoOf := map[[2]int32]uint32{}
+	whereOf := map[[3]int32]uint32{}
+	ranOf := map[int32]int16{}
 	for i := 0; i < int(rec.NumRows()); i++ {
-		pj := prioJob{jobID: strings.Clone(jobID.Value(i)), qos: qos(i), submit: sec(submit, i), eligible: sec(eligible, i),
+		pj := prioJob{id: uint32(raw.Value(i)), submit: sec(submit, i), eligible: sec(eligible, i),
 			start: sec(start, i), end: sec(end, i), held: hold.IsValid(i) && hold.Value(i)}
-		j := &pj.job
-		j.ID = uint32(raw.Value(i))
 		if arrayJob.IsValid(i) {
 			pj.arrayJob = uint32(arrayJob.Value(i))
+			pj.arrayPending = arrayTask.IsNull(i)
 		}
-		j.User, j.Account = user(i), account(i)
-		j.EligibleSec = pj.eligible
-		j.AssocPriority = m.assoc[prioAssocKey{j.Account, j.User}]
-		j.QOS = m.qosOf(pj.qos)
+		wk := [2]int32{code(user, i), code(account, i)}
+		w, ok := whoOf[wk]
+		if !ok {
+			w = m.whoOf(value(user, wk[0]), value(account, wk[1]))
+			whoOf[wk] = w
+		}
+		pj.who = w
 		// While pending a job waits in every partition it asked for
 		// (SubmitLine's -p); sacct's Partition is the one it ran in.
-		parts := reqParts(i)
-		if parts == "" {
-			parts = partition(i)
+		rk := [3]int32{code(qos, i), code(reqParts, i), -1}
+		if value(reqParts, rk[1]) == "" {
+			rk[1], rk[2] = -1, code(partition, i)
 		}
-		j.Partitions = m.partitionsOf(parts)
+		r, ok := whereOf[rk]
+		if !ok {
+			parts := value(reqParts, rk[1])
+			if rk[1] < 0 {
+				parts = value(partition, rk[2])
+			}
+			r = m.whereOf(value(qos, rk[0]), parts)
+			whereOf[rk] = r
+		}
+		pj.where = r
 		pj.ran = -1
 		if pj.start != 0 {
-			if k, ok := m.parts[partition(i)]; ok {
-				pj.ran = int32(k)
+			c := code(partition, i)
+			k, ok := ranOf[c]
+			if !ok {
+				k = -1
+				if n, found := m.parts[value(partition, c)]; found && n <= math.MaxInt16 {
+					k = int16(n)
+				}
+				ranOf[c] = k
 			}
+			pj.ran = k
 		}
 		if reqNodes.IsValid(i) {
-			j.Nodes = uint32(reqNodes.Value(i))
+			pj.nodes = uint32(reqNodes.Value(i))
 		} else {
-			j.Nodes = uint32(nnodes.Value(i))
+			pj.nodes = uint32(nnodes.Value(i))
 		}
 		if reqCPUs.IsValid(i) {
-			j.CPUs = uint32(reqCPUs.Value(i))
+			pj.cpus = uint32(reqCPUs.Value(i))
 		} else {
-			j.CPUs = uint32(allocCPUs.Value(i))
+			pj.cpus = uint32(allocCPUs.Value(i))
 		}
-		switch {
+		switch parts := m.wheres[r].parts; {
 		case limit.IsValid(i):
-			j.TimeLimitMin = uint32(min(max(limit.Value(i), 0), math.MaxUint32))
-		case len(j.Partitions) > 0:
-			j.TimeLimitMin = m.maxTimeMin[j.Partitions[0]]
+			pj.timeLimitMin = uint32(min(max(limit.Value(i), 0), math.MaxUint32))
+		case len(parts) > 0:
+			pj.timeLimitMin = m.maxTimeMin[parts[0]]
 		}
 		if nice.IsValid(i) {
-			j.Nice = int32(nice.Value(i))
+			pj.nice = int32(nice.Value(i))
 		}
 		if reqTRES.IsValid(i) {
 			vec := slices.Grow(m.vec[:0], len(m.cluster.TRES))[:len(m.cluster.TRES)]
@@ -463,7 +602,7 @@ func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, 
 				}
 			}
 			m.vec = vec
-			j.TRES = m.tresOf(vec)
+			pj.tres = m.tresOf(vec)
 		}
 		dst = append(dst, pj)
 	}
@@ -517,6 +656,7 @@ func (p *prioWriter) add(at, tick int64, ti int, tree *fairshare.Tree, r *fairsh
 	}
 	if p.queue == nil {
 		p.queue = newQueue(p.jobs)
+		p.queue.m = p.m
 	}
 	p.setFairShare(at, true, users, r.FairShare)
 	p.pending = p.queue.at(p.pending[:0], at, tick)

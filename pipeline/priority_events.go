@@ -106,6 +106,7 @@ func (p *prioWriter) emit(before, cur int64) {
 	if p.events == nil {
 		p.events = prioEvents(p.jobs)
 		p.rankQ = newQueue(p.jobs)
+		p.rankQ.m = p.m
 	}
 	for ; p.evNext < len(p.events) && p.events[p.evNext].t < before; p.evNext++ {
 		e := p.events[p.evNext]
@@ -131,7 +132,8 @@ func (p *prioWriter) emit(before, cur int64) {
 // asWaiting returns j as slurmctld keeps it while it waits: a task of an
 // array as the array's record, with the array's eligible time.
 func (p *prioWriter) asWaiting(j *prioJob) priority.Job {
-	pj := j.job
+	var pj priority.Job
+	p.m.priorityJob(&pj, j)
 	if j.arrayJob != 0 {
 		pj.ID = j.arrayJob
 		if e := p.rankQ.firstEligible[j.arrayJob]; e != 0 {
@@ -174,7 +176,7 @@ func (p *prioWriter) startRow(e prioEvent) {
 	j := &p.jobs[e.job]
 	tick := p.sched.Last(e.t)
 	pj := p.asWaiting(j)
-	pj.ID = j.job.ID
+	pj.ID = j.id
 	pj.Partitions = p.m.partitionsAt(int(j.ran))
 	pend := prioPending{job: pj, at: j.computedAt(tick), submit: j.submit, arrayJob: j.arrayJob}
 	p.rows = p.m.params.AppendRows(p.rows[:0], &p.m.cluster, []priority.Job{pj}, pend.at)
@@ -209,7 +211,7 @@ func (p *prioWriter) rank(j *prioJob, part int, prio uint32, t, tick int64) (ran
 	if p.rkPrio == nil {
 		p.rkPrio = map[[2]uint32]uint32{}
 	}
-	self := j.job.ID
+	self := j.id
 	if j.arrayJob != 0 {
 		self = j.arrayJob
 	}

@@ -30,11 +30,13 @@ func TestPriorityEvents(t *testing.T) {
 	m := &prioModel{
 		params:  priority.Params{Weights: priority.Weights{Age: 1000}, MaxAgeSec: 10000, Release: priority.Release{Major: 22, Minor: 5}},
 		cluster: priority.Cluster{Nodes: 1, CPUs: 1, Partitions: []priority.Partition{{Name: "cpu", PriorityJobFactor: 1}}},
-		single:  []int{0},
+		parts:   map[string]int{"cpu": 0}, single: []int{0}, tres: [][]uint64{nil},
+		whoIdx: map[prioAssocKey]uint32{}, whereIdx: map[prioWhereKey]uint32{},
+		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{},
 	}
 	job := func(id uint32, user string, submit, eligible, start int64) prioJob {
-		return prioJob{job: priority.Job{ID: id, User: user, Account: "lab", EligibleSec: eligible, Partitions: m.partitionsAt(0), Nodes: 1, CPUs: 1},
-			jobID: string(rune('0' + id)), submit: submit, eligible: eligible, start: start, end: start + 100, ran: 0}
+		return prioJob{id: id, who: m.whoOf(user, "lab"), where: m.whereOf("", "cpu"), nodes: 1, cpus: 1,
+			submit: submit, eligible: eligible, start: start, end: start + 100, ran: 0}
 	}
 	const t0 = 60000
 	jobs := []prioJob{job(1, "a", t0, t0+100, t0+1000), job(2, "b", t0+100, t0+100, t0+2000), job(3, "c", t0+200, t0+200, t0+1500)}

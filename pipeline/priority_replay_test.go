@@ -59,7 +59,7 @@ func TestPriorityReplayLive(t *testing.T) {
 	}
 	recorded := map[uint32]bool{}
 	for i := range jobs {
-		recorded[jobs[i].job.ID] = true
+		recorded[jobs[i].id] = true
 	}
 	matched, total := 0, 0
 	for _, cp := range readTSV(t, filepath.Join(dir, "sprio.tsv")) {
@@ -77,7 +77,9 @@ func TestPriorityReplayLive(t *testing.T) {
 		}
 		fs := sshareFairShare(t, filepath.Join(dir, "sshare", strings.TrimSuffix(name, ".txt")+".psv"))
 		var rows []priority.Row
-		for _, p := range newQueue(jobs).at(nil, now, tick) {
+		q := newQueue(jobs)
+		q.m = m
+		for _, p := range q.at(nil, now, tick) {
 			p.job.FairShare = fs[[2]string{p.job.Account, p.job.User}]
 			rows = m.params.AppendRows(rows, &m.cluster, []priority.Job{p.job}, p.at)
 		}
@@ -217,7 +219,7 @@ func TestPrioritySubmitLive(t *testing.T) {
 			col := rec.Column(rec.Schema().FieldIndices(schemas.ColPrioritySacct)[0]).(*array.Int64)
 			for i := range jobs[n:] {
 				if col.IsValid(i) {
-					want[jobs[n+i].job.ID] = col.Value(i)
+					want[jobs[n+i].id] = col.Value(i)
 				}
 			}
 			return nil
@@ -268,14 +270,14 @@ func TestPrioritySubmitLive(t *testing.T) {
 	for i := range jobs {
 		if j := &jobs[i]; j.held {
 			held++
-			if w := want[j.job.ID]; w != 0 {
-				t.Errorf("job %d submitted held: sacct's Priority %d, want 0", j.job.ID, w)
+			if w := want[j.id]; w != 0 {
+				t.Errorf("job %d submitted held: sacct's Priority %d, want 0", j.id, w)
 			}
 		}
 	}
 	for _, e := range prioEvents(jobs) {
 		j := &jobs[e.job]
-		id := j.job.ID
+		id := j.id
 		if j.arrayJob != 0 {
 			id = j.arrayJob
 		}
@@ -303,14 +305,14 @@ func TestPrioritySubmitLive(t *testing.T) {
 		p.submitRow(e)
 		total++
 		if len(p.out) == 0 {
-			t.Errorf("job %d: no submit row; sacct's Priority is %d", j.job.ID, w)
+			t.Errorf("job %d: no submit row; sacct's Priority is %d", j.id, w)
 			continue
 		}
 		// sacct's Priority is the job's: in its first partition.
 		if got := p.out[0]; got.Priority == w {
 			matched++
 		} else {
-			t.Errorf("job %d (%s, %s): submit row's priority %d, sacct's Priority %d (%+v)", j.job.ID, got.User, got.Partition, got.Priority, w, got)
+			t.Errorf("job %d (%s, %s): submit row's priority %d, sacct's Priority %d (%+v)", j.id, got.User, got.Partition, got.Priority, w, got)
 		}
 	}
 	t.Logf("%d/%d submit priorities equal sacct's Priority; %d submitted with no sshare capture between two ticks; %d submitted held (Priority 0, no row)",

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-
-	"github.com/fairledger/fairledger/priority"
 )
 
 // TestQueue checks which jobs sprio lists at a series of times and when
@@ -14,7 +12,7 @@ import (
 // task became eligible when a slot freed, and a job submitted held.
 func TestQueue(t *testing.T) {
 	job := func(id uint32, submit, eligible, start, end int64) prioJob {
-		return prioJob{job: priority.Job{ID: id, EligibleSec: eligible}, submit: submit, eligible: eligible, start: start, end: end}
+		return prioJob{id: id, submit: submit, eligible: eligible, start: start, end: end}
 	}
 	jobs := []prioJob{
 		job(1, 100, 100, 300, 0),  // waits from 100 to 300
@@ -56,5 +54,28 @@ func TestQueue(t *testing.T) {
 				t.Errorf("got %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestLatestRecords: of a run given twice (a pending record, then the
+// running one from a later file), the last read is kept; a requeued job's
+// runs (each submitted anew) and an array's pending remainder, which
+// shares its last task's id, are records of their own.
+func TestLatestRecords(t *testing.T) {
+	jobs := []prioJob{
+		{id: 9, submit: 50},                     // 0: another job, out of id order
+		{id: 5, submit: 100},                    // 1: pending in the first file
+		{id: 7, submit: 10, arrayPending: true}, // 2: array 7's pending remainder
+		{id: 5, submit: 100, start: 150},        // 3: the same run, started, in the next file
+		{id: 5, submit: 300, start: 350},        // 4: its run after a requeue
+		{id: 7, submit: 10, start: 40},          // 5: the task that keeps the array's id
+	}
+	var got []string
+	for _, j := range latestRecords(slices.Clone(jobs)) {
+		got = append(got, fmt.Sprintf("%d@%d/%d", j.id, j.submit, j.start))
+	}
+	want := []string{"9@50/0", "7@10/0", "5@100/150", "5@300/350", "7@10/40"}
+	if !slices.Equal(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
 	}
 }

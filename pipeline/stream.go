@@ -262,6 +262,12 @@ func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
 	if s.m.prio == nil {
 		return s.batch(rec, sum, expect)
 	}
+	// Grown in few steps, as decay's columns are: a 5 M-job year's
+	// records are some 360 MB, and growing them by append copied them
+	// some ten times over into fresh memory.
+	if n, free := int(rec.NumRows()), cap(s.prio)-len(s.prio); n > free {
+		s.prio = slices.Grow(s.prio, max(n, expect+expect/20-len(s.prio), cap(s.prio)/4))
+	}
 	var err error
 	if s.prio, err = s.m.prio.appendPrioJobs(s.prio, rec); err != nil {
 		return err
@@ -314,12 +320,27 @@ func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
 	for _, p := range parts {
 		rows += p.NumRows()
 	}
+	arrs := make([]arrow.Array, len(parts))
 	for c := range cols {
-		arrs := make([]arrow.Array, len(parts))
+		// The parts of a dictionary column share the batch's dictionary:
+		// only their indices are joined (Concatenate would compare the
+		// dictionary of every part with the first's, some 1 CPU-s a 5
+		// M-job year).
+		d, isDict := rec.Column(c).(*array.Dictionary)
 		for k, p := range parts {
-			arrs[k] = p.Column(c)
+			if isDict {
+				arrs[k] = p.Column(c).(*array.Dictionary).Indices()
+			} else {
+				arrs[k] = p.Column(c)
+			}
 		}
-		if cols[c], err = array.Concatenate(arrs, s.mem); err != nil {
+		cols[c], err = array.Concatenate(arrs, s.mem)
+		if isDict && err == nil {
+			idx := cols[c]
+			cols[c] = array.NewDictionaryArray(d.DataType(), idx, d.Dictionary())
+			idx.Release()
+		}
+		if err != nil {
 			return fmt.Errorf("jobs that started: column %s: %w", rec.ColumnName(c), err)
 		}
 	}
