@@ -128,13 +128,13 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		TRES: schemas.ClusterTRES(conf.AccountingStorageTRES), Partitions: rparts, SlurmVersion: version.String(),
 	}
 	if opt.Priority {
-		// Association priorities from the newest dump: what slurmctld
-		// holds now (a dated history of them is a later refinement).
-		var assoc *ingest.Associations
-		if len(in.Assoc) > 0 {
-			assoc = in.Assoc[len(in.Assoc)-1].Assoc
+		// Association priorities from each dump, in force from its date
+		// as the dump's tree is.
+		assocs := make([]*ingest.Associations, len(in.Assoc))
+		for i, d := range in.Assoc {
+			assocs[i] = d.Assoc
 		}
-		if m.prio, err = newPrioModel(conf, assoc, in.QOS, version); err != nil {
+		if m.prio, err = newPrioModel(conf, assocs, in.QOS, version); err != nil {
 			return nil, fmt.Errorf("slurm.conf %s: %w", conf.File, err)
 		}
 		m.cfg.PriorityWeights = &record.PriorityWeights{Age: conf.PriorityWeightAge, Assoc: conf.PriorityWeightAssoc,

@@ -52,6 +52,9 @@ type prioModel struct {
 	vec      []uint64 // scratch: a row's TRES vector
 	key      []byte   // scratch: its bytes
 	single   []int    // single[k] == k: partitionsAt's lists
+	// dumps are the association priorities of each association dump of
+	// the run, in the order of the model's trees.
+	dumps []prioDump
 }
 
 // partitionsAt returns the one-partition list of partition k, shared by
@@ -152,19 +155,42 @@ func (m *prioModel) tresOf(vec []uint64) uint32 {
 }
 
 // priorityJob sets *dst to the priority.Job of j, its slices and names
-// shared with the model's tables (FairShare 0: the snapshot's to set).
-func (m *prioModel) priorityJob(dst *priority.Job, j *prioJob) {
+// shared with the model's tables (FairShare 0: the snapshot's to set),
+// with the association priority of association dump number dump.
+func (m *prioModel) priorityJob(dst *priority.Job, j *prioJob, dump int) {
 	w, r := &m.who[j.who], &m.wheres[j.where]
 	*dst = priority.Job{ID: j.id, User: w.user, Account: w.account, EligibleSec: j.eligible,
 		AssocPriority: w.assocPriority, QOS: r.qos, Partitions: r.parts, Nodes: j.nodes, CPUs: j.cpus,
 		TimeLimitMin: j.timeLimitMin, TRES: m.tres[j.tres], Nice: j.nice}
+	if len(m.dumps) > 1 && dump != len(m.dumps)-1 {
+		dst.AssocPriority = m.dumps[dump].assoc[prioAssocKey{w.account, w.user}]
+	}
+}
+
+// clusterOf returns the cluster as association dump number dump has it:
+// its highest association priority is the dump's.
+func (m *prioModel) clusterOf(dump int) *priority.Cluster {
+	if len(m.dumps) > 1 && dump != len(m.dumps)-1 {
+		return &m.dumps[dump].cluster
+	}
+	return &m.cluster
+}
+
+// prioDump is what job priority takes from one association dump: each
+// user association's effective priority and the cluster with the dump's
+// highest.
+type prioDump struct {
+	assoc   map[prioAssocKey]uint32
+	cluster priority.Cluster
 }
 
 type prioAssocKey struct{ account, user string }
 
 // newPrioModel builds the priority model of a run for the slurmctld
-// release rel.
-func newPrioModel(conf *ingest.Config, assoc *ingest.Associations, qos *ingest.QOSTable, rel ingest.SlurmVersion) (*prioModel, error) {
+// release rel, with the association priorities of each of the run's
+// association dumps (oldest first; those of the newest are the model's
+// own: m.assoc, m.cluster).
+func newPrioModel(conf *ingest.Config, assocs []*ingest.Associations, qos *ingest.QOSTable, rel ingest.SlurmVersion) (*prioModel, error) {
 	tres := schemas.ClusterTRES(conf.AccountingStorageTRES)
 	m := &prioModel{parts: map[string]int{}, assoc: map[prioAssocKey]uint32{}, qos: qos, tres: [][]uint64{nil},
 		whoIdx: map[prioAssocKey]uint32{}, whereIdx: map[prioWhereKey]uint32{}, tresIdx: map[string]uint32{},
@@ -202,20 +228,27 @@ func newPrioModel(conf *ingest.Config, assoc *ingest.Associations, qos *ingest.Q
 		m.maxTimeMin = append(m.maxTimeMin, lim)
 		m.single = append(m.single, len(m.single))
 	}
-	if assoc != nil {
-		eff := assoc.EffectivePriorities()
-		for i, r := range assoc.Rows {
-			p := uint32(min(max(eff[i], 0), math.MaxUint32))
-			m.cluster.MaxAssocPriority = max(m.cluster.MaxAssocPriority, p)
-			if r.IsUser() {
-				m.assoc[prioAssocKey{r.Account, r.User}] = p
-			}
-		}
-	}
 	if qos != nil {
 		for _, q := range qos.Rows {
 			m.cluster.MaxQOSPriority = max(m.cluster.MaxQOSPriority, uint32(min(max(q.Priority, 0), math.MaxUint32)))
 		}
+	}
+	for _, a := range assocs {
+		d := prioDump{assoc: map[prioAssocKey]uint32{}, cluster: m.cluster}
+		if a != nil {
+			eff := a.EffectivePriorities()
+			for i, r := range a.Rows {
+				p := uint32(min(max(eff[i], 0), math.MaxUint32))
+				d.cluster.MaxAssocPriority = max(d.cluster.MaxAssocPriority, p)
+				if r.IsUser() {
+					d.assoc[prioAssocKey{r.Account, r.User}] = p
+				}
+			}
+		}
+		m.dumps = append(m.dumps, d)
+	}
+	if n := len(m.dumps); n > 0 {
+		m.assoc, m.cluster = m.dumps[n-1].assoc, m.dumps[n-1].cluster
 	}
 	return m, nil
 }
@@ -254,7 +287,7 @@ type prioJob struct {
 	nice         int32
 	ran          int16 // the partition it ran in (index of Cluster.Partitions); -1 unknown or never started
 	held         bool  // submitted with --hold: eligible is its release
-	arrayPending bool // the pending remainder of an array (JobID A_[…]), whose JobIDRaw its last task keeps
+	arrayPending bool  // the pending remainder of an array (JobID A_[…]), whose JobIDRaw its last task keeps
 }
 
 // pendingAt reports whether j waited in the queue at t and sprio would
@@ -293,10 +326,12 @@ type queue struct {
 	firstEligible map[uint32]int64
 	arrays        map[uint32]int // scratch: array job id → index in dst
 	last          int64
-	// m builds the priority.Job of each job listed; without it (a test of
-	// the queue alone) a listed job has only its ID and EligibleSec, what
-	// the queue itself decides.
-	m *prioModel
+	// m builds the priority.Job of each job listed, with the association
+	// priorities of dump number dump; without it (a test of the queue
+	// alone) a listed job has only its ID and EligibleSec, what the queue
+	// itself decides.
+	m    *prioModel
+	dump int
 }
 
 // newQueue prepares the queue of jobs.
@@ -372,7 +407,7 @@ func (q *queue) build(dst *priority.Job, j *prioJob) {
 		*dst = priority.Job{ID: j.id, EligibleSec: j.eligible}
 		return
 	}
-	q.m.priorityJob(dst, j)
+	q.m.priorityJob(dst, j, q.dump)
 }
 
 // latestRecords keeps, of the records of a job that the input gives more
@@ -638,6 +673,10 @@ type prioWriter struct {
 	rkTick  int64           // the tick and FairShare rkPrio is of
 	rkEpoch int
 	rkPrio  map[[2]uint32]uint32 // (job id, partition) → priority
+	// dump is the association dump in force (the model's tree number);
+	// dumpAt gives it at a time.
+	dump   int
+	dumpAt func(t int64) int
 }
 
 // add appends the rows of the snapshot at time at, whose usage is the
@@ -659,12 +698,13 @@ func (p *prioWriter) add(at, tick int64, ti int, tree *fairshare.Tree, r *fairsh
 		p.queue.m = p.m
 	}
 	p.setFairShare(at, true, users, r.FairShare)
+	p.useDump(ti)
 	p.pending = p.queue.at(p.pending[:0], at, tick)
 	snap := time.Unix(at, 0).UTC()
 	for i := range p.pending {
 		j := &p.pending[i]
 		j.job.FairShare = p.fs.of(&j.job)
-		p.rows = p.m.params.AppendRows(p.rows[:0], &p.m.cluster, []priority.Job{j.job}, j.at)
+		p.rows = p.m.params.AppendRows(p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{j.job}, j.at)
 		for k := range p.rows {
 			row := priorityRow(snap, record.EventPending, j, &p.rows[k], p.m.cluster.TRES)
 			row.Snapshot = &snap

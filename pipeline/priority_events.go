@@ -64,6 +64,20 @@ func (p *prioWriter) setFairShareRows(at int64, rows []record.FairshareRow) {
 	p.epoch++
 }
 
+// useDump makes association dump number dump the one in force.
+func (p *prioWriter) useDump(dump int) {
+	if dump != p.dump {
+		p.dump = dump
+		p.epoch++ // the ranks' priorities change with it
+	}
+	if p.queue != nil {
+		p.queue.dump = dump
+	}
+	if p.rankQ != nil {
+		p.rankQ.dump = dump
+	}
+}
+
 func hasKey[K comparable, V any](m map[K]V, k K) bool {
 	_, ok := m[k]
 	return ok
@@ -106,12 +120,15 @@ func (p *prioWriter) emit(before, cur int64) {
 	if p.events == nil {
 		p.events = prioEvents(p.jobs)
 		p.rankQ = newQueue(p.jobs)
-		p.rankQ.m = p.m
+		p.rankQ.m, p.rankQ.dump = p.m, p.dump
 	}
 	for ; p.evNext < len(p.events) && p.events[p.evNext].t < before; p.evNext++ {
 		e := p.events[p.evNext]
 		if e.t <= p.lo || e.t > p.to {
 			continue
+		}
+		if p.dumpAt != nil {
+			p.useDump(p.dumpAt(e.t))
 		}
 		n := len(p.out)
 		if e.start {
@@ -133,7 +150,7 @@ func (p *prioWriter) emit(before, cur int64) {
 // array as the array's record, with the array's eligible time.
 func (p *prioWriter) asWaiting(j *prioJob) priority.Job {
 	var pj priority.Job
-	p.m.priorityJob(&pj, j)
+	p.m.priorityJob(&pj, j, p.dump)
 	if j.arrayJob != 0 {
 		pj.ID = j.arrayJob
 		if e := p.rankQ.firstEligible[j.arrayJob]; e != 0 {
@@ -150,7 +167,7 @@ func (p *prioWriter) submitRow(e prioEvent) {
 	j := &p.jobs[e.job]
 	pj := p.asWaiting(j)
 	pend := prioPending{job: pj, at: j.submit, submit: j.submit, arrayJob: j.arrayJob}
-	p.rows = p.m.params.AppendRows(p.rows[:0], &p.m.cluster, []priority.Job{pj}, j.submit)
+	p.rows = p.m.params.AppendRows(p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{pj}, j.submit)
 	for k := range p.rows {
 		p.out = append(p.out, p.eventRow(time.Unix(e.t, 0).UTC(), record.EventSubmit, &pend, &p.rows[k]))
 	}
@@ -179,7 +196,7 @@ func (p *prioWriter) startRow(e prioEvent) {
 	pj.ID = j.id
 	pj.Partitions = p.m.partitionsAt(int(j.ran))
 	pend := prioPending{job: pj, at: j.computedAt(tick), submit: j.submit, arrayJob: j.arrayJob}
-	p.rows = p.m.params.AppendRows(p.rows[:0], &p.m.cluster, []priority.Job{pj}, pend.at)
+	p.rows = p.m.params.AppendRows(p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{pj}, pend.at)
 	if len(p.rows) == 0 {
 		return // held or without a partition: slurmctld computed none
 	}
@@ -228,7 +245,7 @@ func (p *prioWriter) rank(j *prioJob, part int, prio uint32, t, tick int64) (ran
 			wj := w.job
 			wj.Partitions = p.m.partitionsAt(part)
 			wj.FairShare = p.fs.of(&wj)
-			p.rows = p.m.params.AppendRows(p.rows[:0], &p.m.cluster, []priority.Job{wj}, w.at)
+			p.rows = p.m.params.AppendRows(p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{wj}, w.at)
 			if len(p.rows) > 0 {
 				wp = p.rows[0].Priority
 			}

@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/priority"
 )
 
@@ -84,6 +86,56 @@ func TestPriorityEvents(t *testing.T) {
 		}
 		if r.Snapshot != nil || r.Partition != "cpu" {
 			t.Errorf("row %d: snapshot %v, partition %q; want none (no snapshot yet), cpu", i, r.Snapshot, r.Partition)
+		}
+	}
+}
+
+// TestPriorityAssocDumps: the association priorities are those of the
+// dump in force. alice's association has priority 50 in the first dump
+// (the highest: factor 1) and 10 in the second, where bob's 40 is the
+// highest (factor 10/40 = 0.25). With PriorityWeightAssoc 1000, her job
+// submitted under the first dump has ASSOC 1000, the one submitted under
+// the second 250.
+func TestPriorityAssocDumps(t *testing.T) {
+	parse := func(text string) *ingest.Associations {
+		a, _, err := ingest.ParseAssoc("assoc.psv", strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	const head = "Cluster|Account|User|Partition|ParentName|Share|Priority\nc|root||||1|\nc|lab|||root|1|\n"
+	first := parse(head + "c|lab|alice|||1|50\nc|lab|bob|||1|20\n")
+	second := parse(head + "c|lab|alice|||1|10\nc|lab|bob|||1|40\n")
+	conf := &ingest.Config{PriorityWeightAssoc: 1000, Partitions: []ingest.Partition{{Name: "cpu", PriorityJobFactor: 1}}}
+	m, err := newPrioModel(conf, []*ingest.Associations{first, second}, nil, ingest.SlurmVersion{Major: 22, Minor: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const t0, switchAt = 60000, 61000
+	job := func(id uint32, submit int64) prioJob {
+		return prioJob{id: id, who: m.whoOf("alice", "lab"), where: m.whereOf("", "cpu"), nodes: 1, cpus: 1,
+			submit: submit, eligible: submit, ran: -1}
+	}
+	jobs := []prioJob{job(1, t0+100), job(2, switchAt+100)}
+	sched, err := decay.NewSchedule(0, 60, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &prioWriter{m: m, jobs: jobs, sched: sched, lo: t0, to: t0 + 10000, dumpAt: func(t int64) int {
+		if t < switchAt {
+			return 0
+		}
+		return 1
+	}}
+	p.setFairShare(0, false, nil, nil)
+	p.emit(math.MaxInt64, 0)
+	if len(p.out) != 2 {
+		t.Fatalf("%d rows, want the 2 submissions: %+v", len(p.out), p.out)
+	}
+	for i, want := range []float64{1000, 250} {
+		if r := p.out[i]; r.Event != record.EventSubmit || r.AssocW != want {
+			t.Errorf("job %d: %s row, ASSOC %v; want a submit row with %v", r.JobID, r.Event, r.AssocW, want)
 		}
 	}
 }

@@ -41,7 +41,7 @@ func TestPriorityReplayLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel := ingest.SlurmVersion{Major: 22, Minor: 5}
-	m, err := newPrioModel(conf, assoc, qos, rel)
+	m, err := newPrioModel(conf, []*ingest.Associations{assoc}, qos, rel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestPrioritySubmitLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := newPrioModel(conf, assoc, qos, ingest.SlurmVersion{Major: 22, Minor: 5})
+	m, err := newPrioModel(conf, []*ingest.Associations{assoc}, qos, ingest.SlurmVersion{Major: 22, Minor: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

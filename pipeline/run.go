@@ -431,7 +431,9 @@ func (r *runState) newFairshareWriter(ticks []int64, after map[int32]bool) (*fai
 // last snapshot at or before it; a fresh start's, that of no usage.
 func (r *runState) newPrioWriter(sched *decay.Schedule) (*prioWriter, error) {
 	m := r.m
-	p := &prioWriter{m: m.prio, jobs: latestRecords(r.st.prio), sched: sched, lo: r.lo, to: r.to}
+	p := &prioWriter{m: m.prio, jobs: latestRecords(r.st.prio), sched: sched, lo: r.lo, to: r.to,
+		dumpAt: func(t int64) int { return m.treeAt(time.Unix(t, 0)) }}
+	p.useDump(m.treeAt(time.Unix(r.lo, 0)))
 	var snap history.Snapshot
 	if r.ck != nil && r.tx != nil {
 		var err error
