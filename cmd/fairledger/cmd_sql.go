@@ -16,7 +16,7 @@ const sqlMemoryLimitMiB = 512
 func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "sql",
-		Usage:     "query the history with DuckDB; views jobs, usage, fairshare, associations and runs are defined",
+		Usage:     "query the history with DuckDB; views jobs, usage, fairshare, associations, runs and priority are defined",
 		ArgsUsage: `"SELECT ..." (or - to read the query from stdin)`,
 		Description: "Runs one statement over the committed generation of the history (a run committing meanwhile\n" +
 			"changes nothing it reads). Every view is defined: a table with no file yet has an empty view.\n" +
