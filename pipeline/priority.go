@@ -661,18 +661,14 @@ type prioWriter struct {
 	other map[int64][]record.PriorityRow
 
 	// The submit and start rows (priority_events.go).
-	sched   *decay.Schedule // the decay ticks
-	lo, to  int64           // the window: events in (lo, to]
-	fs      prioFairShare   // the FairShare in force
-	epoch   int             // counts the changes of fs
-	events  []prioEvent     // built at the first emit
-	evNext  int             // events[evNext:] are not yet made
-	rankQ   *queue          // the queue the ranks are taken from
-	rkAt    int64           // the start time rkList is of
-	rkList  []prioPending   // the jobs waiting just before rkAt
-	rkTick  int64           // the tick and FairShare rkPrio is of
-	rkEpoch int
-	rkPrio  map[[2]uint32]uint32 // (job id, partition) → priority
+	sched  *decay.Schedule   // the decay ticks
+	lo, to int64             // the window: events in (lo, to]
+	fs     prioFairShare     // the FairShare in force
+	epoch  int               // counts the changes of fs
+	events []prioEvent       // built at the first emit
+	evNext int               // events[evNext:] are not yet made
+	rk     *ranker           // the starts' ranks
+	cp     priority.Computer // the rows' scratch space
 	// dump is the association dump in force (the model's tree number);
 	// dumpAt gives it at a time.
 	dump   int
@@ -704,7 +700,7 @@ func (p *prioWriter) add(at, tick int64, ti int, tree *fairshare.Tree, r *fairsh
 	for i := range p.pending {
 		j := &p.pending[i]
 		j.job.FairShare = p.fs.of(&j.job)
-		p.rows = p.m.params.AppendRows(p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{j.job}, j.at)
+		p.rows = p.cp.AppendRows(&p.m.params, p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{j.job}, j.at)
 		for k := range p.rows {
 			row := priorityRow(snap, record.EventPending, j, &p.rows[k], p.m.cluster.TRES)
 			row.Snapshot = &snap

@@ -73,9 +73,6 @@ func (p *prioWriter) useDump(dump int) {
 	if p.queue != nil {
 		p.queue.dump = dump
 	}
-	if p.rankQ != nil {
-		p.rankQ.dump = dump
-	}
 }
 
 func hasKey[K comparable, V any](m map[K]V, k K) bool {
@@ -119,8 +116,7 @@ func prioEvents(jobs []prioJob) []prioEvent {
 func (p *prioWriter) emit(before, cur int64) {
 	if p.events == nil {
 		p.events = prioEvents(p.jobs)
-		p.rankQ = newQueue(p.jobs)
-		p.rankQ.m, p.rankQ.dump = p.m, p.dump
+		p.rk = newRanker(p.jobs)
 	}
 	for ; p.evNext < len(p.events) && p.events[p.evNext].t < before; p.evNext++ {
 		e := p.events[p.evNext]
@@ -153,7 +149,7 @@ func (p *prioWriter) asWaiting(j *prioJob) priority.Job {
 	p.m.priorityJob(&pj, j, p.dump)
 	if j.arrayJob != 0 {
 		pj.ID = j.arrayJob
-		if e := p.rankQ.firstEligible[j.arrayJob]; e != 0 {
+		if e := p.rk.q.firstEligible[j.arrayJob]; e != 0 {
 			pj.EligibleSec = e
 		}
 	}
@@ -167,7 +163,7 @@ func (p *prioWriter) submitRow(e prioEvent) {
 	j := &p.jobs[e.job]
 	pj := p.asWaiting(j)
 	pend := prioPending{job: pj, at: j.submit, submit: j.submit, arrayJob: j.arrayJob}
-	p.rows = p.m.params.AppendRows(p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{pj}, j.submit)
+	p.rows = p.cp.AppendRows(&p.m.params, p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{pj}, j.submit)
 	for k := range p.rows {
 		p.out = append(p.out, p.eventRow(time.Unix(e.t, 0).UTC(), record.EventSubmit, &pend, &p.rows[k]))
 	}
@@ -196,7 +192,7 @@ func (p *prioWriter) startRow(e prioEvent) {
 	pj.ID = j.id
 	pj.Partitions = p.m.partitionsAt(int(j.ran))
 	pend := prioPending{job: pj, at: j.computedAt(tick), submit: j.submit, arrayJob: j.arrayJob}
-	p.rows = p.m.params.AppendRows(p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{pj}, pend.at)
+	p.rows = p.cp.AppendRows(&p.m.params, p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{pj}, pend.at)
 	if len(p.rows) == 0 {
 		return // held or without a partition: slurmctld computed none
 	}
@@ -205,58 +201,15 @@ func (p *prioWriter) startRow(e prioEvent) {
 	if pj.EligibleSec > 0 {
 		row.WaitSec = ptrTo(max(e.t-pj.EligibleSec, 0))
 	}
-	rank, waiting := p.rank(j, int(j.ran), r.Priority, e.t, tick)
+	if !p.rk.built || tick != p.rk.tick || p.epoch != p.rk.epoch {
+		p.rk.build(p, tick)
+	}
+	rank, waiting := p.rk.rank(j, int(j.ran), r.Priority, e.t)
 	row.Rank, row.Waiting = ptrTo(int64(rank)), ptrTo(int64(waiting))
 	p.out = append(p.out, row)
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
-// rank returns 1 + the number of jobs waiting in partition part just
-// before t (one second before) whose priority there was above prio, and
-// how many waited there, j included. The waiting jobs' priorities are
-// those of the tick tick: computed once per tick and FairShare.
-func (p *prioWriter) rank(j *prioJob, part int, prio uint32, t, tick int64) (rank, waiting int) {
-	if t != p.rkAt {
-		p.rkList = p.rankQ.at(p.rkList[:0], t-1, tick)
-		p.rkAt = t
-	}
-	if tick != p.rkTick || p.epoch != p.rkEpoch {
-		clear(p.rkPrio)
-		p.rkTick, p.rkEpoch = tick, p.epoch
-	}
-	if p.rkPrio == nil {
-		p.rkPrio = map[[2]uint32]uint32{}
-	}
-	self := j.id
-	if j.arrayJob != 0 {
-		self = j.arrayJob
-	}
-	rank, waiting = 1, 1
-	for i := range p.rkList {
-		w := &p.rkList[i]
-		if w.job.ID == self || !slices.Contains(w.job.Partitions, part) {
-			continue
-		}
-		waiting++
-		key := [2]uint32{w.job.ID, uint32(part)}
-		wp, ok := p.rkPrio[key]
-		if !ok {
-			wj := w.job
-			wj.Partitions = p.m.partitionsAt(part)
-			wj.FairShare = p.fs.of(&wj)
-			p.rows = p.m.params.AppendRows(p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{wj}, w.at)
-			if len(p.rows) > 0 {
-				wp = p.rows[0].Priority
-			}
-			p.rkPrio[key] = wp
-		}
-		if wp > prio {
-			rank++
-		}
-	}
-	return rank, waiting
-}
 
 // finishEvents makes the rows of the events after the last snapshot up to
 // the window's end, with its FairShare.

@@ -298,8 +298,8 @@ func TestPrioritySubmitLive(t *testing.T) {
 			users[prioAssocKey{k[0], k[1]}] = v
 		}
 		p.fs = prioFairShare{known: true, users: users}
-		if p.rankQ == nil {
-			p.rankQ = newQueue(jobs)
+		if p.rk == nil {
+			p.rk = newRanker(jobs)
 		}
 		p.out = p.out[:0]
 		p.submitRow(e)

@@ -158,27 +158,52 @@ func (p *Params) Compute(f *Factors, c *Cluster, j *Job, at int64) {
 // has passed (doc.go).
 //
 // Rows beyond len(dst) up to cap(dst) are reused, TRES slices included, so
-// a buffer kept from one call to the next stops allocating.
+// a buffer kept from one call to the next stops allocating; a Computer
+// kept too also reuses the computation's own scratch space.
 func (p *Params) AppendRows(dst []Row, c *Cluster, jobs []Job, at int64) []Row {
-	k := calc{p: p, c: c, partMax: c.maxJobFactor()}
 	// Scratch space on the stack for the usual sizes.
 	var (
 		partArr          [8]int
 		qosArr           [4]QOS
 		baseArr, jobArr  [16]float64
-		partBuf, qosBuf  = partArr[:0], qosArr[:0]
 		base, jobWeighed = Factors{TRES: baseArr[:0]}, Factors{TRES: jobArr[:0]}
 	)
+	k := calc{p: p, c: c, partMax: c.maxJobFactor()}
+	dst, _, _ = k.appendRows(dst, jobs, at, partArr[:0], qosArr[:0], &base, &jobWeighed)
+	return dst
+}
+
+// Computer computes rows as Params.AppendRows does, keeping its scratch
+// space from one call to the next: a caller that computes the rows of a
+// few jobs at a time, millions of times, allocates nothing once its
+// buffers have grown. The zero value is ready to use; a Computer is not
+// for concurrent use.
+type Computer struct {
+	parts      []int
+	qos        []QOS
+	base, jobW Factors
+}
+
+// AppendRows is Params.AppendRows with cp's scratch space.
+func (cp *Computer) AppendRows(p *Params, dst []Row, c *Cluster, jobs []Job, at int64) []Row {
+	k := calc{p: p, c: c, partMax: c.maxJobFactor()}
+	dst, cp.parts, cp.qos = k.appendRows(dst, jobs, at, cp.parts, cp.qos, &cp.base, &cp.jobW)
+	return dst
+}
+
+// appendRows appends the rows of jobs; parts, qos, base and jobW are
+// scratch space, the first two returned grown.
+func (k *calc) appendRows(dst []Row, jobs []Job, at int64, parts []int, qos []QOS, base, jobW *Factors) ([]Row, []int, []QOS) {
 	for i := range jobs {
 		j := &jobs[i]
 		if j.Held || len(j.Partitions) == 0 {
 			continue
 		}
-		partBuf = k.partitionOrder(partBuf[:0], j)
-		qosBuf = k.qosOrder(qosBuf[:0], j)
-		dst = k.appendJob(dst, &base, &jobWeighed, j, partBuf, qosBuf, at)
+		parts = k.partitionOrder(parts[:0], j)
+		qos = k.qosOrder(qos[:0], j)
+		dst = k.appendJob(dst, base, jobW, j, parts, qos, at)
 	}
-	return dst
+	return dst, parts, qos
 }
 
 // calc is what the jobs of one computation share.
@@ -524,9 +549,10 @@ func (k *calc) appendJob(dst []Row, base, jobW *Factors, j *Job, parts []int, qo
 			q := qosAt(qos, i)
 			r := start(part, q)
 			f := &r.Weighted
-			tres := f.TRES[:0]
-			*f = *jobW
-			f.TRES = k.tresFactors(tres, j, part)
+			// jobW's factors but its TRES, whose slice is scratch space
+			// (copying it would alias the row to it).
+			f.Age, f.Assoc, f.FairShare, f.JobSize, f.Partition, f.QOS = jobW.Age, jobW.Assoc, jobW.FairShare, jobW.JobSize, jobW.Partition, jobW.QOS
+			f.TRES = k.tresFactors(f.TRES[:0], j, part)
 			partTRES := weighTRES(f.TRES, w)
 			f.Partition = float64(k.partFactor(part) * float64(w.Partition))
 			if perQOS && q != nil && q.Priority != 0 && w.QOS != 0 {

@@ -711,6 +711,20 @@ func TestAppendRowsReuse(t *testing.T) {
 	if allocs > 2 {
 		t.Errorf("AppendRows into a grown buffer: %v allocations, want at most 2", allocs)
 	}
+	// A Computer kept from call to call reuses its scratch space too.
+	var cp Computer
+	buf = cp.AppendRows(&p, buf[:0], &c, jobs, tick)
+	allocs = testing.AllocsPerRun(20, func() {
+		buf = cp.AppendRows(&p, buf[:0], &c, jobs, tick)
+	})
+	for i := range want {
+		if !rowEqual(buf[i], want[i]) {
+			t.Errorf("Computer's row %d = %+v, want %+v", i, buf[i], want[i])
+		}
+	}
+	if allocs != 0 {
+		t.Errorf("Computer.AppendRows into a grown buffer: %v allocations, want 0", allocs)
+	}
 }
 
 // rowEqual compares two rows, TRES by value.

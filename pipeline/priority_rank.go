@@ -1,0 +1,163 @@
+package pipeline
+
+import (
+	"math"
+
+	"github.com/fairledger/fairledger/priority"
+)
+
+// ranker ranks a job that starts among the jobs waiting in its partition
+// just before. Between two decay ticks (and while the FairShare and the
+// association dump stay the same) every waiting job keeps the priority
+// slurmctld computed at the tick, or at its submission or release after
+// it: the ranker computes them once per such group, for the jobs that
+// may wait at some time of it, per partition, and counts, for each start,
+// those still waiting then. A start costs a scan of its partition's list;
+// a group, one priority per job that may wait in it.
+type ranker struct {
+	jobs   []prioJob
+	q      *queue  // the jobs by submit time; each array's first eligible time
+	next   int     // q.order[next:] are not yet submitted
+	active []int32 // submitted and neither started nor ended before the group
+	// pjs are the active jobs' priority.Job as they wait (prioWriter.asWaiting),
+	// built when a job becomes active and again when the FairShare or the
+	// association dump changes (epoch).
+	pjs     []priority.Job
+	pjEpoch int
+	arrays  map[[2]uint32]int // scratch: (array, partition) → index in its list
+
+	built bool
+	tick  int64 // the group: starts from tick to the next tick
+	epoch int   // with FairShare and association dump prioWriter.epoch
+	parts [][]rankEntry
+	rows  []priority.Row
+}
+
+// rankEntry is a job that may wait in a partition during a group, with its
+// priority there.
+type rankEntry struct {
+	prio uint32
+	key  uint32 // the job id; an array's pending tasks are one job: the array's
+	// When it waited: from its submission and eligible time (an array's
+	// first) until it started or ended (an array: its last task did;
+	// math.MaxInt64 while it waits).
+	submit, elig, until int64
+}
+
+// waitingAt reports whether e waited at x.
+func (e *rankEntry) waitingAt(x int64) bool {
+	return e.submit != 0 && e.submit <= x && e.elig != 0 && e.elig <= x && e.until > x
+}
+
+// leaves is when j left the queue: it started or ended (math.MaxInt64:
+// neither).
+func (j *prioJob) leaves() int64 {
+	switch {
+	case j.start != 0:
+		return j.start
+	case j.end != 0:
+		return j.end
+	}
+	return math.MaxInt64
+}
+
+func newRanker(jobs []prioJob) *ranker {
+	return &ranker{jobs: jobs, q: newQueue(jobs)}
+}
+
+// build computes the priorities of the group of the decay tick tick with
+// p's FairShare and association dump: those of every job that may wait
+// before the next tick, per partition.
+func (r *ranker) build(p *prioWriter, tick int64) {
+	last := p.sched.Next(tick) - 2 // the latest "just before a start" of the group
+	if p.epoch != r.pjEpoch {
+		for k, i := range r.active {
+			r.pjs[k] = p.asWaiting(&r.jobs[i])
+		}
+		r.pjEpoch = p.epoch
+	}
+	for r.next < len(r.q.order) && r.jobs[r.q.order[r.next]].submit <= last {
+		i := r.q.order[r.next]
+		r.active = append(r.active, i)
+		r.pjs = append(r.pjs, p.asWaiting(&r.jobs[i]))
+		r.next++
+	}
+	n := 0
+	for k, i := range r.active {
+		if j := &r.jobs[i]; j.start != 0 && j.start < tick || j.end != 0 && j.end < tick {
+			continue // started or ended before the group
+		}
+		r.active[n], r.pjs[n] = i, r.pjs[k]
+		n++
+	}
+	clear(r.pjs[n:])
+	r.active, r.pjs = r.active[:n], r.pjs[:n]
+	for len(r.parts) < len(p.m.cluster.Partitions) {
+		r.parts = append(r.parts, nil)
+	}
+	for k := range r.parts {
+		r.parts[k] = r.parts[k][:0]
+	}
+	if r.arrays == nil {
+		r.arrays = map[[2]uint32]int{}
+	}
+	clear(r.arrays)
+	cluster := p.m.clusterOf(p.dump)
+	for k, i := range r.active {
+		j, pj := &r.jobs[i], &r.pjs[k]
+		if pj.EligibleSec == 0 || pj.EligibleSec > last {
+			continue
+		}
+		r.rows = p.cp.AppendRows(&p.m.params, r.rows[:0], cluster, r.pjs[k:k+1], j.computedAt(tick))
+		for _, row := range r.rows {
+			// One row per partition, or with several QOS (24.11) one per
+			// partition and QOS, the job's own QOS first: its first.
+			part, ok := p.m.parts[row.Partition]
+			if !ok || part >= len(r.parts) {
+				continue
+			}
+			if j.arrayJob != 0 {
+				// The array's tasks are one job, waiting until the last
+				// leaves.
+				ak := [2]uint32{j.arrayJob, uint32(part)}
+				if at, ok := r.arrays[ak]; ok {
+					e := &r.parts[part][at]
+					e.until = max(e.until, j.leaves())
+					continue
+				}
+				r.arrays[ak] = len(r.parts[part])
+			} else if n := len(r.parts[part]); n > 0 && r.parts[part][n-1].key == pj.ID && r.parts[part][n-1].submit == j.submit {
+				continue // a second row (QOS) of the job in the partition
+			}
+			r.parts[part] = append(r.parts[part], rankEntry{prio: row.Priority, key: pj.ID,
+				submit: j.submit, elig: pj.EligibleSec, until: j.leaves()})
+		}
+	}
+	r.built, r.tick, r.epoch = true, tick, p.epoch
+}
+
+// rank returns 1 + the number of jobs waiting in partition part just
+// before t (one second before) whose priority there was above prio, and
+// how many waited there, j included.
+func (r *ranker) rank(j *prioJob, part int, prio uint32, t int64) (rank, waiting int) {
+	self := j.id
+	if j.arrayJob != 0 {
+		self = j.arrayJob
+	}
+	rank, waiting = 1, 1
+	if part < 0 || part >= len(r.parts) {
+		return rank, waiting
+	}
+	x := t - 1
+	for i := range r.parts[part] {
+		e := &r.parts[part][i]
+		if !e.waitingAt(x) || e.key == self {
+			continue
+		}
+		waiting++
+		if e.prio > prio {
+			rank++
+		}
+	}
+	return rank, waiting
+}
