@@ -41,8 +41,10 @@ type fairshareWriter struct {
 	afterFS  []record.FairshareRow     // rows of older segments of the month after to, kept
 	afterAsc []record.AssociationRow
 
-	prio      *prioWriter          // the priority table's rows; nil without job priority
-	afterPrio []record.PriorityRow // rows of older segments of the month after to, kept
+	prio *prioWriter // the priority table's rows; nil without job priority
+	// beforePrio and afterPrio are the rows of older segments of the
+	// month up to lo and after to, kept.
+	beforePrio, afterPrio []record.PriorityRow
 
 	snapshots, files int
 }
@@ -162,7 +164,7 @@ func (w *fairshareWriter) open() error {
 		if err != nil {
 			return err
 		}
-		w.prio.out, w.afterPrio = append(before, w.prio.out...), after
+		w.beforePrio, w.afterPrio = before, after
 	}
 	seg, err := w.tx.NewSnapshotSegments(w.m.cluster, w.month, w.trees)
 	if err != nil {
@@ -236,8 +238,9 @@ func (w *fairshareWriter) flushPriority() error {
 	if w.prio == nil {
 		return nil
 	}
-	rows := append(w.prio.out, w.afterPrio...)
-	w.prio.out, w.afterPrio = w.prio.out[:0], nil
+	rows := append(w.m.prio.appendRecords(w.beforePrio, &w.prio.out), w.afterPrio...)
+	w.prio.out.reset()
+	w.beforePrio, w.afterPrio = nil, nil
 	if w.seg == nil || len(rows) == 0 {
 		return nil
 	}
@@ -270,7 +273,7 @@ func (w *fairshareWriter) finish() error {
 		if err != nil {
 			return err
 		}
-		rows := append(append(before, w.prio.other[mon]...), after...)
+		rows := append(w.m.prio.appendRecords(before, w.prio.other[mon]), after...)
 		if _, err := w.tx.Write(schemas.TablePriority, w.m.cluster, w.month, rows, false); err != nil {
 			return err
 		}

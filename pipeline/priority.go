@@ -7,14 +7,12 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 
 	"github.com/fairledger/fairledger/billing"
 	"github.com/fairledger/fairledger/decay"
-	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/priority"
@@ -48,6 +46,8 @@ type prioModel struct {
 	whereIdx map[prioWhereKey]uint32
 	tresIdx  map[string]uint32 // the vector's bytes → index in tres
 	qosSets  map[string][]priority.QOS
+	qosNames []string          // the rows' QOS names (prioOut.qos)
+	qosIdx   map[string]uint16 // name → index in qosNames
 	partSets map[string][]int
 	vec      []uint64 // scratch: a row's TRES vector
 	key      []byte   // scratch: its bytes
@@ -380,7 +380,7 @@ func (q *queue) at(dst []prioPending, t, tick int64) []prioPending {
 		j := &q.jobs[i]
 		if j.arrayJob == 0 {
 			if j.pendingAt(t) {
-				dst = append(dst, prioPending{at: j.computedAt(tick), submit: j.submit})
+				dst = append(dst, prioPending{at: j.computedAt(tick), submit: j.submit, who: j.who})
 				q.build(&dst[len(dst)-1].job, j)
 			}
 			continue
@@ -393,7 +393,7 @@ func (q *queue) at(dst []prioPending, t, tick int64) []prioPending {
 			continue // not yet eligible: not listed
 		}
 		q.arrays[j.arrayJob] = len(dst)
-		dst = append(dst, prioPending{at: j.computedAt(tick), submit: j.submit, arrayJob: j.arrayJob})
+		dst = append(dst, prioPending{at: j.computedAt(tick), submit: j.submit, arrayJob: j.arrayJob, who: j.who})
 		p := &dst[len(dst)-1]
 		q.build(&p.job, j)
 		p.job.ID, p.job.EligibleSec = j.arrayJob, e
@@ -483,6 +483,7 @@ type prioPending struct {
 	at       int64
 	submit   int64  // 0 unknown
 	arrayJob uint32 // the array's job id; 0 unless a job array
+	who      uint32 // its user association (prioModel.who)
 }
 
 // appendPrioJobs appends the jobs of a sacct batch read with
@@ -655,10 +656,10 @@ type prioWriter struct {
 	pending []prioPending
 	rows    []priority.Row
 	users   []map[prioAssocKey]int // per tree of the run's model: user association → node
-	out     []record.PriorityRow   // the month's rows
+	out     prioRows               // the month's rows
 	// other holds the submit and start rows of months without a snapshot
 	// of the run, by month start.
-	other map[int64][]record.PriorityRow
+	other map[int64]*prioRows
 
 	// The submit and start rows (priority_events.go).
 	sched  *decay.Schedule   // the decay ticks
@@ -696,15 +697,12 @@ func (p *prioWriter) add(at, tick int64, ti int, tree *fairshare.Tree, r *fairsh
 	p.setFairShare(at, true, users, r.FairShare)
 	p.useDump(ti)
 	p.pending = p.queue.at(p.pending[:0], at, tick)
-	snap := time.Unix(at, 0).UTC()
 	for i := range p.pending {
 		j := &p.pending[i]
 		j.job.FairShare = p.fs.of(&j.job)
 		p.rows = p.cp.AppendRows(&p.m.params, p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{j.job}, j.at)
 		for k := range p.rows {
-			row := priorityRow(snap, record.EventPending, j, &p.rows[k], p.m.cluster.TRES)
-			row.Snapshot = &snap
-			p.out = append(p.out, row)
+			p.out.add(p.m.out(at, evPending, j, j.who, &p.rows[k], at), p.rows[k].Weighted.TRES)
 		}
 	}
 }
@@ -722,31 +720,4 @@ func userNodes(tree *fairshare.Tree) map[prioAssocKey]int {
 		}
 	}
 	return users
-}
-
-// priorityRow is the history row of one priority.Row at time at.
-func priorityRow(at time.Time, event string, p *prioPending, r *priority.Row, tres []string) record.PriorityRow {
-	w := &r.Weighted
-	out := record.PriorityRow{At: at, Event: event, ComputedAt: time.Unix(p.at, 0).UTC(), JobID: int64(r.JobID), User: r.User,
-		Account: r.Account, Partition: r.Partition, QOS: r.QOS, Priority: int64(r.Priority),
-		AgeW: w.Age, AssocW: w.Assoc, FairShareW: w.FairShare, JobSizeW: w.JobSize, PartitionW: w.Partition,
-		QOSW: w.QOS, TRESW: map[string]float64{}, Site: int64(r.Site), Nice: int64(r.Nice)}
-	for i, v := range w.TRES {
-		if v != 0 && i < len(tres) {
-			out.TRESW[tres[i]] = v
-		}
-	}
-	if p.job.EligibleSec > 0 {
-		e := time.Unix(p.job.EligibleSec, 0).UTC()
-		out.Eligible = &e
-	}
-	if p.submit > 0 {
-		s := time.Unix(p.submit, 0).UTC()
-		out.Submit = &s
-	}
-	if p.arrayJob != 0 {
-		a := int64(p.arrayJob)
-		out.ArrayJobID = &a
-	}
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
@@ -126,18 +125,20 @@ func (p *prioWriter) emit(before, cur int64) {
 		if p.dumpAt != nil {
 			p.useDump(p.dumpAt(e.t))
 		}
-		n := len(p.out)
-		if e.start {
-			p.startRow(e)
-		} else {
-			p.submitRow(e)
-		}
+		dst := &p.out
 		if mon := monthStart(e.t).Unix(); mon != cur {
 			if p.other == nil {
-				p.other = map[int64][]record.PriorityRow{}
+				p.other = map[int64]*prioRows{}
 			}
-			p.other[mon] = append(p.other[mon], p.out[n:]...)
-			p.out = p.out[:n]
+			if p.other[mon] == nil {
+				p.other[mon] = &prioRows{}
+			}
+			dst = p.other[mon]
+		}
+		if e.start {
+			p.startRow(dst, e)
+		} else {
+			p.submitRow(dst, e)
 		}
 	}
 }
@@ -157,27 +158,25 @@ func (p *prioWriter) asWaiting(j *prioJob) priority.Job {
 	return pj
 }
 
-// submitRow appends the rows of a submission: the job's priority in each
-// partition it asked for, computed when it was submitted.
-func (p *prioWriter) submitRow(e prioEvent) {
+// submitRow appends to dst the rows of a submission: the job's priority
+// in each partition it asked for, computed when it was submitted.
+func (p *prioWriter) submitRow(dst *prioRows, e prioEvent) {
 	j := &p.jobs[e.job]
 	pj := p.asWaiting(j)
 	pend := prioPending{job: pj, at: j.submit, submit: j.submit, arrayJob: j.arrayJob}
 	p.rows = p.cp.AppendRows(&p.m.params, p.rows[:0], p.m.clusterOf(p.dump), []priority.Job{pj}, j.submit)
 	for k := range p.rows {
-		p.out = append(p.out, p.eventRow(time.Unix(e.t, 0).UTC(), record.EventSubmit, &pend, &p.rows[k]))
+		dst.add(p.m.out(e.t, evSubmit, &pend, j.who, &p.rows[k], p.fs.snapshot()), p.rows[k].Weighted.TRES)
 	}
 }
 
-// eventRow is the row of a submit or start event, naming the snapshot
-// whose FairShare it took.
-func (p *prioWriter) eventRow(at time.Time, event string, pend *prioPending, r *priority.Row) record.PriorityRow {
-	row := priorityRow(at, event, pend, r, p.m.cluster.TRES)
-	if p.fs.known {
-		s := time.Unix(p.fs.snap, 0).UTC()
-		row.Snapshot = &s
+// snapshot is the time of the snapshot whose FairShare is in force, or
+// noSnapshot.
+func (f *prioFairShare) snapshot() int64 {
+	if f.known {
+		return f.snap
 	}
-	return row
+	return noSnapshot
 }
 
 // startRow appends the row of a start: the job's priority in the
@@ -185,7 +184,7 @@ func (p *prioWriter) eventRow(at time.Time, event string, pend *prioPending, r *
 // before, or its submission or release if later), its wait since it
 // became eligible, and its rank among the jobs waiting in the partition
 // just before it started, by the priority slurmctld orders them by.
-func (p *prioWriter) startRow(e prioEvent) {
+func (p *prioWriter) startRow(dst *prioRows, e prioEvent) {
 	j := &p.jobs[e.job]
 	tick := p.sched.Last(e.t)
 	pj := p.asWaiting(j)
@@ -196,17 +195,17 @@ func (p *prioWriter) startRow(e prioEvent) {
 	if len(p.rows) == 0 {
 		return // held or without a partition: slurmctld computed none
 	}
-	r := p.rows[0] // with several QOS (24.11), the job's own: the first
-	row := p.eventRow(time.Unix(e.t, 0).UTC(), record.EventStart, &pend, &r)
+	r := &p.rows[0] // with several QOS (24.11), the job's own: the first
+	o := p.m.out(e.t, evStart, &pend, j.who, r, p.fs.snapshot())
 	if pj.EligibleSec > 0 {
-		row.WaitSec = ptrTo(max(e.t-pj.EligibleSec, 0))
+		o.wait = max(e.t-pj.EligibleSec, 0)
 	}
 	if !p.rk.built || tick != p.rk.tick || p.epoch != p.rk.epoch {
 		p.rk.build(p, tick)
 	}
 	rank, waiting := p.rk.rank(j, int(j.ran), r.Priority, e.t)
-	row.Rank, row.Waiting = ptrTo(int64(rank)), ptrTo(int64(waiting))
-	p.out = append(p.out, row)
+	o.rank, o.n = int64(rank), int64(waiting)
+	dst.add(o, r.Weighted.TRES)
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -49,6 +49,7 @@ func TestPriorityEvents(t *testing.T) {
 	p := &prioWriter{m: m, jobs: jobs, sched: sched, lo: t0 - 1, to: t0 + 10000}
 	p.setFairShare(0, false, nil, nil)
 	p.emit(math.MaxInt64, 0) // month 1970-01: all of them
+	out := m.appendRecords(nil, &p.out)
 
 	type want struct {
 		event         string
@@ -66,8 +67,8 @@ func TestPriorityEvents(t *testing.T) {
 		{record.EventStart, t0 + 1500, 3, 130, 130, t0 + 1500, 1300, 2, 2},
 		{record.EventStart, t0 + 2000, 2, 188, 188, t0 + 1980, 1900, 1, 1},
 	}
-	if len(p.out) != len(wants) {
-		t.Fatalf("%d rows, want %d: %+v", len(p.out), len(wants), p.out)
+	if len(out) != len(wants) {
+		t.Fatalf("%d rows, want %d: %+v", len(out), len(wants), out)
 	}
 	opt := func(v *int64) int64 {
 		if v == nil {
@@ -76,7 +77,7 @@ func TestPriorityEvents(t *testing.T) {
 		return *v
 	}
 	for i, w := range wants {
-		r := p.out[i]
+		r := out[i]
 		got := want{r.Event, r.At.Unix(), r.JobID, r.Priority, r.AgeW, r.ComputedAt.Unix(), opt(r.WaitSec), opt(r.Rank), opt(r.Waiting)}
 		if math.Abs(got.age-w.age) < 1e-9 {
 			got.age = w.age
@@ -130,11 +131,12 @@ func TestPriorityAssocDumps(t *testing.T) {
 	}}
 	p.setFairShare(0, false, nil, nil)
 	p.emit(math.MaxInt64, 0)
-	if len(p.out) != 2 {
-		t.Fatalf("%d rows, want the 2 submissions: %+v", len(p.out), p.out)
+	out := m.appendRecords(nil, &p.out)
+	if len(out) != 2 {
+		t.Fatalf("%d rows, want the 2 submissions: %+v", len(out), out)
 	}
 	for i, want := range []float64{1000, 250} {
-		if r := p.out[i]; r.Event != record.EventSubmit || r.AssocW != want {
+		if r := out[i]; r.Event != record.EventSubmit || r.AssocW != want {
 			t.Errorf("job %d: %s row, ASSOC %v; want a submit row with %v", r.JobID, r.Event, r.AssocW, want)
 		}
 	}

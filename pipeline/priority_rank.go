@@ -19,10 +19,13 @@ type ranker struct {
 	q      *queue  // the jobs by submit time; each array's first eligible time
 	next   int     // q.order[next:] are not yet submitted
 	active []int32 // submitted and neither started nor ended before the group
-	// pjs are the active jobs' priority.Job as they wait (prioWriter.asWaiting),
-	// built when a job becomes active and again when the FairShare or the
-	// association dump changes (epoch).
+	// pjs holds the active jobs' priority.Job as they wait
+	// (prioWriter.asWaiting), active[k]'s in pjs[slot[k]], built when a job
+	// becomes active and again when the FairShare or the association dump
+	// changes (epoch); free lists the slots no job holds.
+	slot    []int32
 	pjs     []priority.Job
+	free    []int32
 	pjEpoch int
 	arrays  map[[2]uint32]int // scratch: (array, partition) → index in its list
 
@@ -70,28 +73,35 @@ func newRanker(jobs []prioJob) *ranker {
 // before the next tick, per partition.
 func (r *ranker) build(p *prioWriter, tick int64) {
 	last := p.sched.Next(tick) - 2 // the latest "just before a start" of the group
+	n := 0
+	for k, i := range r.active {
+		if j := &r.jobs[i]; j.start != 0 && j.start < tick || j.end != 0 && j.end < tick {
+			r.free = append(r.free, r.slot[k]) // started or ended before the group
+			continue
+		}
+		r.active[n], r.slot[n] = i, r.slot[k]
+		n++
+	}
+	r.active, r.slot = r.active[:n], r.slot[:n]
 	if p.epoch != r.pjEpoch {
 		for k, i := range r.active {
-			r.pjs[k] = p.asWaiting(&r.jobs[i])
+			r.pjs[r.slot[k]] = p.asWaiting(&r.jobs[i])
 		}
 		r.pjEpoch = p.epoch
 	}
 	for r.next < len(r.q.order) && r.jobs[r.q.order[r.next]].submit <= last {
 		i := r.q.order[r.next]
-		r.active = append(r.active, i)
-		r.pjs = append(r.pjs, p.asWaiting(&r.jobs[i]))
+		var s int32
+		if f := len(r.free); f > 0 {
+			s, r.free = r.free[f-1], r.free[:f-1]
+		} else {
+			s = int32(len(r.pjs))
+			r.pjs = append(r.pjs, priority.Job{})
+		}
+		r.pjs[s] = p.asWaiting(&r.jobs[i])
+		r.active, r.slot = append(r.active, i), append(r.slot, s)
 		r.next++
 	}
-	n := 0
-	for k, i := range r.active {
-		if j := &r.jobs[i]; j.start != 0 && j.start < tick || j.end != 0 && j.end < tick {
-			continue // started or ended before the group
-		}
-		r.active[n], r.pjs[n] = i, r.pjs[k]
-		n++
-	}
-	clear(r.pjs[n:])
-	r.active, r.pjs = r.active[:n], r.pjs[:n]
 	for len(r.parts) < len(p.m.cluster.Partitions) {
 		r.parts = append(r.parts, nil)
 	}
@@ -104,11 +114,12 @@ func (r *ranker) build(p *prioWriter, tick int64) {
 	clear(r.arrays)
 	cluster := p.m.clusterOf(p.dump)
 	for k, i := range r.active {
-		j, pj := &r.jobs[i], &r.pjs[k]
+		s := r.slot[k]
+		j, pj := &r.jobs[i], &r.pjs[s]
 		if pj.EligibleSec == 0 || pj.EligibleSec > last {
 			continue
 		}
-		r.rows = p.cp.AppendRows(&p.m.params, r.rows[:0], cluster, r.pjs[k:k+1], j.computedAt(tick))
+		r.rows = p.cp.AppendRows(&p.m.params, r.rows[:0], cluster, r.pjs[s:s+1], j.computedAt(tick))
 		for _, row := range r.rows {
 			// One row per partition, or with several QOS (24.11) one per
 			// partition and QOS, the job's own QOS first: its first.

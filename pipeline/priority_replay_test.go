@@ -301,15 +301,16 @@ func TestPrioritySubmitLive(t *testing.T) {
 		if p.rk == nil {
 			p.rk = newRanker(jobs)
 		}
-		p.out = p.out[:0]
-		p.submitRow(e)
+		p.out.reset()
+		p.submitRow(&p.out, e)
+		out := m.appendRecords(nil, &p.out)
 		total++
-		if len(p.out) == 0 {
+		if len(out) == 0 {
 			t.Errorf("job %d: no submit row; sacct's Priority is %d", j.id, w)
 			continue
 		}
 		// sacct's Priority is the job's: in its first partition.
-		if got := p.out[0]; got.Priority == w {
+		if got := out[0]; got.Priority == w {
 			matched++
 		} else {
 			t.Errorf("job %d (%s, %s): submit row's priority %d, sacct's Priority %d (%+v)", j.id, got.User, got.Partition, got.Priority, w, got)
