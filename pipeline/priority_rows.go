@@ -122,11 +122,12 @@ func (m *prioModel) record(o *prioOut, tres []float64, snap *time.Time) record.P
 	out := record.PriorityRow{At: time.Unix(o.at, 0).UTC(), Event: eventName(o.event), ComputedAt: time.Unix(o.computedAt, 0).UTC(),
 		JobID: o.jobID, User: w.user, Account: w.account, Partition: m.cluster.Partitions[o.partition].Name, QOS: m.qosNames[o.qos],
 		Priority: o.priority, AgeW: o.age, AssocW: o.assoc, FairShareW: o.fs, JobSizeW: o.jobSize, PartitionW: o.part, QOSW: o.q,
-		TRESW: map[string]float64{}, Site: o.site, Nice: o.nice}
+		Site: o.site, Nice: o.nice}
 	if o.snapshot != noSnapshot {
 		out.Snapshot = snap
 	}
-	if o.tres >= 0 {
+	if o.tres >= 0 { // else no term: an empty map in the table
+		out.TRESW = map[string]float64{}
 		for i, v := range tres[o.tres : int(o.tres)+len(m.cluster.TRES)] {
 			if v != 0 {
 				out.TRESW[m.cluster.TRES[i]] = v
