@@ -63,7 +63,11 @@ func benchYear5MWith(b *testing.B, dry, prio bool) {
 	}
 	hist := filepath.Join(dir, "history-year5m")
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(pipeline.DefaultMemoryLimit) // as `fairledger run` does
+		lim := int64(pipeline.DefaultMemoryLimit)
+		if prio {
+			lim = pipeline.DefaultPriorityMemoryLimit
+		}
+		debug.SetMemoryLimit(lim) // as `fairledger run` does
 	}
 	var sum *pipeline.Summary
 	b.ResetTimer()

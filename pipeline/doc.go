@@ -54,3 +54,11 @@ package pipeline
 // 5 M-job year stays well below it, and the limit keeps the garbage
 // collector from letting the heap grow to twice that.
 const DefaultMemoryLimit = 768 << 20
+
+// DefaultPriorityMemoryLimit is the soft memory limit `fairledger run
+// --priority` sets instead when neither GOMEMLIMIT nor --memory-limit is
+// given: every job's priority inputs (72 bytes each) and the month's
+// priority rows live beside the run's heap, and a 5 M-job year peaks at
+// about 1.7 GiB; under the plain run's limit the collector would run
+// back to back (docs/performance.md).
+const DefaultPriorityMemoryLimit = 2048 << 20

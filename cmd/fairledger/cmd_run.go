@@ -31,7 +31,8 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 		&cli.DurationFlag{Name: "snapshot-every", Value: 24 * time.Hour, Usage: "fair-share snapshot interval from local midnight (divides 24h or whole days, not shorter than PriorityCalcPeriod; 0: only at --to); a snapshot is always taken at --to"},
 		&cli.DurationFlag{Name: "lock-wait", Value: 0, Usage: "wait this long for another run holding the history's lock (default: fail at once)"},
 		&cli.IntFlag{Name: "keep-checkpoints", Value: pipeline.DefaultKeepCheckpoints, Usage: "checkpoints kept per cluster (how many nights back a re-run can start)"},
-		&cli.Int64Flag{Name: "memory-limit", Value: pipeline.DefaultMemoryLimit >> 20, Usage: "soft memory limit in MiB for the Go runtime (ignored when GOMEMLIMIT is set; 0: none)"},
+		&cli.Int64Flag{Name: "memory-limit", Value: pipeline.DefaultMemoryLimit >> 20, Usage: "soft memory limit in MiB for the Go runtime (ignored when GOMEMLIMIT is set; 0: none; " +
+			fmt.Sprintf("%d with --priority)", pipeline.DefaultPriorityMemoryLimit>>20)},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress line on stderr: auto (on a terminal), always or never"},
 		&cli.StringFlag{Name: "tick-phase", Usage: "when slurmctld's decay thread ticks: seconds past each multiple of PriorityCalcPeriod since the epoch (0 to PriorityCalcPeriod-1), or @UNIX, the Unix time of one tick from its log; kept by the history (default: the history's, 0 for a new one; changing it needs a recompute from the start)"},
 		&cli.StringSliceFlag{Name: "slurmctld-log", Usage: "slurmctld's log, written with DebugFlags=Priority at SlurmctldDebug=verbose (repeatable; rotated files in any order; times in --tz): over the span it covers, usage decays at the ticks slurmctld really ran and a job end in a tick's second is ordered against it as the log says"},
@@ -76,7 +77,11 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 	if err := pipeline.CheckSnapshotEvery(c.Duration("snapshot-every")); err != nil {
 		return usagef("%v", err)
 	}
-	if lim := c.Int64("memory-limit"); lim > 0 && os.Getenv("GOMEMLIMIT") == "" {
+	lim := c.Int64("memory-limit")
+	if c.Bool("priority") && !c.IsSet("memory-limit") {
+		lim = pipeline.DefaultPriorityMemoryLimit >> 20
+	}
+	if lim > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(lim << 20)
 	}
 	in, err := readInputs(c, log, stdout)
