@@ -190,8 +190,14 @@ func sshareFairShare(t *testing.T, path string) map[[2]string]float64 {
 // A job array is submitted once, with the array's id: its first task's
 // record (whose JobIDRaw is the array's) holds its Priority. A job
 // submitted held had priority 0 and has no submit row.
+//
+// FAIRLEDGER_SLURM_CAPTURE names a fresh capture of run.sh (its prio
+// scenario) to check instead of the kept one.
 func TestPrioritySubmitLive(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "slurm-e2e", "prio")
+	if c := os.Getenv("FAIRLEDGER_SLURM_CAPTURE"); c != "" {
+		dir = filepath.Join(c, "prio")
+	}
 	conf, err := ingest.ReadSlurmConf(filepath.Join(dir, "slurm.conf"))
 	if err != nil {
 		t.Fatal(err)

@@ -172,7 +172,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- the test's Go binary, built while the clusters run -----------------------
-(cd "$repo" && "$GO" test -c -o "$work/fairledger.test" ./cmd/fairledger) >"$work/go-build.log" 2>&1 &
+(cd "$repo" && "$GO" test -c -o "$work/fairledger.test" ./cmd/fairledger && "$GO" test -c -o "$work/pipeline.test" ./pipeline) >"$work/go-build.log" 2>&1 &
 build_pid=$!
 
 # ---- users ------------------------------------------------------------------------
@@ -567,11 +567,14 @@ created_users=()
 rm -rf "$scr"
 
 # ---- compare ------------------------------------------------------------------------
-wait "$build_pid" || { cat "$work/go-build.log" >&2; die "go test -c ./cmd/fairledger failed"; }
+wait "$build_pid" || { cat "$work/go-build.log" >&2; die "go test -c ./cmd/fairledger ./pipeline failed"; }
 t_total=$(secs "$t_begin" "$(now)")
 say "install ${t_install} s, bring-up ${t_bringup} s, jobs ${t_jobs} s, stop ${t_stop} s; total before the comparison ${t_total} s"
 cd "$repo/cmd/fairledger"
-if ! FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^(TestSlurmE2E|TestSprioE2E)$' -test.v -test.count=1; then
+# sshare and sprio through the CLI; the submit rows against sacct's
+# Priority (the priority at submission) through the pipeline.
+if ! FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^(TestSlurmE2E|TestSprioE2E)$' -test.v -test.count=1 ||
+	! (cd "$repo/pipeline" && FAIRLEDGER_SLURM_CAPTURE=$capture "$work/pipeline.test" -test.run '^TestPrioritySubmitLive$' -test.v -test.count=1); then
 	# What a later look needs when the capture is gone (CI): when each job
 	# was submitted or cancelled, and slurmctld's ticks, job starts and ends.
 	for c in "$capture"/*/; do
