@@ -210,12 +210,6 @@ func (p *prioWriter) startRow(dst *prioRows, e prioEvent) {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// finishEvents makes the rows of the events after the last snapshot up to
-// the window's end, with its FairShare.
-func (p *prioWriter) finishEvents(cur int64) {
-	p.emit(math.MaxInt64, cur)
-}
-
 // initFairShare sets the FairShare in force at the window's start lo:
 // that of the history's last snapshot at or before it (rows, at), or with
 // none, the FairShare of tree with no usage charged.
