@@ -28,26 +28,10 @@ import (
 // out byte for byte, and no other.
 func TestPriorityReplayLive(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "slurm-e2e", "prio")
-	conf, err := ingest.ReadSlurmConf(filepath.Join(dir, "slurm.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	assoc, _, err := ingest.ReadAssoc(filepath.Join(dir, "assoc.psv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	qos, _, err := ingest.ReadQOS(filepath.Join(dir, "qos.psv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel := ingest.SlurmVersion{Major: 22, Minor: 5}
-	m, err := newPrioModel(conf, []*ingest.Associations{assoc}, qos, rel)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := liveModel(t, dir)
 	var jobs []prioJob
 	if _, err := ingest.ReadSacct(filepath.Join(dir, "sacct.psv"), ingest.SacctOptions{KeepPending: true, RequestColumns: true},
-		func(rec arrow.Record) error {
+		func(rec arrow.Record) (err error) {
 			jobs, err = m.appendPrioJobs(jobs, rec)
 			return err
 		}); err != nil {
@@ -120,6 +104,29 @@ func TestPriorityReplayLive(t *testing.T) {
 		}
 	}
 	t.Logf("%d/%d sprio -l lines of the live cluster reproduced", matched, total)
+}
+
+// liveModel is the priority model of a live capture's scenario (its
+// slurm.conf, sacctmgr dumps and 22.05).
+func liveModel(t *testing.T, dir string) *prioModel {
+	t.Helper()
+	conf, err := ingest.ReadSlurmConf(filepath.Join(dir, "slurm.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assoc, _, err := ingest.ReadAssoc(filepath.Join(dir, "assoc.psv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qos, _, err := ingest.ReadQOS(filepath.Join(dir, "qos.psv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newPrioModel(conf, []*ingest.Associations{assoc}, qos, ingest.SlurmVersion{Major: 22, Minor: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // readTSV reads a tab-separated file's fields; lines starting with '#'
@@ -198,26 +205,11 @@ func TestPrioritySubmitLive(t *testing.T) {
 	if c := os.Getenv("FAIRLEDGER_SLURM_CAPTURE"); c != "" {
 		dir = filepath.Join(c, "prio")
 	}
-	conf, err := ingest.ReadSlurmConf(filepath.Join(dir, "slurm.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	assoc, _, err := ingest.ReadAssoc(filepath.Join(dir, "assoc.psv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	qos, _, err := ingest.ReadQOS(filepath.Join(dir, "qos.psv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := newPrioModel(conf, []*ingest.Associations{assoc}, qos, ingest.SlurmVersion{Major: 22, Minor: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := liveModel(t, dir)
 	var jobs []prioJob
 	want := map[uint32]int64{} // JobIDRaw → sacct's Priority
 	if _, err := ingest.ReadSacct(filepath.Join(dir, "sacct.psv"), ingest.SacctOptions{KeepPending: true, RequestColumns: true},
-		func(rec arrow.Record) error {
+		func(rec arrow.Record) (err error) {
 			n := len(jobs)
 			if jobs, err = m.appendPrioJobs(jobs, rec); err != nil {
 				return err

@@ -38,7 +38,8 @@ func demoHistory(t *testing.T) string {
 func sqlCSV(t *testing.T, hist, query string) [][]string {
 	t.Helper()
 	var out, errb bytes.Buffer
-	if code := run([]string{"fairledger", "sql", "--history", hist, "--format", "csv", query}, &out, &errb); code != 0 {
+	// After "--": a query may start with a "--" comment.
+	if code := run([]string{"fairledger", "sql", "--history", hist, "--format", "csv", "--", query}, &out, &errb); code != 0 {
 		t.Fatalf("sql: exit %d\n%s", code, errb.String())
 	}
 	recs, err := csv.NewReader(&out).ReadAll()
@@ -148,6 +149,12 @@ func TestExampleQueries(t *testing.T) {
 // fairshareRows reads every fairshare file of cluster with parquet-go,
 // from one pinned generation (a partition may have several files).
 func fairshareRows(t *testing.T, hist, cluster string) []record.FairshareRow {
+	return tableRows[record.FairshareRow](t, hist, schemas.TableFairshare, cluster)
+}
+
+// tableRows reads every file of table and cluster with parquet-go, from one
+// pinned generation.
+func tableRows[T any](t *testing.T, hist, table, cluster string) []T {
 	t.Helper()
 	h, err := history.Open(hist)
 	if err != nil {
@@ -158,9 +165,9 @@ func fairshareRows(t *testing.T, hist, cluster string) []record.FairshareRow {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	var all []record.FairshareRow
-	for _, p := range v.Files(schemas.TableFairshare, cluster) {
-		var rows []record.FairshareRow
+	var all []T
+	for _, p := range v.Files(table, cluster) {
+		var rows []T
 		if err := v.Read(p, &rows); err != nil {
 			t.Fatal(err)
 		}

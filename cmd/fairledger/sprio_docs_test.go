@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"math"
 	"os"
@@ -12,49 +10,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
-
-// priorityRows reads every priority file of cluster with parquet-go, from
-// one pinned generation.
-func priorityRows(t *testing.T, hist, cluster string) []record.PriorityRow {
-	t.Helper()
-	h, err := history.Open(hist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := h.View()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	var all []record.PriorityRow
-	for _, p := range v.Files(schemas.TablePriority, cluster) {
-		var rows []record.PriorityRow
-		if err := v.Read(p, &rows); err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, rows...)
-	}
-	return all
-}
-
-// sqlCSVAfterDash is sqlCSV for a query that starts with a "--" comment,
-// which must come after "--" (or on stdin: "-").
-func sqlCSVAfterDash(t *testing.T, hist, query string) [][]string {
-	t.Helper()
-	var out, errb bytes.Buffer
-	if code := run([]string{"fairledger", "sql", "--history", hist, "--format", "csv", "--", query}, &out, &errb); code != 0 {
-		t.Fatalf("sql: exit %d\n%s", code, errb.String())
-	}
-	recs, err := csv.NewReader(&out).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs[1:]
-}
 
 // quantileCont is DuckDB's quantile_cont: the value at position q·(n−1)
 // of the sorted values, interpolated between its neighbours.
@@ -82,7 +40,7 @@ func TestSprioDocQueries(t *testing.T) {
 		t.Fatalf("docs/sprio.md has %d SQL blocks, want 3", len(qs))
 	}
 	hist := demoHistory(t)
-	rows := priorityRows(t, hist, "demo")
+	rows := tableRows[record.PriorityRow](t, hist, schemas.TablePriority, "demo")
 
 	t.Run("waiting per day", func(t *testing.T) {
 		jobs := map[string]map[int64]bool{}
@@ -95,7 +53,7 @@ func TestSprioDocQueries(t *testing.T) {
 				jobs[k][r.JobID] = true
 			}
 		}
-		got := sqlCSVAfterDash(t, hist, qs[0])
+		got := sqlCSV(t, hist, qs[0])
 		if len(got) != len(jobs) || len(got) < 10 {
 			t.Fatalf("%d account-days, the pending rows have %d", len(got), len(jobs))
 		}
@@ -118,7 +76,7 @@ func TestSprioDocQueries(t *testing.T) {
 				}
 			}
 		}
-		got := sqlCSVAfterDash(t, hist, qs[1])
+		got := sqlCSV(t, hist, qs[1])
 		if len(got) != len(waits) || len(got) < 10 {
 			t.Fatalf("%d account-months, the start rows have %d", len(got), len(waits))
 		}
@@ -147,7 +105,7 @@ func TestSprioDocQueries(t *testing.T) {
 			}
 		}
 		var got []string
-		for _, r := range sqlCSVAfterDash(t, hist, qs[2]) {
+		for _, r := range sqlCSV(t, hist, qs[2]) {
 			got = append(got, r[0]+" "+r[2]+" "+r[3])
 		}
 		if len(want) < 3 || !slices.Contains(got, want[0]) || len(got) != len(want) {
