@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -369,14 +370,7 @@ func TestFormatsCarrySameNumbers(t *testing.T) {
 	if err := r.WriteCSV(&cs); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := csv.NewReader(&cs).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells := map[[4]string]bool{}
-	for _, rec := range recs[1:] {
-		cells[[4]string{rec[1], rec[2], rec[3], rec[4]}] = true
-	}
+	cells := csvCells(t, &cs)
 	for _, tb := range []table{r.monthsTable(), r.topUsersTable(), r.topPartitionsTable(), r.jobsTable(), r.summaryTable(), r.usersTable()} {
 		for _, row := range tb.Rows {
 			for i := 1; i < len(row); i++ {
@@ -769,4 +763,19 @@ func TestMemoryInGiB(t *testing.T) {
 			}
 		}
 	}
+}
+
+// csvCells are the cells of a CSV report: (table, row, column, value) of
+// each record but the header.
+func csvCells(t *testing.T, r io.Reader) map[[4]string]bool {
+	t.Helper()
+	recs, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := map[[4]string]bool{}
+	for _, rec := range recs[1:] {
+		cells[[4]string{rec[1], rec[2], rec[3], rec[4]}] = true
+	}
+	return cells
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"math"
 	"os"
 	"path/filepath"
@@ -231,14 +230,7 @@ func TestWaitsFormats(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recs, err := csv.NewReader(&cs).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells := map[[4]string]bool{}
-	for _, rec := range recs[1:] {
-		cells[[4]string{rec[1], rec[2], rec[3], rec[4]}] = true
-	}
+	cells := csvCells(t, &cs)
 	tabs := r.waitsTables()
 	if len(tabs) != 3 {
 		t.Fatalf("labA: %d tables, want 3", len(tabs))
