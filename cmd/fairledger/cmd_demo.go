@@ -82,7 +82,8 @@ func runDemo(c *cli.Context, stdout, stderr io.Writer) error {
 	exe := invokedAs(os.Args[0])
 	fmt.Fprintf(stdout, "\nThe history is in %s. Try:\n  %s sshare --history %s -a -l --at 2025-02-15\n"+
 		"  %s sprio --history %s -l --at 2025-02-15\n"+
-		"  %s sql --history %s \"SELECT * FROM usage LIMIT 5\"\n", hist, exe, hist, exe, hist, exe, hist)
+		"  %s report --history %s --account eriksen_lab --format md\n"+
+		"  %s sql --history %s \"SELECT * FROM usage LIMIT 5\"\n", hist, exe, hist, exe, hist, exe, hist, exe, hist)
 	return nil
 }
 

@@ -26,7 +26,7 @@ func demoHistory(t *testing.T) string {
 	if code := run([]string{"fairledger", "demo", "--history", dir}, &out, &errb); code != 0 {
 		t.Fatalf("demo: exit %d\n%s", code, errb.String())
 	}
-	for _, want := range []string{"$ fairledger run", "$ fairledger sshare", "GPU-hours per lab per month", "Accounts (labs and schools) over their share"} {
+	for _, want := range []string{"$ fairledger run", "$ fairledger sshare", "GPU-hours per lab per month", "Accounts (labs and schools) over their share", " report --history "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q", want)
 		}
