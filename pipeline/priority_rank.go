@@ -19,12 +19,17 @@ type ranker struct {
 	q      *queue  // the jobs by submit time; each array's first eligible time
 	next   int     // q.order[next:] are not yet submitted
 	active []int32 // submitted and neither started nor ended before the group
-	// pjs holds the active jobs' priority.Job as they wait
-	// (prioWriter.asWaiting), active[k]'s in pjs[slot[k]], built when a job
-	// becomes active and again when the FairShare or the association dump
-	// changes (epoch); free lists the slots no job holds.
+	// Each active job has a slot, active[k] slot[k], which holds what its
+	// priorities are computed from: its job id as it waits (an array's),
+	// its eligible time, and the Terms of its first row in each partition
+	// it waits in, computed when it becomes active and again when the
+	// FairShare or the association dump changes (epoch), so that a tick
+	// costs a sum per job and partition. free lists the slots no job
+	// holds.
 	slot    []int32
-	pjs     []priority.Job
+	keys    []uint32
+	eligs   []int64
+	terms   [][]priority.Terms
 	free    []int32
 	pjEpoch int
 	arrays  map[[2]uint32]int // scratch: (array, partition) → index in its list
@@ -85,7 +90,7 @@ func (r *ranker) build(p *prioWriter, tick int64) {
 	r.active, r.slot = r.active[:n], r.slot[:n]
 	if p.epoch != r.pjEpoch {
 		for k, i := range r.active {
-			r.pjs[r.slot[k]] = p.asWaiting(&r.jobs[i])
+			r.fill(p, r.slot[k], &r.jobs[i])
 		}
 		r.pjEpoch = p.epoch
 	}
@@ -95,10 +100,10 @@ func (r *ranker) build(p *prioWriter, tick int64) {
 		if f := len(r.free); f > 0 {
 			s, r.free = r.free[f-1], r.free[:f-1]
 		} else {
-			s = int32(len(r.pjs))
-			r.pjs = append(r.pjs, priority.Job{})
+			s = int32(len(r.keys))
+			r.keys, r.eligs, r.terms = append(r.keys, 0), append(r.eligs, 0), append(r.terms, nil)
 		}
-		r.pjs[s] = p.asWaiting(&r.jobs[i])
+		r.fill(p, s, &r.jobs[i])
 		r.active, r.slot = append(r.active, i), append(r.slot, s)
 		r.next++
 	}
@@ -112,19 +117,16 @@ func (r *ranker) build(p *prioWriter, tick int64) {
 		r.arrays = map[[2]uint32]int{}
 	}
 	clear(r.arrays)
-	cluster := p.m.clusterOf(p.dump)
 	for k, i := range r.active {
 		s := r.slot[k]
-		j, pj := &r.jobs[i], &r.pjs[s]
-		if pj.EligibleSec == 0 || pj.EligibleSec > last {
+		j, key, elig := &r.jobs[i], r.keys[s], r.eligs[s]
+		if elig == 0 || elig > last {
 			continue
 		}
-		r.rows = p.cp.AppendRows(&p.m.params, r.rows[:0], cluster, r.pjs[s:s+1], j.computedAt(tick))
-		for _, row := range r.rows {
-			// One row per partition, or with several QOS (24.11) one per
-			// partition and QOS, the job's own QOS first: its first.
-			part, ok := p.m.parts[row.Partition]
-			if !ok || part >= len(r.parts) {
+		at := j.computedAt(tick)
+		for t := range r.terms[s] {
+			part := r.terms[s][t].Partition
+			if part >= len(r.parts) {
 				continue
 			}
 			if j.arrayJob != 0 {
@@ -137,14 +139,30 @@ func (r *ranker) build(p *prioWriter, tick int64) {
 					continue
 				}
 				r.arrays[ak] = len(r.parts[part])
-			} else if n := len(r.parts[part]); n > 0 && r.parts[part][n-1].key == pj.ID && r.parts[part][n-1].submit == j.submit {
-				continue // a second row (QOS) of the job in the partition
 			}
-			r.parts[part] = append(r.parts[part], rankEntry{prio: row.Priority, key: pj.ID,
-				submit: j.submit, elig: pj.EligibleSec, until: j.leaves()})
+			r.parts[part] = append(r.parts[part], rankEntry{prio: p.m.params.PriorityAt(&r.terms[s][t], at), key: key,
+				submit: j.submit, elig: elig, until: j.leaves()})
 		}
 	}
 	r.built, r.tick, r.epoch = true, tick, p.epoch
+}
+
+// fill sets slot s to job j as it waits now: its id, eligible time and
+// the Terms of its first row in each partition (with several QOS, 24.11,
+// the job's own QOS is the first).
+func (r *ranker) fill(p *prioWriter, s int32, j *prioJob) {
+	pj := p.asWaiting(j)
+	r.keys[s], r.eligs[s] = pj.ID, pj.EligibleSec
+	var terms []priority.Terms
+	r.rows, terms = p.cp.AppendRowsTerms(&p.m.params, r.rows[:0], r.terms[s][:0], p.m.clusterOf(p.dump), []priority.Job{pj}, 0)
+	n := 0
+	for _, t := range terms {
+		if n == 0 || terms[n-1].Partition != t.Partition {
+			terms[n] = t
+			n++
+		}
+	}
+	r.terms[s] = terms[:n]
 }
 
 // rank returns 1 + the number of jobs waiting in partition part just

@@ -752,3 +752,60 @@ func BenchmarkAppendRows(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(rows))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// TestPriorityAt: a row's Terms give, at any time, the priority
+// AppendRows computes then, to the bit: for a job in one partition, in
+// several partitions and QOS (24.11: the other order of the sum), not yet
+// eligible, past PriorityMaxAge, with nice and site, with an admin-set
+// priority, and with no age weight.
+func TestPriorityAt(t *testing.T) {
+	several := workedJob()
+	several.Partitions, several.QOS = []int{pShort, pLong, pGPU}, []QOS{qosHigh, qosUrgent}
+	niced := workedJob()
+	niced.Nice, niced.Site, niced.FairShare = -300, 7, 0.731
+	later := workedJob()
+	later.EligibleSec = tick + 500 // eligible only after some of the times below
+	direct := workedJob()
+	direct.DirectPriority = 4242
+	noAge := testParams(Release{Major: 24, Minor: 11})
+	noAge.Weights.Age = 0
+	cases := []struct {
+		name string
+		p    Params
+		j    Job
+	}{
+		{"one partition", testParams(Release{Major: 22, Minor: 5}), workedJob()},
+		{"several partitions, 22.05", testParams(Release{Major: 22, Minor: 5}), several},
+		{"several partitions and QOS, 24.11", testParams(Release{Major: 24, Minor: 11}), several},
+		{"nice and site", testParams(Release{Major: 23, Minor: 2}), niced},
+		{"eligible later", testParams(Release{Major: 22, Minor: 5}), later},
+		{"admin-set", testParams(Release{Major: 23, Minor: 2}), direct},
+		{"no age weight", noAge, several},
+	}
+	c := testCluster()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var cp Computer
+			_, terms := cp.AppendRowsTerms(&tc.p, nil, nil, &c, []Job{tc.j}, tick-3600)
+			if len(terms) == 0 {
+				t.Fatal("no terms")
+			}
+			// From before eligibility to well past PriorityMaxAge (1200 s),
+			// through times whose age factor is not a round number.
+			for _, at := range []int64{tick - 7200, tick, tick + 1, tick + 333, tick + 499, tick + 500, tick + 617, tick + 1199, tick + 1700, tick + 99999} {
+				rows := tc.p.AppendRows(nil, &c, []Job{tc.j}, at)
+				if len(rows) != len(terms) {
+					t.Fatalf("at %d: %d rows, %d terms", at, len(rows), len(terms))
+				}
+				for i := range rows {
+					if got := tc.p.PriorityAt(&terms[i], at); got != rows[i].Priority {
+						t.Errorf("at %d, row %d (%s): PriorityAt %d, AppendRows %d", at, i, rows[i].Partition, got, rows[i].Priority)
+					}
+					if c.Partitions[terms[i].Partition].Name != rows[i].Partition {
+						t.Errorf("row %d: terms of partition %d, row of %s", i, terms[i].Partition, rows[i].Partition)
+					}
+				}
+			}
+		})
+	}
+}
