@@ -55,7 +55,8 @@ func (p *prioWriter) setFairShareRows(at int64, rows []record.FairshareRow) {
 		if !r.IsUser || r.FairShare == nil || math.IsNaN(*r.FairShare) {
 			continue
 		}
-		if k := (prioAssocKey{r.Account, r.User}); !hasKey(m, k) {
+		k := prioAssocKey{r.Account, r.User}
+		if _, ok := m[k]; !ok {
 			m[k] = *r.FairShare
 		}
 	}
@@ -74,10 +75,6 @@ func (p *prioWriter) useDump(dump int) {
 	}
 }
 
-func hasKey[K comparable, V any](m map[K]V, k K) bool {
-	_, ok := m[k]
-	return ok
-}
 
 // prioEvent is a job's submission or start.
 type prioEvent struct {
