@@ -75,7 +75,6 @@ func (p *prioWriter) useDump(dump int) {
 	}
 }
 
-
 // prioEvent is a job's submission or start.
 type prioEvent struct {
 	t     int64
