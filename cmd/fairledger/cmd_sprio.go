@@ -29,10 +29,7 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 			"What no record holds is not shown: holds placed on a job already pending, a nice changed after submission, " +
 			"an administrator's priority, the site factor, and the jobs sacct never recorded as eligible.",
 		UseShortOptionHandling: true,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
-			&cli.StringFlag{Name: "at", Usage: "show the queue of the snapshot at or before this time (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: the latest)"},
-			&cli.StringFlag{Name: "cluster", Aliases: []string{"M"}, Usage: "cluster (needed when the history holds several)"},
+		Flags: append(pastFlags("show the queue of the snapshot at or before this time (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: the latest)"),
 			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "every factor (sprio -l)"},
 			&cli.BoolFlag{Name: "norm", Aliases: []string{"n"}, Usage: "the normalised factors instead of the weighted ones (sprio -n)"},
 			&cli.BoolFlag{Name: "weights", Aliases: []string{"w"}, Usage: "the weights of each factor (sprio -w)"},
@@ -43,8 +40,8 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "accounts", Aliases: []string{"A"}, Usage: "comma-separated accounts"},
 			&cli.StringFlag{Name: "partitions", Aliases: []string{"p"}, Usage: "comma-separated partitions (sprio -p)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"o"}, Usage: "sprio's output format, e.g. '%.15i %9r %.10Y'"},
-			&cli.StringFlag{Name: "tz", Usage: "time zone of --at and of the times reported (default: $TZ, else UTC)"},
-		},
+			tzFlag(),
+		),
 		Action: func(c *cli.Context) error {
 			log := newLogger(c, stderr)
 			if err := noArgs(c); err != nil {

@@ -36,10 +36,8 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			"their time limits, × UsageFactor, as slurmctld counts them with AccountingStorageEnforce=limits " +
 			"(all 0 without limits); the FairShare of classic accounts is blank, as in sshare ≥ 25.11.",
 		UseShortOptionHandling: true,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
-			&cli.StringFlag{Name: "at", Usage: "show the snapshot at or before this time (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: the latest; before the first snapshot: its associations with zero usage)"},
-			&cli.StringFlag{Name: "cluster", Aliases: []string{"M"}, Usage: "cluster (needed when the history holds several)"},
+		Flags: append(pastFlags("show the snapshot at or before this time (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; "+
+			"default: the latest; before the first snapshot: its associations with zero usage)"),
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "list all users (sshare -a)"},
 			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "add NormUsage, LevelFS (Fair Tree), GrpTRESMins and TRESRunMins (sshare -l)"},
 			&cli.BoolFlag{Name: "parsable2", Aliases: []string{"P"}, Usage: "'|'-separated output without a trailing '|' (sshare -P)"},
@@ -48,9 +46,9 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "partition", Aliases: []string{"m"}, Usage: "add the Partition column (sshare -m)"},
 			&cli.StringFlag{Name: "accounts", Aliases: []string{"A"}, Usage: "comma-separated accounts: only their own rows (sshare -A)"},
 			&cli.StringFlag{Name: "users", Aliases: []string{"u"}, Usage: "comma-separated users whose rows are listed (sshare -u; default: $USER)"},
-			&cli.StringFlag{Name: "tz", Usage: "time zone of --at and of the times reported (default: $TZ, else UTC)"},
+			tzFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"o"}, Usage: "comma-separated fields, each a prefix of a column name with an optional %LENGTH (-1024..1024, negative left-justifies), instead of the default columns (sshare -o), e.g. account,fairshare"},
-		},
+		),
 		Action: func(c *cli.Context) error {
 			log := newLogger(c, stderr)
 			if err := noArgs(c); err != nil {
@@ -166,6 +164,22 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			return fairshare.WriteSshare(stdout, tree, res, opt)
 		},
 	}
+}
+
+// pastFlags are the flags of a command that prints a view of a past
+// snapshot (sshare, sprio): --history, --at (atUsage says what it picks)
+// and --cluster; tzFlag goes with them.
+func pastFlags(atUsage string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
+		&cli.StringFlag{Name: "at", Usage: atUsage},
+		&cli.StringFlag{Name: "cluster", Aliases: []string{"M"}, Usage: "cluster (needed when the history holds several)"},
+	}
+}
+
+// tzFlag is --tz of the commands of pastFlags, which atFlag reads.
+func tzFlag() cli.Flag {
+	return &cli.StringFlag{Name: "tz", Usage: "time zone of --at and of the times reported (default: $TZ, else UTC)"}
 }
 
 // atFlag reads --tz and --at: the zone, and the time in it (zero when
