@@ -47,6 +47,11 @@ type checkpoint struct {
 	// ResidueFrom is when the chain of runs up to this one began counting
 	// residues (Unix seconds; 0: none was counted).
 	ResidueFrom int64 `json:"tres_residue_from,omitempty"`
+	// Zone is the name of the zone (Options.Location) the history of the
+	// cluster is computed in: local midnights, usage resets, and sacct's
+	// local times. Empty in checkpoints written before it was recorded:
+	// those accept any zone, and the next run records its own.
+	Zone string `json:"time_zone,omitempty"`
 	// JobsExtent was, before the generation store, how far each month of
 	// the jobs table reached; the segments' statistics (MaxEnd) hold it
 	// now. Read from older checkpoints, never written.

@@ -46,10 +46,22 @@ type Options struct {
 	// To is the end of the window (default: the latest job end, or now
 	// when a job is still running).
 	To time.Time
+	// SacctStart and SacctEnd are the span the sacct input covers: the -S
+	// and -E it was fetched with (zero: not given). sacct -S S -E E (no -s)
+	// gives every job eligible or running at some time in [S, E], so a run
+	// resuming a checkpoint at C is refused when SacctStart is after C (the
+	// jobs that ended between are missing) or SacctEnd before To; a fresh
+	// start at From before SacctStart is refused, and without From starts
+	// no earlier than SacctStart. With SacctEnd and without To, the window
+	// ends at SacctEnd. Without them, the records' own extent is checked
+	// instead (docs/operations.md, "Window").
+	SacctStart, SacctEnd time.Time
 	// SnapshotEvery is the interval of fair-share snapshots from local
 	// midnight (24h: daily at midnight); 0 takes only the snapshot at To.
 	SnapshotEvery time.Duration
-	// Location is the site's zone: local midnight, usage resets.
+	// Location is the site's zone: local midnight, usage resets. It is a
+	// property of the history (the checkpoint records its name): a run
+	// resuming a checkpoint of another zone is refused (see HistoryZone).
 	Location *time.Location
 	// TickOrigin is a Unix second at which slurmctld's decay thread ticked
 	// (its grid is that second plus multiples of PriorityCalcPeriod); nil

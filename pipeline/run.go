@@ -118,6 +118,9 @@ func startRun(in Inputs, opt Options) (*runState, error) {
 	if err := CheckSnapshotEvery(opt.SnapshotEvery); err != nil {
 		return nil, err // before hours of reading
 	}
+	if s, e := opt.SacctStart, opt.SacctEnd; !s.IsZero() && !e.IsZero() && e.Before(s) {
+		return nil, fmt.Errorf("coverage: --sacct-end %s is before --sacct-start %s", fmtUnix(e.Unix()), fmtUnix(s.Unix()))
+	}
 	sum := &Summary{Started: opt.Now(), DryRun: opt.DryRun}
 	m, err := newModel(in, opt)
 	if err != nil {
@@ -225,6 +228,9 @@ func (r *runState) readInputs(ctx context.Context) error {
 	if err := loadAll(maybe); err != nil {
 		return err
 	}
+	if err := r.checkBeforeReading(maybe); err != nil {
+		return err // before hours of reading; setWindow checks again
+	}
 	r.st = newStream(r.m, r.cps, maybe, opt, r.sp, r.dict)
 	if err := r.st.readAll(ctx, r.in, opt, r.sum); err != nil {
 		return err
@@ -234,6 +240,26 @@ func (r *runState) readInputs(ctx context.Context) error {
 	}
 	r.read = opt.Now()
 	r.sum.Phases.Read = r.read.Sub(r.sum.Started)
+	return nil
+}
+
+// checkBeforeReading refuses, when --to gives the window before the sacct
+// files are read, a checkpoint of another zone and a declared sacct span
+// that does not cover the window; loaded is the checkpoint resumed.
+func (r *runState) checkBeforeReading(loaded []*storedCheckpoint) error {
+	opt := r.opt
+	if opt.To.IsZero() {
+		return nil
+	}
+	switch {
+	case len(loaded) == 1:
+		if err := checkZone(&loaded[0].checkpoint, opt.Location, r.m.cluster); err != nil {
+			return err
+		}
+		return checkSacctSpan(opt, r.m.cluster, loaded[0].To, opt.To.Unix(), true, r.m.prio != nil)
+	case !opt.From.IsZero():
+		return checkSacctSpan(opt, r.m.cluster, opt.From.Unix(), opt.To.Unix(), false, r.m.prio != nil)
+	}
 	return nil
 }
 
@@ -261,7 +287,7 @@ func (r *runState) setWindow() error {
 	r.sum.From, r.sum.To = time.Unix(r.lo, 0).UTC(), time.Unix(to, 0).UTC()
 	r.log = opt.Log.With().Str("cluster", m.cluster).Logger()
 	r.log.Info().Time("from", r.sum.From).Time("to", r.sum.To).Bool("resumed", r.sum.Resumed).Msg("window")
-	return nil
+	return r.checkCoverage()
 }
 
 // windowEnd is the window's end: --to, else from the jobs read; the
@@ -271,6 +297,8 @@ func (r *runState) windowEnd() (int64, error) {
 	to, toFrom := opt.To.Unix(), "--to"
 	if opt.To.IsZero() {
 		switch {
+		case !opt.SacctEnd.IsZero():
+			to, toFrom = opt.SacctEnd.Unix(), "--sacct-end"
 		case st.anyRunning:
 			to, toFrom = opt.Now().Unix(), "now: a job is running"
 			st.warnStaleRunning(to, opt.Log)
@@ -285,7 +313,8 @@ func (r *runState) windowEnd() (int64, error) {
 	} else {
 		st.warnFarTo(to, opt.Log)
 	}
-	if err := checkWindowEnd(r.cps, r.m.cluster, opt.History, to, toFrom, !opt.To.IsZero(), opt.Now().Unix()); err != nil {
+	explicit := !opt.To.IsZero() || !opt.SacctEnd.IsZero()
+	if err := checkWindowEnd(r.cps, r.m.cluster, opt.History, to, toFrom, explicit, opt.Now().Unix()); err != nil {
 		return 0, err
 	}
 	return to, nil
@@ -296,6 +325,9 @@ func (r *runState) windowEnd() (int64, error) {
 func (r *runState) resume() error {
 	opt, m, ck := r.opt, r.m, r.ck
 	if err := ck.load(); err != nil {
+		return err
+	}
+	if err := checkZone(&ck.checkpoint, opt.Location, m.cluster); err != nil {
 		return err
 	}
 	state, folded, err := resumeState(&ck.checkpoint, m.keys, m.uni.Index)
@@ -336,6 +368,11 @@ func (r *runState) freshStart() error {
 		from, fromFrom = floorTick(r.to, m.params.OriginUnix, m.calcPeriod()), "the window's end: no job started"
 		if st.minStart < math.MaxInt64 {
 			from, fromFrom = floorTick(st.minStart, m.params.OriginUnix, m.calcPeriod()), "the earliest job start"
+		}
+		if s := opt.SacctStart; !s.IsZero() && s.Unix() > from {
+			// The input holds no job that ended before it: the jobs
+			// running then are charged from it on.
+			from, fromFrom = s.Unix(), "--sacct-start"
 		}
 	}
 	if err := checkFreshStart(r.cps, m.cluster, from, fromFrom); err != nil {
@@ -541,7 +578,7 @@ func (r *runState) commit(ctx context.Context, resid []residue) error {
 	}
 	cp := &checkpoint{Version: checkpointVersion, Cluster: m.cluster, To: to, Origin: r.origin, Keys: keys, State: blob,
 		Residue: resid, ResidueFrom: r.residueChain,
-		Running: r.st.nextRunning(to)}
+		Running: r.st.nextRunning(to), Zone: opt.Location.String()}
 	if err := saveCheckpoint(tx, cp, opt.KeepCheckpoints); err != nil {
 		return err
 	}
@@ -622,7 +659,9 @@ func appendRun(tx *history.Txn, m *model, in Inputs, st *stream, sum *Summary, o
 		inputs = append(inputs, ri)
 	}
 	inputs = append(inputs, st.inputs...)
-	cfg, err := record.MarshalConfig(m.cfg)
+	cfg := m.cfg
+	cfg.SacctCoverage = sum.Coverage.record()
+	cfgJSON, err := record.MarshalConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -632,7 +671,7 @@ func appendRun(tx *history.Txn, m *model, in Inputs, st *stream, sum *Summary, o
 	}
 	_, err = tx.AppendRun(m.cluster, record.RunRow{
 		RunID: sum.RunID, Started: sum.Started.UTC(), Finished: sum.Finished.UTC(), Version: opt.Version,
-		Inputs: inputs, Config: cfg, Read: sum.Ingest.Read, Ingested: sum.Ingest.Ingested,
+		Inputs: inputs, Config: cfgJSON, Read: sum.Ingest.Read, Ingested: sum.Ingest.Ingested,
 		Rejected: sum.Ingest.Rejected, Skipped: skipped, JobsCharged: int64(sum.Decay.JobsCharged),
 		Snapshots: int64(sum.Snapshots),
 	})

@@ -40,6 +40,7 @@ type stream struct {
 	to      int64
 
 	minStart, maxEnd int64
+	minEnd           int64 // the earliest end of a job that ended; math.MaxInt64 when none did
 	maxStart         int64 // 0 when no job of the cluster was read
 	anyRunning       bool
 	running          []carriedJob
@@ -63,7 +64,7 @@ type lateJob struct {
 
 func newStream(m *model, cps, loaded []*storedCheckpoint, opt Options, sp *spill, dict *record.JobDict) *stream {
 	s := &stream{m: m, opt: opt, spill: sp, table: record.NewJobTable(dict, 0), mem: memory.NewGoAllocator(),
-		minStart: math.MaxInt64, maxEnd: math.MinInt64,
+		minStart: math.MaxInt64, maxEnd: math.MinInt64, minEnd: math.MaxInt64,
 		carriedKeys: map[jobKey]bool{}, seen: map[jobKey]bool{}, newestCk: math.MinInt64}
 	if !opt.To.IsZero() {
 		s.toKnown, s.to = true, opt.To.Unix()
@@ -414,6 +415,7 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 		if !r.Running() {
 			end = unixSec(r.End)
 			s.maxEnd = max(s.maxEnd, end)
+			s.minEnd = min(s.minEnd, end)
 		} else {
 			s.anyRunning = true
 		}

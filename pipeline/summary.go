@@ -55,6 +55,9 @@ type Summary struct {
 	// CarriedUnseen counts jobs running at the checkpoint but absent from
 	// this run's input, charged as still running.
 	CarriedUnseen int
+	// Coverage is the span the sacct input covers, declared or taken
+	// from its records (checkCoverage).
+	Coverage Coverage
 	// Late counts jobs that ran before the checkpoint but appear only now:
 	// charged from the checkpoint on.
 	Late int

@@ -49,6 +49,21 @@ type RunConfig struct {
 	// rows were computed with; absent in histories written before
 	// fairledger computed job priority.
 	PriorityWeights *PriorityWeights `json:"priority_weights,omitempty"`
+	// SacctCoverage is the span the run's sacct input covered; absent in
+	// histories written before fairledger recorded it.
+	SacctCoverage *SacctCoverage `json:"sacct_coverage,omitempty"`
+}
+
+// SacctCoverage is the span of time a run's sacct input covered (Unix
+// seconds; 0: unknown, an input without a job) and where each bound came
+// from: "flag" (run --sacct-start, --sacct-end, the -S and -E it was
+// fetched with) or "data" (the earliest job start, the latest job start or
+// end of the input).
+type SacctCoverage struct {
+	From       int64  `json:"from,omitempty"`
+	FromSource string `json:"from_source"`
+	To         int64  `json:"to,omitempty"`
+	ToSource   string `json:"to_source"`
 }
 
 // PriorityWeights are slurm.conf's PriorityWeight* values.
