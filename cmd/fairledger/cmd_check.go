@@ -29,7 +29,7 @@ func inputFlags(sacctRequired bool) []cli.Flag {
 		&cli.StringFlag{Name: "qos", Usage: "sacctmgr -P show qos format=Name,UsageFactor,Flags dump"},
 		&cli.StringSliceFlag{Name: "sacct", Usage: "sacct -P job log: a file, or a named pipe sacct writes into (repeatable)", Required: sacctRequired},
 		&cli.StringFlag{Name: "sacct-fields", Usage: "field list of headerless sacct files: comma-separated titles, or a preset (" + presetNames() + ")"},
-		&cli.StringFlag{Name: "tz", Usage: "time zone of sacct's local timestamps and of usage resets (default: $TZ, else UTC)"},
+		&cli.StringFlag{Name: "tz", Usage: "time zone of sacct's local timestamps and of usage resets (default: $TZ, else UTC; for run on an existing history, the history's zone, and another one is refused)"},
 		&cli.StringFlag{Name: "cluster", Usage: "cluster name when sacct has no Cluster column (default: ClusterName from slurm.conf)"},
 		&cli.StringFlag{Name: "slurm-version", Value: ingest.NewestSlurmVersion().String(), Usage: "release series of the site's slurmctld, " +
 			slurmVersionList() + " (the rules that differ between releases follow it: docs/slurm-versions.md)"},
@@ -123,14 +123,12 @@ func (r *rejectSink) close() error {
 }
 
 // readInputs reads slurm.conf, the association tree(s) and QOS, and opens
-// --rejects ("-" is stdout). Input errors are collected so that check can
-// report them all at once.
-func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer) (*inputs, error) {
+// --rejects ("-" is stdout); loc is the zone of local times (--tz, or for
+// run the history's). Input errors are collected so that check can report
+// them all at once.
+func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer, loc *time.Location) (*inputs, error) {
 	in := &inputs{sacct: c.StringSlice("sacct")}
-	loc, err := location(c.String("tz"))
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	if in.version, err = ingest.ParseSlurmVersion(c.String("slurm-version")); err != nil {
 		return nil, usagef("--slurm-version: %v", err)
 	}
@@ -306,7 +304,11 @@ func clusterLine(counts map[string]int64, want string) (line string, none bool) 
 }
 
 func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
-	in, err := readInputs(c, log, stdout)
+	loc, err := location(c.String("tz"))
+	if err != nil {
+		return err
+	}
+	in, err := readInputs(c, log, stdout, loc)
 	if err != nil {
 		return err
 	}

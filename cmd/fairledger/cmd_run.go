@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fairledger/fairledger/decay"
+	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/pipeline"
 )
 
@@ -27,7 +28,9 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 	flags := append(inputFlags(true),
 		&cli.StringFlag{Name: "history", Usage: "history directory (created if missing; shared by several clusters)", Required: true},
 		&cli.StringFlag{Name: "from", Usage: "start of a fresh window, or recompute from the newest checkpoint at or before it (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: resume, else the earliest job start)"},
-		&cli.StringFlag{Name: "to", Usage: "end of the window (default: the latest job end, or now when jobs are running)"},
+		&cli.StringFlag{Name: "to", Usage: "end of the window (default: --sacct-end, else the latest job end, or now when jobs are running)"},
+		&cli.StringFlag{Name: "sacct-start", Usage: "the sacct -S the sacct files were fetched with (same syntax as --from): a start after the checkpoint the run resumes (or after --from) is refused as a gap; default: judged from the jobs in the files"},
+		&cli.StringFlag{Name: "sacct-end", Usage: "the sacct -E the sacct files were fetched with (same syntax as --to): an end before --to is refused; default: judged from the jobs in the files"},
 		&cli.DurationFlag{Name: "snapshot-every", Value: 24 * time.Hour, Usage: "fair-share snapshot interval from local midnight (divides 24h or whole days, not shorter than PriorityCalcPeriod; 0: only at --to); a snapshot is always taken at --to"},
 		&cli.DurationFlag{Name: "lock-wait", Value: 0, Usage: "wait this long for another run holding the history's lock (default: fail at once)"},
 		&cli.IntFlag{Name: "keep-checkpoints", Value: pipeline.DefaultKeepCheckpoints, Usage: "checkpoints kept per cluster (how many nights back a re-run can start)"},
@@ -59,20 +62,23 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 }
 
 func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error {
-	loc, err := location(c.String("tz"))
+	loc, err := runZone(c, log)
 	if err != nil {
 		return err
 	}
-	var from, to time.Time
-	if s := c.String("from"); s != "" {
-		if from, err = parseTime("from", s, loc); err != nil {
-			return err
+	var from, to, sacctStart, sacctEnd time.Time
+	for _, f := range []struct {
+		name string
+		t    *time.Time
+	}{{"from", &from}, {"to", &to}, {"sacct-start", &sacctStart}, {"sacct-end", &sacctEnd}} {
+		if s := c.String(f.name); s != "" {
+			if *f.t, err = parseTime(f.name, s, loc); err != nil {
+				return err
+			}
 		}
 	}
-	if s := c.String("to"); s != "" {
-		if to, err = parseTime("to", s, loc); err != nil {
-			return err
-		}
+	if !sacctStart.IsZero() && !sacctEnd.IsZero() && sacctEnd.Before(sacctStart) {
+		return usagef("--sacct-end %s is before --sacct-start %s", c.String("sacct-end"), c.String("sacct-start"))
 	}
 	if err := pipeline.CheckSnapshotEvery(c.Duration("snapshot-every")); err != nil {
 		return usagef("%v", err)
@@ -84,7 +90,7 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 	if lim > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(lim << 20)
 	}
-	in, err := readInputs(c, log, stdout)
+	in, err := readInputs(c, log, stdout, loc)
 	if err != nil {
 		return err
 	}
@@ -107,7 +113,7 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 	pin := pipeline.Inputs{Conf: in.conf, Assoc: in.assoc, QOS: in.qos, Sacct: in.sacct, SacctOptions: in.sopt,
 		Files: append(inputFiles(c), c.StringSlice("slurmctld-log")...), SlurmctldLogs: c.StringSlice("slurmctld-log")}
 	opt := pipeline.Options{
-		History: c.String("history"), Cluster: c.String("cluster"), From: from, To: to,
+		History: c.String("history"), Cluster: c.String("cluster"), From: from, To: to, SacctStart: sacctStart, SacctEnd: sacctEnd,
 		SnapshotEvery: c.Duration("snapshot-every"), Location: loc, Version: version,
 		LockWait: c.Duration("lock-wait"), KeepCheckpoints: c.Int("keep-checkpoints"), Log: log,
 		DryRun: c.Bool("dry-run"), TickOrigin: tickOrigin, SlurmVersion: in.version, Priority: c.Bool("priority"),
@@ -141,6 +147,38 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		return errRejected
 	}
 	return nil
+}
+
+// runZone is run's zone: --tz when given, else the zone the history of the
+// cluster (--cluster, else slurm.conf's ClusterName) is computed in, else
+// $TZ, else UTC. A history's zone decides how sacct's local times are
+// read, so it is taken before any input is; a --tz that differs from it is
+// refused by the run.
+func runZone(c *cli.Context, log zerolog.Logger) (*time.Location, error) {
+	if c.IsSet("tz") {
+		return location(c.String("tz"))
+	}
+	cluster := c.String("cluster")
+	if cluster == "" {
+		conf, err := ingest.ReadSlurmConf(c.String("slurm-conf"))
+		if err != nil {
+			return location("") // readInputs reports the error with the others
+		}
+		cluster = conf.ClusterName
+	}
+	zone, err := pipeline.HistoryZone(c.String("history"), cluster)
+	if err != nil {
+		return nil, err
+	}
+	if zone == "" {
+		return location("")
+	}
+	loc, err := location(zone)
+	if err != nil {
+		return nil, fmt.Errorf("the zone %q of the history of cluster %q: %w; pass --tz", zone, cluster, err)
+	}
+	log.Info().Str("cluster", cluster).Str("zone", zone).Msg("time zone: the history's (no --tz)")
+	return loc, nil
 }
 
 // interruptError is the cause of a run's cancellation by a signal; it
@@ -260,6 +298,10 @@ func summaryLine(s *pipeline.Summary) string {
 	}
 	if s.Duplicates > 0 {
 		fmt.Fprintf(&b, "; duplicates dropped %d (the later record of a job run given twice kept)", s.Duplicates)
+	}
+	if s.CarriedUnseen > 0 {
+		fmt.Fprintf(&b, "; charged as running without a record %d (jobs running at the checkpoint the input lacks: widen sacct -S to %s)",
+			s.CarriedUnseen, s.From.Format(time.RFC3339))
 	}
 	if s.Unrecharged > 0 {
 		fmt.Fprintf(&b, "; history jobs missing from the input %d (kept, not charged: rerun with every file of the window)", s.Unrecharged)

@@ -14,8 +14,9 @@ import (
 	"github.com/fairledger/fairledger/pipeline"
 )
 
-// The summary line names dropped duplicates, and the history's jobs a
-// recomputed window could not charge, only when there are some.
+// The summary line names dropped duplicates, the history's jobs a
+// recomputed window could not charge, and the jobs running at the
+// checkpoint charged as running without a record, only when there are some.
 func TestSummaryLineCounts(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -24,6 +25,9 @@ func TestSummaryLineCounts(t *testing.T) {
 	}{
 		{"duplicates", func(s *pipeline.Summary) { s.Duplicates = 3 }, "; duplicates dropped 3 "},
 		{"unrecharged", func(s *pipeline.Summary) { s.Unrecharged = 2 }, "; history jobs missing from the input 2 (kept, not charged"},
+		{"carried unseen", func(s *pipeline.Summary) {
+			s.CarriedUnseen, s.From = 1696, time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
+		}, "; charged as running without a record 1696 (jobs running at the checkpoint the input lacks: widen sacct -S to 2025-12-01T00:00:00Z)"},
 	} {
 		s := &pipeline.Summary{RunID: "r", Cluster: "c"}
 		if line := summaryLine(s); strings.Contains(line, c.want[:20]) {
