@@ -279,7 +279,7 @@ func runsTable() Table {
 			{"finished", TypeTimestamp, false, "UTC", "Run end."},
 			{"version", TypeString, false, "", "fairledger version."},
 			{"inputs", TypeInputList, false, "", "Input files: path, size in bytes and SHA-256 (hex)."},
-			{"config", TypeString, false, "", "JSON object of the slurm.conf values in force."},
+			{"config", TypeString, false, "", "JSON object of the slurm.conf values in force, the zone, the snapshot interval and the span the sacct input covered (`sacct_coverage`: `from`, `to` in Unix seconds, each with its source, `flag` for `--sacct-start`/`--sacct-end` or `data` for the jobs' own extent)."},
 			{"read", TypeInt64, false, "rows", "Input records read."},
 			{"ingested", TypeInt64, false, "rows", "Records ingested."},
 			{"rejected", TypeInt64, false, "rows", "Records rejected (each reported with its error)."},
