@@ -67,6 +67,12 @@ type Config struct {
 	AccountingStorageEnforce []string
 	// AccountingStorageTRES items as listed (case kept), in file order.
 	AccountingStorageTRES []string
+	// SlurmctldLogFile is slurmctld's log file, as written (empty: none
+	// set, slurmctld logs to syslog).
+	SlurmctldLogFile string
+	// DebugFlags are slurmctld's debug flags as listed (case kept): the
+	// decay lines fairledger reads need Priority.
+	DebugFlags []string
 	// Partitions in file order, with PartitionName=DEFAULT values already
 	// applied; the DEFAULT pseudo-partition itself is not listed.
 	Partitions []Partition
@@ -867,6 +873,10 @@ func (p *confParser) applyOne(k string, v confValue) error {
 		c.AccountingStorageEnforce = items
 	case "accountingstoragetres":
 		c.AccountingStorageTRES = confList(val, nil)
+	case "slurmctldlogfile":
+		c.SlurmctldLogFile = val
+	case "debugflags":
+		c.DebugFlags = confList(val, nil)
 	}
 	return err
 }

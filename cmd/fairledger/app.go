@@ -62,6 +62,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			sshareCommand(stdout, stderr),
 			sprioCommand(stdout, stderr),
 			runCommand(stdout, stderr),
+			nightlyCommand(stdout, stderr),
 			verifyCommand(stdout, stderr),
 			demoCommand(stdout, stderr),
 		},

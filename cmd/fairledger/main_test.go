@@ -23,6 +23,10 @@ func TestMain(m *testing.M) {
 		// (in memory, default settings): the scripts write history files
 		// with COPY, which fairledger sql refuses.
 		"duckdb": func() { os.Exit(duckdbMain(os.Args[1:])) },
+		// sacct and sacctmgr stand in for Slurm's clients (fakeslurm_test.go),
+		// for fairledger nightly.
+		"sacct":    func() { os.Exit(fakeSacct(os.Args[1:], os.Stdout, os.Stderr)) },
+		"sacctmgr": func() { os.Exit(fakeSacctmgr(os.Args[1:], os.Stdout, os.Stderr)) },
 	})
 }
 
