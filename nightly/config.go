@@ -33,7 +33,8 @@ type Config struct {
 	// (the log goes nowhere; warnings still reach stderr as plain lines).
 	LogFile string `toml:"log_file"`
 	// KeepDays is how many days the fetched sacct files are kept in the
-	// spool (default 14; 0 keeps none once a night has committed).
+	// spool after they were fetched (default 14; 0 keeps none once a night
+	// has committed).
 	KeepDays *int `toml:"keep_days"`
 	// Sacct and Sacctmgr are Slurm's clients (default: sacct and sacctmgr
 	// on $PATH).

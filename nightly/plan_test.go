@@ -126,13 +126,20 @@ func TestWindowEndDST(t *testing.T) {
 func TestPrunable(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2025, 12, 20, 2, 0, 0, 0, time.UTC)
-	names := []string{"20251205T230000Z", "20251206T000000Z", "20251206T020000Z", "20251219T230000Z", "notes", "2025-12-01"}
-	got := Prunable(names, now, 14)
-	// The cut is 2025-12-06T02:00Z: the two nights before it go.
-	if want := "20251205T230000Z 20251206T000000Z"; strings.Join(got, " ") != want {
-		t.Errorf("Prunable = %v, want %s", got, want)
+	fetched := map[string]time.Time{
+		"20251205T230000Z": time.Date(2025, 12, 6, 1, 0, 0, 0, time.UTC),
+		"20251206T230000Z": time.Date(2025, 12, 7, 1, 0, 0, 0, time.UTC),
+		"20251219T230000Z": time.Date(2025, 12, 20, 1, 0, 0, 0, time.UTC),
+		"20240101T000000Z": time.Date(2025, 12, 19, 1, 0, 0, 0, time.UTC), // a catch-up night, fetched yesterday
 	}
-	if got := Prunable(names, now, 0); len(got) != 4 {
+	// The cut is 2025-12-06T02:00Z: only the night fetched before it goes.
+	if got := strings.Join(Prunable(fetched, now, 14), " "); got != "20251205T230000Z" {
+		t.Errorf("Prunable(14) = %v", got)
+	}
+	if got := strings.Join(Prunable(fetched, now, 1), " "); got != "20251205T230000Z 20251206T230000Z" {
+		t.Errorf("Prunable(1) = %v", got)
+	}
+	if got := Prunable(fetched, now, 0); len(got) != 4 {
 		t.Errorf("Prunable(keep 0) = %v, want every night", got)
 	}
 }

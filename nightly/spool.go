@@ -236,8 +236,9 @@ func (n *Night) Discard() error {
 	return nil
 }
 
-// Prune removes the nights of the cluster's spool that ended more than
-// keepDays days before now, and returns their names.
+// Prune removes the nights of the cluster's spool fetched more than
+// keepDays days of 24 h before now (by their directory's modification
+// time), and returns their names.
 func Prune(clusterDir string, now time.Time, keepDays int) ([]string, error) {
 	dir := filepath.Join(clusterDir, nightsDir)
 	entries, err := os.ReadDir(dir)
@@ -247,13 +248,13 @@ func Prune(clusterDir string, now time.Time, keepDays int) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
-	var names []string
+	fetched := map[string]time.Time{}
 	for _, e := range entries {
-		if e.IsDir() {
-			names = append(names, e.Name())
+		if fi, err := e.Info(); err == nil && e.IsDir() {
+			fetched[e.Name()] = fi.ModTime()
 		}
 	}
-	old := Prunable(names, now, keepDays)
+	old := Prunable(fetched, now, keepDays)
 	for _, name := range old {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return nil, fmt.Errorf("spool: %w", err)
@@ -262,17 +263,18 @@ func Prune(clusterDir string, now time.Time, keepDays int) ([]string, error) {
 	return old, nil
 }
 
-// Prunable are the nights of names (nightLayout, others ignored) that
-// ended more than keepDays days of 24 h before now.
-func Prunable(names []string, now time.Time, keepDays int) []string {
+// Prunable are the nights of fetched (name → when it was fetched) fetched
+// more than keepDays days of 24 h before now, sorted by name; with keepDays
+// 0, every night.
+func Prunable(fetched map[string]time.Time, now time.Time, keepDays int) []string {
 	cut := now.Add(-time.Duration(keepDays) * 24 * time.Hour)
 	var out []string
-	for _, name := range names {
-		t, err := time.Parse(nightLayout, name)
-		if err == nil && t.Before(cut) {
+	for name, t := range fetched {
+		if keepDays == 0 || t.Before(cut) {
 			out = append(out, name)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 

@@ -156,63 +156,74 @@ func compareSlurmCapture(t *testing.T, c slurmCapture) (matched []cellKey, diffs
 		runArgs = append(runArgs, strings.ReplaceAll(a, "{dir}", c.dir))
 	}
 	for _, cp := range c.captures {
-		want, err := os.ReadFile(filepath.Join(c.dir, "sshare", cp.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		wh, wkeys, wrows, err := parseSshare(string(want))
-		if err != nil {
-			t.Fatalf("%s: %v", cp.file, err)
-		}
 		stdout.Reset()
 		stderr.Reset()
 		at := "@" + strconv.FormatInt(int64(math.Floor(cp.at)), 10)
-		var gh []string
-		var grows map[[2]string][]string
 		failed := ""
 		code := run(append(slices.Clip(runArgs), "--to", at), &stdout, &stderr)
 		if code != 0 && code != exitRejected {
 			failed = fmt.Sprintf("(run --to %s: exit %d: %s)", at, code, lastLine(stderr.String()))
-		} else {
-			stdout.Reset()
-			stderr.Reset()
-			code = run([]string{"fairledger", "--log-format", "json", "--log-level", "warn", "sshare",
-				"--history", hist, "--at", at, "--tz", c.tz, "-a", "-l", "-P"}, &stdout, &stderr)
 		}
-		if failed == "" && code != 0 {
-			failed = fmt.Sprintf("(sshare --at %s: exit %d: %s)", at, code, lastLine(stderr.String()))
-		} else if gh, _, grows, err = parseSshare(stdout.String()); err != nil {
-			failed = fmt.Sprintf("(sshare --at %s: %v)", at, err)
-		}
-		for _, k := range wkeys {
-			wf := wrows[k]
-			gf, ok := grows[k]
-			for i, col := range wh {
-				if col == "Account" || col == "User" {
-					continue
-				}
-				key := cellKey{cp.file, k[0], k[1], col}
-				got := failed
-				if got == "" {
-					got = "(no such row)"
-					if ok {
-						got = "(no such column)"
-						if j := slices.Index(gh, col); j >= 0 {
-							got = gf[j]
-						}
+		m, d := compareCapture(t, c, cp, hist, at, failed)
+		matched, diffs = append(matched, m...), append(diffs, d...)
+	}
+	return matched, diffs
+}
+
+// compareCapture compares every cell of the captured sshare cp with
+// fairledger's `sshare --at at` of the history hist (failed, when not
+// empty, says why fairledger has no answer: every cell differs).
+func compareCapture(t *testing.T, c slurmCapture, cp sshareCapture, hist, at, failed string) (matched []cellKey, diffs []cellDiff) {
+	t.Helper()
+	want, err := os.ReadFile(filepath.Join(c.dir, "sshare", cp.file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, wkeys, wrows, err := parseSshare(string(want))
+	if err != nil {
+		t.Fatalf("%s: %v", cp.file, err)
+	}
+	var stdout, stderr bytes.Buffer
+	var gh []string
+	var grows map[[2]string][]string
+	code := 0
+	if failed == "" {
+		code = run([]string{"fairledger", "--log-format", "json", "--log-level", "warn", "sshare",
+			"--history", hist, "--at", at, "--tz", c.tz, "-a", "-l", "-P"}, &stdout, &stderr)
+	}
+	if failed == "" && code != 0 {
+		failed = fmt.Sprintf("(sshare --at %s: exit %d: %s)", at, code, lastLine(stderr.String()))
+	} else if gh, _, grows, err = parseSshare(stdout.String()); failed == "" && err != nil {
+		failed = fmt.Sprintf("(sshare --at %s: %v)", at, err)
+	}
+	for _, k := range wkeys {
+		wf := wrows[k]
+		gf, ok := grows[k]
+		for i, col := range wh {
+			if col == "Account" || col == "User" {
+				continue
+			}
+			key := cellKey{cp.file, k[0], k[1], col}
+			got := failed
+			if got == "" {
+				got = "(no such row)"
+				if ok {
+					got = "(no such column)"
+					if j := slices.Index(gh, col); j >= 0 {
+						got = gf[j]
 					}
 				}
-				if got == wf[i] {
-					matched = append(matched, key)
-				} else {
-					diffs = append(diffs, cellDiff{key, wf[i], got})
-				}
+			}
+			if got == wf[i] {
+				matched = append(matched, key)
+			} else {
+				diffs = append(diffs, cellDiff{key, wf[i], got})
 			}
 		}
-		for k := range grows {
-			if _, ok := wrows[k]; !ok {
-				diffs = append(diffs, cellDiff{cellKey{cp.file, k[0], k[1], "(row)"}, "(no such row)", "(row)"})
-			}
+	}
+	for k := range grows {
+		if _, ok := wrows[k]; !ok {
+			diffs = append(diffs, cellDiff{cellKey{cp.file, k[0], k[1], "(row)"}, "(no such row)", "(row)"})
 		}
 	}
 	return matched, diffs

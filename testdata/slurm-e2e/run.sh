@@ -172,7 +172,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- the test's Go binary, built while the clusters run -----------------------
-(cd "$repo" && "$GO" test -c -o "$work/fairledger.test" ./cmd/fairledger && "$GO" test -c -o "$work/pipeline.test" ./pipeline) >"$work/go-build.log" 2>&1 &
+# The fairledger binary first: fairledger nightly runs against the decay
+# cluster while its jobs run.
+(cd "$repo" && "$GO" build -o "$work/fairledger.part" ./cmd/fairledger && mv "$work/fairledger.part" "$work/fairledger" &&
+	"$GO" test -c -o "$work/fairledger.test" ./cmd/fairledger && "$GO" test -c -o "$work/pipeline.test" ./pipeline) >"$work/go-build.log" 2>&1 &
 build_pid=$!
 
 # ---- users ------------------------------------------------------------------------
@@ -489,7 +492,83 @@ workload() {
 		sub fl_dave chem cpu -J q-late-high -q high -c 8 --mem=8G -t 5 --wrap 'sleep 60' >/dev/null
 		sub fl_bob theory cpu -J q-late-half -q half -c 24 --mem=4G -t 5 --nice=50 --wrap 'sleep 60' >/dev/null
 	}
-	local ev tick=
+	# nightly_nights: fairledger nightly started as its systemd unit starts it,
+	# with the example configuration on this cluster: a first night that
+	# backfills, nights ending at captures, a skipped night, a night with
+	# slurmdbd stopped (exit 1, nothing written) and the next one that
+	# recovers, a night under another TZ (docs/slurm-e2e.md, "The nightly
+	# command"). nights.tsv records each night for TestNightlyE2E.
+	nightly_nights() {
+		local dir=$capture/$s/nightly bin=$work/fairledger i exec_start first_to t
+		local cfg=$dir/fairledger.toml
+		mkdir -p "$dir"
+		for ((i = 0; i < 3000; i++)); do
+			[[ -x $bin ]] && break
+			sleep 0.1
+		done
+		[[ -x $bin ]] || { echo "nightly: no fairledger binary after 300 s"; return 1; }
+		sed -e "s|^history = .*|history = \"$dir/history\"|" -e "s|^spool = .*|spool = \"$dir/spool\"|" \
+			-e "s|^log_file = .*|log_file = \"$dir/nightly.log\"|" -e "s|^name = .*|name = \"fl$s\"|" \
+			-e "s|^slurm_conf = .*|slurm_conf = \"$d/etc/slurm.conf\"|" -e "s|^first_day = .*|first_day = \"@$((span_start - 60))\"|" \
+			-e "/^timezone = /d" -e "s|^window_end = .*|window_end = \"now\"|" "$repo/dist/fairledger.toml" >"$cfg"
+		exec_start=$(sed -n 's/^ExecStart=//p' "$repo/dist/systemd/fairledger-nightly.service")
+		exec_start=${exec_start/\/usr\/local\/bin\/fairledger/$bin}
+		hist_state() { # what a failed night must leave as it was
+			readlink "$dir/history/current" 2>/dev/null || true
+			ls -A "$dir/history/gen" 2>/dev/null || true
+			[[ -d $dir/history/current ]] && (cd "$dir/history/current/" && find . -type f -exec sha256sum {} + | sort)
+			return 0
+		}
+		night() { # NAME CAPTURE TO WANT-EXIT [VAR=VALUE...]: one night, a line of nights.tsv
+			local name=$1 cap=$2 to=$3 want=$4 before rc=0 unchanged=no
+			shift 4
+			local args=()
+			[[ $to != - ]] && args=(--to "@$to")
+			before=$(hist_state)
+			# shellcheck disable=SC2086 # ExecStart's words, as systemd splits them
+			env "$@" FAIRLEDGER_CONFIG="$cfg" $exec_start "${args[@]}" >"$dir/$name.out" 2>"$dir/$name.err" || rc=$?
+			[[ $before == "$(hist_state)" ]] && unchanged=yes
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$cap" "$to" "$want" "$rc" "$unchanged" \
+				"$(stat -c %s "$dir/$name.out")" "$(wc -l <"$dir/$name.err")" "$(head -c 400 "$dir/$name.err" | tr '\t\n' '  ')" >>"$dir/nights.tsv"
+			note "nightly $name: exit $rc"
+		}
+		capture_at() { # NN: wait for capture NN, print its whole second
+			local line
+			until line=$(grep "^$1.psv" "$capture/$s/captures.tsv" 2>/dev/null); do sleep 0.2; done
+			echo "${line#*$'\t'}" | cut -d. -f1
+		}
+		night first - - 0 # the unit's ExecStart as it is: backfills from first_day to now
+		first_to=$(date +%s) # at or after the first night's end
+		for ((k = 0; k <= minutes; k++)); do
+			t=$(capture_at "$(printf '%02d' "$k")")
+			((t > first_to)) || { note "nightly: capture $k precedes the first night's end"; continue; }
+			case $k in
+			1) note "nightly: night 01 skipped (cron down)" ;;
+			3)
+				# slurmdbd stopped: sacct fails, the night exits 1 and writes nothing;
+				# slurmdbd started again, the same night recovers.
+				local dbd
+				dbd=$(awk '$2 == "slurmdbd" { p = $1 } END { print p }' "$d/pids.txt")
+				kill "$dbd"
+				for ((i = 0; i < 200; i++)); do
+					[[ $(ps -o stat= -p "$dbd" 2>/dev/null) == Z* || -z $(ps -o pid= -p "$dbd" 2>/dev/null) ]] && break
+					sleep 0.1
+				done
+				night n03-slurmdbd-down 03.psv "$t" 1
+				start "$s" slurmdbd slurmdbd -D
+				wait_for 30 slurmdbd sacctmgr -n show cluster
+				night n03 03.psv "$t" 0
+				;;
+			4) night n04-tz 04.psv "$t" 0 TZ=Europe/Berlin ;; # cron's zone is not the history's
+			*) night "n$(printf '%02d' "$k")" "$(printf '%02d' "$k").psv" "$t" 0 ;;
+			esac
+		done
+	}
+	local ev tick= nl=
+	if [[ $s == decay ]]; then
+		nightly_nights >"$d/log/nightly.log" 2>&1 &
+		nl=$!
+	fi
 	if [[ $s == prio ]]; then
 		prio_events &
 		ev=$!
@@ -506,6 +585,7 @@ workload() {
 	done
 	wait "$ev" || die "$s: a job submission failed"
 	if [[ -n $tick ]]; then wait "$tick" || die "$s: the cancellation at a tick failed"; fi
+	if [[ -n $nl ]]; then wait "$nl" || { cat "$d/log/nightly.log" >&2; die "$s: the nightly nights failed"; }; fi
 }
 
 t0=$(now)
@@ -573,7 +653,7 @@ say "install ${t_install} s, bring-up ${t_bringup} s, jobs ${t_jobs} s, stop ${t
 cd "$repo/cmd/fairledger"
 # sshare and sprio through the CLI; the submit rows against sacct's
 # Priority (the priority at submission) through the pipeline.
-if ! FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^(TestSlurmE2E|TestSprioE2E)$' -test.v -test.count=1 ||
+if ! FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^(TestSlurmE2E|TestSprioE2E|TestNightlyE2E|TestSystemdUnits)$' -test.v -test.count=1 ||
 	! (cd "$repo/pipeline" && FAIRLEDGER_SLURM_CAPTURE=$capture "$work/pipeline.test" -test.run '^TestPrioritySubmitLive$' -test.v -test.count=1); then
 	# What a later look needs when the capture is gone (CI): when each job
 	# was submitted or cancelled, and slurmctld's ticks, job starts and ends.
