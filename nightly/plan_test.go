@@ -130,7 +130,7 @@ func TestPrunable(t *testing.T) {
 		"20251205T230000Z": time.Date(2025, 12, 6, 1, 0, 0, 0, time.UTC),
 		"20251206T230000Z": time.Date(2025, 12, 7, 1, 0, 0, 0, time.UTC),
 		"20251219T230000Z": time.Date(2025, 12, 20, 1, 0, 0, 0, time.UTC),
-		"20240101T000000Z": time.Date(2025, 12, 19, 1, 0, 0, 0, time.UTC), // a catch-up night, fetched yesterday
+		"20240101T000000Z": time.Date(2025, 12, 19, 3, 0, 0, 0, time.UTC), // a catch-up night, fetched 23 hours ago
 	}
 	// The cut is 2025-12-06T02:00Z: only the night fetched before it goes.
 	if got := strings.Join(Prunable(fetched, now, 14), " "); got != "20251205T230000Z" {
