@@ -24,6 +24,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	format := "auto"
 	app.Before = func(c *cli.Context) error {
 		format = c.String("log-format")
+		if c.Args().First() == "nightly" && !c.IsSet("log-format") {
+			// cron mails it and journald keeps it: the line a person reads
+			// (the JSON log is nightly's log_file).
+			format = "console"
+		}
 		return nil
 	}
 	err := app.Run(args)

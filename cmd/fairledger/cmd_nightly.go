@@ -166,10 +166,13 @@ func (n *nightRun) run(ctx context.Context) error {
 		return err
 	}
 	n.conf = conf
-	name := n.name()
-	if name == "" {
-		return fmt.Errorf("%s has no ClusterName: set name in the [[cluster]] section", n.cl.SlurmConf)
+	if n.cl.Name == "" {
+		if conf.ClusterName == "" {
+			return fmt.Errorf("%s has no ClusterName: set name in the [[cluster]] section", n.cl.SlurmConf)
+		}
+		n.cl.Name = conf.ClusterName
 	}
+	name := n.cl.Name
 	n.log = n.logw.logger().With().Str("cluster", name).Logger()
 	loc, zoneFrom, err := n.zone(name)
 	if err != nil {
@@ -371,10 +374,19 @@ type nightlyLog struct {
 	file    *os.File
 	stderr  io.Writer
 	verbose bool
+	// seen counts the plain lines per message: after maxSameLines of one
+	// message (a warning per job), the rest are counted, and Close says how
+	// many there were.
+	seen  map[string]int
+	order []string
 }
 
+// maxSameLines is how many warnings of one message reach stderr; the log
+// file has them all.
+const maxSameLines = 3
+
 func newNightlyLog(path string, stderr io.Writer, verbose bool) (*nightlyLog, error) {
-	l := &nightlyLog{stderr: stderr, verbose: verbose}
+	l := &nightlyLog{stderr: stderr, verbose: verbose, seen: map[string]int{}}
 	if path != "" {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
@@ -385,8 +397,20 @@ func newNightlyLog(path string, stderr io.Writer, verbose bool) (*nightlyLog, er
 	return l, nil
 }
 
-// Close closes the log file.
+// Close says how many lines of each message were left out, and closes
+// the log file.
 func (l *nightlyLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, key := range l.order {
+		if n := l.seen[key] - maxSameLines; n > 0 {
+			where := "the log"
+			if l.file != nil {
+				where = l.file.Name()
+			}
+			fmt.Fprintf(l.stderr, "%s (%d more like this in %s)\n", key, n, where)
+		}
+	}
 	if l.file == nil {
 		return nil
 	}
@@ -424,6 +448,15 @@ func (l *nightlyLog) write(p []byte, cluster string) (int, error) {
 	if level != "warn" && level != "error" && !l.verbose {
 		return len(p), nil
 	}
+	if level == "warn" {
+		key := plainPrefix(rec, cluster)
+		if l.seen[key] == 0 {
+			l.order = append(l.order, key)
+		}
+		if l.seen[key]++; l.seen[key] > maxSameLines {
+			return len(p), nil
+		}
+	}
 	fmt.Fprintln(l.stderr, plainRecord(rec, cluster))
 	return len(p), nil
 }
@@ -431,22 +464,8 @@ func (l *nightlyLog) write(p []byte, cluster string) (int, error) {
 // plainRecord is a log record as one line: "fairledger nightly: cluster
 // C: warning: message (key=value …)".
 func plainRecord(rec map[string]any, cluster string) string {
-	if c, ok := rec["cluster"].(string); ok {
-		cluster = c
-	}
 	var b strings.Builder
-	b.WriteString("fairledger nightly: ")
-	if cluster != "" {
-		b.WriteString("cluster " + cluster + ": ")
-	}
-	switch rec["level"] {
-	case "warn":
-		b.WriteString("warning: ")
-	case "error":
-		b.WriteString("error: ")
-	}
-	msg, _ := rec["message"].(string)
-	b.WriteString(msg)
+	b.WriteString(plainPrefix(rec, cluster))
 	var keys []string
 	for k := range rec {
 		switch k {
@@ -468,5 +487,27 @@ func plainRecord(rec map[string]any, cluster string) string {
 	if len(kv) > 0 {
 		b.WriteString(" (" + strings.Join(kv, " ") + ")")
 	}
+	return b.String()
+}
+
+// plainPrefix is a record's line without its fields: "fairledger
+// nightly: cluster C: warning: message".
+func plainPrefix(rec map[string]any, cluster string) string {
+	if c, ok := rec["cluster"].(string); ok {
+		cluster = c
+	}
+	var b strings.Builder
+	b.WriteString("fairledger nightly: ")
+	if cluster != "" {
+		b.WriteString("cluster " + cluster + ": ")
+	}
+	switch rec["level"] {
+	case "warn":
+		b.WriteString("warning: ")
+	case "error":
+		b.WriteString("error: ")
+	}
+	msg, _ := rec["message"].(string)
+	b.WriteString(msg)
 	return b.String()
 }
