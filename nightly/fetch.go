@@ -197,8 +197,9 @@ func (f *Fetcher) Version(ctx context.Context) (ingest.SlurmVersion, error) {
 	if _, err := f.Runner.Run(ctx, f.SacctPath, []string{"--version"}, f.env(), &out); err != nil {
 		return ingest.SlurmVersion{}, fmt.Errorf("sacct --version: %w", err)
 	}
+	// "slurm 24.11.5" as SchedMD builds it, "slurm-wlm 22.05.8" as Debian does.
 	fields := strings.Fields(out.String())
-	if len(fields) < 2 || !strings.EqualFold(fields[0], "slurm") {
+	if len(fields) < 2 || !strings.HasPrefix(strings.ToLower(fields[0]), "slurm") {
 		return ingest.SlurmVersion{}, fmt.Errorf("sacct --version printed %q, not \"slurm X.Y.Z\": set slurm_version", strings.TrimSpace(out.String()))
 	}
 	v, err := ingest.ParseSlurmVersion(fields[1])

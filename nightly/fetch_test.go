@@ -114,7 +114,7 @@ func TestAssocWithoutLineage(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	for out, want := range map[string]string{"slurm 22.05.8\n": "22.05", "slurm 24.11.5\n": "24.11", "slurm-wlm 22.05\n": "error", "slurm 21.08.8\n": "error"} {
+	for out, want := range map[string]string{"slurm 22.05.8\n": "22.05", "slurm 24.11.5\n": "24.11", "slurm-wlm 22.05.8\n": "22.05", "munge 0.5\n": "error", "slurm 21.08.8\n": "error"} {
 		f := &Fetcher{SacctPath: "sacct", Timeout: time.Second, Runner: &fakeRunner{replies: []reply{{match: "--version", stdout: out}}}}
 		v, err := f.Version(context.Background())
 		got := v.String()
