@@ -177,3 +177,24 @@ func TestNonUTF8FileName(t *testing.T) {
 		t.Errorf("assoc: err = %v", err)
 	}
 }
+
+// A pending job submitted with --begin=now+1hour has its Eligible an hour
+// ahead (a live Slurm 22.05 cluster printed it so: slurm-e2e's b-pending
+// job, fetched with every state); it is read, not rejected as a time that
+// has not happened yet. An End in the future still is.
+func TestEligibleInTheFuture(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1796185838, 0)
+	h := "JobID|JobIDRaw|Cluster|Partition|QOS|Account|User|Submit|Eligible|Start|End|Elapsed|ElapsedRaw|Suspended|State|ExitCode|NNodes|AllocCPUS|ReqTRES|AllocTRES|Timelimit|JobName\n"
+	pending := "8|8|c|cpu|normal|theory|fl_bob|1796185705|1796189308|Unknown|Unknown|00:00:00|0|00:00:00|PENDING|0:0|1|0|billing=1,cpu=1,mem=1G,node=1||00:05:00|b-pending\n"
+	opt := SacctOptions{Bounds: RunBounds(now), KeepPending: true}
+	res := readAll(t, "s.psv", []byte(h+pending), opt)
+	if res.stats.Rejected != 0 || res.stats.Ingested != 1 {
+		t.Errorf("stats %s, rejects %q: want the pending row ingested", res.stats.String(), res.rejects)
+	}
+	future := "9|9|c|cpu|normal|theory|fl_bob|1796185705|1796185705|1796185705|1796189308|00:59:00|3540|00:00:00|COMPLETED|0:0|1|1|billing=1,cpu=1,mem=1G,node=1|billing=1,cpu=1,mem=1G,node=1|01:00:00|late\n"
+	res = readAll(t, "s.psv", []byte(h+future), opt)
+	if res.stats.Rejected != 1 || len(res.rejects) != 1 || !strings.Contains(res.rejects[0], "End=") {
+		t.Errorf("End in the future: stats %s, rejects %q", res.stats.String(), res.rejects)
+	}
+}

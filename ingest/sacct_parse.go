@@ -795,7 +795,14 @@ func (p *sacctParser) optTime(c sacctCol) (int64, bool, *ParseError) {
 		return 0, false, p.fieldErr(c, v, err)
 	}
 	if k == timeSet {
-		if err := p.bounds.check(t); err != nil {
+		b := p.bounds
+		if c == colEligible {
+			// A job submitted with --begin in the future is eligible then:
+			// sacct prints that time while it waits (slurmdbd's
+			// eligible_time is the begin time).
+			b.Max = 0
+		}
+		if err := b.check(t); err != nil {
 			return 0, false, p.fieldErr(c, v, err)
 		}
 	}
