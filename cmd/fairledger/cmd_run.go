@@ -44,7 +44,7 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 	)
 	return &cli.Command{
 		Name:  "run",
-		Usage: "the nightly job: ingest → billing → decay → fair share → Parquet history, resuming from the last night",
+		Usage: "one night from a site's files: ingest → billing → decay → fair share → Parquet history, resuming from the last night (fairledger nightly fetches the files itself and runs it)",
 		Description: "Reads the sacct files, bills every job, charges decayed usage on the PriorityCalcPeriod grid,\n" +
 			"takes fair-share snapshots (daily at local midnight and at --to) and writes the jobs, usage,\n" +
 			"fairshare, associations and runs tables. Run it again the next night with that night's sacct\n" +
