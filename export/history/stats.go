@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -17,36 +19,15 @@ import (
 // the file's rows and compares: contentStats reads only the columns they
 // come from, the way rowsEncoder computed them when the file was written.
 
-// Only these columns are read (parquet-go projects a file's columns onto
-// the struct's by name).
-type (
-	jobStatRow struct {
-		JobIDRaw   int64     `parquet:"job_id_raw"`
-		Start      time.Time `parquet:"start,timestamp(microsecond:utc)"`
-		ChargedSec int64     `parquet:"charged_sec"`
-	}
-	usageStatRow struct {
-		PeriodStart time.Time `parquet:"period_start,timestamp(microsecond:utc)"`
-	}
-	snapshotStatRow struct {
-		Snapshot time.Time `parquet:"snapshot,timestamp(microsecond:utc)"`
-	}
-	runStatRow struct {
-		Started time.Time `parquet:"started,timestamp(microsecond:utc)"`
-	}
-	priorityStatRow struct {
-		At       time.Time  `parquet:"event_time,timestamp(microsecond:utc)"`
-		Snapshot *time.Time `parquet:"snapshot,optional,timestamp(microsecond:utc)"`
-	}
-)
-
-// statsChunk is how many rows contentStats decodes at a time.
+// statsChunk is how many values contentStats decodes at a time.
 const statsChunk = 4096
 
 // contentStats returns the statistics of data file f (size bytes) of
 // table computed from its rows: in the returned Partition, Rows and the
-// fields Partition.MinTime to MaxEnd document. A panic of the decoder on
-// malformed bytes is returned as an error.
+// fields Partition.MinTime to MaxEnd document. It reads only the columns
+// they come from, value by value (decoding whole rows made verify fifteen
+// times slower). A panic of the decoder on malformed bytes is returned as
+// an error.
 func contentStats(f io.ReaderAt, size int64, table string) (st Partition, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -57,53 +38,152 @@ func contentStats(f io.ReaderAt, size int64, table string) (st Partition, err er
 	if err != nil {
 		return Partition{}, err
 	}
-	acc := statsAcc{}
+	var timeCol string
 	switch table {
 	case schemas.TableJobs:
-		err = eachRow(pf, func(r *jobStatRow) {
-			s := floorSec(r.Start.UnixMicro())
-			acc.add(s)
-			acc.addJob(r.JobIDRaw, s+r.ChargedSec)
-		})
+		timeCol = "start"
 	case schemas.TableUsage:
-		err = eachRow(pf, func(r *usageStatRow) { acc.add(r.PeriodStart.Unix()) })
+		timeCol = "period_start"
 	case schemas.TableFairshare, schemas.TableAssociations:
-		err = eachRow(pf, func(r *snapshotStatRow) { acc.add(r.Snapshot.Unix()) })
+		timeCol = "snapshot"
 	case schemas.TableRuns:
-		err = eachRow(pf, func(r *runStatRow) { acc.add(r.Started.Unix()) })
+		timeCol = "started"
 	case schemas.TablePriority:
-		err = eachRow(pf, func(r *priorityStatRow) {
-			at := r.At
-			if at.IsZero() && r.Snapshot != nil {
-				at = *r.Snapshot // a file from before the at column (upgradePriority)
-			}
-			acc.add(at.Unix())
-		})
+		timeCol = "event_time"
+		if _, ok := pf.Schema().Lookup(timeCol); !ok {
+			timeCol = "snapshot" // a file from before the event_time column (upgradePriority)
+		}
 	default:
 		return Partition{}, fmt.Errorf("no statistics for table %q", table)
 	}
-	if err != nil {
-		return Partition{}, err
+	acc := statsAcc{}
+	for _, rg := range pf.RowGroups() {
+		times, err := timeColumn(rg, timeCol)
+		if err != nil {
+			return Partition{}, err
+		}
+		if table != schemas.TableJobs {
+			for _, t := range times {
+				acc.add(t)
+			}
+			acc.p.Rows += rg.NumRows() - int64(len(times)) // rows without a time (NULL)
+			continue
+		}
+		ids, err := int64Column(rg, "job_id_raw")
+		if err == nil && len(ids) != len(times) {
+			err = fmt.Errorf("%d job_id_raw values for %d starts", len(ids), len(times))
+		}
+		var charged []int64
+		if err == nil {
+			charged, err = int64Column(rg, "charged_sec")
+		}
+		if err == nil && len(charged) != len(times) {
+			err = fmt.Errorf("%d charged_sec values for %d starts", len(charged), len(times))
+		}
+		if err != nil {
+			return Partition{}, err
+		}
+		for i, t := range times {
+			acc.add(t)
+			acc.addJob(ids[i], t+charged[i])
+		}
 	}
 	return acc.p, nil
 }
 
-// eachRow calls fn with each row of pf, decoded as T.
-func eachRow[T any](pf *parquet.File, fn func(*T)) error {
-	r := parquet.NewGenericReader[T](pf)
-	defer r.Close()
-	buf := make([]T, statsChunk)
-	for {
-		n, err := r.Read(buf)
-		for i := range buf[:n] {
-			fn(&buf[i])
+// timeColumn returns the non-NULL values of timestamp column name of rg
+// in Unix seconds, rounded down.
+func timeColumn(rg parquet.RowGroup, name string) ([]int64, error) {
+	col, ok := rg.Schema().Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("no %s column", name)
+	}
+	perSec := int64(1e6) // the store writes microseconds
+	if lt := col.Node.Type().LogicalType(); lt != nil {
+		if ts, ok := lt.Value.(*format.TimestampType); ok && ts.Unit.Value != nil {
+			perSec = int64(time.Second / ts.Unit.Value.Duration())
 		}
+	}
+	vals, err := int64Column(rg, name)
+	for i, v := range vals {
+		s := v / perSec
+		if v%perSec < 0 {
+			s--
+		}
+		vals[i] = s
+	}
+	return vals, err
+}
+
+// readInt64s fills dst from r, and returns how many values it read.
+func readInt64s(r parquet.Int64Reader, dst []int64) (int, error) {
+	n := 0
+	for n < len(dst) {
+		k, err := r.ReadInt64s(dst[n:])
+		n += k
 		if errors.Is(err, io.EOF) {
-			return nil
+			return n, nil
 		}
 		if err != nil {
-			return err
+			return n, err
 		}
+		if k == 0 {
+			return n, io.ErrNoProgress
+		}
+	}
+	return n, nil
+}
+
+// int64Column returns the non-NULL values of INT64 column name of rg.
+func int64Column(rg parquet.RowGroup, name string) ([]int64, error) {
+	col, ok := rg.Schema().Lookup(name)
+	if !ok || col.Node.Type().Kind() != parquet.Int64 {
+		return nil, fmt.Errorf("no INT64 %s column", name)
+	}
+	pages := rg.ColumnChunks()[col.ColumnIndex].Pages()
+	defer pages.Close()
+	out := make([]int64, 0, rg.NumRows())
+	vals := make([]parquet.Value, statsChunk)
+	for {
+		page, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ir, ok := page.Values().(parquet.Int64Reader); ok && col.MaxDefinitionLevel == 0 {
+			// A required column: its values decoded straight into out.
+			n := int(page.NumValues())
+			at := len(out)
+			out = slices.Grow(out, n)[:at+n]
+			got, err := readInt64s(ir, out[at:])
+			parquet.Release(page)
+			if err == nil && got != n {
+				err = fmt.Errorf("%s: %d values in a page of %d", name, got, n)
+			}
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		r := page.Values()
+		for {
+			n, err := r.ReadValues(vals)
+			for _, v := range vals[:n] {
+				if !v.IsNull() {
+					out = append(out, v.Int64())
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				parquet.Release(page)
+				return nil, err
+			}
+		}
+		parquet.Release(page)
 	}
 }
 
