@@ -188,22 +188,28 @@ func int64Column(rg parquet.RowGroup, name string) ([]int64, error) {
 }
 
 // statsAcc accumulates a file's statistics, row by row.
-type statsAcc struct{ p Partition }
+type statsAcc struct {
+	p     Partition
+	times int64 // rows with a time: the first sets the bounds
+	jobs  int64 // jobs rows: the first sets the ids and MaxEnd
+}
 
 func (a *statsAcc) add(t int64) {
-	if a.p.Rows == 0 {
+	if a.times == 0 {
 		a.p.MinTime, a.p.MaxTime = t, t
 	}
 	a.p.MinTime, a.p.MaxTime = min(a.p.MinTime, t), max(a.p.MaxTime, t)
 	a.p.Rows++
+	a.times++
 }
 
-// addJob adds a job's raw id and charged end; after add of its start.
+// addJob adds a job's raw id and charged end (with add of its start).
 func (a *statsAcc) addJob(id, end int64) {
-	if a.p.Rows == 1 {
+	if a.jobs == 0 {
 		a.p.MinID, a.p.MaxID, a.p.MaxEnd = id, id, end
 	}
 	a.p.MinID, a.p.MaxID, a.p.MaxEnd = min(a.p.MinID, id), max(a.p.MaxID, id), max(a.p.MaxEnd, end)
+	a.jobs++
 }
 
 // hasStats reports whether entry p records statistics: an imported file

@@ -117,7 +117,6 @@ type VerifyReport struct {
 	Bytes int64
 	// Repaired is the generation Repair committed (0: none).
 	Repaired int64
-	fallback *fallback
 	// Fallback is, when the checked generation's manifest is damaged (a
 	// Problem with that manifest's Path), the newest older generation
 	// whose manifest and files verify: Repair commits a copy of it
@@ -127,6 +126,8 @@ type VerifyReport struct {
 	// would remove), one per cluster (the earliest start any of its
 	// problems needs), sorted by cluster.
 	Reruns []Rerun
+
+	fallback *fallback // Fallback's manifest and the nights it lacks (manifestReport)
 }
 
 // Verify checks the committed generation's files of cluster ("" for every
