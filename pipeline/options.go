@@ -98,6 +98,12 @@ type Options struct {
 	// missing history directory is not created; an existing one is locked
 	// while the dry run reads its checkpoints, as a run locks it.
 	DryRun bool
+	// BeforeCommit, when set, is called once the run's generation is built,
+	// right before it is committed (a dry run: at its end): an error stops
+	// the run with nothing committed. The command finishes its side outputs
+	// there (the --rejects file written, synced and closed), so that a run
+	// whose side output fails commits nothing.
+	BeforeCommit func() error
 }
 
 // Progress reports how far the sacct files have been read.

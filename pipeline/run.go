@@ -57,6 +57,9 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if r.opt.DryRun {
 		r.sum.AfterTo = r.st.afterToCount(r.to)
 		r.sum.Finished = r.opt.Now()
+		if err := r.beforeCommit(); err != nil {
+			return nil, err
+		}
 		return r.sum, nil
 	}
 	r.warnUnrecharged()
@@ -597,10 +600,24 @@ func (r *runState) commit(ctx context.Context, resid []residue) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := r.beforeCommit(); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
 	sum.Generation = tx.Generation()
+	return nil
+}
+
+// beforeCommit calls Options.BeforeCommit, if set.
+func (r *runState) beforeCommit() error {
+	if r.opt.BeforeCommit == nil {
+		return nil
+	}
+	if err := r.opt.BeforeCommit(); err != nil {
+		return fmt.Errorf("before the commit (nothing was committed): %w", err)
+	}
 	return nil
 }
 

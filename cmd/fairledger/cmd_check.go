@@ -134,6 +134,10 @@ func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer, loc *time.
 	}
 	in.reject = &rejectSink{log: log}
 	if p := c.String("rejects"); p != "" {
+		// check has no --history: "" then.
+		if err := outsideHistory("rejects", p, c.String("history")); err != nil {
+			return nil, err
+		}
 		out, err := createOutput(p, stdout)
 		if err != nil {
 			return nil, fmt.Errorf("--rejects: %w", err)

@@ -47,6 +47,9 @@ func genCommand(stdout, stderr io.Writer) *cli.Command {
 			if t := c.Timestamp("to"); t != nil {
 				o.To = *t
 			}
+			if err := outsideHistory("dir", c.String("dir")); err != nil {
+				return err
+			}
 			start := time.Now()
 			sum, err := writeSynth(c.String("dir"), o)
 			if err != nil {

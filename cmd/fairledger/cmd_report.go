@@ -82,8 +82,17 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 			case c.Int("top") < 1 || c.Int("top") > report.MaxTopN:
 				return usagef("--top %d: want 1 to %d", c.Int("top"), report.MaxTopN)
 			}
-			opt := report.Options{Cluster: c.String("cluster"), TopN: c.Int("top")}
+			// Nothing is written into a history, the one read included.
 			var err error
+			if all {
+				err = outsideHistory("out-dir", c.String("out-dir"), c.String("history"))
+			} else {
+				err = outsideHistory("out", c.String("out"), c.String("history"))
+			}
+			if err != nil {
+				return err
+			}
+			opt := report.Options{Cluster: c.String("cluster"), TopN: c.Int("top")}
 			if opt.From, err = parseDay(c.String("from"), false); err != nil {
 				return usagef("--from: %v", err)
 			}

@@ -117,6 +117,9 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		SnapshotEvery: c.Duration("snapshot-every"), Location: loc, Version: version,
 		LockWait: c.Duration("lock-wait"), KeepCheckpoints: c.Int("keep-checkpoints"), Log: log,
 		DryRun: c.Bool("dry-run"), TickOrigin: tickOrigin, SlurmVersion: in.version, Priority: c.Bool("priority"),
+		// The --rejects file is written, synced and closed before the
+		// commit: a run that cannot write it commits nothing.
+		BeforeCommit: in.reject.close,
 	}
 	var bar *progressLine
 	if showProgress(c.String("progress"), stderr) {

@@ -16,16 +16,21 @@ import (
 func verifyCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "verify",
-		Usage: "check every file of the history against its manifest (size, SHA-256, Parquet footer, rows); --repair removes the damaged ones, --migrate converts an old-layout history first",
-		Description: "Reads every byte of the committed generation's files and checks each against the manifest:\n" +
-			"that it exists, its size and SHA-256, that a Parquet file's footer is readable and counts the\n" +
-			"manifest's rows, that a checkpoint is valid JSON; and reports files the manifest does not list.\n" +
+		Usage: "check the history's manifest (its checksum) and every file against it (size, SHA-256, Parquet footer, rows, statistics); --repair removes the damaged ones, --migrate converts an old-layout history first",
+		Description: "Checks the committed generation's manifest against its checksum, then reads every byte of its\n" +
+			"files and checks each against the manifest: that it exists, its size and SHA-256, that a Parquet\n" +
+			"file's footer is readable and counts the manifest's rows, that its statistics (min_time, max_time,\n" +
+			"min_id, max_id, max_end) are its rows', that a checkpoint is valid JSON; and reports files the\n" +
+			"manifest does not list.\n" +
 			"Prints one line per problem on stdout, \"<path>: <what>; repair: <what to run>\", and a summary\n" +
 			"on stderr. Exit 1 when there is a problem. Runs may commit meanwhile: it checks the generation\n" +
 			"that was committed when it started.\n" +
 			"With --repair, under the history's lock, it then commits one new generation without the damaged\n" +
 			"and missing files (a file an older generation still holds intact is linked back instead), prints\n" +
 			"what it removed and, once per cluster, the `fairledger run` that recomputes the removed rows.\n" +
+			"A file whose statistics alone are wrong is kept with its own recorded. A damaged manifest is\n" +
+			"replaced by a copy of the newest older generation whose manifest and files verify; the nights\n" +
+			"that generation lacks are printed as runs to recompute (docs/verify.md).\n" +
 			"Exit 1 still: the history had a problem, and the recompute is yours to run.\n" +
 			"With --migrate, a history written before the generation store (files rewritten in place) is\n" +
 			"converted into one first, under the history's lock, and then verified.",
@@ -155,6 +160,10 @@ func printRepair(w io.Writer, rep history.VerifyReport) (removed, restored int) 
 	rel := func(p history.Problem) string { return p.File.Path }
 	for _, p := range rep.Problems {
 		switch p.Fixed {
+		case history.FixedReplaced:
+			fmt.Fprintf(w, "replaced by a copy of generation %d (generation %d): the damaged manifest %s\n", rep.Fallback, rep.Repaired, p.Path)
+		case history.FixedRecorded:
+			fmt.Fprintf(w, "statistics recorded from its rows (generation %d): %s\n", rep.Repaired, rel(p))
 		case history.FixedRemoved:
 			removed++
 			fmt.Fprintf(w, "removed from the history (generation %d): %s\n", rep.Repaired, rel(p))

@@ -7,12 +7,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fairledger/fairledger/export/history"
 )
 
 // Every file the CLI writes for a user goes through createOutput:
@@ -376,4 +379,111 @@ func outputDir(dir string) error {
 		return fmt.Errorf("%s exists and is not a directory", dir)
 	}
 	return err
+}
+
+// Nothing but a run writes into a history: every output path a user names
+// (report --out and --out-dir, check's and run's --rejects, gen --dir) is
+// checked with outsideHistory before anything is written. A file dropped
+// into a history is at best a stray that verify reports, at worst one of
+// its files replaced (report --out H/current/manifest.json).
+
+// outsideHistory returns a usage error when name, the value of flag,
+// lies inside a fairledger history: when its path, every symlink
+// resolved (current included), is a history's directory or below one.
+// own are the command's own --history directories, refused as histories
+// even before their first commit. "-" (stdout) is never refused.
+func outsideHistory(flag, name string, own ...string) error {
+	if name == "-" || name == "" {
+		return nil
+	}
+	resolved, err := resolvePath(name)
+	if err != nil {
+		return usagef("--%s %s: %v", flag, name, err)
+	}
+	owned := map[string]string{}
+	for _, h := range own {
+		if h == "" {
+			continue
+		}
+		if r, err := resolvePath(h); err == nil {
+			owned[r] = h
+		}
+	}
+	for d := resolved; ; d = filepath.Dir(d) {
+		hist, ok := owned[d]
+		if !ok && isHistory(d) {
+			hist, ok = d, true
+		}
+		if ok {
+			via := ""
+			if abs, _ := filepath.Abs(name); resolved != abs {
+				via = " (it resolves to " + resolved + ")"
+			}
+			return usagef("--%s %s%s is inside the fairledger history %s: only `fairledger run` writes into a history "+
+				"(a file put there is a stray for verify to report, or replaces one of the history's own files); nothing was written: "+
+				"give a path outside %s", flag, name, via, hist, hist)
+		}
+		if parent := filepath.Dir(d); parent == d {
+			return nil
+		}
+	}
+}
+
+// isHistory reports whether dir is a fairledger history: its current
+// symlink names gen/<N>, or its gen directory holds a generation's
+// manifest (a history whose current link is missing).
+func isHistory(dir string) bool {
+	if t, err := os.Readlink(filepath.Join(dir, history.CurrentLink)); err == nil &&
+		path.Dir(filepath.ToSlash(filepath.Clean(t))) == "gen" {
+		return true
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "gen", "*", "manifest.json"))
+	return len(m) > 0
+}
+
+// resolvePath is name as an absolute path with every symlink resolved, as
+// the kernel would open it: component by component, ".." taken after the
+// symlink before it is followed. Components that do not exist yet are
+// kept as named; a dangling symlink is resolved to where it points.
+func resolvePath(name string) (string, error) {
+	cur := string(filepath.Separator)
+	if !filepath.IsAbs(name) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		if cur, err = filepath.EvalSymlinks(wd); err != nil {
+			return "", err
+		}
+	}
+	comps := strings.Split(filepath.ToSlash(name), "/")
+	for links := 0; len(comps) > 0; {
+		c := comps[0]
+		comps = comps[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > 40 { // as many as the kernel follows
+			return "", fmt.Errorf("%s: too many levels of symbolic links", name)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			cur = string(filepath.Separator)
+		}
+		comps = append(strings.Split(filepath.ToSlash(target), "/"), comps...)
+	}
+	return cur, nil
 }

@@ -26,8 +26,10 @@
 // only in the path). A writer builds the next generation in a Txn (new
 // files, hard links to the files it keeps, the manifest) and publishes it
 // with one rename of the symlink; a reader pins a generation with a View.
-// Equal rows give equal bytes and file names. Every file read is checked
-// against the manifest (size, SHA-256, row count). See
+// Equal rows give equal bytes and file names. Every manifest read is
+// checked against its checksum (a *ManifestError otherwise), every file
+// read against the manifest (size, SHA-256, row count); Verify also
+// compares each file's statistics with its rows. See
 // docs/history-store.md.
 //
 // history touches files: it writes and reads the history directory and

@@ -92,6 +92,12 @@ type Manifest struct {
 	Format int `json:"format"`
 	// Generation is the generation's number, from 1.
 	Generation int64 `json:"generation"`
+	// Checksum is "sha256:" and the hex SHA-256 of the manifest's
+	// canonical encoding (see manifestChecksum), set by the commit that
+	// writes it and checked by every reader and writer: a manifest changed
+	// after its commit is refused (*ManifestError). "" in a manifest
+	// written before checksums (read as it is; the next commit writes one).
+	Checksum string `json:"checksum,omitempty"`
 	// Partitions are the files, sorted by path.
 	Partitions []Partition `json:"files"`
 }

@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -143,27 +144,103 @@ func (h *Store) oldLayout() bool {
 // genPath is the directory of generation n.
 func (h *Store) genPath(n int64) string { return filepath.Join(h.Dir, genDir, genName(n)) }
 
-// readGenManifest reads generation n's manifest.
+// readGenManifest reads generation n's manifest, checked (a damaged one
+// is a *ManifestError).
 func (h *Store) readGenManifest(n int64) (Manifest, error) {
 	if n == 0 {
 		return Manifest{Format: StoreFormat, Partitions: []Partition{}}, nil
 	}
-	b, err := os.ReadFile(filepath.Join(h.genPath(n), manifestFile))
+	file := filepath.Join(h.genPath(n), manifestFile)
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Manifest{}, h.manifestError(n, "missing (the current symlink names generation "+strconv.FormatInt(n, 10)+")")
+	}
 	if err != nil {
 		return Manifest{}, fmt.Errorf("read manifest of generation %d: %w", n, err)
 	}
-	return decodeManifest(b, n)
+	return h.decodeManifest(b, n)
 }
 
-func decodeManifest(b []byte, n int64) (Manifest, error) {
+// decodeManifest decodes generation n's manifest and checks it: valid
+// JSON of the store's format and generation n, and, when it has one, its
+// checksum. A manifest without a checksum (written before them) is read
+// as it is. Anything else is a *ManifestError.
+func (h *Store) decodeManifest(b []byte, n int64) (Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return Manifest{}, fmt.Errorf("manifest of generation %d: %w", n, err)
+		return Manifest{}, h.manifestError(n, "not a manifest (not valid JSON: "+err.Error()+")")
 	}
 	if m.Format != StoreFormat || m.Generation != n {
-		return Manifest{}, fmt.Errorf("manifest of generation %d: format %d generation %d", n, m.Format, m.Generation)
+		return Manifest{}, h.manifestError(n, fmt.Sprintf("format %d generation %d, want format %d generation %d", m.Format, m.Generation, StoreFormat, n))
+	}
+	if m.Checksum != "" {
+		sum, err := manifestChecksum(m)
+		if err != nil {
+			return Manifest{}, fmt.Errorf("manifest of generation %d: %w", n, err)
+		}
+		if sum != m.Checksum {
+			return Manifest{}, h.manifestError(n, "its content does not match its checksum "+m.Checksum+
+				" (computed "+sum+"): it was changed after the commit that wrote it")
+		}
+	}
+	if m.Partitions == nil {
+		m.Partitions = []Partition{}
 	}
 	return m, nil
+}
+
+// manifestChecksum is m's checksum: "sha256:" and the hex SHA-256 of its
+// canonical encoding, encoding/json's compact encoding of m with an empty
+// Checksum (the fields in their struct order, no whitespace). It depends
+// only on what the manifest says, not on how its file is indented.
+func manifestChecksum(m Manifest) (string, error) {
+	m.Checksum = ""
+	if m.Partitions == nil {
+		m.Partitions = []Partition{}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// encodeManifest is the bytes of m's file, with its checksum set.
+func encodeManifest(m Manifest) ([]byte, error) {
+	sum, err := manifestChecksum(m)
+	if err != nil {
+		return nil, err
+	}
+	m.Checksum = sum
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// ManifestError is a generation's manifest that cannot be trusted: missing,
+// not a manifest, or changed after its commit (its checksum differs).
+// Nothing of the generation is read or written through it.
+type ManifestError struct {
+	// History is the history's directory, Generation the generation.
+	History    string
+	Generation int64
+	// Path is the manifest file.
+	Path string
+	// Problem says what is wrong.
+	Problem string
+}
+
+func (e *ManifestError) Error() string {
+	return fmt.Sprintf("history %s: manifest %s is damaged: %s; nothing was read or written: "+
+		"`fairledger verify --history %s` says more, `fairledger verify --repair --history %s` goes back to the newest older generation that verifies",
+		e.History, e.Path, strings.Join(strings.Fields(e.Problem), " "), e.History, e.History)
+}
+
+func (h *Store) manifestError(n int64, problem string) *ManifestError {
+	return &ManifestError{History: h.Dir, Generation: n, Path: filepath.Join(h.genPath(n), manifestFile), Problem: problem}
 }
 
 // View is one committed generation of a history, pinned for reading: its
@@ -192,6 +269,9 @@ func (h *Store) View() (*View, error) {
 		if errors.Is(err, fs.ErrNotExist) && try < 5 {
 			continue // removed between the readlink and the open: read the symlink again
 		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, h.manifestError(n, "missing (the current symlink names generation "+strconv.FormatInt(n, 10)+")")
+		}
 		if err != nil {
 			return nil, fmt.Errorf("history %s: %w", h.Dir, err)
 		}
@@ -208,10 +288,10 @@ func (h *Store) View() (*View, error) {
 			f.Close()
 			return nil, fmt.Errorf("history %s: %w", h.Dir, err)
 		}
-		m, err := decodeManifest(b, n)
+		m, err := h.decodeManifest(b, n)
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("history %s: %w", h.Dir, err)
+			return nil, err
 		}
 		return &View{Dir: dir, Manifest: m, lock: f}, nil
 	}
@@ -760,11 +840,11 @@ func (t *Txn) Commit() error {
 			return t.fail(err)
 		}
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
+	b, err := encodeManifest(m)
 	if err != nil {
 		return t.fail(err)
 	}
-	if err := os.WriteFile(filepath.Join(t.stage, manifestFile), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(t.stage, manifestFile), b, 0o644); err != nil {
 		return t.fail(err)
 	}
 	if err := syncFS(t.stage); err != nil {

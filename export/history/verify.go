@@ -52,7 +52,8 @@ type Problem struct {
 	// recomputed (a runs file, most checkpoints, a restored file).
 	Rerun *Rerun
 
-	kind damage // of a listed file
+	kind   damage     // of a listed file, or badManifest
+	actual *Partition // the file's statistics from its rows (kind wrongStats)
 }
 
 // What Repair did with a file (Problem.Fixed).
@@ -62,6 +63,13 @@ const (
 	// FixedRestored: the file is in the repaired generation again, linked
 	// from its intact copy in an older generation (Problem.Intact).
 	FixedRestored = "restored"
+	// FixedRecorded: the file is in the repaired generation as it was,
+	// its manifest entry's statistics recorded from its rows.
+	FixedRecorded = "recorded"
+	// FixedReplaced: the damaged manifest (Problem.Path) was left behind:
+	// the repaired generation is a copy of an older one that verifies
+	// (VerifyReport.Fallback).
+	FixedReplaced = "replaced"
 )
 
 // Rerun is a `fairledger run` that recomputes rows of a cluster that
@@ -109,10 +117,17 @@ type VerifyReport struct {
 	Bytes int64
 	// Repaired is the generation Repair committed (0: none).
 	Repaired int64
+	// Fallback is, when the checked generation's manifest is damaged (a
+	// Problem with that manifest's Path), the newest older generation
+	// whose manifest and files verify: Repair commits a copy of it
+	// (Verify: would). 0: none, or the manifest is sound.
+	Fallback int64
 	// Reruns are the runs that recompute what Repair removed (Verify:
 	// would remove), one per cluster (the earliest start any of its
 	// problems needs), sorted by cluster.
 	Reruns []Rerun
+
+	fallback *fallback // Fallback's manifest and the nights it lacks (manifestReport)
 }
 
 // Verify checks the committed generation's files of cluster ("" for every
@@ -150,6 +165,9 @@ func (h *Store) Repair(cluster string) (VerifyReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	if rep.damagedManifest() != nil {
+		return h.fallBack(rep, cluster)
+	}
 	var listed []int
 	for i := range rep.Problems {
 		if rep.Problems[i].File != nil {
@@ -181,6 +199,14 @@ func (h *Store) Repair(cluster string) (VerifyReport, error) {
 				cutAt[c] = cp.at
 			}
 			pr.Fixed = FixedRemoved
+			continue
+		}
+		if pr.kind == wrongStats {
+			if err := t.restore(withStats(*pr.File, *pr.actual), t.basePath(*pr.File)); err != nil {
+				t.Abort()
+				return rep, fmt.Errorf("repair: %w", err)
+			}
+			pr.Fixed = FixedRecorded
 			continue
 		}
 		if pr.Intact != "" {
@@ -245,6 +271,9 @@ func (h *Store) verify(cluster string) (VerifyReport, map[string]*clusterPlan, e
 		}
 	}
 	v, err := h.View()
+	if me := (*ManifestError)(nil); errors.As(err, &me) {
+		return h.manifestReport(me), nil, nil
+	}
 	if err != nil {
 		return VerifyReport{}, nil, err
 	}
@@ -268,34 +297,8 @@ func (h *Store) verify(cluster string) (VerifyReport, map[string]*clusterPlan, e
 	}
 	rep.Files = len(files)
 
-	// Check the files, GOMAXPROCS at a time; problems[i] is file i's.
-	problems := make([]*Problem, len(files))
-	var bytes atomic.Int64
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range max(1, min(runtime.GOMAXPROCS(0), len(files))) {
-		wg.Go(func() {
-			buf := make([]byte, 1<<20)
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(files) {
-					return
-				}
-				p := files[i]
-				what, kind, n := checkFile(v.Path(p), p, buf)
-				bytes.Add(n)
-				if what != "" {
-					intact := ""
-					if kind != asWritten {
-						intact = h.intactCopy(v.Generation(), p, buf)
-					}
-					problems[i] = &Problem{Path: v.Path(p), What: what, File: &files[i], Intact: intact, kind: kind}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	rep.Bytes = bytes.Load()
+	problems, nbytes := h.checkFiles(v, files, true)
+	rep.Bytes = nbytes
 	damaged := map[string]bool{}
 	for _, p := range problems {
 		if p != nil {
@@ -332,6 +335,62 @@ func (h *Store) verify(cluster string) (VerifyReport, map[string]*clusterPlan, e
 	return rep, plans, nil
 }
 
+// checkFiles checks files of v (checkFile), GOMAXPROCS at a time, and
+// returns their problems (problems[i] is files[i]'s, nil when it has
+// none) and the bytes hashed. With intact, a damaged file's problem names
+// an intact copy in another generation, if any.
+func (h *Store) checkFiles(v *View, files []Partition, intact bool) (problems []*Problem, hashed int64) {
+	problems = make([]*Problem, len(files))
+	var bytes atomic.Int64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), len(files))) {
+		wg.Go(func() {
+			buf := make([]byte, 1<<20)
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(files) {
+					return
+				}
+				p := files[i]
+				what, kind, n := checkFile(v.Path(p), p, buf)
+				bytes.Add(n)
+				if what == "" {
+					continue
+				}
+				pr := &Problem{Path: v.Path(p), What: what, File: &files[i], kind: kind}
+				if intact && kind != asWritten && kind != wrongStats {
+					pr.Intact = h.intactCopy(v.Generation(), p, buf)
+				}
+				if kind == wrongStats {
+					if got, err := statsOfFile(v.Path(p), p); err == nil {
+						pr.actual = &got
+					} else {
+						pr.kind, pr.What = changed, "changed while verified: "+err.Error()
+					}
+				}
+				problems[i] = pr
+			}
+		})
+	}
+	wg.Wait()
+	return problems, bytes.Load()
+}
+
+// statsOfFile is the statistics of data file p's rows (contentStats).
+func statsOfFile(file string, p Partition) (Partition, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return Partition{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Partition{}, err
+	}
+	return contentStats(f, fi.Size(), p.Table)
+}
+
 // damage is how a file differs from its manifest entry, which decides
 // what runs do with it and whether a copy can help.
 type damage int
@@ -351,6 +410,14 @@ const (
 	// that charged job times that had not happened yet. Runs refuse the
 	// history; Repair cuts the cluster back to before it (cutAfter).
 	future
+	// wrongStats: the file is as the run wrote it (its SHA-256 is the
+	// manifest's) but the manifest entry's statistics (rows, min_time,
+	// ...) are not its rows': the manifest was edited, and runs plan with
+	// the wrong values. Repair records the file's own.
+	wrongStats
+	// badManifest: the generation's manifest itself is damaged (a Problem
+	// with no File): Repair commits a copy of an older generation.
+	badManifest
 )
 
 // checkFile checks one file against its manifest entry p, using buf to
@@ -408,6 +475,17 @@ func checkFile(file string, p Partition, buf []byte) (what string, kind damage, 
 	}
 	if pf.NumRows() != p.Rows {
 		return fmt.Sprintf("its Parquet footer counts %d rows, the manifest %d", pf.NumRows(), p.Rows), asWritten, n
+	}
+	if !hasStats(p) {
+		return "", asWritten, n
+	}
+	got, err := contentStats(f, fi.Size(), p.Table)
+	if err != nil {
+		return "rows not readable, though its SHA-256 is the manifest's: " + err.Error(), asWritten, n
+	}
+	if d := statsDiff(p, got); len(d) > 0 {
+		return "the manifest's statistics are not the file's (the bytes are as the run wrote them; the manifest was changed): " +
+			strings.Join(d, "; "), wrongStats, n
 	}
 	return "", asWritten, n
 }
@@ -696,6 +774,10 @@ func (h *Store) explain(rep *VerifyReport, plans map[string]*clusterPlan) {
 	byCluster := map[string]*Rerun{}
 	for i := range rep.Problems {
 		pr := &rep.Problems[i]
+		if pr.kind == badManifest {
+			pr.Repair = h.manifestText(rep, pr)
+			continue
+		}
 		if pr.File == nil {
 			if rep.Repaired != 0 && strings.HasPrefix(pr.Path, h.genPath(rep.Generation)+string(filepath.Separator)) {
 				pr.Repair = fmt.Sprintf("not in generation %d, which --repair committed (a commit links only the files the manifest lists): "+
@@ -717,6 +799,9 @@ func (h *Store) explain(rep *VerifyReport, plans map[string]*clusterPlan) {
 	}
 	for _, r := range byCluster {
 		rep.Reruns = append(rep.Reruns, *r)
+	}
+	if rep.fallback != nil {
+		rep.Reruns = append(rep.Reruns, rep.fallback.reruns...)
 	}
 	slices.SortFunc(rep.Reruns, func(a, b Rerun) int { return strings.Compare(a.Cluster, b.Cluster) })
 }
@@ -748,6 +833,9 @@ func (h *Store) repairText(pr *Problem, plan *clusterPlan, repaired int64) strin
 	}
 	if pr.kind == future {
 		return h.futureText(pr, plan, fix, repaired)
+	}
+	if pr.kind == wrongStats {
+		return h.statsText(pr, plan, fix, repaired)
 	}
 	var impact string
 	switch {
