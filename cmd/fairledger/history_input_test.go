@@ -16,6 +16,13 @@ import (
 // before their fields are read).
 func rejectEverySacctRow(t *testing.T, site string) {
 	t.Helper()
+	rejectSacctRows(t, site, 1)
+}
+
+// rejectSacctRows makes every nth row of site/sacct.psv rejected (AllocCPUS
+// "x"), from the first on.
+func rejectSacctRows(t *testing.T, site string, nth int) {
+	t.Helper()
 	file := filepath.Join(site, "sacct.psv")
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -31,7 +38,7 @@ func rejectEverySacctRow(t *testing.T, site string) {
 	if col < 0 {
 		t.Fatalf("%s: no AllocCPUS column in %q", file, lines[0])
 	}
-	for i := 1; i < len(lines); i++ {
+	for i := 1; i < len(lines); i += nth {
 		f := strings.Split(lines[i], "|")
 		f[col] = "x"
 		lines[i] = strings.Join(f, "|")
