@@ -444,11 +444,12 @@ func (a *appendWriter) Write(p []byte) (int, error) {
 // strayFiles reports the files in the view's directory that its manifest
 // does not list (of cluster's directories, or anywhere with cluster "").
 func strayFiles(v *View, cluster string) ([]Problem, error) {
-	listed := make(map[string]bool, len(v.Manifest.Partitions)+1)
+	listed := make(map[string]bool, len(v.Manifest.Partitions)+2)
 	for _, p := range v.Manifest.Partitions {
 		listed[p.Path] = true
 	}
 	listed[manifestFile] = true
+	listed[ViewsFile] = true // written by every commit, outside the manifest
 	var out []Problem
 	err := filepath.WalkDir(v.Dir, func(full string, d fs.DirEntry, err error) error {
 		if err != nil {
