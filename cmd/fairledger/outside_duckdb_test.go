@@ -27,14 +27,19 @@ type outsideSummary struct {
 	Generations                 []int
 	GlobQueries, GlobFailures   int
 	GlobFailureSample           string
+	// FlockGeneration is the generation pinned by flock(1) at the start,
+	// read again at the end, when current was FlockFinalGeneration.
+	FlockGeneration, FlockFinalGeneration int
 }
 
 // TestOutsideDuckDB: an independent DuckDB (the npm package
 // @duckdb/node-api, running testdata/outside-duckdb/readers.mjs) reads a
 // history through views.sql, loaded the documented way, while 24 nights of
 // `fairledger run` commit: no query fails and every answer is the one of
-// the generation views.sql pinned (readers.mjs says what it checks). The
-// history has no priority file, so views.sql loads there too.
+// the generation views.sql pinned, also when a night commits between two
+// queries, and a generation held with flock(1) is whole at the end
+// (readers.mjs says what it checks). The history has no priority file, so
+// views.sql loads there too.
 //
 // It needs node and the package: set FAIRLEDGER_NODE_DUCKDB to the npm
 // prefix holding it (testdata/outside-duckdb/README.md); without them the
@@ -148,12 +153,16 @@ func TestOutsideDuckDB(t *testing.T) {
 	if err := json.Unmarshal([]byte(summary), &s); err != nil {
 		t.Fatalf("readers.mjs summary %q: %v\n%s", summary, err, stderr.String())
 	}
-	t.Logf("readers.mjs: %d loads of views.sql, %d queries, %d failed, generations seen %v; "+
+	t.Logf("readers.mjs: %d loads of views.sql, %d queries, %d failed, generations seen %v; generation %d under flock read at generation %d; "+
 		"a glob under current/ (not asserted): %d of %d queries failed (%s)",
-		s.Iterations, s.Queries, s.Failed, s.Generations, s.GlobFailures, s.GlobQueries, s.GlobFailureSample)
+		s.Iterations, s.Queries, s.Failed, s.Generations, s.FlockGeneration, s.FlockFinalGeneration, s.GlobFailures, s.GlobQueries, s.GlobFailureSample)
 	if s.Failed != 0 {
 		t.Errorf("%d of %d queries through views.sql failed or saw no single generation, the first:\n%s",
 			s.Failed, s.Queries, strings.Join(s.Failures, "\n"))
+	}
+	if s.FlockGeneration < 1 || s.FlockFinalGeneration != outsideNights {
+		t.Errorf("generation %d pinned with flock, read again at generation %d: want one read at the end, at generation %d",
+			s.FlockGeneration, s.FlockFinalGeneration, outsideNights)
 	}
 	// The reader saw the history grow: most of the generations, up to the last.
 	if len(s.Generations) < outsideNights/2 || s.Generations[len(s.Generations)-1] != outsideNights {

@@ -16,9 +16,16 @@
 //   - jobs has the same count every time G is seen, never fewer than an
 //     older generation's;
 //   - priority (never written here) is empty with its columns.
+// Every other loop waits, between its first queries and the rest, for a
+// night to commit (current to move past G): the rest must still see G.
+// At the start it pins the generation committed then the way docs/sql.md
+// tells a long session to, a shared flock(1) on its manifest.json, and at
+// the end it loads that generation's views.sql with the variable
+// generation set and checks it is still whole, many commits later.
 // It also runs, without asserting, the query an engine globbing current/
 // would run, and counts its failures. It prints "iter <n> gen <G>" per loop
 // and, at the end, one line "summary <JSON>".
+import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -59,6 +66,18 @@ async function one(conn, rows) {
   return r.getRows().map((row) => row.map(num));
 }
 
+const current = () => fs.readlinkSync(path.join(history, 'current')); // gen/<N>
+
+// The long session's pin: flock --shared <history>/gen/<N>/manifest.json.
+const pinned = current();
+const locker = spawn('flock', ['--shared', path.join(history, pinned, 'manifest.json'), '-c', 'echo locked; exec cat >/dev/null'],
+  { stdio: ['pipe', 'pipe', 'inherit'] });
+await new Promise((resolve, reject) => {
+  locker.stdout.once('data', resolve);
+  locker.once('error', reject);
+  locker.once('exit', (code) => reject(new Error(`flock exited ${code}`)));
+});
+
 const instance = await DuckDBInstance.create(':memory:');
 let lastGen = 0;
 while (!stop || summary.iterations < 1) {
@@ -72,6 +91,11 @@ while (!stop || summary.iterations < 1) {
     const [[genText]] = await one(conn, "SELECT regexp_extract(getvariable('fairledger_files')['runs'][1], '/gen/([0-9]+)/', 1)");
     const gen = Number(genText);
     const [[runs]] = await one(conn, 'SELECT count(*) FROM runs');
+    if (n % 2 === 1) {
+      for (const end = Date.now() + 2000; !stop && current() === `gen/${genText}` && Date.now() < end;) {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    }
     const [[snap]] = await one(conn, 'SELECT epoch_ms(max(snapshot)) FROM fairshare');
     const [[jobs, months]] = await one(conn, 'SELECT count(*), count(DISTINCT month) FROM jobs');
     const [[prio, prioCols]] = await one(conn, 'SELECT count(*), (SELECT count(*) FROM (DESCRIBE priority)) FROM priority');
@@ -105,6 +129,26 @@ while (!stop || summary.iterations < 1) {
     summary.globFailureSample ||= e.message.split('\n')[0];
   } finally {
     raw.closeSync();
+  }
+}
+// The pinned generation, long after: still there, still itself.
+{
+  const gen = Number(pinned.slice('gen/'.length));
+  const conn = await instance.connect();
+  try {
+    await conn.run('SET VARIABLE history = ' + sqlString(history));
+    await conn.run('SET VARIABLE generation = ' + gen);
+    await conn.run(fs.readFileSync(path.join(history, pinned, 'views.sql'), 'utf8'));
+    const [[runs]] = await one(conn, 'SELECT count(*) FROM runs');
+    const [[snap]] = await one(conn, 'SELECT epoch_ms(max(snapshot)) FROM fairshare');
+    if (runs !== gen || snap !== epoch + gen * day) fail(`${pinned} under flock, at the end: runs ${runs}, newest snapshot ${new Date(snap).toISOString()}`);
+    summary.flockGeneration = gen;
+    summary.flockFinalGeneration = Number(current().slice('gen/'.length));
+  } catch (e) {
+    fail(`${pinned} under flock, at the end: ${e.message.split('\n')[0]}`);
+  } finally {
+    conn.closeSync();
+    locker.stdin.end();
   }
 }
 console.log('summary ' + JSON.stringify(summary));
