@@ -1,11 +1,11 @@
 -- fairledger history views: one view per table (jobs, usage, fairshare,
 -- associations, runs, priority) over the Parquet files of one committed
 -- generation of the history, <history>/gen/<N>/<table>/cluster=<c>/month=<YYYY-MM>/*.parquet.
---
--- From the DuckDB CLI, or any DuckDB client that runs this file's text:
+-- Every commit writes a copy of this file into its generation, so from the
+-- DuckDB CLI, or any DuckDB client that runs this file's text:
 --
 --   SET VARIABLE history = '/var/lib/fairledger/history';
---   .read schemas/views.sql
+--   .read /var/lib/fairledger/history/current/views.sql
 --
 -- Reading this file pins a generation: it reads <history>/current/manifest.json
 -- once (current is the symlink a run switches when it commits) and defines
@@ -13,7 +13,7 @@
 -- generation, whatever runs commit meanwhile. Read the file again to see
 -- later nights. The generation stays on disk until two later runs have
 -- committed, or for as long as a process holds a shared flock on its
--- manifest.json; to pin one you have locked, set its number first:
+-- manifest.json (docs/sql.md); to read one you hold, set its number first:
 --
 --   SET VARIABLE generation = 42;   -- reads <history>/gen/00000042/manifest.json
 --
@@ -21,8 +21,8 @@
 -- has an empty view with the table's columns. Keep the history under a path
 -- without the glob characters * ? [ and without a key=value directory,
 -- which DuckDB reads as a partition. `fairledger sql` runs this file too,
--- less the two SET VARIABLE statements that read the manifest: it sets
--- fairledger_files itself, from the generation it has pinned.
+-- less the pin (the SET VARIABLE statements): it sets fairledger_files
+-- itself, from the generation it holds.
 --
 -- Every timestamp is UTC; set the session zone to print them as such:
 SET TimeZone = 'UTC';
