@@ -45,7 +45,7 @@ SET VARIABLE fairledger_manifest = (
     FROM glob(getvariable('fairledger_manifest')));
 
 SET VARIABLE fairledger_files = (
-    SELECT map_from_entries(list((tbl, files)))
+    SELECT coalesce(map_from_entries(list((tbl, files))), CAST(MAP {} AS MAP(VARCHAR, VARCHAR[])))
     FROM (SELECT f."table" AS tbl,
                  list(getvariable('history') || '/gen/' || lpad(CAST(generation AS VARCHAR), 8, '0') || '/'
                       || regexp_replace(f.path, '([*?\[])', '[\1]', 'g') ORDER BY f.path) AS files
@@ -203,9 +203,13 @@ SELECT
 WHERE false;
 
 -- fairledger_table(name): the table's files in fairledger_files, or no rows
--- when it has none.
+-- when it has none. Variables last as long as the session: views kept in a
+-- database file and used in a later session have no files to read.
 CREATE OR REPLACE MACRO fairledger_table(name) AS TABLE
-FROM query(CASE WHEN getvariable('fairledger_files')[name] IS NULL THEN 'FROM fairledger_empty_' || name || '()'
+FROM query(CASE
+    WHEN getvariable('fairledger_files') IS NULL THEN
+        error('views.sql: the view ' || name || ' has no files in this session: run views.sql again (SET VARIABLE history, then the file)')
+    WHEN getvariable('fairledger_files')[name] IS NULL THEN 'FROM fairledger_empty_' || name || '()'
     ELSE 'FROM fairledger_segments(getvariable(''fairledger_files'')[''' || name || '''])' END);
 
 CREATE OR REPLACE VIEW jobs AS FROM fairledger_table('jobs');

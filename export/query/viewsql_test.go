@@ -3,6 +3,7 @@ package query
 import (
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -126,5 +127,41 @@ func TestViewsSQLOutsideErrors(t *testing.T) {
 		if _, err := outsideSession(t, c.vars...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("views.sql with %v: error %v, want %q", c.vars, err, c.want)
 		}
+	}
+}
+
+// TestViewsSQLOutsideLaterSession: views kept in a database file outlive
+// the session's variables; used in a later session they fail, saying to
+// read views.sql again, rather than answer with no rows.
+func TestViewsSQLOutsideLaterSession(t *testing.T) {
+	h := openHistory(t)
+	if err := concCommit(h, 1); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "views.duckdb")
+	open := func() *sql.DB {
+		db, err := sql.Open("duckdb", file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(1)
+		return db
+	}
+	db := open()
+	for _, s := range []string{"SET VARIABLE history = " + SQLString(h.Dir), schemas.ViewsSQL()} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sum float64
+	if err := db.QueryRow("SELECT sum(billing_sec) FROM usage").Scan(&sum); err != nil || sum != concSum(1) {
+		t.Fatalf("first session: sum %v, %v; want %v", sum, err, concSum(1))
+	}
+	db.Close()
+	db = open()
+	defer db.Close()
+	const want = "views.sql: the view usage has no files in this session: run views.sql again"
+	if err := db.QueryRow("SELECT sum(billing_sec) FROM usage").Scan(&sum); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("later session: sum %v, error %v; want %q", sum, err, want)
 	}
 }
