@@ -539,15 +539,23 @@ func TestAppendRunAndManifest(t *testing.T) {
 	if want := []string{"jobs/cluster=c2/month=2025-01", "runs/cluster=c1/month=2025-02", "runs/cluster=c1/month=2025-02", "runs/cluster=c1/month=2025-02"}; !slices.Equal(parts, want) {
 		t.Errorf("manifest partitions = %v, want %v", parts, want)
 	}
-	// The generation's directory holds exactly the manifest's files and
-	// the manifest itself.
+	// The generation's directory holds exactly the manifest's files, the
+	// manifest itself and views.sql, a copy of schemas/views.sql.
 	gen := filepath.Join(h.Dir, genDir, genName(m.Generation))
+	sawViews := false
 	err = filepath.WalkDir(gen, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		rel, _ := filepath.Rel(gen, p)
-		if rel = filepath.ToSlash(rel); rel != manifestFile && !listed[rel] {
+		if rel = filepath.ToSlash(rel); rel == ViewsFile {
+			if b, err := os.ReadFile(p); err != nil || string(b) != schemas.ViewsSQL() {
+				t.Errorf("generation %d: %s is not schemas/views.sql (%v)", m.Generation, rel, err)
+			}
+			sawViews = true
+			return nil
+		}
+		if rel != manifestFile && !listed[rel] {
 			t.Errorf("generation %d holds %s, which its manifest does not list", m.Generation, rel)
 		}
 		delete(listed, rel)
@@ -558,6 +566,9 @@ func TestAppendRunAndManifest(t *testing.T) {
 	}
 	if len(listed) != 0 {
 		t.Errorf("files listed but missing: %v", listed)
+	}
+	if !sawViews {
+		t.Errorf("generation %d has no %s", m.Generation, ViewsFile)
 	}
 	raw, err := os.ReadFile(filepath.Join(h.Dir, CurrentLink, manifestFile))
 	if err != nil {

@@ -32,6 +32,7 @@ import (
 //
 //	<history>/current -> gen/<N>          the committed generation (a symlink)
 //	<history>/gen/<N>/manifest.json        every file of generation N
+//	<history>/gen/<N>/views.sql            schemas/views.sql, for other engines
 //	<history>/gen/<N>/<table>/cluster=<c>/month=<YYYY-MM>/<segment>.parquet
 //	<history>/gen/<N>/state/cluster=<c>/checkpoint-<time>.json
 //	<history>/gen/.stage-<N>-<random>/     a commit being built
@@ -49,6 +50,14 @@ import (
 // generation: other engines read <history>/current/<table>/... (the views
 // of schemas/views.sql).
 const CurrentLink = "current"
+
+// ViewsFile is the name, in every generation, of the copy of
+// schemas/views.sql a commit writes there: other engines read
+// <history>/current/views.sql, which matches the manifest format of the
+// fairledger that committed. It is not in the manifest: it holds no rows,
+// it is the same in every generation of one release, and verify knows it
+// by name.
+const ViewsFile = "views.sql"
 
 const (
 	genDir      = "gen"
@@ -815,7 +824,7 @@ func (t *Txn) Changed() bool {
 }
 
 // Commit makes the new generation the history's: it links the base files
-// it keeps into the stage, writes the manifest, makes the stage durable,
+// it keeps into the stage, writes the manifest and ViewsFile, makes the stage durable,
 // renames it to gen/<N> and switches the current symlink, the one step
 // that publishes it. Then it removes the generations no reader needs.
 func (t *Txn) Commit() error {
@@ -845,6 +854,9 @@ func (t *Txn) Commit() error {
 		return t.fail(err)
 	}
 	if err := os.WriteFile(filepath.Join(t.stage, manifestFile), b, 0o644); err != nil {
+		return t.fail(err)
+	}
+	if err := os.WriteFile(filepath.Join(t.stage, ViewsFile), []byte(schemas.ViewsSQL()), 0o644); err != nil {
 		return t.fail(err)
 	}
 	if err := syncFS(t.stage); err != nil {

@@ -522,11 +522,12 @@ func (a *appendWriter) Write(p []byte) (int, error) {
 // strayFiles reports the files in the view's directory that its manifest
 // does not list (of cluster's directories, or anywhere with cluster "").
 func strayFiles(v *View, cluster string) ([]Problem, error) {
-	listed := make(map[string]bool, len(v.Manifest.Partitions)+1)
+	listed := make(map[string]bool, len(v.Manifest.Partitions)+2)
 	for _, p := range v.Manifest.Partitions {
 		listed[p.Path] = true
 	}
 	listed[manifestFile] = true
+	listed[ViewsFile] = true // written by every commit, outside the manifest
 	var out []Problem
 	err := filepath.WalkDir(v.Dir, func(full string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -560,8 +561,8 @@ func strayFiles(v *View, cluster string) ([]Problem, error) {
 func strayRepair(parts []string) string {
 	const notOurs = "fairledger never leaves a file outside the manifest in a committed generation, so it was put there by hand or by another program"
 	if len(parts) >= 4 && strings.HasSuffix(parts[len(parts)-1], ".parquet") && isTable(parts[0]) {
-		return notOurs + "; `fairledger sql` reads every *.parquet file of the table's directories, so its rows would be counted " +
-			"in queries: move it out of the history"
+		return notOurs + "; fairledger and views.sql read only the manifest's files, but an engine globbing the table's " +
+			"directories would count its rows: move it out of the history"
 	}
 	return notOurs + "; no fairledger command reads it: move it out of the history"
 }

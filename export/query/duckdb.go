@@ -10,9 +10,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver (cgo)
 
-	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/history"
-	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -33,8 +31,8 @@ type DB struct {
 	Generation int64
 
 	view *history.View
-	// tmp is the session's own directory: the link to the generation, the
-	// empty files of the missing tables and DuckDB's spill files.
+	// tmp is the session's own directory: the link to the generation and
+	// DuckDB's spill files.
 	tmp string
 	// link is tmp's symbolic link to the generation's directory, through
 	// which the views name its files ("" when the history is empty).
@@ -60,10 +58,10 @@ func OpenDuckDB(ctx context.Context, dir string) (*DB, error) {
 // meanwhile changes nothing the session reads), and defines the views of
 // schemas/views.sql, each over the explicit list of its table's files in
 // that generation's manifest: no glob, so nothing else is read, whatever
-// characters the history's path holds. A table without a file gets a view
-// over an empty file of its schema, written into the session's temporary
-// directory (os.TempDir), which also takes DuckDB's spill files and is
-// removed by Close.
+// characters the history's path holds. A table without a file has an
+// empty view of its columns (views.sql's fairledger_empty_<table>). The
+// session's temporary directory (os.TempDir) holds a link to the
+// generation and DuckDB's spill files; Close removes it.
 //
 // Every file's size and Parquet footer are checked first, so that a
 // damaged file is named rather than failing a query inside DuckDB. The
@@ -126,17 +124,18 @@ func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
 	if _, err := d.db.ExecContext(ctx, "SET VARIABLE history = "+SQLString(abs)); err != nil {
 		return fmt.Errorf("set history: %w", err)
 	}
-	var allowed []string
-	for _, st := range schemas.ViewStatements() {
-		if st.Table == "" {
-			if _, err := d.db.ExecContext(ctx, st.SQL); err != nil {
-				return fmt.Errorf("views.sql: %s: %w", st.SQL, err)
-			}
+	// The views read the files of the generation pinned here: the
+	// statements of views.sql that would pin one by reading
+	// current/manifest.json are replaced by fairledger_files, the map
+	// table -> files the views read, set from the View's manifest.
+	var (
+		allowed []string
+		entries []string
+	)
+	for _, tb := range schemas.Tables() {
+		files, ok := d.viewFiles(tb.Name)
+		if !ok {
 			continue
-		}
-		files, err := d.viewFiles(st.Table)
-		if err != nil {
-			return err
 		}
 		list := make([]string, len(files))
 		for i, f := range files {
@@ -146,15 +145,25 @@ func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
 				allowed = append(allowed, SQLString(g)) // DuckDB checks the pattern and the file
 			}
 		}
-		glob := "getvariable('history') || '/" + history.CurrentLink + "/" + st.Table + "/cluster=*/month=*/*.parquet'"
-		if strings.Count(st.SQL, glob) != 1 {
-			return fmt.Errorf("views.sql: view %s does not read %s once", st.Table, glob)
+		entries = append(entries, SQLString(tb.Name)+": ["+strings.Join(list, ", ")+"]")
+	}
+	set := "SET VARIABLE " + schemas.ViewsFilesVariable + " = CAST(MAP {" + strings.Join(entries, ", ") + "} AS MAP(VARCHAR, VARCHAR[]))"
+	if _, err := d.db.ExecContext(ctx, set); err != nil {
+		return fmt.Errorf("duckdb session: set the views' files: %w", err)
+	}
+	for _, st := range schemas.ViewStatements() {
+		if st.Pin {
+			continue
 		}
-		q := strings.Replace(st.SQL, glob, "["+strings.Join(list, ", ")+"]", 1)
-		if _, err := d.db.ExecContext(ctx, q); err != nil {
+		if _, err := d.db.ExecContext(ctx, st.SQL); err != nil {
+			if st.Table == "" {
+				return fmt.Errorf("views.sql: %s: %w", st.SQL, err)
+			}
 			return d.queryError(fmt.Errorf("define view %s: %w", st.Table, err))
 		}
-		d.Tables = append(d.Tables, st.Table)
+		if st.Table != "" {
+			d.Tables = append(d.Tables, st.Table)
+		}
 	}
 	settings := []string{
 		"SET temp_directory = " + SQLString(filepath.Join(d.tmp, "spill")),
@@ -177,56 +186,20 @@ func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
 }
 
 // viewFiles returns the files the view of table reads, as the session
-// names them: the generation's files of the table through the link, or
-// for a table with none, an empty file of its schema (and the table joins
-// Missing).
-func (d *DB) viewFiles(table string) ([]string, error) {
+// names them: the generation's files of the table through the link. A
+// table with none joins Missing (its view is views.sql's
+// fairledger_empty_<table>: no rows, the table's columns).
+func (d *DB) viewFiles(table string) ([]string, bool) {
 	parts := d.view.Files(table, "")
-	if len(parts) > 0 {
-		files := make([]string, len(parts))
-		for i, p := range parts {
-			files[i] = filepath.Join(d.link, filepath.FromSlash(p.Path))
-		}
-		return files, nil
+	if len(parts) == 0 {
+		d.Missing = append(d.Missing, table)
+		return nil, false
 	}
-	d.Missing = append(d.Missing, table)
-	rows, err := emptyRows(table)
-	if err != nil {
-		return nil, err
+	files := make([]string, len(parts))
+	for i, p := range parts {
+		files[i] = filepath.Join(d.link, filepath.FromSlash(p.Path))
 	}
-	b, err := encode.Rows(table, rows)
-	if err != nil {
-		return nil, fmt.Errorf("empty %s file: %w", table, err)
-	}
-	// The hive directories give the view its cluster and month columns.
-	dir := filepath.Join(d.tmp, "empty", table, "cluster=none", "month=none")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("empty %s file: %w", table, err)
-	}
-	file := filepath.Join(dir, "empty.parquet")
-	if err := os.WriteFile(file, b, 0o644); err != nil {
-		return nil, fmt.Errorf("empty %s file: %w", table, err)
-	}
-	return []string{file}, nil
-}
-
-// emptyRows returns no rows of table, typed as encode.Rows takes them.
-func emptyRows(table string) (any, error) {
-	switch table {
-	case schemas.TableJobs:
-		return []record.JobRow{}, nil
-	case schemas.TableUsage:
-		return []record.UsageRow{}, nil
-	case schemas.TableFairshare:
-		return []record.FairshareRow{}, nil
-	case schemas.TableAssociations:
-		return []record.AssociationRow{}, nil
-	case schemas.TableRuns:
-		return []record.RunRow{}, nil
-	case schemas.TablePriority:
-		return []record.PriorityRow{}, nil
-	}
-	return nil, fmt.Errorf("views.sql: view %s is not a history table", table)
+	return files, true
 }
 
 // globLiteral escapes the characters DuckDB expands in a file name, even
