@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -78,10 +79,14 @@ type SacctOptions struct {
 	// Require names columns the caller needs beyond SacctRequired (such as
 	// PriorityRequired), by sacct title: a file without one of them is
 	// refused with a *FileError naming them and the sacct -o list to use,
-	// before any row is read. RequireFor says what needs them, for that
-	// error ("run --priority").
-	Require    []string
+	// before any row is read.
+	Require []string
+	// RequireFor says what needs the Require columns, for the error and
+	// the warning ("run --priority").
 	RequireFor string
+	// RequireWarn reads a file without Require columns all the same, with
+	// a warning naming them (Stats.Warnings), instead of refusing it.
+	RequireWarn bool
 	// RequestColumns adds the request columns (schemas.RequestFields) to
 	// every batch: ReqCPUS, ReqNodes, ReqTRES, Priority and what
 	// SubmitLine says (--nice, -p, --begin, --hold; see ParseSubmitLine),
@@ -242,12 +247,17 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	if len(lay.missing) > 0 {
 		return nil, lay.missingError(name, headerLines, opt, lay.missing, "a run needs them for every job")
 	}
-	if miss := lay.requiredMissing(opt.Require); len(miss) > 0 {
+	miss := lay.requiredMissing(opt.Require)
+	if len(miss) > 0 && !opt.RequireWarn {
 		why := "needed here"
 		if opt.RequireFor != "" {
 			why = opt.RequireFor + " needs them"
 		}
 		return nil, lay.missingError(name, headerLines, opt, miss, why)
+	}
+	if len(miss) > 0 {
+		warnings = append(warnings, fmt.Sprintf("no %s column(s), which %s needs: read without them, their values unknown",
+			strings.Join(miss, ", "), cmp.Or(opt.RequireFor, "the caller")))
 	}
 	if headerLines > 0 {
 		if err := lay.checkRows(br); err != nil {

@@ -188,6 +188,14 @@ func TestSacctPriorityColumns(t *testing.T) {
 	if fe.Error() != want || !slices.Equal(fe.Columns, []string{"ReqCPUS", "ReqNodes", "ReqTRES", "SubmitLine"}) {
 		t.Errorf("\n got %s\nwant %s", fe, want)
 	}
+	// With RequireWarn (run --priority-partial) the file is read, with a
+	// warning naming the columns.
+	warn := opt
+	warn.RequireWarn = true
+	if res := readAll(t, "night.psv", []byte(hdr+goodRows(3)), warn); res.err != nil || res.stats.Ingested != 3 || len(res.stats.Warnings) != 1 ||
+		res.stats.Warnings[0] != "no ReqCPUS, ReqNodes, ReqTRES, SubmitLine column(s), which run --priority needs: read without them, their values unknown" {
+		t.Errorf("RequireWarn: err %v, %s, warnings %q", res.err, res.stats.String(), res.stats.Warnings)
+	}
 	// Every required column present: read.
 	h := strings.TrimSuffix(hdr, "\n") + "|ReqCPUS|ReqNodes|ReqTRES|SubmitLine\n"
 	rows := strings.ReplaceAll(goodRows(3), "\n", "|4|1|cpu=4,mem=16G,node=1|sbatch job.sh\n")
