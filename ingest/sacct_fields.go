@@ -104,7 +104,7 @@ var PriorityRequired = []string{"JobIDRaw", "QOS", "Submit", "Eligible", "Timeli
 // PriorityFields is the sacct -o list a run with job priority should fetch:
 // RunFields, the request columns and Priority (sacct's own record of each
 // job's priority at submit, kept for comparison).
-var PriorityFields = strings.Split("JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqCPUS,ReqNodes,ReqTRES,AllocTRES,Timelimit,Priority,SubmitLine", ",")
+var PriorityFields = strings.Split("JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqCPUS,ReqNodes,ReqTRES,AllocTRES,Timelimit,Priority,JobName,SubmitLine", ",")
 
 // PriorityStates is the sacct -s list a run with job priority should
 // fetch: every state. Without -s, sacct leaves out the jobs that never
