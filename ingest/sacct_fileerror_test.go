@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -231,4 +232,36 @@ func TestSacctNoNeverStarted(t *testing.T) {
 	if res := readAll(t, "night.psv", []byte(hdr+goodRows(NoNeverStartedMin)), SacctOptions{}); len(res.stats.Warnings) != 0 {
 		t.Errorf("without KeepPending: warnings %q", res.stats.Warnings)
 	}
+}
+
+// FuzzSacctFileChecks feeds the file-level checks (the header's and the
+// --sacct-fields list's fit to the first rows, every record rejected)
+// arbitrary text, with a header or a preset: they never panic, and a file
+// they let through is read with every row accounted for.
+func FuzzSacctFileChecks(f *testing.F) {
+	f.Add([]byte(hdr+goodRows(3)), "")
+	f.Add([]byte(goodRows(2)), "fairledger")
+	f.Add(mustRead(f, "../testdata/sacct/sacct_xdmod_shredder_accounting-logs.psv"), "fairledger")
+	f.Add([]byte("1|2|3\n\n4|5|6|\n"), "xdmod")
+	f.Fuzz(func(t *testing.T, data []byte, preset string) {
+		var fields []string
+		if preset != "" {
+			fields = []string{preset}
+		}
+		r, err := NewSacctReader("f.txt", bytes.NewReader(data), SacctOptions{Fields: fields, ChunkBytes: 64, Workers: 2})
+		if err != nil {
+			return
+		}
+		defer r.Close()
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				break
+			}
+			rec.Release()
+		}
+		if st := r.Stats(); !st.Balanced() {
+			t.Fatalf("stats %s", st.String())
+		}
+	})
 }
