@@ -244,11 +244,14 @@ func FuzzSacctFileChecks(f *testing.F) {
 	f.Add(mustRead(f, "../testdata/sacct/sacct_xdmod_shredder_accounting-logs.psv"), "fairledger")
 	f.Add([]byte("1|2|3\n\n4|5|6|\n"), "xdmod")
 	f.Fuzz(func(t *testing.T, data []byte, preset string) {
+		if len(data) > 64<<10 {
+			return // the checks read the first rows only; the rest is FuzzSacct's
+		}
 		var fields []string
 		if preset != "" {
 			fields = []string{preset}
 		}
-		r, err := NewSacctReader("f.txt", bytes.NewReader(data), SacctOptions{Fields: fields, ChunkBytes: 64, Workers: 2})
+		r, err := NewSacctReader("f.txt", bytes.NewReader(data), SacctOptions{Fields: fields, ChunkBytes: 4096, Workers: 2})
 		if err != nil {
 			return
 		}
