@@ -115,14 +115,16 @@ func (l *sacctLayout) requiredMissing(req []string) []string {
 	return out
 }
 
-// fitClasses are the column classes whose syntax tells a column from
-// another: a value of the wrong column almost never fits them, while a
-// value of the right one almost always does. (Durations and counts are
-// left out: an Elapsed with an hour out of range is a bad row, not a
-// wrong column.)
+// fitClass reports whether a column of class c tells a column from
+// another by its syntax: a value of the wrong column almost never fits a
+// time, a job id, a state or a TRES list, while a value of the right one
+// almost always does. (Durations and counts are left out: an Elapsed with
+// an hour out of range is a bad row, not a wrong column. So are exit
+// codes, which fairledger keeps as text: a file is never refused for a
+// column whose values it would take.)
 func fitClass(c fieldClass) bool {
 	switch c {
-	case classTime, classJobID, classState, classExit, classTRES:
+	case classTime, classJobID, classState, classTRES:
 		return true
 	}
 	return false
@@ -180,9 +182,9 @@ type misfit struct {
 }
 
 // misfits checks the sampled rows that have exactly the layout's fields
-// against the syntax of its telling columns (fitClass). A column is a
-// misfit when at least one row's value does not fit it and no row's
-// non-empty value does.
+// against the syntax of the telling columns (fitClass) that fairledger
+// reads. A column is a misfit when at least one row's value does not fit
+// it and no row's non-empty value does.
 func (l *sacctLayout) misfits(rows []sampleLine) []misfit {
 	type count struct {
 		fit, bad int
@@ -195,7 +197,7 @@ func (l *sacctLayout) misfits(rows []sampleLine) []misfit {
 		}
 		f := bytes.Split(r.text, []byte{'|'})
 		for i := 0; i < l.nf; i++ {
-			if !fitClass(l.classes[i]) || len(f[i]) == 0 {
+			if !fitClass(l.classes[i]) || l.col[i] == colOther || len(f[i]) == 0 {
 				continue
 			}
 			c := &counts[i]

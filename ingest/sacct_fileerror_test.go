@@ -67,7 +67,7 @@ func TestSacctMissingColumn(t *testing.T) {
 		}
 		res := readAll(t, "night.psv", []byte(text), SacctOptions{})
 		fe := fileErr(t, res.err)
-		if !strings.HasPrefix(fe.Error(), tc.want) && !strings.Contains(fe.Error(), tc.want) || fe.Line != 1 || !slices.Equal(fe.Columns, tc.drop) || res.stats.Read != 0 {
+		if !strings.Contains(fe.Error(), tc.want) || fe.Line != 1 || !slices.Equal(fe.Columns, tc.drop) || res.stats.Read != 0 {
 			t.Errorf("without %v: %v (line %d, columns %v, %d rows read), want %q at line 1 before any row", tc.drop, fe, fe.Line, fe.Columns, res.stats.Read, tc.want)
 		}
 	}
