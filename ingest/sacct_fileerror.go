@@ -256,6 +256,15 @@ func misfitTitles(ms []misfit) []string {
 // columns never fit their values was edited, or belongs to another file.
 func (l *sacctLayout) checkHeaderFit(name string, br *bufio.Reader) error {
 	rows := l.sampleRows(br, 2)
+	if len(rows) < 2 {
+		return nil // one row's problem is that row's
+	}
+	if k, same := sameFields(rows); same && k > l.nf && !l.pipesRecover(rows) {
+		// checkRows lets more fields through for a '|' in a free-text
+		// column; in no row read can one explain them.
+		return &FileError{File: name, Line: rows[0].line,
+			Msg: fmt.Sprintf("the header has %d columns, rows have %d, and no '|' in a free-text column explains it in any row read: was the header edited?", l.nf, k)}
+	}
 	ms := l.misfits(rows)
 	if !systematic(ms) {
 		return nil

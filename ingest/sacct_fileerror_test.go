@@ -136,6 +136,16 @@ func TestSacctHeaderDoesNotFit(t *testing.T) {
 	if want := `ingest night.psv:2: the rows do not fit the header: Start="alice" (line 2) do not fit their columns in any row read: was the header edited, or written for another file? Fetch the file again with its header (sacct -P -o …)`; fe.Error() != want {
 		t.Errorf("\n got %s\nwant %s", fe, want)
 	}
+	// A header with one column less than its rows (Timelimit removed) and
+	// JobName, free text, not last: no '|' recovery explains the extra
+	// field.
+	h = strings.Replace(hdr, "|Timelimit|JobName\n", "|JobName|NNodes2\n", 1)
+	h = strings.Replace(h, "|Suspended|", "|", 1)
+	res = readAll(t, "night.psv", []byte(h+goodRows(3)), SacctOptions{})
+	fe = fileErr(t, res.err)
+	if want := `ingest night.psv:2: the header has 18 columns, rows have 19, and no '|' in a free-text column explains it in any row read: was the header edited?`; fe.Error() != want {
+		t.Errorf("\n got %s\nwant %s", fe, want)
+	}
 	// One bad Start among good rows, or in a file of one row: a rejected
 	// row (exit 3), the others ingested.
 	bad := strings.Replace(goodRows(1), "2024-01-01T01:00:00", "yesterday", 1)
