@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -75,6 +76,17 @@ type SacctOptions struct {
 	// without a start, and export's jobs table refuses them, so a caller
 	// that also charges the batch must leave them out of export.
 	KeepPending bool
+	// Require names columns the caller needs beyond SacctRequired (such as
+	// PriorityRequired), by sacct title: a file without one of them is
+	// refused with a *FileError naming them and the sacct -o list to use,
+	// before any row is read.
+	Require []string
+	// RequireFor says what needs the Require columns, for the error and
+	// the warning ("run --priority").
+	RequireFor string
+	// RequireWarn reads a file without Require columns all the same, with
+	// a warning naming them (Stats.Warnings), instead of refusing it.
+	RequireWarn bool
 	// RequestColumns adds the request columns (schemas.RequestFields) to
 	// every batch: ReqCPUS, ReqNodes, ReqTRES, Priority and what
 	// SubmitLine says (--nice, -p, --begin, --hold; see ParseSubmitLine),
@@ -119,6 +131,8 @@ type SacctReader struct {
 	parsed  int64 // input bytes of the blocks returned by Next
 	closed  bool
 	err     error
+	// firstReject is the file's first rejected record (for endCheck).
+	firstReject *ParseError
 }
 
 // sacctLayout is what the header (or declared field list) says about the
@@ -228,10 +242,32 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	if err := lay.init(header); err != nil {
 		return nil, &ParseError{File: name, Line: headerLines, Err: err}
 	}
+	// A file-level problem is one error before any row is used (see
+	// FileError), not a rejection of every row.
+	if len(lay.missing) > 0 {
+		return nil, lay.missingError(name, headerLines, opt, lay.missing, "a run needs them for every job")
+	}
+	miss := lay.requiredMissing(opt.Require)
+	if len(miss) > 0 && !opt.RequireWarn {
+		why := "needed here"
+		if opt.RequireFor != "" {
+			why = opt.RequireFor + " needs them"
+		}
+		return nil, lay.missingError(name, headerLines, opt, miss, why)
+	}
+	if len(miss) > 0 {
+		warnings = append(warnings, fmt.Sprintf("no %s column(s), which %s needs: read without them, their values unknown",
+			strings.Join(miss, ", "), cmp.Or(opt.RequireFor, "the caller")))
+	}
 	if headerLines > 0 {
 		if err := lay.checkRows(br); err != nil {
-			return nil, &ParseError{File: name, Line: 1, Err: err}
+			return nil, &FileError{File: name, Line: 1, Msg: err.Error()}
 		}
+		if err := lay.checkHeaderFit(name, br); err != nil {
+			return nil, err
+		}
+	} else if err := lay.checkFieldsFit(name, fieldsDesc(opt.Fields), br); err != nil {
+		return nil, err
 	}
 	s := &SacctReader{
 		name:    name,
@@ -242,9 +278,6 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 		results: make(chan chunkResult, opt.Workers),
 		done:    make(chan struct{}),
 		pending: make(map[int]chunkResult),
-	}
-	if len(lay.missing) > 0 {
-		s.stats.Warnings = append(s.stats.Warnings, fmt.Sprintf("%s lacks required column(s) %s: every job record will be rejected", name, strings.Join(lay.missing, ", ")))
 	}
 	s.start(br, headerLines+1)
 	return s, nil
@@ -719,6 +752,9 @@ func (s *SacctReader) Next() (arrow.Record, error) {
 			}
 			s.stats.Add(res.stats)
 			s.parsed += res.bytes
+			if s.firstReject == nil && len(res.rejects) > 0 {
+				s.firstReject = res.rejects[0].err
+			}
 			if s.opt.OnReject != nil {
 				for _, r := range res.rejects {
 					s.opt.OnReject(r.err, r.raw)
@@ -733,10 +769,31 @@ func (s *SacctReader) Next() (arrow.Record, error) {
 		if !ok {
 			s.err = io.EOF
 			s.stats.Warnings = append(s.stats.Warnings, s.stats.RemarkWarnings()...)
-			return nil, io.EOF
+			if err := s.endCheck(); err != nil {
+				s.err = err
+			}
+			return nil, s.err
 		}
 		s.pending[res.seq] = res
 	}
+}
+
+// endCheck looks at the whole file's counts once it is read: every job
+// record rejected is a FileError (AllRejectedMin), and a file read with
+// KeepPending that holds no job that never started gets a warning (it may
+// have been fetched without -s).
+func (s *SacctReader) endCheck() error {
+	st := &s.stats
+	if st.Ingested == 0 && st.Rejected >= AllRejectedMin && s.firstReject != nil {
+		return &FileError{File: s.name, Msg: fmt.Sprintf("all %d job records rejected, none ingested (the first: %v): "+
+			"the file, not its rows, is wrong; nothing is written. Fix the file (see the rejected rows, --rejects) and run again",
+			st.Rejected, s.firstReject)}
+	}
+	if s.opt.KeepPending && st.Ingested >= NoNeverStartedMin && st.NeverStarted == 0 {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%d jobs and not one that never started: was sacct run without -s %s? "+
+			"Job priority needs the jobs that waited and never ran", st.Ingested, PriorityStates))
+	}
+	return nil
 }
 
 // Close stops the parsing goroutines and releases batches not yet returned.

@@ -81,8 +81,36 @@ func isRequestCol(c sacctCol) bool {
 }
 
 // SacctRequired lists the sacct columns a file must have (JobID may be
-// replaced by JobIDRaw).
+// replaced by JobIDRaw): without one of them every job record would be
+// rejected (JobID, User, Account, State), skipped as never started (Start)
+// or charged wrongly (End, Partition, AllocTRES), so a file that lacks one
+// is refused whole (a *FileError) before any of its rows is used. These are
+// the columns a plain run needs; RunFields is the -o list to fetch.
 var SacctRequired = []string{"JobID", "User", "Account", "Partition", "Start", "End", "State", "AllocTRES"}
+
+// RunFields is the sacct -o list a run should fetch: SacctRequired and the
+// optional columns a run reads (each with its fallback when absent; see
+// docs/inputs.md). It is also the "fairledger" preset of SacctPresets.
+var RunFields = strings.Split("JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqTRES,AllocTRES,Timelimit,JobName", ",")
+
+// PriorityRequired lists the columns a run with job priority (run
+// --priority, check --priority) needs beyond SacctRequired, for
+// SacctOptions.Require: without them every waiting job's priority would be
+// computed from a value that is not the job's (its age from no Eligible,
+// its size from its allocation instead of its request, its nice, hold and
+// partitions as if SubmitLine were empty, its QOS factor 0).
+var PriorityRequired = []string{"JobIDRaw", "QOS", "Submit", "Eligible", "Timelimit", "ReqCPUS", "ReqNodes", "ReqTRES", "SubmitLine"}
+
+// PriorityFields is the sacct -o list a run with job priority should fetch:
+// RunFields, the request columns and Priority (sacct's own record of each
+// job's priority at submit, kept for comparison).
+var PriorityFields = strings.Split("JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqCPUS,ReqNodes,ReqTRES,AllocTRES,Timelimit,Priority,JobName,SubmitLine", ",")
+
+// PriorityStates is the sacct -s list a run with job priority should
+// fetch: every state. Without -s, sacct leaves out the jobs that never
+// became eligible (held, or waiting on a dependency), which no column of
+// the file can reveal.
+const PriorityStates = "PD,R,RQ,RS,RV,S,CD,CA,F,TO,NF,PR,OOM,BF,DL"
 
 // SacctPresets are named headerless field lists for files written without a
 // header line (sacct -n).
@@ -91,7 +119,7 @@ var SacctPresets = map[string][]string{
 	"xdmod": strings.Split("JobID,JobIDRaw,Cluster,Partition,QOS,Account,Group,GID,User,UID,Submit,Eligible,Start,End,Elapsed,ExitCode,State,NNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,AllocTRES,Timelimit,NodeList,JobName", ","),
 	// The columns fairledger's own generator and the sacct invocation
 	// recommended in docs/inputs.md and docs/operations.md use.
-	"fairledger": strings.Split("JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqTRES,AllocTRES,Timelimit,JobName", ","),
+	"fairledger": RunFields,
 }
 
 // fieldClass says what a column may contain, for '|' recovery: free-text

@@ -9,7 +9,6 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -56,7 +55,6 @@ type sacctParser struct {
 	tresMemo tresMemo
 	dense    []float64 // the dense TRES of the row being parsed
 	cols     jobColumns
-	missErr  *ParseError
 
 	// keepPending is SacctOptions.KeepPending.
 	keepPending bool
@@ -127,9 +125,6 @@ func newSacctParser(name string, lay *sacctLayout, opt SacctOptions, schema *arr
 	p.cpuIdx, p.nodeIdx = p.denseI["cpu"], p.denseI["node"]
 	p.tresMemo.reset()
 	p.dense = make([]float64, len(lay.dense))
-	if len(lay.missing) > 0 {
-		p.missErr = &ParseError{File: name, Err: fmt.Errorf("required column(s) %s not in file", strings.Join(lay.missing, ", "))}
-	}
 	p.cols.init(len(lay.dense), p.reqCols)
 	return p
 }
@@ -630,10 +625,6 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 	if !p.has(colJobID) {
 		idCol = colJobIDRaw
 	}
-	if !p.has(idCol) {
-		e := *p.missErr
-		return &e
-	}
 	r.jobID = p.get(idCol)
 	id, err := parseJobID(r.jobID)
 	if err != nil {
@@ -653,10 +644,6 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 			return nil
 		}
 		pending = true
-	}
-	if p.missErr != nil {
-		e := *p.missErr
-		return &e
 	}
 	if p.checkText {
 		if perr := p.textErr(); perr != nil {

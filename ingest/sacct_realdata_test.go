@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -18,6 +19,9 @@ func TestSacctRealData(t *testing.T) {
 		rejected int64
 		skipped  map[string]int64
 		warn     string // substring of the single warning, if any
+		// fileErr is a substring of the *FileError the file is refused
+		// with (it lacks required columns), if any.
+		fileErr string
 	}
 	for _, w := range []want{
 		{file: "sacct_xdmod_shredder_accounting-logs.psv", fields: []string{"xdmod"}, read: 4, ingested: 4},
@@ -27,16 +31,23 @@ func TestSacctRealData(t *testing.T) {
 		{file: "sacct_ubccr_allfields_107cols_dump2101.psv", read: 15, ingested: 12, rejected: 1, skipped: map[string]int64{SkipJobStep: 2}},
 		{file: "sacct_ubccr_allfields_109cols_dump2110_steps.psv", read: 7, ingested: 4, rejected: 1, skipped: map[string]int64{SkipJobStep: 2}},
 		{file: "sacct_ubccr_allfields_multiline-submitline.psv", read: 13, ingested: 5, rejected: 1, skipped: map[string]int64{SkipJobStep: 7}},
-		{file: "sacct_ubccr_simple_pipe-in-jobname.psv", read: 4, rejected: 4, warn: "lacks required column(s) AllocTRES"},
+		{file: "sacct_ubccr_simple_pipe-in-jobname.psv", fileErr: ":1: no AllocTRES column in the header"},
 		{file: "sacct_slurm2sql_test-data1_steps_cancelledby.psv", read: 5, ingested: 2, skipped: map[string]int64{SkipJobStep: 3}},
-		{file: "sacct_P_alloctres_mig-typed-gpu_billing_slurm-mail-issue142.psv", read: 5, rejected: 2, skipped: map[string]int64{SkipJobStep: 3}, warn: "User, Account, Partition, Start, End, State"},
-		{file: "sacct_P_hetjob_components_torchx-test.psv", read: 7, rejected: 3, skipped: map[string]int64{SkipJobStep: 4}, warn: "User, Start, End, AllocTRES"},
+		{file: "sacct_P_alloctres_mig-typed-gpu_billing_slurm-mail-issue142.psv", fileErr: ":1: no User, Account, Partition, Start, End, State columns in the header"},
+		{file: "sacct_P_hetjob_components_torchx-test.psv", fileErr: ":1: no User, Start, End, AllocTRES columns in the header"},
 		// reportseff's `sacct -p` excerpt has no header; its columns are
 		// (blank),NNodes,Elapsed,JobID,JobIDRaw,MaxRSS,AllocCPUS,ReqMem,State,Timelimit,TotalCPU.
-		{file: "sacct_p_requeued_duplicates_reportseff-issue25.psv", fields: strings.Split("Blank,NNodes,Elapsed,JobID,JobIDRaw,MaxRSS,AllocCPUS,ReqMem,State,Timelimit,TotalCPU", ","), read: 12, rejected: 4, skipped: map[string]int64{SkipJobStep: 8}, warn: "User, Account, Partition, Start, End, AllocTRES"},
+		{file: "sacct_p_requeued_duplicates_reportseff-issue25.psv", fields: strings.Split("Blank,NNodes,Elapsed,JobID,JobIDRaw,MaxRSS,AllocCPUS,ReqMem,State,Timelimit,TotalCPU", ","), fileErr: ": no User, Account, Partition, Start, End, AllocTRES columns in the --sacct-fields list"},
 	} {
 		t.Run(w.file, func(t *testing.T) {
 			res := readFile(t, w.file, SacctOptions{Fields: w.fields, Cluster: "dflt"})
+			if w.fileErr != "" {
+				var fe *FileError
+				if !errors.As(res.err, &fe) || !strings.Contains(fe.Error(), w.fileErr) || res.stats.Read != 0 {
+					t.Fatalf("err = %v after %d rows, want a *FileError containing %q before any row", res.err, res.stats.Read, w.fileErr)
+				}
+				return
+			}
 			if res.err != nil {
 				t.Fatal(res.err)
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -160,6 +161,9 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 			if err != nil {
 				rd.Close()
 				f.Close()
+				if fe := (*ingest.FileError)(nil); errors.As(err, &fe) {
+					return err // it names the file
+				}
 				return fmt.Errorf("sacct %s: %w", p, err)
 			}
 			if opt.Progress != nil {

@@ -47,7 +47,8 @@ func checkCommand(stdout, stderr io.Writer) *cli.Command {
 		Usage:     "validate a site's inputs and count every row: ingested, skipped (per reason) or rejected",
 		ArgsUsage: " ",
 		Flags: append(inputFlags(true), &cli.BoolFlag{Name: "priority", Usage: "read the sacct files as run --priority does: " +
-			"with the request columns, and the jobs that never started ingested (counted apart: charged nothing)"}),
+			"with the request columns (a file without them is refused), and the jobs that never started ingested (counted apart: charged nothing)"},
+			priorityPartialFlag()),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
@@ -198,6 +199,28 @@ func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer, loc *time.
 	return in, nil
 }
 
+// priorityPartialFlag is run's and check's --priority-partial.
+func priorityPartialFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "priority-partial", Usage: "with --priority: read sacct files that lack some of the columns job priority needs (" +
+		strings.Join(ingest.PriorityRequired, ",") + ") with a warning instead of refusing them; their values are then unknown " +
+		"(a job's size its allocation, nice 0, no hold, the partition it ran in) and the priorities computed without them"}
+}
+
+// forPriority sets the sacct options of a command given --priority (cmd
+// names it in errors): a file without the columns job priority needs
+// (ingest.PriorityRequired) is refused, or with --priority-partial read
+// with a warning.
+func (in *inputs) forPriority(c *cli.Context, cmd string) error {
+	if !c.Bool("priority") {
+		if c.Bool("priority-partial") {
+			return usagef("--priority-partial needs --priority")
+		}
+		return nil
+	}
+	in.sopt.Require, in.sopt.RequireFor, in.sopt.RequireWarn = ingest.PriorityRequired, cmd, c.Bool("priority-partial")
+	return nil
+}
+
 // maxShownErrors is how many errors of one input file a command prints;
 // the rest are counted. A few bad lines are all listed, so they can be
 // fixed in one go, while a file with an error on every line does not
@@ -314,6 +337,9 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 	}
 	in, err := readInputs(c, log, stdout, loc)
 	if err != nil {
+		return err
+	}
+	if err := in.forPriority(c, "check --priority"); err != nil {
 		return err
 	}
 	if c.Bool("priority") {

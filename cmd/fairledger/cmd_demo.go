@@ -66,7 +66,7 @@ func runDemo(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	err := sub("run", "--slurm-conf", filepath.Join(in, "slurm.conf"), "--assoc", filepath.Join(in, "assoc.psv"),
 		"--qos", filepath.Join(in, "qos.psv"), "--sacct", filepath.Join(in, "sacct.psv"),
-		"--history", hist, "--to", to, "--tz", "UTC", "--priority")
+		"--history", hist, "--to", to, "--tz", "UTC", "--priority", "--priority-partial")
 	if err != nil {
 		return err
 	}

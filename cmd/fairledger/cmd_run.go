@@ -39,7 +39,9 @@ func runCommand(stdout, stderr io.Writer) *cli.Command {
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress line on stderr: auto (on a terminal), always or never"},
 		&cli.StringFlag{Name: "tick-phase", Usage: "when slurmctld's decay thread ticks: seconds past each multiple of PriorityCalcPeriod since the epoch (0 to PriorityCalcPeriod-1), or @UNIX, the Unix time of one tick from its log; kept by the history (default: the history's, 0 for a new one; changing it needs a recompute from the start)"},
 		&cli.StringSliceFlag{Name: "slurmctld-log", Usage: "slurmctld's log, written with DebugFlags=Priority at SlurmctldDebug=verbose (repeatable; rotated files in any order; times in --tz): over the span it covers, usage decays at the ticks slurmctld really ran and a job end in a tick's second is ordered against it as the log says"},
-		&cli.BoolFlag{Name: "priority", Usage: "compute every waiting job's multifactor priority at each snapshot into the priority table, which fairledger sprio prints (the sacct files need every state, -s PD,R,CD,CA,F,TO,NF,PR,OOM,…, and ReqCPUS,ReqNodes,ReqTRES,SubmitLine; the jobs that never started are read and charged nothing)"},
+		&cli.BoolFlag{Name: "priority", Usage: "compute every waiting job's multifactor priority at each snapshot into the priority table, which fairledger sprio prints (the sacct files need every state, -s PD,R,CD,CA,F,TO,NF,PR,OOM,…, and the columns " +
+			strings.Join(ingest.PriorityRequired, ",") + ": a file without them is refused; the jobs that never started are read and charged nothing)"},
+		priorityPartialFlag(),
 		&cli.BoolFlag{Name: "dry-run", Usage: "read and compute everything (refusals and exit codes included) and write nothing to --history: check tonight's files or a slurm.conf change first"},
 	)
 	return &cli.Command{
@@ -97,6 +99,10 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 	if len(in.errs) > 0 {
 		in.reject.close()
 		return errors.Join(in.errs...)
+	}
+	if err := in.forPriority(c, "run --priority"); err != nil {
+		in.reject.close()
+		return err
 	}
 	if err := pipeline.CheckSnapshotPeriod(c.Duration("snapshot-every"), time.Duration(in.conf.CalcPeriodSec)*time.Second); err != nil {
 		in.reject.close()

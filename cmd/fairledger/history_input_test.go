@@ -8,12 +8,16 @@ import (
 	"testing"
 
 	"github.com/fairledger/fairledger/export/history"
+	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/schemas"
 )
 
 // rejectEverySacctRow rewrites the sacct file of a generated site so that
-// every allocation row is rejected (AllocCPUS "x"; steps are skipped
-// before their fields are read).
+// no allocation row is ingested: the first ones are rejected (AllocCPUS
+// "x"; steps are skipped before their fields are read), fewer than
+// ingest.AllRejectedMin (more, with not one ingested, would make the file
+// an error: nothing would be committed), and the others never started
+// (Start None), skipped.
 func rejectEverySacctRow(t *testing.T, site string) {
 	t.Helper()
 	rejectSacctRows(t, site, 1)
@@ -29,18 +33,25 @@ func rejectSacctRows(t *testing.T, site string, nth int) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	col := -1
+	col, start := -1, -1
 	for i, h := range strings.Split(lines[0], "|") {
-		if h == "AllocCPUS" {
+		switch h {
+		case "AllocCPUS":
 			col = i
+		case "Start":
+			start = i
 		}
 	}
-	if col < 0 {
-		t.Fatalf("%s: no AllocCPUS column in %q", file, lines[0])
+	if col < 0 || start < 0 {
+		t.Fatalf("%s: no AllocCPUS or Start column in %q", file, lines[0])
 	}
 	for i := 1; i < len(lines); i += nth {
 		f := strings.Split(lines[i], "|")
-		f[col] = "x"
+		if i < ingest.AllRejectedMin {
+			f[col] = "x"
+		} else {
+			f[start] = "None"
+		}
 		lines[i] = strings.Join(f, "|")
 	}
 	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
