@@ -71,15 +71,6 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines, " / ")
 }
 
-// Columns a plain run reads, and those run --priority adds; AllStates is
-// sacct's -s for run --priority (without it sacct leaves out the jobs that
-// never became eligible).
-const (
-	SacctColumns         = "JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqTRES,AllocTRES,Timelimit,JobName"
-	SacctPriorityColumns = "ReqCPUS,ReqNodes,Priority,SubmitLine"
-	AllStates            = "PD,R,RQ,RS,RV,S,CD,CA,F,TO,NF,PR,OOM,BF,DL"
-)
-
 // Fetcher runs a cluster's Slurm clients for a night.
 type Fetcher struct {
 	// SacctPath and SacctmgrPath are the clients' paths.
@@ -113,14 +104,14 @@ func (f *Fetcher) env() []string {
 
 // SacctArgs are sacct's arguments for one chunk.
 func (f *Fetcher) SacctArgs(s Span) []string {
-	cols := SacctColumns
+	cols := ingest.RunFields
 	args := []string{"-a", "-D", "-P", "-M", f.Cluster,
 		"-S", s.From.UTC().Format(timeFormat), "-E", s.To.UTC().Format(timeFormat)}
 	if f.Priority {
-		cols += "," + SacctPriorityColumns
-		args = append(args, "-s", AllStates)
+		cols = ingest.PriorityFields
+		args = append(args, "-s", ingest.PriorityStates)
 	}
-	return append(args, "-o", cols)
+	return append(args, "-o", strings.Join(cols, ","))
 }
 
 // SacctCommand is the sacct command line of a span, for messages.

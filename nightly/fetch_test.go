@@ -87,8 +87,8 @@ func TestSacctArgs(t *testing.T) {
 	span := Span{time.Date(2025, 3, 1, 23, 0, 0, 0, time.UTC), time.Date(2025, 3, 2, 23, 0, 0, 0, time.UTC)}
 	f := &Fetcher{SacctPath: "/usr/bin/sacct", Cluster: "hpc", Priority: true}
 	got := f.SacctCommand(span)
-	want := "SLURM_TIME_FORMAT=%s TZ=UTC /usr/bin/sacct -a -D -P -M hpc -S 2025-03-01T23:00:00 -E 2025-03-02T23:00:00 -s " + AllStates +
-		" -o " + SacctColumns + "," + SacctPriorityColumns
+	want := "SLURM_TIME_FORMAT=%s TZ=UTC /usr/bin/sacct -a -D -P -M hpc -S 2025-03-01T23:00:00 -E 2025-03-02T23:00:00 -s PD,R,RQ,RS,RV,S,CD,CA,F,TO,NF,PR,OOM,BF,DL" +
+		" -o JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqCPUS,ReqNodes,ReqTRES,AllocTRES,Timelimit,Priority,JobName,SubmitLine"
 	if got != want {
 		t.Errorf("SacctCommand =\n%s\nwant\n%s", got, want)
 	}
