@@ -12,7 +12,7 @@ require (
 	github.com/urfave/cli/v2 v2.27.7
 )
 
-require github.com/BurntSushi/toml v1.6.0 // indirect
+require github.com/BurntSushi/toml v1.6.0
 
 require (
 	github.com/andybalholm/brotli v1.2.0 // indirect
