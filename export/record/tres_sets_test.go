@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -275,6 +276,10 @@ func appendSacct(t *testing.T, name string, data []byte, opt ingest.SacctOptions
 	defer mem.AssertSize(t, 0)
 	opt.Allocator = mem
 	r, err := ingest.NewSacctReader(name, bytes.NewReader(data), opt)
+	var fe *ingest.FileError
+	if errors.As(err, &fe) {
+		return 0 // a file a run refuses whole (a column missing): no batch
+	}
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -285,6 +290,9 @@ func appendSacct(t *testing.T, name string, data []byte, opt ingest.SacctOptions
 		rec, err := r.Next()
 		if err == io.EOF {
 			return rows
+		}
+		if errors.As(err, &fe) && rows == 0 {
+			return 0
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
