@@ -59,6 +59,9 @@ func fakeSacct(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer f.Close()
+	out := bufio.NewWriterSize(stdout, 1<<20)
+	defer out.Flush()
+	stdout = out
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	sc.Scan()
