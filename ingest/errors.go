@@ -26,16 +26,22 @@ type ParseError struct {
 	Err   error
 }
 
+// writePosition writes "ingest FILE[:LINE]: ", the position an input
+// error starts with (line 0: the file as a whole).
+func writePosition(b *strings.Builder, file string, line int) {
+	b.WriteString("ingest ")
+	b.WriteString(file)
+	if line > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(line))
+	}
+	b.WriteString(": ")
+}
+
 // Error formats the error position first, in the spirit of encoding/csv.
 func (e *ParseError) Error() string {
 	var b strings.Builder
-	b.WriteString("ingest ")
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Line))
-	}
-	b.WriteString(": ")
+	writePosition(&b, e.File, e.Line)
 	if e.Field != "" {
 		b.WriteString(e.Field)
 		b.WriteByte('=')

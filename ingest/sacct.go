@@ -655,24 +655,23 @@ func (l *sacctLayout) standsAlone(line []byte) bool {
 // rowCheckLines is how many lines after the header checkRows looks at.
 const rowCheckLines = 16
 
-// checkRows compares the header with the first lines after it (those the
-// reader's buffer holds). When they all have the same number of fields
-// and it is not the header's, the header does not describe the rows (it
-// was edited, or belongs to another file) and reading on would do harm:
-// with fewer fields each record would be glued to the lines that follow
-// it (a record with too few fields continues on the next line), and with
-// more, values would be shifted between columns. Fewer than two lines, or
-// lines of different counts (multi-line records), pass. Rows with more
-// fields pass when the file has a free-text column: tasks of one job array
-// share a JobName, which may hold a '|' (recoverPipes places it).
-func (l *sacctLayout) checkRows(br *bufio.Reader) error {
+// peekedLine is a complete, non-blank line the reader's buffer holds: its
+// text without a CR, and how many physical lines after the first it is.
+type peekedLine struct {
+	off  int
+	text []byte
+}
+
+// peekLines returns the first max complete non-blank lines br's buffer
+// holds, without consuming them, and whether they are the whole rest of
+// the input; ok is false after a read error (the first block reports it).
+func peekLines(br *bufio.Reader, max int) (lines []peekedLine, whole, ok bool) {
 	data, err := br.Peek(br.Size())
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-		return nil // the read error is reported by the first block
+		return nil, false, false
 	}
 	all := err == io.EOF // data is the whole rest of the input
-	n, k, ending := 0, -1, 0
-	for len(data) > 0 && n < rowCheckLines {
+	for off := 0; len(data) > 0 && len(lines) < max; off++ {
 		i := bytes.IndexByte(data, '\n')
 		var ln []byte
 		switch {
@@ -684,10 +683,31 @@ func (l *sacctLayout) checkRows(br *bufio.Reader) error {
 			data = nil // an incomplete line
 			continue
 		}
-		ln = trimCR(ln)
-		if len(bytes.TrimSpace(ln)) == 0 {
-			continue
+		if ln = trimCR(ln); len(bytes.TrimSpace(ln)) > 0 {
+			lines = append(lines, peekedLine{off: off, text: ln})
 		}
+	}
+	return lines, all && len(data) == 0, true
+}
+
+// checkRows compares the header with the first lines after it (those the
+// reader's buffer holds). When they all have the same number of fields
+// and it is not the header's, the header does not describe the rows (it
+// was edited, or belongs to another file) and reading on would do harm:
+// with fewer fields each record would be glued to the lines that follow
+// it (a record with too few fields continues on the next line), and with
+// more, values would be shifted between columns. Fewer than two lines, or
+// lines of different counts (multi-line records), pass. Rows with more
+// fields pass when the file has a free-text column: tasks of one job array
+// share a JobName, which may hold a '|' (recoverPipes places it).
+func (l *sacctLayout) checkRows(br *bufio.Reader) error {
+	lines, whole, ok := peekLines(br, rowCheckLines)
+	if !ok {
+		return nil // the read error is reported by the first block
+	}
+	n, k, ending := 0, -1, 0
+	for _, pl := range lines {
+		ln := pl.text
 		c := bytes.Count(ln, []byte{'|'}) + 1
 		if k >= 0 && c != k {
 			return nil
@@ -698,7 +718,7 @@ func (l *sacctLayout) checkRows(br *bufio.Reader) error {
 		}
 		n++
 	}
-	if n < 2 || n < rowCheckLines && !(all && len(data) == 0) {
+	if n < 2 || n < rowCheckLines && !whole {
 		return nil
 	}
 	allEnd := ending == n // with -P, only when the last column is empty on every row

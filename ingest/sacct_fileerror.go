@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -35,13 +33,7 @@ type FileError struct {
 // Error formats the error position first, like ParseError.
 func (e *FileError) Error() string {
 	var b strings.Builder
-	b.WriteString("ingest ")
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Line))
-	}
-	b.WriteString(": ")
+	writePosition(&b, e.File, e.Line)
 	b.WriteString(e.Msg)
 	return b.String()
 }
@@ -141,33 +133,18 @@ type sampleLine struct {
 // rowCheckLines of them, without consuming them; firstLine is the physical
 // number of the first line br holds.
 func (l *sacctLayout) sampleRows(br *bufio.Reader, firstLine int) []sampleLine {
-	data, err := br.Peek(br.Size())
-	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+	lines, _, ok := peekLines(br, rowCheckLines)
+	if !ok {
 		return nil // the read error is reported by the first block
 	}
-	all := err == io.EOF
-	var out []sampleLine
-	for line := firstLine; len(data) > 0 && len(out) < rowCheckLines; line++ {
-		i := bytes.IndexByte(data, '\n')
-		var ln []byte
-		switch {
-		case i >= 0:
-			ln, data = data[:i], data[i+1:]
-		case all:
-			ln, data = data, nil
-		default:
-			data = nil // an incomplete line
-			continue
-		}
-		ln = trimCR(ln)
-		if len(bytes.TrimSpace(ln)) == 0 {
-			continue
-		}
+	out := make([]sampleLine, 0, len(lines))
+	for _, pl := range lines {
+		ln := pl.text
 		n := bytes.Count(ln, []byte{'|'}) + 1
 		if l.trailing && ln[len(ln)-1] == '|' {
 			n--
 		}
-		out = append(out, sampleLine{line: line, text: ln, fields: n})
+		out = append(out, sampleLine{line: firstLine + pl.off, text: ln, fields: n})
 	}
 	return out
 }
