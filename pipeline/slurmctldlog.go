@@ -37,7 +37,8 @@ func readCtldLog(paths []string, loc *time.Location) (*ctldLog, error) {
 		return nil, err
 	}
 	if len(l.Ticks) == 0 {
-		return nil, fmt.Errorf("slurmctld log %s: no decay tick (\"_decay_thread: PRIO: Decay factor over\"): slurm.conf needs DebugFlags=Priority and SlurmctldDebug=verbose or more", paths[0])
+		return nil, fmt.Errorf("slurmctld log %s: no decay tick (\"_decay_thread: PRIO: Decay factor over\"): slurm.conf needs DebugFlags=Priority and SlurmctldDebug=verbose or more; "+
+			"or slurmctld has not ticked since it started (the first tick comes PriorityCalcPeriod after its start): run again after it; nothing was written", paths[0])
 	}
 	return newCtldLog(l), nil
 }

@@ -537,6 +537,9 @@ workload() {
 			until line=$(grep "^$1.psv" "$capture/$s/captures.tsv" 2>/dev/null); do sleep 0.2; done
 			echo "${line#*$'\t'}" | cut -d. -f1
 		}
+		# slurmctld's first decay tick comes a PriorityCalcPeriod after its
+		# start: a night before it is refused (no tick in the log yet).
+		until grep -q '_decay_thread: PRIO: Decay factor' "$d/log/slurmctld.log"; do sleep 0.5; done
 		night first - - 0 # the unit's ExecStart as it is: backfills from first_day to now
 		first_to=$(date +%s) # at or after the first night's end
 		for ((k = 0; k <= minutes; k++)); do
