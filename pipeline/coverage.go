@@ -1,16 +1,11 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path"
 	"strings"
 	"time"
 
-	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/ingest"
 )
@@ -207,26 +202,6 @@ func checkZone(ck *checkpoint, loc *time.Location, cluster string) error {
 // cluster or a recorded zone is missing. It only reads: a missing
 // directory is not created, and the history is not locked.
 func HistoryZone(historyDir, cluster string) (string, error) {
-	if _, err := os.Stat(historyDir); errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	h, err := history.Open(historyDir)
-	if err != nil {
-		return "", err
-	}
-	v, err := h.View()
-	if err != nil {
-		return "", err
-	}
-	defer v.Close()
-	read := func(p history.Partition) ([]byte, error) { return v.ReadState(p.Cluster, path.Base(p.Path)) }
-	cps, err := loadCheckpoints(&v.Manifest, read, cluster)
-	if err != nil || len(cps) == 0 {
-		return "", err
-	}
-	newest := cps[len(cps)-1]
-	if err := newest.load(); err != nil {
-		return "", fmt.Errorf("the zone of the history %s: %w", historyDir, err)
-	}
-	return newest.Zone, nil
+	c, _, err := NewestCheckpoint(historyDir, cluster)
+	return c.Zone, err
 }

@@ -5,27 +5,43 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"time"
 
 	"github.com/fairledger/fairledger/export/history"
 )
 
-// LatestCheckpoint is the time of the newest checkpoint of cluster in the
-// committed generation of the history dir: where the next night of the
-// cluster resumes. ok is false when the history does not exist yet or has
-// no checkpoint of the cluster. It only reads: nothing is created or locked.
-func LatestCheckpoint(dir, cluster string) (at time.Time, ok bool, err error) {
+// CheckpointInfo is what the newest checkpoint of a cluster says of the
+// history: where the next night resumes, and the zone it was computed in.
+type CheckpointInfo struct {
+	// To is the checkpoint's time.
+	To time.Time
+	// Zone is the zone's name ("" in checkpoints written before it was
+	// recorded).
+	Zone string
+}
+
+// NewestCheckpoint reads the newest checkpoint of cluster in the committed
+// generation of the history dir. ok is false when the history does not
+// exist yet or has no checkpoint of the cluster. It only reads: a missing
+// directory is not created, and the history is not locked.
+func NewestCheckpoint(dir, cluster string) (c CheckpointInfo, ok bool, err error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return time.Time{}, false, nil
+		return c, false, nil
 	}
 	v, err := (&history.Store{Dir: dir}).View()
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("history %s: %w", dir, err)
+		return c, false, err
 	}
 	defer v.Close()
-	cps, err := loadCheckpoints(&v.Manifest, nil, cluster)
+	read := func(p history.Partition) ([]byte, error) { return v.ReadState(p.Cluster, path.Base(p.Path)) }
+	cps, err := loadCheckpoints(&v.Manifest, read, cluster)
 	if err != nil || len(cps) == 0 {
-		return time.Time{}, false, err
+		return c, false, err
 	}
-	return time.Unix(cps[len(cps)-1].To, 0).UTC(), true, nil
+	newest := cps[len(cps)-1]
+	if err := newest.load(); err != nil {
+		return c, false, fmt.Errorf("history %s: %w", dir, err)
+	}
+	return CheckpointInfo{To: time.Unix(newest.To, 0).UTC(), Zone: newest.Zone}, true, nil
 }

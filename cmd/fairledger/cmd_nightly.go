@@ -174,11 +174,12 @@ func (n *nightRun) run(ctx context.Context) error {
 	}
 	name := n.cl.Name
 	n.log = n.logw.logger().With().Str("cluster", name).Logger()
-	loc, zoneFrom, err := n.zone(name)
+	newest, _, err := pipeline.NewestCheckpoint(n.cfg.History, name)
 	if err != nil {
 		return err
 	}
-	last, _, err := pipeline.LatestCheckpoint(n.cfg.History, name)
+	last := newest.To
+	loc, zoneFrom, err := n.zone(newest.Zone)
 	if err != nil {
 		return err
 	}
@@ -248,16 +249,13 @@ func (n *nightRun) run(ctx context.Context) error {
 	return err
 }
 
-// zone is the cluster's zone: the section's timezone, else the history's,
-// else $TZ, else UTC; and where it came from.
-func (n *nightRun) zone(cluster string) (*time.Location, string, error) {
+// zone is the cluster's zone: the section's timezone, else the history's
+// (z, recorded by its newest checkpoint), else $TZ, else UTC; and where it
+// came from.
+func (n *nightRun) zone(z string) (*time.Location, string, error) {
 	if n.cl.Timezone != "" {
 		loc, err := time.LoadLocation(n.cl.Timezone)
 		return loc, "timezone", err
-	}
-	z, err := pipeline.HistoryZone(n.cfg.History, cluster)
-	if err != nil {
-		return nil, "", err
 	}
 	if z != "" {
 		loc, err := time.LoadLocation(z)
