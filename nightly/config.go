@@ -52,8 +52,9 @@ type Cluster struct {
 	// SlurmConf is the cluster's slurm.conf (its includes are read too).
 	SlurmConf string `toml:"slurm_conf"`
 	// FirstDay is where an empty history starts: the night backfills from
-	// it (YYYY-MM-DD in the zone, or RFC 3339). Required until the history
-	// has a checkpoint of the cluster.
+	// it (YYYY-MM-DD[THH:MM[:SS]] in the zone, RFC 3339 or @UNIX, read as
+	// run --from is). Required until the history has a checkpoint of the
+	// cluster.
 	FirstDay string `toml:"first_day"`
 	// Timezone is the site's zone (usage resets, local midnight, the
 	// window's end); default: the history's, else $TZ, else UTC.

@@ -2,8 +2,6 @@ package nightly
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -32,9 +30,10 @@ type Plan struct {
 }
 
 // PlanNight plans a night of cl: last is the history's newest checkpoint
-// of the cluster (zero: none), now the clock, to an explicit end (zero:
-// the section's window_end), loc the site's zone. It does no I/O.
-func PlanNight(cl *Cluster, last, now, to time.Time, loc *time.Location) (Plan, error) {
+// of the cluster (zero: none), first the section's first_day read in the
+// site's zone loc (zero: not set), now the clock, to an explicit end (zero:
+// the section's window_end). It does no I/O.
+func PlanNight(cl *Cluster, last, first, now, to time.Time, loc *time.Location) (Plan, error) {
 	p := Plan{Last: last}
 	if to.IsZero() {
 		to = WindowEndAt(cl.WindowEnd, now, loc)
@@ -50,19 +49,15 @@ func PlanNight(cl *Cluster, last, now, to time.Time, loc *time.Location) (Plan, 
 		}
 		p.Fetch = Span{From: last.Add(-cl.Overlap.Duration), To: to}
 	} else {
-		if cl.FirstDay == "" {
+		if first.IsZero() {
 			return p, fmt.Errorf("the history has no night of cluster %s yet: set first_day in its [[cluster]] section "+
 				"(the day the backfill starts, e.g. first_day = %q)", cl.Name, now.In(loc).AddDate(-1, 0, 0).Format(time.DateOnly))
 		}
-		from, err := ParseDay(cl.FirstDay, loc)
-		if err != nil {
-			return p, fmt.Errorf("first_day: %w", err)
-		}
-		if !from.Before(to) {
+		if !first.Before(to) {
 			return p, fmt.Errorf("first_day %s is not before the night's end %s", cl.FirstDay, fmtTime(to))
 		}
-		p.From = from
-		p.Fetch = Span{From: from, To: to}
+		p.From = first
+		p.Fetch = Span{From: first, To: to}
 	}
 	p.Chunks = Chunks(p.Fetch, cl.MaxQueryRange.Duration)
 	return p, nil
@@ -91,26 +86,6 @@ func Chunks(s Span, max time.Duration) []Span {
 		from = to
 	}
 	return out
-}
-
-// ParseDay reads first_day: YYYY-MM-DD (its first instant in loc), RFC
-// 3339, or @UNIX.
-func ParseDay(s string, loc *time.Location) (time.Time, error) {
-	if u, ok := strings.CutPrefix(s, "@"); ok {
-		n, err := strconv.ParseInt(u, 10, 64)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("%q: want @ followed by Unix seconds", s)
-		}
-		return time.Unix(n, 0).UTC(), nil
-	}
-	if t, err := time.ParseInLocation(time.DateOnly, s, loc); err == nil {
-		return t, nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q: want YYYY-MM-DD, RFC 3339 or @UNIX", s)
-	}
-	return t, nil
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

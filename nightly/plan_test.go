@@ -36,6 +36,7 @@ func TestPlanNight(t *testing.T) {
 		name      string
 		extra     string
 		last, to  time.Time
+		first     time.Time // first_day, read in the zone
 		want      Plan
 		wantError string
 	}{{
@@ -53,7 +54,8 @@ func TestPlanNight(t *testing.T) {
 			{last.Add(84 * time.Hour), midnight}}},
 	}, {
 		name:  "first night: backfill from first_day, local midnight",
-		extra: "first_day = \"2025-11-30\"\nmax_query_range = \"3d\"\n",
+		extra: "max_query_range = \"3d\"\n",
+		first: time.Date(2025, 11, 29, 23, 0, 0, 0, time.UTC), // 2025-11-30 in Berlin
 		want: Plan{From: time.Date(2025, 11, 29, 23, 0, 0, 0, time.UTC), To: midnight,
 			Fetch: Span{time.Date(2025, 11, 29, 23, 0, 0, 0, time.UTC), midnight},
 			Chunks: []Span{{time.Date(2025, 11, 29, 23, 0, 0, 0, time.UTC), time.Date(2025, 12, 2, 23, 0, 0, 0, time.UTC)},
@@ -79,7 +81,7 @@ func TestPlanNight(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := PlanNight(section(t, tc.extra), tc.last, now, tc.to, berlin)
+			got, err := PlanNight(section(t, tc.extra), tc.last, tc.first, now, tc.to, berlin)
 			if tc.wantError != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
 					t.Fatalf("PlanNight error = %v, want one with %q", err, tc.wantError)

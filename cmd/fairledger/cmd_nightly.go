@@ -190,7 +190,13 @@ func (n *nightRun) run(ctx context.Context) error {
 		}
 	}
 	now := n.now()
-	plan, err := nightly.PlanNight(n.cl, last, now, to, loc)
+	var first time.Time
+	if n.cl.FirstDay != "" {
+		if first, err = parseTime("first_day", n.cl.FirstDay, loc); err != nil {
+			return usagef("config %s: [[cluster]] %q: %s", n.cfg.File, name, strings.TrimPrefix(err.Error(), "--"))
+		}
+	}
+	plan, err := nightly.PlanNight(n.cl, last, first, now, to, loc)
 	if err != nil {
 		return err
 	}
