@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -411,7 +410,7 @@ func outsideHistory(flag, name string, own ...string) error {
 	}
 	for d := resolved; ; d = filepath.Dir(d) {
 		hist, ok := owned[d]
-		if !ok && isHistory(d) {
+		if !ok && history.IsHistory(d) {
 			hist, ok = d, true
 		}
 		if ok {
@@ -427,18 +426,6 @@ func outsideHistory(flag, name string, own ...string) error {
 			return nil
 		}
 	}
-}
-
-// isHistory reports whether dir is a fairledger history: its current
-// symlink names gen/<N>, or its gen directory holds a generation's
-// manifest (a history whose current link is missing).
-func isHistory(dir string) bool {
-	if t, err := os.Readlink(filepath.Join(dir, history.CurrentLink)); err == nil &&
-		path.Dir(filepath.ToSlash(filepath.Clean(t))) == "gen" {
-		return true
-	}
-	m, _ := filepath.Glob(filepath.Join(dir, "gen", "*", "manifest.json"))
-	return len(m) > 0
 }
 
 // resolvePath is name as an absolute path with every symlink resolved, as

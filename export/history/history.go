@@ -115,6 +115,19 @@ func Open(dir string) (*Store, error) {
 	return &Store{Dir: dir}, nil
 }
 
+// IsHistory reports whether dir is a fairledger history of the generation
+// store: its current symlink names gen/<N>, or its gen directory holds a
+// generation's manifest (a history whose current link is missing). It
+// only looks: commands use it to keep their outputs out of histories.
+func IsHistory(dir string) bool {
+	if t, err := os.Readlink(filepath.Join(dir, CurrentLink)); err == nil &&
+		path.Dir(filepath.ToSlash(filepath.Clean(t))) == genDir {
+		return true
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, genDir, "*", manifestFile))
+	return len(m) > 0
+}
+
 // CheckExists checks that dir is an existing directory, for the commands
 // that read a history (Open creates a missing one): it tells a path that
 // does not exist from one that is not a directory.
