@@ -212,6 +212,12 @@ func (a *statsAcc) addJob(id, end int64) {
 	a.jobs++
 }
 
+// setStats sets p's statistics (not its rows) to those accumulated: the
+// writer records them so, and Verify recomputes them so from the file.
+func (a *statsAcc) setStats(p *Partition) {
+	p.MinTime, p.MaxTime, p.MinID, p.MaxID, p.MaxEnd = a.p.MinTime, a.p.MaxTime, a.p.MinID, a.p.MaxID, a.p.MaxEnd
+}
+
 // hasStats reports whether entry p records statistics: an imported file
 // (Txn.Import) has none, and its rows are then not compared.
 func hasStats(p Partition) bool {

@@ -962,30 +962,23 @@ func syncFS(dir string) error {
 // jobStats sets a jobs file's statistics: the range of starts and raw ids
 // and the latest time a job was charged to (start + charged_sec).
 func jobStats(p *Partition, t *record.JobTable) {
+	var a statsAcc
 	for i := range t.Recs {
 		r := &t.Recs[i]
 		s := floorSec(r.Start)
-		e := s + r.ChargedSec
-		if i == 0 {
-			p.MinTime, p.MaxTime, p.MinID, p.MaxID, p.MaxEnd = s, s, r.JobIDRaw, r.JobIDRaw, e
-			continue
-		}
-		p.MinTime, p.MaxTime = min(p.MinTime, s), max(p.MaxTime, s)
-		p.MinID, p.MaxID = min(p.MinID, r.JobIDRaw), max(p.MaxID, r.JobIDRaw)
-		p.MaxEnd = max(p.MaxEnd, e)
+		a.add(s)
+		a.addJob(r.JobIDRaw, s+r.ChargedSec)
 	}
+	a.setStats(p)
 }
 
 // timeStats sets a file's time range from each row's time.
 func timeStats[T any](p *Partition, rows []T, at func(*T) time.Time) {
+	var a statsAcc
 	for i := range rows {
-		s := at(&rows[i]).Unix()
-		if i == 0 {
-			p.MinTime, p.MaxTime = s, s
-			continue
-		}
-		p.MinTime, p.MaxTime = min(p.MinTime, s), max(p.MaxTime, s)
+		a.add(at(&rows[i]).Unix())
 	}
+	a.setStats(p)
 }
 
 // floorSec converts Unix microseconds to seconds, rounding down.
