@@ -172,14 +172,12 @@ func sacctCommand(loc *time.Location, lo, to int64, priority bool) string {
 	if z := loc.String(); z != "Local" {
 		env = "TZ=" + z + " " + env
 	}
-	cols := strings.Join(ingest.SacctPresets["fairledger"], ",")
-	states := ""
+	cols, states := ingest.RunFields, ""
 	if priority {
-		states = " -s PD,R,RQ,S,CD,CA,F,TO,NF,PR,OOM,BF,DL"
-		cols += ",ReqCPUS,ReqNodes,Priority,SubmitLine"
+		cols, states = ingest.PriorityFields, " -s "+ingest.PriorityStates
 	}
 	return fmt.Sprintf("%ssacct -a -D -P -S %s -E %s%s -o %s", env,
-		time.Unix(lo, 0).In(loc).Format(layout), time.Unix(to, 0).In(loc).Format(layout), states, cols)
+		time.Unix(lo, 0).In(loc).Format(layout), time.Unix(to, 0).In(loc).Format(layout), states, strings.Join(cols, ","))
 }
 
 // checkZone refuses to resume the checkpoint ck of cluster in another zone

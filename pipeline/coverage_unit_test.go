@@ -20,8 +20,8 @@ func TestSacctCommand(t *testing.T) {
 		t.Errorf("sacctCommand(Local) = %s, want no TZ", got)
 	}
 	if got, want := sacctCommand(time.FixedZone("CET", 3600), lo, to, true),
-		"TZ=CET SLURM_TIME_FORMAT=%s sacct -a -D -P -S 2025-12-01T01:00:00 -E 2025-12-06T01:00:00 -s PD,R,RQ,S,CD,CA,F,TO,NF,PR,OOM,BF,DL -o "+
-			cols+",ReqCPUS,ReqNodes,Priority,SubmitLine"; got != want {
+		"TZ=CET SLURM_TIME_FORMAT=%s sacct -a -D -P -S 2025-12-01T01:00:00 -E 2025-12-06T01:00:00 -s PD,R,RQ,RS,RV,S,CD,CA,F,TO,NF,PR,OOM,BF,DL -o "+
+			"JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqCPUS,ReqNodes,ReqTRES,AllocTRES,Timelimit,Priority,JobName,SubmitLine"; got != want {
 		t.Errorf("sacctCommand(CET, priority) =\n%s\nwant\n%s", got, want)
 	}
 }
