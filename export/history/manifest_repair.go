@@ -2,13 +2,11 @@ package history
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // A damaged manifest (a *ManifestError: missing, not a manifest, or not
@@ -88,24 +86,16 @@ func (h *Store) findFallback(n int64) *fallback {
 // pinGeneration pins generation k for reading, as View pins the committed
 // one.
 func (h *Store) pinGeneration(k int64) (*View, error) {
-	dir := h.genPath(k)
-	f, err := os.Open(filepath.Join(dir, manifestFile))
+	f, b, err := h.pinManifest(k)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+	m, err := h.decodeManifest(b, k)
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	b, err := io.ReadAll(f)
-	if err == nil {
-		var m Manifest
-		if m, err = h.decodeManifest(b, k); err == nil {
-			return &View{Dir: dir, Manifest: m, lock: f}, nil
-		}
-	}
-	f.Close()
-	return nil, err
+	return &View{Dir: h.genPath(k), Manifest: m, lock: f}, nil
 }
 
 // lostNights are the runs that recompute what damaged generation n held

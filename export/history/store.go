@@ -274,7 +274,7 @@ func (h *Store) View() (*View, error) {
 			return &View{Manifest: Manifest{Format: StoreFormat, Partitions: []Partition{}}}, nil
 		}
 		dir := h.genPath(n)
-		f, err := os.Open(filepath.Join(dir, manifestFile))
+		f, b, err := h.pinManifest(n)
 		if errors.Is(err, fs.ErrNotExist) && try < 5 {
 			continue // removed between the readlink and the open: read the symlink again
 		}
@@ -284,18 +284,9 @@ func (h *Store) View() (*View, error) {
 		if err != nil {
 			return nil, fmt.Errorf("history %s: %w", h.Dir, err)
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("history %s: pin generation %d: %w", h.Dir, n, err)
-		}
-		b, err := io.ReadAll(f)
-		if err == nil && len(b) == 0 && try < 5 {
+		if len(b) == 0 && try < 5 {
 			f.Close() // emptied by a removal that raced the flock
 			continue
-		}
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("history %s: %w", h.Dir, err)
 		}
 		m, err := h.decodeManifest(b, n)
 		if err != nil {
@@ -304,6 +295,24 @@ func (h *Store) View() (*View, error) {
 		}
 		return &View{Dir: dir, Manifest: m, lock: f}, nil
 	}
+}
+
+// pinManifest opens generation n's manifest, takes a shared flock on it
+// (a commit does not remove a generation while one is held) and reads it;
+// the caller closes f, which releases the generation.
+func (h *Store) pinManifest(n int64) (f *os.File, b []byte, err error) {
+	if f, err = os.Open(filepath.Join(h.genPath(n), manifestFile)); err != nil {
+		return nil, nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("pin generation %d: %w", n, err)
+	}
+	if b, err = io.ReadAll(f); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, b, nil
 }
 
 // Close releases the generation.
