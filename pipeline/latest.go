@@ -29,7 +29,11 @@ func NewestCheckpoint(dir, cluster string) (c CheckpointInfo, ok bool, err error
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return c, false, nil
 	}
-	v, err := (&history.Store{Dir: dir}).View()
+	h, err := history.Open(dir) // exists: Open creates nothing
+	if err != nil {
+		return c, false, err
+	}
+	v, err := h.View()
 	if err != nil {
 		return c, false, err
 	}
