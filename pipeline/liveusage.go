@@ -22,13 +22,16 @@ import (
 // (_apply_priority_fs in fair_tree.c) and stay as the tick left them.
 // Without limits nothing is added at a job's end and liveEnds is not used.
 //
-// For each snapshot i it lists the jobs whose end E is in (tick_i, at_i]
+// For each snapshot i it lists the jobs whose end E is in (tick_i, at_i)
 // and after their start; a job ending exactly at tick_i is in that tick's
-// usage already. The lists are built in one pass over the jobs: the first
-// snapshot at or after E is found in a table of the first snapshot at or
-// after each period of the window (a binary search when the window has
-// too many periods for one), and E belongs to it and to the snapshots
-// after it that share its tick, if that tick is before E.
+// usage already, and one ending in the snapshot's own second is still
+// running at it: a snapshot at T is the instant T.000, and sacct's E is
+// the second the job ended in (docs/slurm-semantics.md §2.9). The lists
+// are built in one pass over the jobs: the first snapshot after E is found
+// in a table of the first snapshot at or after each period of the window
+// (a binary search when the window has too many periods for one), and E
+// belongs to it and to the snapshots after it that share its tick, if that
+// tick is before E.
 type liveEnds struct {
 	jobs     decay.Jobs // Start, End, Rate and Assoc are read
 	halfLife int64      // PriorityDecayHalfLife in seconds; 0: no decay
@@ -69,12 +72,12 @@ func newLiveEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSe
 		}
 		var i int
 		if table != nil {
-			for i = int(table[(e-lo)/periodSec]); snaps[i] < e; i++ {
+			for i = int(table[(e-lo)/periodSec]); i < n && snaps[i] <= e; i++ {
 			}
 		} else {
-			i, _ = slices.BinarySearch(snaps, e)
+			i, _ = slices.BinarySearch(snaps, e+1)
 		}
-		// Snapshots i, i+1, … are at or after E; those whose tick is
+		// Snapshots i, i+1, … are after E; those whose tick is
 		// before E hold it (their tick is then the last one before E).
 		for ; i < n && l.ticks[i] < e; i++ {
 			l.at[i] = append(l.at[i], int32(j))

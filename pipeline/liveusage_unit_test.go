@@ -11,7 +11,8 @@ import (
 // TestLiveEnds checks which job ends newLiveEnds puts in each snapshot, by
 // hand: ticks every 300 s from origin 0; snapshots at 1000 (tick 900),
 // 1200 (tick 1200, on the grid), 1250 and 1280 (tick 1200 again) and 5000
-// (tick 4800). A job's end belongs to every snapshot with tick < end ≤ at.
+// (tick 4800). A job's end belongs to every snapshot with tick < end < at:
+// one ending in the snapshot's own second still runs at its instant.
 func TestLiveEnds(t *testing.T) {
 	r := decay.Running
 	jobs := decay.Jobs{
@@ -22,14 +23,15 @@ func TestLiveEnds(t *testing.T) {
 	}
 	// 0: ends 950 in (900, 1000]: snapshot 0.
 	// 1: ends on tick 900: in its usage, none.
-	// 2: ends 1000, the snapshot's second: snapshot 0.
+	// 2: ends 1000, the snapshot's second: still running at it; charged
+	// by tick 1200, none.
 	// 3: ends 1001: charged by tick 1200, none.
 	// 4: ends 1230: snapshots 1250 and 1280 (1200's (1200, 1200] is empty).
 	// 5: rate 0: none. 6: running: none.
 	// 7: ends 4900: snapshot 4. 8: zero length: none. 9: after the last: none.
 	// 10: ends 1260: snapshot 1280.
 	l := newLiveEnds(jobs, []int64{1000, 1200, 1250, 1280, 5000}, gridOf(t, 0, 300), 300, 0)
-	want := [][]int32{{0, 2}, nil, {4}, {4, 10}, {7}}
+	want := [][]int32{{0}, nil, {4}, {4, 10}, {7}}
 	for i := range want {
 		if !slices.Equal(l.at[i], want[i]) {
 			t.Errorf("snapshot %d (tick %d): jobs %v, want %v", i, l.ticks[i], l.at[i], want[i])

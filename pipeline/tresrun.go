@@ -135,13 +135,13 @@ type tresRun struct {
 // carried are the residues of the checkpoint the run resumes from, what
 // jobs that ended by lo left; since must then be after lo.
 func newTRESRun(m *model, st *stream, dict *record.JobDict, lo int64, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64, since int64, carried []residue) *tresRun {
-	at, ended := runningAt(st.jobs, snaps, m.calcPeriod(), since)
 	r := &tresRun{
 		names: m.cfg.TRES, jobs: st.jobs, extra: &st.extra, dict: dict,
 		factor: func(qos string) float64 { f, _ := st.usageFactor(qos); return f },
 		sched:  sched, after: after, restarts: restarts, lo: lo, snaps: snaps,
-		at: at, ended: ended, qos: map[uint32]float64{},
+		qos: map[uint32]float64{},
 	}
+	r.at, r.ended = runningAt(st.jobs, snaps, m.calcPeriod(), since, r.endBy)
 	if len(carried) > 0 {
 		nT := len(r.names)
 		r.resid = make([]uint64, len(m.keys)*nT)
@@ -185,18 +185,19 @@ func (r *tresRun) residues(keys []fairshare.Key) []residue {
 }
 
 // runningAt returns, for each snapshot time (sorted), the indexes of the
-// jobs running at it (start < snapshot < end, or still running; a job
-// starting in the snapshot's very second counts from the next one, as a
-// run ending at that second leaves it to the next run, Summary.AfterTo, and
-// a snapshot must not depend on where its run ended) and those
-// whose residue starts to count at it: ended in (previous snapshot,
-// snapshot] (the first snapshot takes every earlier end), at or after
-// since (math.MaxInt64: none). A time is placed by a table of the first
-// snapshot in or after each period of length period from the first
+// jobs running at it (start < snapshot, and not ended by it: see endedBy;
+// a job starting in the snapshot's very second counts from the next one, as
+// a run ending at that second leaves it to the next run, Summary.AfterTo,
+// and a snapshot must not depend on where its run ended) and those whose
+// residue starts to count at it: ended by it and after the previous
+// snapshot (the first snapshot takes every earlier end), at or after since
+// (math.MaxInt64: none). endBy(j) is the first second at whose instant job
+// j (not running) counts as ended. A time is placed by a table of the
+// first snapshot in or after each period of length period from the first
 // snapshot (a binary search over the snapshots when the window has too
 // many periods for one), then a step over the few snapshots of its own
 // period, so the pass costs a few operations a job.
-func runningAt(jobs decay.Jobs, snaps []int64, period, since int64) (at, ended [][]int32) {
+func runningAt(jobs decay.Jobs, snaps []int64, period, since int64, endBy func(j int) int64) (at, ended [][]int32) {
 	at = make([][]int32, len(snaps))
 	ended = make([][]int32, len(snaps))
 	n := len(snaps)
@@ -244,17 +245,21 @@ func runningAt(jobs decay.Jobs, snaps []int64, period, since int64) (at, ended [
 	}
 	for j, s := range jobs.Start {
 		e := jobs.End[j]
-		if e > lo && s <= hi && s < e {
+		by := e
+		if e != decay.Running {
+			by = endBy(j)
+		}
+		if by > lo && s <= hi && s < e {
 			i1 := n
 			if e != decay.Running {
-				i1 = first(e)
+				i1 = first(by)
 			}
 			for i := first(s + 1); i < i1; i++ {
 				at[i] = append(at[i], int32(j))
 			}
 		}
-		if e != decay.Running && e >= since && e <= hi {
-			i := first(e)
+		if e != decay.Running && e >= since && by <= hi {
+			i := first(by)
 			ended[i] = append(ended[i], int32(j))
 		}
 	}
@@ -328,12 +333,26 @@ func (r *tresRun) add(j int32, at int64, dst []uint64) {
 		Start: r.jobs.Start[j], End: fairshare.NotEnded,
 		LimitSec: int64(r.extra.limitMin[j]) * 60, Factor: q,
 	}
-	if e := r.jobs.End[j]; e != decay.Running {
-		job.End, job.EndsAfterTick = e, e <= at && r.after[j]
+	if e := r.jobs.End[j]; e != decay.Running && r.endBy(int(j)) <= at {
+		job.End, job.EndsAfterTick = e, r.after[j]
 	}
 	nT := len(r.names)
 	a := int(r.jobs.Assoc[j])
 	fairshare.RunSecs(r.sched, r.restarts, job, at, alloc, dst[a*nT:(a+1)*nT])
+}
+
+// endBy is the first second at whose instant the ended job j counts as
+// ended (docs/slurm-semantics.md §2.9): a snapshot at T is the instant
+// T.000, and sacct's End E the second the job ended in, so the job still
+// runs at E.000, unless a decay tick of E's second came after its end
+// (slurmctld's log orders them; without it the end is taken as before the
+// tick): ticks are known to the second, and one at E counts as at E.000.
+func (r *tresRun) endBy(j int) int64 {
+	e := r.jobs.End[j]
+	if r.sched.Last(e) == e && !r.after[int32(j)] {
+		return e
+	}
+	return e + 1
 }
 
 // counts returns the counts of TRES set id for r.names (nil for the empty

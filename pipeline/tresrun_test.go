@@ -12,10 +12,13 @@ import (
 
 // TestRunningAt checks which jobs runningAt puts at each snapshot, by
 // hand: snapshots at 1000, 1200, 1250 and 5000 (period 300). A job runs at
-// a snapshot s when start < s and s < end (or it is still running; a job
-// starting in s's second is left to the next, as a run ending at s leaves
-// it to the next run); its residue
-// counts from the first snapshot at or after its end.
+// a snapshot s when start < s and it has not ended by s (or it is still
+// running; a job starting in s's second is left to the next, as a run
+// ending at s leaves it to the next run); its residue counts from the
+// first snapshot at or after it ended. First every job ends before a
+// decay tick of its end's second (endBy = End: ended at that second's
+// instant); then none does (endBy = End + 1: a snapshot in the end's
+// second still sees the job running).
 func TestRunningAt(t *testing.T) {
 	jobs := decay.Jobs{
 		Start: []int64{0, 900, 899, 100, 1000, 1199, 4800, 600, 10, 5000, 6000},
@@ -43,7 +46,7 @@ func TestRunningAt(t *testing.T) {
 		// Ends at or after 1150: 5 (1200), 3 (1201), 1, 7, 9.
 		{1150, [][]int32{nil, {5}, {3}, {1, 7, 9}}},
 	} {
-		at, ended := runningAt(jobs, snaps, 300, c.since)
+		at, ended := runningAt(jobs, snaps, 300, c.since, func(j int) int64 { return jobs.End[j] })
 		for i := range snaps {
 			if !slices.Equal(at[i], wantAt[i]) {
 				t.Errorf("since %d, snapshot %d: running %v, want %v", c.since, snaps[i], at[i], wantAt[i])
@@ -56,7 +59,7 @@ func TestRunningAt(t *testing.T) {
 	// A window too long for the lookup table (binary search): the far
 	// snapshot sees the two jobs still running, 0 and 6.
 	far := int64(300 << 23)
-	at, _ := runningAt(jobs, []int64{1000, 1200, far}, 300, math.MaxInt64)
+	at, _ := runningAt(jobs, []int64{1000, 1200, far}, 300, math.MaxInt64, func(j int) int64 { return jobs.End[j] })
 	for i, w := range [][]int32{{0, 1, 3, 7}, {0, 1, 3, 7}, {0, 6}} {
 		if !slices.Equal(at[i], w) {
 			t.Errorf("long window, snapshot %d: jobs %v, want %v", i, at[i], w)
@@ -66,9 +69,33 @@ func TestRunningAt(t *testing.T) {
 	// Job 0, 1100-1299, runs at neither (it starts after 1001 and ends
 	// in 1299's second) and its residue counts from 1299; job 1,
 	// 1001-1300, runs at 1299 only (it started in 1001's second).
-	at, ended := runningAt(decay.Jobs{Start: []int64{1100, 1001}, End: []int64{1299, 1300}}, []int64{1001, 1299}, 300, 0)
+	two := decay.Jobs{Start: []int64{1100, 1001}, End: []int64{1299, 1300}}
+	at, ended := runningAt(two, []int64{1001, 1299}, 300, 0, func(j int) int64 { return two.End[j] })
 	if len(at[0]) != 0 || !slices.Equal(at[1], []int32{1}) || !slices.Equal(ended[1], []int32{0}) {
 		t.Errorf("one period: running %v, ended %v; want [[] [1]], [[] [0]]", at, ended)
+	}
+
+	// No tick in any end's second: job 5 (1199-1200) runs at 1200 and
+	// its residue counts from 1250; job 9 (5000-5000) never ran and
+	// ends after the last snapshot's instant; the others as above.
+	later := func(j int) int64 { return jobs.End[j] + 1 }
+	wantAt = [][]int32{{0, 1, 3, 7}, {0, 1, 3, 5, 7}, {0, 1, 7}, {0, 6}}
+	for _, c := range []struct {
+		since int64
+		ended [][]int32
+	}{
+		{0, [][]int32{{2, 8}, {4}, {3, 5}, {1, 7}}},
+		{1150, [][]int32{nil, nil, {3, 5}, {1, 7}}},
+	} {
+		at, ended := runningAt(jobs, snaps, 300, c.since, later)
+		for i := range snaps {
+			if !slices.Equal(at[i], wantAt[i]) {
+				t.Errorf("ends after the tick, since %d, snapshot %d: running %v, want %v", c.since, snaps[i], at[i], wantAt[i])
+			}
+			if !slices.Equal(ended[i], c.ended[i]) {
+				t.Errorf("ends after the tick, since %d, snapshot %d: ended %v, want %v", c.since, snaps[i], ended[i], c.ended[i])
+			}
+		}
 	}
 }
 
@@ -81,13 +108,18 @@ func TestRunningAt(t *testing.T) {
 //
 //	at 100 (job 1, tick 60: 600 − 2·14 = 572): cpu=9 (572/60),
 //	mem=4766 (286000/60)
-//	at 150 (job 1 ended, the restart case of docs/slurm-versions.md §6: residue 1 / 500; job 2
-//	running, started after the restart and no tick since its start:
-//	⌊600·0.5⌋ = 300): cpu 301 → 5, mem 500 → 8
-//	at 200 (job 2 ended after tick 190: ⌊(190 − 140)·0.5⌋ = 25, end
-//	⌊(740 − 190)·0.5⌋ = 275: residue 0; job 1's residue stays): cpu 1
-//	→ 0, mem 500 → 8
-//	at 260 (the restart clears job 1's residue): nothing
+//	at 150 (job 1 ends in this second, no tick in it: still running at
+//	150.000, docs/slurm-semantics.md §2.9; rebuilt at the restart 130,
+//	the restart case of docs/slurm-versions.md §6: 2·300 − ⌊2·0.5·(120 −
+//	31)⌋ = 511, tick 130 takes 2·⌊10·0.5⌋ = 10: cpu 501; mem 300000 −
+//	44500 − 5000 = 250500; job 2 running, started after the restart and
+//	no tick since its start: ⌊600·0.5⌋ = 300): cpu 801 → 13, mem 250500
+//	→ 4175
+//	at 200 (job 1 ended: residue 1 / 500, §6; job 2 ends in this second
+//	with no tick in it: running, 300 − ⌊(190 − 140)·0.5⌋ = 275): cpu 276
+//	→ 4, mem 500 → 8
+//	at 260 (job 2 ended: end ⌊(740 − 190)·0.5⌋ = 275, residue 0; the
+//	restart clears job 1's residue): nothing
 func TestTRESRunCells(t *testing.T) {
 	tree, err := fairshare.NewTree([]fairshare.Node{
 		{Account: "root", Parent: -1},
@@ -113,15 +145,15 @@ func TestTRESRunCells(t *testing.T) {
 	}
 	jobs := decay.Jobs{Start: []int64{31, 140}, End: []int64{150, 200}, Assoc: []int32{int32(u), int32(u)}}
 	snaps := []int64{100, 150, 200, 260}
-	at, ended := runningAt(jobs, snaps, 60, 120) // the log begins at its first tick, 120
 	r := &tresRun{
 		names: []string{"cpu", "mem"}, jobs: jobs, dict: dict,
 		extra:  &jobExtra{tres: []uint32{tres1, tres2}, qos: []uint32{half, half}, limitMin: []uint32{10, 10}},
 		factor: func(string) float64 { return 0.5 },
 		sched:  sched, after: map[int32]bool{1: true}, restarts: []int64{130, 260}, snaps: snaps,
-		at: at, ended: ended, qos: map[uint32]float64{},
+		qos: map[uint32]float64{},
 	}
-	for i, want := range []string{"cpu=9,mem=4766", "cpu=5,mem=8", "cpu=0,mem=8", ""} {
+	r.at, r.ended = runningAt(jobs, snaps, 60, 120, r.endBy) // the log begins at its first tick, 120
+	for i, want := range []string{"cpu=9,mem=4766", "cpu=13,mem=4175", "cpu=4,mem=8", ""} {
 		cells, err := r.cells(i, snaps[i], p, len(p.Credit))
 		if err != nil {
 			t.Fatal(err)
