@@ -47,6 +47,11 @@ type fairshareWriter struct {
 	beforePrio, afterPrio []record.PriorityRow
 
 	snapshots, files int
+
+	// keep, when set, receives each snapshot's values instead of the
+	// segments (a dry run's; Moment takes its one snapshot so): the tree,
+	// its result and TRESRunMins cells are only valid during the call.
+	keep func(at, tick int64, tree *fairshare.Tree, r *fairshare.Result, cells []string) error
 }
 
 // snapshot computes the snapshot at time at from own, every universe
@@ -109,6 +114,11 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 		}
 	}
 	w.snapshots++
+	if w.keep != nil {
+		if err := w.keep(at, tick, tree, &w.res, cells); err != nil {
+			return err
+		}
+	}
 	if w.seg == nil {
 		return nil // a dry run
 	}

@@ -516,6 +516,19 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 	for i := range parents {
 		parents[i] = -1
 	}
+	// The moment seeds: at lo, and at every snapshot but the one at to
+	// (moment.go); a dry run writes none.
+	var seeds []seedPoint
+	seedAt := func(at int64) {
+		if !opt.DryRun {
+			p := seedPoint{at: at, state: state.Clone()}
+			if fw.run != nil {
+				p.resid = fw.run.residues(m.keys)
+			}
+			seeds = append(seeds, p)
+		}
+	}
+	seedAt(lo)
 	var err error
 	sum.Decay, err = decay.Advance(m.params, state, decay.Window{
 		Parent: parents, Jobs: st.jobs, To: to, Snapshots: fw.snaps, Ticks: ticks, EndsAfterTick: after,
@@ -523,13 +536,26 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 			if err := wctx.Err(); err != nil {
 				return err
 			}
-			return fw.snapshot(at, tick, usage)
+			if err := fw.snapshot(at, tick, usage); err != nil {
+				return err
+			}
+			if at < to {
+				seedAt(at)
+			}
+			return nil
 		},
 	})
 	if err == nil {
 		err = fw.finish()
 	} else {
 		err = fmt.Errorf("decay: %w", err)
+	}
+	if err == nil && !opt.DryRun {
+		var dict *record.JobDict
+		if fw.run != nil {
+			dict = fw.run.dict
+		}
+		err = r.writeSeeds(seeds, ticks, after, dict)
 	}
 	if err != nil {
 		stopWriters()

@@ -28,7 +28,8 @@ func futureCheckpoints(m *Manifest, cluster string, now int64) []Partition {
 }
 
 // cutAfter removes from the commit everything of cluster after time at
-// (Unix seconds): the checkpoints after at, the fair-share and association
+// (Unix seconds): the checkpoints after at, the moment seeds from at on
+// (the run resuming at at writes its own there), the fair-share and association
 // snapshots after at, the usage of the UTC days from at's day on (a run
 // resuming at at recomputes that whole day), and the jobs that start or
 // end after at (the run resuming at at reads them again from sacct). The
@@ -37,7 +38,9 @@ func futureCheckpoints(m *Manifest, cluster string, now int64) []Partition {
 func (t *Txn) cutAfter(cluster string, at int64) (map[string]int64, error) {
 	removed := map[string]int64{}
 	for _, p := range t.base.Files(TableState, cluster) {
-		if checkpointTime(path.Base(p.Path)) > at {
+		name := path.Base(p.Path)
+		seed, isSeed := MomentSeedTime(name)
+		if checkpointTime(name) > at || isSeed && seed >= at {
 			t.Remove(p)
 			removed[TableState]++
 		}

@@ -26,6 +26,45 @@ import (
 
 const stateDir = "state"
 
+// Beside its checkpoints, a cluster's state holds what `sshare --at` and
+// `sprio --at` replay a moment from (pipeline/moment.go, docs/moments.md):
+// moment seeds, moment-<time>.bin.zst, one at the start of each run's
+// window and at each snapshot it stores, and the configuration they were
+// computed with, model-<sha256>.json.zst, one per distinct content. Verify
+// checks them against the manifest; a cut back to a time removes the
+// seeds after it.
+const (
+	checkpointPrefix = "checkpoint-"
+	momentPrefix     = "moment-"
+	momentSuffix     = ".bin.zst"
+)
+
+// IsCheckpoint reports whether the state file name is a checkpoint's.
+func IsCheckpoint(name string) bool { return strings.HasPrefix(name, checkpointPrefix) }
+
+// MomentSeedName is the file name of a cluster's moment seed at at (Unix
+// seconds); names sort by time.
+func MomentSeedName(at int64) string {
+	return momentPrefix + time.Unix(at, 0).UTC().Format(runLayout) + momentSuffix
+}
+
+// MomentSeedTime is the time (Unix seconds) in a moment seed's file name;
+// ok is false for any other state file.
+func MomentSeedTime(name string) (at int64, ok bool) {
+	s, ok := strings.CutPrefix(name, momentPrefix)
+	if !ok {
+		return 0, false
+	}
+	if s, ok = strings.CutSuffix(s, momentSuffix); !ok {
+		return 0, false
+	}
+	t, err := time.Parse(runLayout, s)
+	if err != nil {
+		return 0, false
+	}
+	return t.Unix(), true
+}
+
 // WriteState stores a checkpoint blob of cluster under name in a commit of
 // its own (a run writes its checkpoint through its Txn).
 func (h *Store) WriteState(cluster, name string, data []byte) error {
@@ -84,8 +123,8 @@ func readVerified(file string, p Partition) ([]byte, error) {
 	return b, nil
 }
 
-// States lists the committed checkpoint names of cluster, sorted; none is
-// not an error.
+// States lists the names of cluster's committed state files (checkpoints,
+// moment seeds and their models), sorted; none is not an error.
 func (h *Store) States(cluster string) ([]string, error) {
 	if err := validCluster(cluster); err != nil {
 		return nil, fmt.Errorf("list states: %w", err)
@@ -97,7 +136,7 @@ func (h *Store) States(cluster string) ([]string, error) {
 	return m.States(cluster), nil
 }
 
-// States lists the manifest's checkpoint names of cluster, sorted.
+// States lists the names of the manifest's state files of cluster, sorted.
 func (m *Manifest) States(cluster string) []string {
 	var out []string
 	for _, p := range m.Files(TableState, cluster) {

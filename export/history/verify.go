@@ -449,7 +449,8 @@ func checkFile(file string, p Partition, buf []byte) (what string, kind damage, 
 	// A checkpoint is kept whole for json.Valid; data files are streamed.
 	var blob []byte
 	var w io.Writer = sum
-	if p.Table == TableState {
+	checkpoint := p.Table == TableState && IsCheckpoint(path.Base(p.Path))
+	if checkpoint {
 		blob = make([]byte, 0, fi.Size())
 		w = io.MultiWriter(sum, &appendWriter{b: &blob})
 	}
@@ -464,7 +465,7 @@ func checkFile(file string, p Partition, buf []byte) (what string, kind damage, 
 		return "SHA-256 differs from the manifest's: the bytes changed after the run wrote them", changed, n
 	}
 	if p.Table == TableState {
-		if !json.Valid(blob) {
+		if checkpoint && !json.Valid(blob) {
 			return "not valid JSON, though its SHA-256 is the manifest's", asWritten, n
 		}
 		return "", asWritten, n
@@ -624,6 +625,9 @@ type checkpointInfo struct {
 func newClusterPlan(v *View, cluster string, damaged map[string]bool, now int64) *clusterPlan {
 	c := &clusterPlan{cluster: cluster}
 	for _, p := range v.Files(TableState, cluster) {
+		if !IsCheckpoint(path.Base(p.Path)) {
+			continue
+		}
 		ci := checkpointInfo{name: path.Base(p.Path), at: checkpointTime(path.Base(p.Path)), damaged: damaged[p.Path]}
 		ci.future = ci.at > now
 		if !ci.damaged {
@@ -649,7 +653,7 @@ func newClusterPlan(v *View, cluster string, damaged map[string]bool, now int64)
 // checkpointTime is the time in a checkpoint's name
 // (checkpoint-20060102T150405Z.json), or 0.
 func checkpointTime(name string) int64 {
-	s, ok := strings.CutPrefix(name, "checkpoint-")
+	s, ok := strings.CutPrefix(name, checkpointPrefix)
 	if !ok {
 		return 0
 	}
@@ -844,6 +848,8 @@ func (h *Store) repairText(pr *Problem, plan *clusterPlan, repaired int64) strin
 		impact = "the file is as the run wrote it (its SHA-256 is the manifest's), so every copy is the same: please report this as a bug"
 	case pr.kind == gone:
 		impact = "until it is back or removed `fairledger run`, `sql` and `report` refuse this history"
+	case p.Table == TableState && !IsCheckpoint(path.Base(p.Path)):
+		impact = "until it is back or removed `sshare --at` and `sprio --at` fail for the times it covers"
 	case p.Table == TableState:
 		impact = "until it is back or removed a run of cluster " + p.Cluster + " that resumes from it stops on it, and so does one that reads " +
 			"every checkpoint of the cluster (a run without --to, a fresh start)"
@@ -867,6 +873,12 @@ func (h *Store) repairText(pr *Problem, plan *clusterPlan, repaired int64) strin
 			return done + ": the runs table lacks those run records; nothing else depends on them, nothing to recompute"
 		}
 		what = "remove it with " + fix + ": the runs table then lacks those run records; nothing else depends on them"
+	case p.Table == TableState && !IsCheckpoint(path.Base(p.Path)):
+		what = "remove it with " + fix + ": `sshare --at` and `sprio --at` then answer the times it covered from the stored snapshot before " +
+			"them, as for a history written before fairledger kept moments (docs/moments.md); nothing else depends on it, nothing to recompute"
+		if done != "" {
+			what = done + ": `sshare --at` and `sprio --at` answer the times it covered from the stored snapshot before them; nothing to recompute"
+		}
 	case p.Table == TableState:
 		what = h.checkpointText(pr, plan, fix, done)
 	default:
