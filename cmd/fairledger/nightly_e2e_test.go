@@ -27,6 +27,7 @@ func TestNightlyE2E(t *testing.T) {
 	exact := os.Getenv("FAIRLEDGER_SLURM_EXACT") == "1"
 	var matched []cellKey
 	var diffs []cellDiff
+	notes := map[string]string{}
 	compared := 0
 	for _, n := range nights {
 		t.Logf("night %s: --to %s, exit %s (want %s), history unchanged %s, stdout %s bytes, stderr %s lines: %q",
@@ -59,15 +60,15 @@ func TestNightlyE2E(t *testing.T) {
 		if cp.file == "" {
 			t.Fatalf("night %s: capture %s not in captures.tsv", n.name, n.capture)
 		}
-		m, d := compareCapture(t, c, cp, hist, "@"+n.to, "")
-		matched, diffs = append(matched, m...), append(diffs, d...)
+		m, d, note := compareCapture(t, c, cp, hist, "@"+n.to, "")
+		matched, diffs, notes[cp.file] = append(matched, m...), append(diffs, d...), note
 		compared++
 	}
 	if compared < 3 {
 		t.Errorf("%d nights compared with a capture, want at least 3", compared)
 	}
 	t.Logf("nightly: %d/%d cells match Slurm's (%d nights compared)", len(matched), len(matched)+len(diffs), compared)
-	logDiffs(t, c, matched, diffs)
+	logDiffs(t, c, "nightly", matched, diffs, notes)
 	if exact && len(diffs) > 0 {
 		t.Errorf("nightly: %d cells differ from Slurm's (FAIRLEDGER_SLURM_EXACT=1)", len(diffs))
 	}
