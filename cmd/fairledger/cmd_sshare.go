@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,12 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -22,22 +25,25 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "sshare",
 		Usage: "print a fair-share snapshot of the history exactly as sshare printed it then",
-		Description: "Shows the snapshot at or before --at (default: the latest) of one cluster; an --at before the " +
-			"cluster's first snapshot shows that snapshot's associations with zero usage, as slurmctld prints them before its first decay tick " +
+		Description: "Shows the fair share of one cluster at --at, any second of its history (default: the latest snapshot): " +
+			"the stored snapshot of that second, else the moment replayed from the history's state at the snapshot or run start before it " +
+			"(docs/moments.md): the values of slurmctld's last decay tick at or before --at, and RawUsage and TRESRunMins at the instant --at.000; " +
+			"stderr says which. A part of the history written before fairledger kept moments shows the stored snapshot at or before --at, with a note. " +
+			"An --at before the cluster's history shows its first snapshot's associations with zero usage, as slurmctld prints them before its first decay tick " +
 			"(exit 0, with a note on stderr). " +
-			"RawUsage is slurmctld's at the snapshot's second: with AccountingStorageEnforce=limits it includes the jobs that ended " +
-			"since the last decay tick, charged at their end; the other usage and fair-share columns are those of the tick. " +
+			"RawUsage is slurmctld's at that second: with AccountingStorageEnforce=limits it includes the jobs that ended " +
+			"since the last decay tick, charged at their end (a job ending in the second asked still runs at its instant); the other usage and fair-share columns are those of the tick. " +
 			"Rows as sshare selects them: without -a, all account rows and the user rows of --users, " +
 			"else of $USER, else of the current user (none when that fails); --accounts keeps the rows of the named accounts only (not their " +
 			"sub-accounts), as slurmctld does. GrpTRESMins is each association's limit from the " +
 			"association dump's GrpTRESMins column or the sacctmgr script's GrpTRESMins/GrpCPUMins (blank without one), printed as sshare does (raw counts, " +
 			"mem in MiB, in TRES order); TRESRunMins lists every TRES of the cluster with the TRES-minutes " +
-			"that the jobs running at the snapshot's tick (of the association and all below it) still hold of " +
+			"that the jobs running at that second (of the association and all below it) still hold of " +
 			"their time limits, × UsageFactor, as slurmctld counts them with AccountingStorageEnforce=limits " +
 			"(all 0 without limits); the FairShare of classic accounts is blank, as in sshare ≥ 25.11.",
 		UseShortOptionHandling: true,
-		Flags: append(pastFlags("show the snapshot at or before this time (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; "+
-			"default: the latest; before the first snapshot: its associations with zero usage)"),
+		Flags: append(pastFlags("show the fair share at this second (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; "+
+			"default: the latest snapshot; before the history: its first snapshot's associations with zero usage)"),
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "list all users (sshare -a)"},
 			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "add NormUsage, LevelFS (Fair Tree), GrpTRESMins and TRESRunMins (sshare -l)"},
 			&cli.BoolFlag{Name: "parsable2", Aliases: []string{"P"}, Usage: "'|'-separated output without a trailing '|' (sshare -P)"},
@@ -74,10 +80,11 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			if err != nil {
 				return err
 			}
-			snap, err := v.Snapshot(cluster, at)
+			past, err := fairshareAt(v, dir, cluster, at)
 			if err != nil {
-				return history.DamageHint(err, dir, v.Generation())
+				return err
 			}
+			snap := past.Snapshot
 			if len(snap.Rows) == 0 {
 				return fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", dir, cluster)
 			}
@@ -106,7 +113,7 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 				zeroUsage(tree, res, float64(max(cfg.DampeningFactor, 1)))
 				log.Warn().Str("cluster", snap.Cluster).Str("at", at.In(loc).Format(time.RFC3339)).
 					Str("first_snapshot", snap.Time.In(loc).Format(time.RFC3339)).
-					Msgf("%s is before the history of cluster %s, which starts at %s: its associations with zero usage, as slurmctld prints them before its first decay tick",
+					Msgf("%s is before the history of cluster %s, whose first snapshot is at %s: its associations with zero usage, as slurmctld prints them before its first decay tick",
 						at.In(loc).Format(time.RFC3339), snap.Cluster, snap.Time.In(loc).Format(time.RFC3339))
 			}
 			// Before 25.11 sshare prints the classic and depth-oblivious
@@ -154,16 +161,68 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			if snap.Before {
 				return fairshare.WriteSshare(stdout, tree, res, opt)
 			}
-			ev := log.Info().Str("cluster", snap.Cluster).Str("snapshot", snap.Time.In(loc).Format(time.RFC3339)).
-				Str("algorithm", snap.Rows[0].Algorithm)
-			if !at.IsZero() {
-				ev = ev.Str("at", at.In(loc).Format(time.RFC3339))
-			}
-			ev.Msgf("snapshot %s (fair share as of the last decay tick at or before it; with limits, RawUsage includes the jobs ended since), cluster %s, %s",
-				snap.Time.In(loc).Format(time.RFC3339), snap.Cluster, snap.Rows[0].Algorithm)
+			past.note(log, loc, at, snap.Rows[0].Algorithm)
 			return fairshare.WriteSshare(stdout, tree, res, opt)
 		},
 	}
+}
+
+// pastState is the fair share a command shows for --at: a stored
+// snapshot, or a moment replayed from the history (pipeline.Moment).
+type pastState struct {
+	history.Snapshot
+	// moment is the replay; nil for a stored snapshot.
+	moment *pipeline.MomentResult
+	// noMoment says why a stored snapshot before --at is shown instead
+	// of the moment (nil: none was asked for, or it is --at's own).
+	noMoment error
+}
+
+// fairshareAt is cluster's fair share at at (zero: the latest snapshot)
+// in v, the pinned generation of the history in dir: the stored snapshot
+// of that second, else the moment replayed from the history, else (a
+// part of the history without moment seeds) the stored snapshot at or
+// before at.
+func fairshareAt(v *history.View, dir, cluster string, at time.Time) (pastState, error) {
+	snap, err := v.Snapshot(cluster, at)
+	if err != nil {
+		return pastState{}, history.DamageHint(err, dir, v.Generation())
+	}
+	if at.IsZero() || !snap.Before && snap.Time.Equal(at) {
+		return pastState{Snapshot: snap}, nil
+	}
+	m, err := pipeline.Moment(v, cluster, at)
+	switch {
+	case errors.Is(err, pipeline.ErrNoMoment):
+		return pastState{Snapshot: snap, noMoment: err}, nil
+	case err != nil:
+		return pastState{}, history.DamageHint(err, dir, v.Generation())
+	}
+	return pastState{Snapshot: history.Snapshot{Cluster: cluster, Time: m.Time, Rows: m.Rows}, moment: m}, nil
+}
+
+// note says on stderr what p is: a stored snapshot or a moment, and of
+// which decay tick.
+func (p pastState) note(log zerolog.Logger, loc *time.Location, at time.Time, algorithm string) {
+	f := func(t time.Time) string { return t.In(loc).Format(time.RFC3339) }
+	if p.moment != nil {
+		m := p.moment
+		log.Info().Str("cluster", p.Cluster).Str("at", f(m.Time)).Str("tick", f(m.Tick)).Str("replayed_from", f(m.Seed)).Str("algorithm", algorithm).
+			Msgf("moment %s of cluster %s, replayed from the history's state at %s: fair share as of slurmctld's decay tick at %s; "+
+				"RawUsage (with limits: the jobs ended since the tick) and TRESRunMins as of the instant %s.000; %s",
+				f(m.Time), p.Cluster, f(m.Seed), f(m.Tick), f(m.Time), algorithm)
+		return
+	}
+	ev := log.Info().Str("cluster", p.Cluster).Str("snapshot", f(p.Time)).Str("algorithm", algorithm)
+	if !at.IsZero() {
+		ev = ev.Str("at", f(at))
+	}
+	why := ""
+	if p.noMoment != nil {
+		why = fmt.Sprintf("; not the moment %s itself: %v (docs/moments.md)", f(at), p.noMoment)
+	}
+	ev.Msgf("stored snapshot %s (fair share as of the last decay tick at or before it; with limits, RawUsage includes the jobs ended since), cluster %s, %s%s",
+		f(p.Time), p.Cluster, algorithm, why)
 }
 
 // pastFlags are the flags of a command that prints a view of a past
