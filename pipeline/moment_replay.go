@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path"
 	"time"
@@ -35,6 +36,10 @@ type MomentResult struct {
 	// Rows are the fairshare rows a run with a snapshot at Time would have
 	// stored, TRESRunMins included.
 	Rows []record.FairshareRow
+	// Priority are, where the run computed job priority, the rows of the
+	// jobs waiting at Time (event pending), as a run with a snapshot then
+	// would have stored them; nil without job priority.
+	Priority []record.PriorityRow
 }
 
 // Moment computes the fair share of cluster at the instant at from the
@@ -85,7 +90,23 @@ func Moment(v *history.View, cluster string, at time.Time) (*MomentResult, error
 				res.Rows[p].TRESRunMins = &cells[p]
 			}
 		}
+		if fw.prio != nil {
+			res.Priority = m.prio.appendRecords([]record.PriorityRow{}, &fw.prio.out)
+		}
 		return nil
+	}
+	if m.prio != nil && d.Prio != nil {
+		jobs, err := d.Prio.prioJobs(m.prio)
+		if err != nil {
+			return nil, fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+		}
+		p := &prioWriter{m: m.prio, jobs: jobs, sched: sched, lo: d.At, to: t, pendingOnly: true,
+			dumpAt: func(t int64) int { return m.treeAt(time.Unix(t, 0)) }}
+		p.useDump(m.treeAt(time.Unix(d.At, 0)))
+		p.queue = newQueue(jobs)
+		p.queue.m = m.prio
+		maps.Copy(p.queue.firstEligible, d.Prio.FirstEligible)
+		fw.prio = p
 	}
 	if m.params.LimitsEnforced {
 		s := &stream{m: m, jobs: d.jobs, extra: d.extra}

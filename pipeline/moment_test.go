@@ -79,7 +79,7 @@ func TestMomentEqualsRunTo(t *testing.T) {
 	nightly := filepath.Join(t.TempDir(), "nightly")
 	nights(t, dir, nightly, from, from.AddDate(0, 0, 8))
 
-	ends := jobEnds(t, sacct)
+	ends := jobColumnTimes(t, sacct, "End")
 	rng := rand.New(rand.NewPCG(7, 34))
 	var times []time.Time
 	for range 8 {
@@ -128,17 +128,114 @@ func TestMomentEqualsRunTo(t *testing.T) {
 	}
 }
 
-// jobEnds are the end times of the finished jobs of a sacct file (Unix
-// times), sorted.
-func jobEnds(t *testing.T, sacct string) []time.Time {
+// TestMomentPriorityEqualsRunTo: with job priority, the queue Moment
+// replays at a second between snapshots (the jobs waiting then, with the
+// factors of the tick before or of their submission) is, row for row, the
+// queue a run ending at that second stores at its snapshot. The cluster is
+// run once and night by night; the times are drawn at random, plus a
+// job's submission second and the second after.
+func TestMomentPriorityEqualsRunTo(t *testing.T) {
+	dir, from, end := nightlyCluster(t, 1500)
+	full := filepath.Join(dir, "sacct.psv")
+	withRequest(t, full)
+	opts := func(hist string, to time.Time) pipeline.Options {
+		o := runOpts(hist, to)
+		o.Priority = true
+		return o
+	}
+	single := filepath.Join(t.TempDir(), "single")
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, full), opts(single, end)); err != nil {
+		t.Fatal(err)
+	}
+	nightly := filepath.Join(t.TempDir(), "nightly")
+	last := from.AddDate(0, 0, 6)
+	for n := from.AddDate(0, 0, 1); !n.After(last); n = n.AddDate(0, 0, 1) {
+		f := nightFile(dir, n)
+		sacctAsOfAll(t, full, f, n.AddDate(0, 0, -1), n)
+		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, f), opts(nightly, n)); err != nil {
+			t.Fatalf("night %s: %v", n.Format(time.DateOnly), err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 9))
+	var times []time.Time
+	for range 6 {
+		times = append(times, from.Add(time.Duration(rng.Int64N(int64(6*24*time.Hour/time.Second)))*time.Second))
+	}
+	sub := slices.DeleteFunc(jobColumnTimes(t, full, "Submit"), func(s time.Time) bool { return !s.After(from) || !s.Before(last) })
+	s := sub[len(sub)/2]
+	times = append(times, s, s.Add(time.Second))
+	waited := 0
+	for _, at := range times {
+		t.Run(at.Format(time.RFC3339), func(t *testing.T) {
+			one := filepath.Join(t.TempDir(), "h")
+			o := opts(one, at)
+			o.SnapshotEvery = 0
+			if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, full), o); err != nil {
+				t.Fatal(err)
+			}
+			v := openView(t, one)
+			want, err := v.PriorityAt("synth", at)
+			v.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			waited += len(want)
+			for _, hist := range []string{single, nightly} {
+				got, err := momentAt(t, hist, "synth", at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Priority == nil {
+					t.Fatalf("%s: no priority rows from a history with job priority", filepath.Base(hist))
+				}
+				if g, w := priorityKeys(got.Priority), priorityKeys(want); !slices.Equal(g, w) {
+					t.Errorf("%s: %d rows\n%s\nthe run's snapshot %d\n%s", filepath.Base(hist), len(g), strings.Join(g, "\n"), len(w), strings.Join(w, "\n"))
+				}
+			}
+		})
+	}
+	if waited == 0 {
+		t.Error("no job waited at any of the times: the test proves nothing; make the cluster busier")
+	}
+	t.Logf("%d rows of waiting jobs compared", waited)
+}
+
+// priorityKeys renders priority rows as sorted lines of every field.
+func priorityKeys(rows []record.PriorityRow) []string {
+	var out []string
+	for _, r := range rows {
+		var b strings.Builder
+		v := reflect.ValueOf(r)
+		for i := range v.NumField() {
+			f, name := v.Field(i), v.Type().Field(i).Name
+			switch {
+			case f.Kind() != reflect.Pointer:
+				fmt.Fprintf(&b, " %s=%v", name, f.Interface())
+			case f.IsNil():
+				fmt.Fprintf(&b, " %s=NULL", name)
+			default:
+				fmt.Fprintf(&b, " %s=%v", name, f.Elem().Interface())
+			}
+		}
+		out = append(out, b.String())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// jobColumnTimes are the values of a time column (Unix times) of a sacct
+// file, sorted.
+func jobColumnTimes(t *testing.T, sacct, column string) []time.Time {
 	t.Helper()
 	data, err := os.ReadFile(sacct)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	hdr := strings.Split(lines[0], "|")
-	col := slices.Index(hdr, "End")
+	col := slices.Index(strings.Split(lines[0], "|"), column)
+	if col < 0 {
+		t.Fatalf("%s has no column %s", sacct, column)
+	}
 	var out []time.Time
 	for _, l := range lines[1:] {
 		if s, err := strconv.ParseInt(strings.Split(l, "|")[col], 10, 64); err == nil {

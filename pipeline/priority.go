@@ -674,6 +674,9 @@ type prioWriter struct {
 	// dumpAt gives it at a time.
 	dump   int
 	dumpAt func(t int64) int
+	// pendingOnly leaves out the submit and start rows: a moment
+	// (Moment) lists the queue of one snapshot.
+	pendingOnly bool
 }
 
 // add appends the rows of the snapshot at time at, whose usage is the

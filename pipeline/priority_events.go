@@ -109,6 +109,9 @@ func prioEvents(jobs []prioJob) []prioEvent {
 // with the FairShare in force, those of month cur (its start) into p.out
 // and the others into p.other, by month.
 func (p *prioWriter) emit(before, cur int64) {
+	if p.pendingOnly {
+		return
+	}
 	if p.events == nil {
 		p.events = prioEvents(p.jobs)
 		p.rk = newRanker(p.jobs)

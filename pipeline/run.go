@@ -555,7 +555,11 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 		if fw.run != nil {
 			dict = fw.run.dict
 		}
-		err = r.writeSeeds(seeds, ticks, after, dict)
+		var prio []prioJob
+		if fw.prio != nil {
+			prio = fw.prio.jobs
+		}
+		err = r.writeSeeds(seeds, ticks, after, dict, prio)
 	}
 	if err != nil {
 		stopWriters()

@@ -21,15 +21,15 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "sprio",
 		Usage: "print the jobs waiting at a past moment and their priority factors exactly as sprio printed them then",
-		Description: "Shows the jobs waiting at the fair-share snapshot at or before --at (default: the latest) of one cluster, " +
-			"with the factors slurmctld had last computed for them: at the last decay tick at or before the snapshot, " +
-			"or at submission or release when later (docs/slurm-semantics.md §13). A snapshot every PriorityCalcPeriod " +
-			"(run --snapshot-every) gives every minute's queue; with daily snapshots, the queue of each snapshot. " +
+		Description: "Shows the jobs waiting at --at, any second of one cluster's history (default: the latest snapshot), " +
+			"with the factors slurmctld had last computed for them: at the last decay tick at or before that second, " +
+			"or at submission or release when later (docs/slurm-semantics.md §13). The queue of a second without a stored snapshot is " +
+			"replayed from the history's state at the snapshot or run start before it (docs/moments.md); stderr says which. " +
 			"The layout is sprio's of the history's Slurm release (run --slurm-version); -P prints every column whole, '|'-separated. " +
 			"What no record holds is not shown: holds placed on a job already pending, a nice changed after submission, " +
 			"an administrator's priority, the site factor, and the jobs sacct never recorded as eligible.",
 		UseShortOptionHandling: true,
-		Flags: append(pastFlags("show the queue of the snapshot at or before this time (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: the latest)"),
+		Flags: append(pastFlags("show the queue at this second (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: the latest snapshot)"),
 			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "every factor (sprio -l)"},
 			&cli.BoolFlag{Name: "norm", Aliases: []string{"n"}, Usage: "the normalised factors instead of the weighted ones (sprio -n)"},
 			&cli.BoolFlag{Name: "weights", Aliases: []string{"w"}, Usage: "the weights of each factor (sprio -w)"},
@@ -69,10 +69,11 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 			if err != nil {
 				return err
 			}
-			snap, err := v.Snapshot(cluster, at)
+			past, err := fairshareAt(v, dir, cluster, at)
 			if err != nil {
-				return history.DamageHint(err, dir, v.Generation())
+				return err
 			}
+			snap := past.Snapshot
 			if snap.Time.IsZero() || snap.Before {
 				return fmt.Errorf("history %s: cluster %s has no fair-share snapshot at or before %s", dir, cluster, at.In(loc).Format(time.RFC3339))
 			}
@@ -84,9 +85,11 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 				return fmt.Errorf("history %s: the run that wrote cluster %s's snapshot of %s computed no job priority (a history written before fairledger did)",
 					dir, cluster, snap.Time.In(loc).Format(time.RFC3339))
 			}
-			rows, err := v.PriorityAt(cluster, snap.Time)
-			if err != nil {
-				return history.DamageHint(err, dir, v.Generation())
+			rows := past.priority()
+			if rows == nil {
+				if rows, err = v.PriorityAt(cluster, snap.Time); err != nil {
+					return history.DamageHint(err, dir, v.Generation())
+				}
 			}
 			opt := priority.SprioOptions{Long: c.Bool("long"), Norm: c.Bool("norm"), ShowWeights: c.Bool("weights"),
 				NoHeader: c.Bool("noheader"), Format: c.String("format"), Parsable: c.Bool("parsable"), Jobs: jobs,
@@ -107,9 +110,16 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 					computed = r.ComputedAt
 				}
 			}
+			what := "stored snapshot " + snap.Time.In(loc).Format(time.RFC3339)
+			if m := past.moment; m != nil {
+				what = fmt.Sprintf("moment %s, replayed from the history's state at %s (decay tick %s)",
+					m.Time.In(loc).Format(time.RFC3339), m.Seed.In(loc).Format(time.RFC3339), m.Tick.In(loc).Format(time.RFC3339))
+			} else if past.noMoment != nil {
+				what += fmt.Sprintf(", not the moment %s itself: %v (docs/moments.md)", at.In(loc).Format(time.RFC3339), past.noMoment)
+			}
 			log.Info().Str("cluster", cluster).Str("snapshot", snap.Time.In(loc).Format(time.RFC3339)).Int("jobs", len(rows)).
-				Msgf("the queue at snapshot %s of cluster %s, each job's factors as slurmctld last computed them (the last decay tick at or before it, or the job's submission or release when later)",
-					snap.Time.In(loc).Format(time.RFC3339), cluster)
+				Msgf("the queue at %s of cluster %s, each job's factors as slurmctld last computed them (the last decay tick at or before it, or the job's submission or release when later)",
+					what, cluster)
 			return priority.WriteSprio(stdout, sprioRows(rows, cfg.TRES), opt)
 		},
 	}

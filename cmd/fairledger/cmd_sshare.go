@@ -201,6 +201,15 @@ func fairshareAt(v *history.View, dir, cluster string, at time.Time) (pastState,
 	return pastState{Snapshot: history.Snapshot{Cluster: cluster, Time: m.Time, Rows: m.Rows}, moment: m}, nil
 }
 
+// priority are the priority rows of a moment; nil for a stored snapshot
+// (history.View.PriorityAt reads its rows).
+func (p pastState) priority() []record.PriorityRow {
+	if p.moment == nil {
+		return nil
+	}
+	return p.moment.Priority
+}
+
 // note says on stderr what p is: a stored snapshot or a moment, and of
 // which decay tick.
 func (p pastState) note(log zerolog.Logger, loc *time.Location, at time.Time, algorithm string) {
