@@ -47,43 +47,90 @@ type MomentResult struct {
 // before at, decay runs on to the last tick at or before at, and the
 // snapshot at at is taken as a run takes its snapshots: RawUsage with the
 // ends since the tick (limits), TRESRunMins of the jobs running at the
-// instant at.000. A time not covered by a seed is an error wrapping
-// ErrNoMoment.
+// instant at.000, and with job priority the queue. A time not covered by
+// a seed is an error wrapping ErrNoMoment.
 func Moment(v *history.View, cluster string, at time.Time) (*MomentResult, error) {
-	t := at.Unix()
-	name, ok := seedAtOrBefore(v, cluster, t)
-	if !ok {
-		return nil, fmt.Errorf("cluster %s at %s: %w", cluster, fmtUnix(t), ErrNoMoment)
+	var out *MomentResult
+	err := Moments(v, cluster, []time.Time{at}, func(r *MomentResult) error {
+		out = r
+		return nil
+	})
+	return out, err
+}
+
+// Moments calls fn with the moment of cluster at each of times (sorted,
+// taken to the second; a second given twice is computed once), in order:
+// the times that share a seed take one replay, so the moments of every
+// tick of a day cost about what one does. It stops at the first error,
+// fn's or a time not covered by a seed (wrapping ErrNoMoment).
+func Moments(v *history.View, cluster string, times []time.Time, fn func(*MomentResult) error) error {
+	secs := make([]int64, 0, len(times))
+	for _, at := range times {
+		t := at.Unix()
+		if n := len(secs); n > 0 && t <= secs[n-1] {
+			if t == secs[n-1] {
+				continue
+			}
+			return fmt.Errorf("moments of cluster %s: %s is before %s: times must be sorted", cluster, fmtUnix(t), fmtUnix(secs[n-1]))
+		}
+		secs = append(secs, t)
 	}
-	b, err := v.ReadState(cluster, name)
-	if err != nil {
-		return nil, err
+	models := map[string]*model{}
+	for len(secs) > 0 {
+		name, ok := seedAtOrBefore(v, cluster, secs[0])
+		if !ok {
+			return fmt.Errorf("cluster %s at %s: %w", cluster, fmtUnix(secs[0]), ErrNoMoment)
+		}
+		b, err := v.ReadState(cluster, name)
+		if err != nil {
+			return err
+		}
+		d, err := decodeSeed(b)
+		if err != nil {
+			return fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+		}
+		if secs[0] > d.To {
+			return fmt.Errorf("cluster %s at %s: after %s, the --to of the run that wrote the newest seed before it: %w",
+				cluster, fmtUnix(secs[0]), fmtUnix(d.To), ErrNoMoment)
+		}
+		// The times this seed answers for: up to its end, and before the
+		// next seed (which a later run may have written from other data).
+		next, _ := nextSeed(v, cluster, d.At)
+		n := 1
+		for n < len(secs) && secs[n] <= d.To && secs[n] < next {
+			n++
+		}
+		m := models[d.Model]
+		if m == nil {
+			if m, err = seedModel(v, cluster, d); err != nil {
+				return fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+			}
+			models[d.Model] = m
+		} else if err := m.checkSeed(d); err != nil {
+			return fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+		}
+		if err := replay(m, d, secs[:n], fn); err != nil {
+			return fmt.Errorf("replay from %s of cluster %s: %w", name, cluster, err)
+		}
+		secs = secs[n:]
 	}
-	d, err := decodeSeed(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
-	}
-	if t > d.To {
-		return nil, fmt.Errorf("cluster %s at %s: after %s, the --to of the run that wrote the newest seed before it: %w",
-			cluster, fmtUnix(t), fmtUnix(d.To), ErrNoMoment)
-	}
-	m, err := seedModel(v, cluster, d)
-	if err != nil {
-		return nil, fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
-	}
+	return nil
+}
+
+// replay runs the seed d of model m on to the snapshots snaps (sorted,
+// within the seed's span) and hands each moment to fn.
+func replay(m *model, d *seedData, snaps []int64, fn func(*MomentResult) error) error {
 	var st decay.State
 	if err := st.UnmarshalBinary(d.State); err != nil {
-		return nil, fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+		return err
 	}
 	sched, err := decay.NewSchedule(st.Tick, m.calcPeriod(), d.Ticks)
 	if err != nil {
-		return nil, fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+		return err
 	}
-	snaps := []int64{t}
-	res := &MomentResult{Time: time.Unix(t, 0).UTC(), Seed: time.Unix(d.At, 0).UTC()}
-	fw := &fairshareWriter{m: m, lo: d.At, to: t, dry: true, snaps: snaps}
+	fw := &fairshareWriter{m: m, lo: d.At, to: snaps[len(snaps)-1], dry: true, snaps: snaps}
 	fw.keep = func(at, tick int64, tree *fairshare.Tree, r *fairshare.Result, cells []string) error {
-		res.Tick = time.Unix(tick, 0).UTC()
+		res := &MomentResult{Time: time.Unix(at, 0).UTC(), Tick: time.Unix(tick, 0).UTC(), Seed: time.Unix(d.At, 0).UTC()}
 		res.Rows = record.FairshareRows(res.Time, tree, r)
 		for p, c := range cells {
 			if c != "" {
@@ -92,15 +139,16 @@ func Moment(v *history.View, cluster string, at time.Time) (*MomentResult, error
 		}
 		if fw.prio != nil {
 			res.Priority = m.prio.appendRecords([]record.PriorityRow{}, &fw.prio.out)
+			fw.prio.out.reset()
 		}
-		return nil
+		return fn(res)
 	}
 	if m.prio != nil && d.Prio != nil {
 		jobs, err := d.Prio.prioJobs(m.prio)
 		if err != nil {
-			return nil, fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+			return err
 		}
-		p := &prioWriter{m: m.prio, jobs: jobs, sched: sched, lo: d.At, to: t, pendingOnly: true,
+		p := &prioWriter{m: m.prio, jobs: jobs, sched: sched, lo: d.At, to: fw.to, pendingOnly: true,
 			dumpAt: func(t int64) int { return m.treeAt(time.Unix(t, 0)) }}
 		p.useDump(m.treeAt(time.Unix(d.At, 0)))
 		p.queue = newQueue(jobs)
@@ -121,16 +169,29 @@ func Moment(v *history.View, cluster string, at time.Time) (*MomentResult, error
 	for i := range parents {
 		parents[i] = -1
 	}
-	if _, err := decay.Advance(m.params, &st, decay.Window{
-		Parent: parents, Jobs: d.jobs, To: t, Snapshots: snaps, Ticks: d.Ticks, EndsAfterTick: d.after,
+	_, err = decay.Advance(m.params, &st, decay.Window{
+		Parent: parents, Jobs: d.jobs, To: fw.to, Snapshots: snaps, Ticks: d.Ticks, EndsAfterTick: d.after,
 		OnSnapshot: fw.snapshot,
-	}); err != nil {
-		return nil, fmt.Errorf("replay from %s of cluster %s: decay: %w", name, cluster, err)
+	})
+	if err != nil {
+		return fmt.Errorf("decay: %w", err)
 	}
-	if res.Rows == nil {
-		return nil, fmt.Errorf("replay from %s of cluster %s: no snapshot at %s", name, cluster, fmtUnix(t))
+	if fw.snapshots != len(snaps) {
+		return fmt.Errorf("%d snapshots taken of %d", fw.snapshots, len(snaps))
 	}
-	return res, nil
+	return nil
+}
+
+// nextSeed is the time of cluster's first seed after t (math.MaxInt64:
+// none).
+func nextSeed(v *history.View, cluster string, t int64) (int64, bool) {
+	best := int64(math.MaxInt64)
+	for _, p := range v.Files(history.TableState, cluster) {
+		if at, ok := history.MomentSeedTime(path.Base(p.Path)); ok && at > t && at < best {
+			best = at
+		}
+	}
+	return best, best != math.MaxInt64
 }
 
 // seedAtOrBefore is the name of cluster's newest seed at or before t.
@@ -177,9 +238,15 @@ func seedModel(v *history.View, cluster string, d *seedData) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Model, err)
 	}
-	if sum := keysSum(m.keys); sum != d.Keys {
-		return nil, fmt.Errorf("%s: its associations are not those the seed's usage is indexed by", d.Model)
+	return m, m.checkSeed(d)
+}
+
+// checkSeed checks that the seed d was computed on m's universe and sets
+// m's tick grid to the seed's.
+func (m *model) checkSeed(d *seedData) error {
+	if keysSum(m.keys) != d.Keys {
+		return fmt.Errorf("%s: its associations are not those the seed's usage is indexed by", d.Model)
 	}
 	m.params.OriginUnix = d.Origin
-	return m, nil
+	return nil
 }

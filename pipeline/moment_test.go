@@ -245,3 +245,45 @@ func jobColumnTimes(t *testing.T, sacct, column string) []time.Time {
 	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
 	return out
 }
+
+// TestMomentsEqualMoment: Moments over every minute of two hours that cross
+// a stored snapshot (two seeds, one replay each) gives each minute's
+// moment as Moment alone does.
+func TestMomentsEqualMoment(t *testing.T) {
+	dir, from, end := nightlyCluster(t, 600)
+	hist := filepath.Join(t.TempDir(), "h")
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, "sacct.psv")), runOpts(hist, end)); err != nil {
+		t.Fatal(err)
+	}
+	var times []time.Time
+	for at := from.AddDate(0, 0, 2).Add(-time.Hour); !at.After(from.AddDate(0, 0, 2).Add(time.Hour)); at = at.Add(time.Minute) {
+		times = append(times, at.Add(17*time.Second))
+	}
+	v := openView(t, hist)
+	defer v.Close()
+	i, seeds := 0, map[time.Time]bool{}
+	err := pipeline.Moments(v, "synth", times, func(got *pipeline.MomentResult) error {
+		if !got.Time.Equal(times[i]) {
+			t.Fatalf("moment %d at %s, want %s", i, got.Time, times[i])
+		}
+		seeds[got.Seed] = true
+		one, err := pipeline.Moment(v, "synth", times[i])
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(rowsByKey(got.Rows), rowsByKey(one.Rows)) || !got.Tick.Equal(one.Tick) {
+			t.Errorf("%s: Moments and Moment differ", times[i])
+		}
+		i++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i != len(times) || len(seeds) != 2 {
+		t.Errorf("%d moments of %d, from %d seeds, want 2", i, len(times), len(seeds))
+	}
+	if err := pipeline.Moments(v, "synth", []time.Time{times[1], times[0]}, func(*pipeline.MomentResult) error { return nil }); err == nil {
+		t.Error("times out of order: no error")
+	}
+}
