@@ -133,15 +133,24 @@ func keysSum(keys []fairshare.Key) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// compress and decompress are zstd, as the history's Parquet files.
-func compress(b []byte) ([]byte, error) {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+// compress is zstd at its fastest level with a window of 1 MiB (most of
+// a seed is its jobs' columns: it makes them about a fifth); one encoder
+// serves every seed of a run: a new one allocates its window each time,
+// which cost as much as the compression. decompress reads any level.
+type compressor struct{ enc *zstd.Encoder }
+
+func newCompressor() (*compressor, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(1<<20))
 	if err != nil {
 		return nil, err
 	}
-	defer enc.Close()
-	return enc.EncodeAll(b, nil), nil
+	return &compressor{enc: enc}, nil
 }
+
+func (c *compressor) compress(b []byte) []byte { return c.enc.EncodeAll(b, make([]byte, 0, len(b)/4)) }
+
+func (c *compressor) close() { c.enc.Close() }
 
 func decompress(b []byte) ([]byte, error) {
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
@@ -167,7 +176,12 @@ func (r *runState) writeSeeds(points []seedPoint, ticks []int64, after map[int32
 	if len(points) == 0 {
 		return nil
 	}
-	model, err := r.writeModel()
+	z, err := newCompressor()
+	if err != nil {
+		return err
+	}
+	defer z.close()
+	model, err := r.writeModel(z)
 	if err != nil {
 		return err
 	}
@@ -222,7 +236,7 @@ func (r *runState) writeSeeds(points []seedPoint, ticks []int64, after map[int32
 		if m.prio != nil {
 			h.Prio = m.prio.seedPrio(prio, waiting[i], firstEligible)
 		}
-		b, err := encodeSeed(&h, jobs, &st.extra, dict, members[i], after)
+		b, err := encodeSeed(z, &h, jobs, &st.extra, dict, members[i], after)
 		if err != nil {
 			return fmt.Errorf("moment seed at %s: %w", fmtUnix(p.at), err)
 		}
@@ -413,7 +427,7 @@ func ticksFor(ticks []int64, from, to int64) []int64 {
 
 // writeModel stores the model's inputs, once per content, and returns the
 // file's name.
-func (r *runState) writeModel() (string, error) {
+func (r *runState) writeModel(z *compressor) (string, error) {
 	in := modelInputs{Version: modelVersion, Cluster: r.m.cluster, Zone: r.opt.Location.String(),
 		SlurmVersion: r.m.cfg.SlurmVersion, Priority: r.m.prio != nil, Conf: r.in.Conf, Assoc: r.in.Assoc, QOS: r.in.QOS}
 	b, err := json.Marshal(in)
@@ -427,11 +441,7 @@ func (r *runState) writeModel() (string, error) {
 			return name, nil
 		}
 	}
-	z, err := compress(b)
-	if err != nil {
-		return "", err
-	}
-	return name, r.tx.WriteState(r.m.cluster, name, z)
+	return name, r.tx.WriteState(r.m.cluster, name, z.compress(b))
 }
 
 // encodeSeed lays out a seed: the magic line, the header's length and
@@ -439,7 +449,7 @@ func (r *runState) writeModel() (string, error) {
 // differences from the one before, ends as End − Start + 1 (0: running),
 // rates as float64 bits, associations and, with extra, TRES sets, QOS and
 // time limits (indexes into the header's tables); zstd over the whole.
-func encodeSeed(h *seedHeader, jobs decay.Jobs, extra *jobExtra, dict *record.JobDict, members []int32, after map[int32]bool) ([]byte, error) {
+func encodeSeed(z *compressor, h *seedHeader, jobs decay.Jobs, extra *jobExtra, dict *record.JobDict, members []int32, after map[int32]bool) ([]byte, error) {
 	h.Jobs, h.Extra = len(members), len(extra.tres) > 0
 	var tresIdx, nameIdx map[uint32]uint32
 	if h.Extra {
@@ -494,7 +504,7 @@ func encodeSeed(h *seedHeader, jobs decay.Jobs, extra *jobExtra, dict *record.Jo
 	raw = binary.AppendUvarint(raw, uint64(len(hj)))
 	raw = append(raw, hj...)
 	raw = append(raw, cols...)
-	return compress(raw)
+	return z.compress(raw), nil
 }
 
 // seedData is a decoded seed: its header and jobs.
