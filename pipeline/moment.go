@@ -61,10 +61,13 @@ type modelInputs struct {
 type seedHeader struct {
 	Version int    `json:"version"`
 	Cluster string `json:"cluster"`
-	// At is the seed's time A, To the --to of the run that wrote it: it
-	// answers for the instants in [At, To] (Unix seconds).
-	At int64 `json:"at"`
-	To int64 `json:"to"`
+	// At is the seed's time A, Until the next seed's of the run that
+	// wrote it (or its --to), To that run's --to (Unix seconds): it
+	// answers for the instants in [At, Until], and holds the jobs that
+	// count in them only.
+	At    int64 `json:"at"`
+	Until int64 `json:"until"`
+	To    int64 `json:"to"`
 	// Model names the modelInputs file of the run.
 	Model string `json:"model"`
 	// Keys is the SHA-256 of the model's universe keys, which index
@@ -222,7 +225,7 @@ func (r *runState) writeSeeds(points []seedPoint, ticks []int64, after map[int32
 		Origin: m.params.OriginUnix, ResidueFrom: r.residueFrom}
 	for i, p := range points {
 		h := hdr
-		h.At = p.at
+		h.At, h.Until = p.at, ends[i]
 		if h.State, err = p.state.MarshalBinary(); err != nil {
 			return err
 		}

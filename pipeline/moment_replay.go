@@ -89,15 +89,18 @@ func Moments(v *history.View, cluster string, times []time.Time, fn func(*Moment
 		if err != nil {
 			return fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
 		}
-		if secs[0] > d.To {
-			return fmt.Errorf("cluster %s at %s: after %s, the --to of the run that wrote the newest seed before it: %w",
-				cluster, fmtUnix(secs[0]), fmtUnix(d.To), ErrNoMoment)
+		if secs[0] > d.Until {
+			why := fmt.Sprintf("after %s, the --to of the run that wrote the newest seed before it", fmtUnix(d.To))
+			if d.Until < d.To {
+				why = fmt.Sprintf("after %s, where the newest seed before it ends: the seed that followed it is gone (verify --repair removes a damaged one)", fmtUnix(d.Until))
+			}
+			return fmt.Errorf("cluster %s at %s: %s: %w", cluster, fmtUnix(secs[0]), why, ErrNoMoment)
 		}
 		// The times this seed answers for: up to its end, and before the
 		// next seed (which a later run may have written from other data).
 		next, _ := nextSeed(v, cluster, d.At)
 		n := 1
-		for n < len(secs) && secs[n] <= d.To && secs[n] < next {
+		for n < len(secs) && secs[n] <= d.Until && secs[n] < next {
 			n++
 		}
 		m := models[d.Model]

@@ -287,3 +287,52 @@ func TestMomentsEqualMoment(t *testing.T) {
 		t.Error("times out of order: no error")
 	}
 }
+
+// TestMomentSeedDamaged: verify finds a moment seed whose bytes changed,
+// says what it serves, and --repair removes it; the seconds it answered
+// for are then no moment (the seed before it holds only the jobs of its
+// own span), those of the seeds around it still are.
+func TestMomentSeedDamaged(t *testing.T) {
+	dir, from, end := nightlyCluster(t, 300)
+	hist := filepath.Join(t.TempDir(), "h")
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, "sacct.psv")), runOpts(hist, end)); err != nil {
+		t.Fatal(err)
+	}
+	day := from.AddDate(0, 0, 2)
+	name := history.MomentSeedName(day.Unix())
+	file := filepath.Join(hist, "current", "state", "cluster=synth", name)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x40
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.Open(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := h.Verify("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 1 || !strings.HasSuffix(rep.Problems[0].Path, name) || !strings.Contains(rep.Problems[0].Repair, "sshare --at") {
+		t.Fatalf("verify: %+v, want one problem, %s, naming sshare --at", rep.Problems, name)
+	}
+	if _, err := h.Repair(""); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := h.Verify(""); err != nil || len(rep.Problems) != 0 {
+		t.Fatalf("after repair: %+v, %v", rep.Problems, err)
+	}
+	for _, c := range []struct {
+		at   time.Time
+		want bool
+	}{{day.Add(-time.Hour), true}, {day.Add(5 * time.Hour), false}, {day.AddDate(0, 0, 1).Add(5 * time.Hour), true}} {
+		_, err := momentAt(t, hist, "synth", c.at)
+		if got := err == nil; got != c.want || err != nil && !errors.Is(err, pipeline.ErrNoMoment) {
+			t.Errorf("moment at %s: %v, want a moment: %v", c.at, err, c.want)
+		}
+	}
+}
