@@ -6,9 +6,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/pipeline"
 )
 
@@ -125,4 +127,77 @@ func deref(p *float64) string {
 		return "NULL"
 	}
 	return fmt.Sprint(*p)
+}
+
+// TestEndInTheSecondAsked: a snapshot or moment at T is the instant T.000,
+// so a job whose End is T still runs at it (docs/slurm-semantics.md §2.9).
+// The site of TestLiveRawUsage without decay, limits enforced, every job
+// with a 10-minute limit, ticks every minute: job 1 of ua (billing 4,
+// cpu 4, node 1, 00:00:10 → 00:01:40) ends at 00:01:40. By hand:
+//
+//	at 00:01:40.000 job 1 still runs: its end charge 4·(100 − 60) = 160
+//	is not in RawUsage yet: ua 200 (the tick's), ub 120 + 30 (job 4,
+//	ended at 00:01:30) = 150, root 350. TRESRunMins: job 1 holds 600 − 50
+//	(the tick at 00:01:00) = 550 s of cpu 4, node 1, billing 4; job 2
+//	(ub, running since 00:00:00) 600 − 60 = 540 s of cpu 1, node 1,
+//	billing 1: root cpu 2740 s = 45 min, node 1090 s = 18, billing 45.
+//	at 00:01:41 job 1 has ended: ua 360, root 510; root cpu 540 s = 9,
+//	node 9, billing 9.
+//
+// The run ending at that second and the moment replayed from a longer
+// history both show it.
+func TestEndInTheSecondAsked(t *testing.T) {
+	dir, sacct := liveSite(t, "0", "associations,limits")
+	jobs := "JobID|JobIDRaw|Partition|QOS|Account|User|Start|End|Elapsed|State|AllocTRES|Timelimit\n" +
+		"1|1|cpu|normal|acct|ua|2025-01-01T00:00:10|2025-01-01T00:01:40|00:01:30|COMPLETED|billing=4,cpu=4,node=1|00:10:00\n" +
+		"2|2|cpu|normal|acct|ub|2025-01-01T00:00:00|Unknown|00:01:50|RUNNING|billing=1,cpu=1,node=1|00:10:00\n" +
+		"3|3|cpu|normal|acct|ub|2025-01-01T00:00:30|2025-01-01T00:01:00|00:00:30|COMPLETED|billing=2,cpu=2,node=1|00:10:00\n" +
+		"4|4|cpu|normal|acct|ub|2025-01-01T00:01:20|2025-01-01T00:01:30|00:00:10|COMPLETED|billing=3,cpu=3,node=1|00:10:00\n"
+	if err := os.WriteFile(sacct, []byte(jobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	long := t.TempDir()
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, sacct), runOpts(long, time.Date(2025, 1, 1, 0, 5, 0, 0, time.UTC))); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sec      int
+		ua, root float64
+		run      string
+	}{{40, 200, 350, "cpu=45,mem=0,energy=0,node=18,billing=45,"}, {41, 360, 510, "cpu=9,mem=0,energy=0,node=9,billing=9,"}} {
+		at := time.Date(2025, 1, 1, 0, 1, c.sec, 0, time.UTC)
+		one := t.TempDir()
+		opt := runOpts(one, at)
+		opt.SnapshotEvery = 0
+		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, sacct), opt); err != nil {
+			t.Fatal(err)
+		}
+		m, err := momentAt(t, long, "live", at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, rows := range map[string][]record.FairshareRow{"run --to": snapshotAt(t, one, "live", at), "moment": m.Rows} {
+			seen := 0
+			for _, r := range rows {
+				switch {
+				case r.User == "ua":
+					seen++
+					if r.RawUsage == nil || *r.RawUsage != c.ua {
+						t.Errorf("%s %s: ua RawUsage %s, want %v", name, at.Format(time.TimeOnly), deref(r.RawUsage), c.ua)
+					}
+				case r.Account == "root" && r.User == "":
+					seen++
+					if r.RawUsage == nil || *r.RawUsage != c.root {
+						t.Errorf("%s %s: root RawUsage %s, want %v", name, at.Format(time.TimeOnly), deref(r.RawUsage), c.root)
+					}
+					if r.TRESRunMins == nil || !strings.HasPrefix(*r.TRESRunMins, c.run) {
+						t.Errorf("%s %s: root TRESRunMins %v, want %s…", name, at.Format(time.TimeOnly), r.TRESRunMins, c.run)
+					}
+				}
+			}
+			if seen != 2 {
+				t.Errorf("%s %s: %d of the rows checked", name, at.Format(time.TimeOnly), seen)
+			}
+		}
+	}
 }
