@@ -34,27 +34,32 @@ func momentAt(t *testing.T, hist, cluster string, at time.Time) (*pipeline.Momen
 	return pipeline.Moment(v, cluster, at)
 }
 
+// fieldsLine renders every field of the struct r but those named in skip,
+// a pointer's target or NULL, for comparing rows by value.
+func fieldsLine(r any, skip ...string) string {
+	var b strings.Builder
+	v := reflect.ValueOf(r)
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		switch {
+		case slices.Contains(skip, name):
+		case f.Kind() != reflect.Pointer:
+			fmt.Fprintf(&b, " %s=%v", name, f.Interface())
+		case f.IsNil():
+			fmt.Fprintf(&b, " %s=NULL", name)
+		default:
+			fmt.Fprintf(&b, " %s=%v", name, f.Elem().Interface())
+		}
+	}
+	return b.String()
+}
+
 // rowsByKey renders snapshot rows (their time left out) keyed by
 // association, for comparing two snapshots of one instant.
 func rowsByKey(rows []record.FairshareRow) map[string]string {
 	out := map[string]string{}
 	for _, r := range rows {
-		var b strings.Builder
-		v := reflect.ValueOf(r)
-		for i := range v.NumField() {
-			f, name := v.Field(i), v.Type().Field(i).Name
-			switch {
-			case name == "Snapshot":
-			case f.Kind() != reflect.Pointer:
-				fmt.Fprintf(&b, " %s=%v", name, f.Interface())
-			case f.IsNil():
-				fmt.Fprintf(&b, " %s=NULL", name)
-			default:
-				fmt.Fprintf(&b, " %s=%v", name, f.Elem().Interface())
-			}
-		}
-		s := b.String()
-		out[r.Account+"/"+r.User+"/"+r.Partition] = s
+		out[r.Account+"/"+r.User+"/"+r.Partition] = fieldsLine(r, "Snapshot")
 	}
 	return out
 }
@@ -204,20 +209,7 @@ func TestMomentPriorityEqualsRunTo(t *testing.T) {
 func priorityKeys(rows []record.PriorityRow) []string {
 	var out []string
 	for _, r := range rows {
-		var b strings.Builder
-		v := reflect.ValueOf(r)
-		for i := range v.NumField() {
-			f, name := v.Field(i), v.Type().Field(i).Name
-			switch {
-			case f.Kind() != reflect.Pointer:
-				fmt.Fprintf(&b, " %s=%v", name, f.Interface())
-			case f.IsNil():
-				fmt.Fprintf(&b, " %s=NULL", name)
-			default:
-				fmt.Fprintf(&b, " %s=%v", name, f.Elem().Interface())
-			}
-		}
-		out = append(out, b.String())
+		out = append(out, fieldsLine(r))
 	}
 	slices.Sort(out)
 	return out
