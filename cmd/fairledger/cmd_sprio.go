@@ -147,7 +147,7 @@ func sprioWait(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return runSprioWait(log, stdout, waitOptions{dir: c.String("history"), cluster: c.String("cluster"), job: int64(job), loc: loc,
+	return runSprioWait(c.Context, log, stdout, waitOptions{dir: c.String("history"), cluster: c.String("cluster"), job: int64(job), loc: loc,
 		parsable: c.Bool("parsable"), noHeader: c.Bool("noheader")})
 }
 

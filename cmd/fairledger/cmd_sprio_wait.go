@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,14 +14,15 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fairledger/fairledger/export/history"
+	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/pipeline"
-	"github.com/fairledger/fairledger/schemas"
 )
 
 // sprio --wait JOBID: one job over its whole wait, one line per decay tick
 // it waited through (docs/sprio.md, "One job's wait"). The wait is read
-// from the priority table's submit and start rows of the job; the queue at
+// from the priority table's submit and start rows of the job (findWait,
+// waitOf); the queue at
 // each tick is a moment replayed from the history (pipeline.Moments), and
 // the job's rank in it follows the start rows' rule (pipeline.QueueAhead).
 
@@ -36,90 +38,116 @@ type waitOptions struct {
 // task's: the array's), from begin to end (exclusive), and where each
 // came from.
 type waitSpan struct {
-	key                    int64
-	begin, end             int64
-	beginFrom, endFrom     string
-	submitRows, startFound bool
+	key                int64
+	begin, end         int64
+	beginFrom, endFrom string
+	startFound         bool
 }
 
-// findWait reads the job's submit and start rows from cluster's priority
-// partitions, oldest month first, up to the month of its start row. The
-// wait begins at the eligible time of the start row (else of the submit
-// row, else its submission) and ends at the start, or at histEnd (the
-// history's newest snapshot, the last run's --to) for a job that never
-// started; for an array's id, at the start of its last task to start.
-func findWait(v *history.View, dir, cluster string, job, histEnd int64) (waitSpan, error) {
-	months, err := v.Months(schemas.TablePriority, cluster)
+// waitEvent is a submit or start row of the priority table, as findWait
+// reads it (times in Unix seconds, 0 for none).
+type waitEvent struct {
+	event                string
+	at, submit, eligible int64
+	job, arrayJob        int64 // arrayJob 0: none
+}
+
+// findWait reads the job's submit and start rows, and the start rows of
+// the tasks of an array of that id, from cluster's priority table (with
+// DuckDB, which reads only the row groups that may hold them), and finds
+// its wait (waitOf).
+func findWait(ctx context.Context, dir, cluster string, job, histEnd int64) (waitSpan, error) {
+	db, err := query.OpenDuckDB(ctx, dir)
 	if err != nil {
 		return waitSpan{}, err
 	}
-	var submit, start, task *record.PriorityRow // task: an array's task that started last
-	for _, m := range months {
-		var rows []record.PriorityRow
-		if err := v.ReadPartition(schemas.TablePriority, cluster, m, &rows); err != nil {
-			return waitSpan{}, history.DamageHint(err, dir, v.Generation())
-		}
-		for i := range rows {
-			r := &rows[i]
-			if r.JobID != job {
-				if r.Event == record.EventStart && r.ArrayJobID != nil && *r.ArrayJobID == job && (task == nil || r.At.After(task.At)) {
-					c := *r
-					task = &c
-				}
-				continue
-			}
-			switch {
-			case r.Event == record.EventSubmit && (submit == nil || r.At.Before(submit.At)):
-				c := *r
-				submit = &c
-			case r.Event == record.EventStart && start == nil:
-				c := *r
-				start = &c
-			}
-		}
-		if start != nil {
-			break
-		}
+	defer db.Close()
+	stmt := fmt.Sprintf(`SELECT event, epoch(event_time)::BIGINT, coalesce(epoch(submit)::BIGINT, 0), coalesce(epoch(eligible)::BIGINT, 0),
+	job_id, coalesce(array_job_id, 0) FROM priority
+	WHERE cluster = %s AND event IN ('submit', 'start') AND (job_id = %d OR array_job_id = %d) ORDER BY event_time, job_id`,
+		query.SQLString(cluster), job, job)
+	res, err := db.Query(ctx, stmt)
+	if err != nil {
+		return waitSpan{}, fmt.Errorf("history %s: the priority rows of job %d: %w", dir, job, err)
 	}
-	if submit == nil && start == nil {
+	var events []waitEvent
+	for _, r := range res.Rows {
+		e := waitEvent{}
+		e.event, _ = r[0].(string)
+		for i, p := range []*int64{&e.at, &e.submit, &e.eligible, &e.job, &e.arrayJob} {
+			n, ok := r[i+1].(int64)
+			if !ok {
+				return waitSpan{}, fmt.Errorf("history %s: the priority rows of job %d: column %d is %T, want an integer", dir, job, i+2, r[i+1])
+			}
+			*p = n
+		}
+		events = append(events, e)
+	}
+	s, ok := waitOf(job, events, histEnd)
+	if !ok {
 		return waitSpan{}, fmt.Errorf("history %s: job %d of cluster %s has no submit or start row in the priority table "+
 			"(a job submitted held that never started has neither; an array task that never started waits as its array: give the array's id; "+
 			"check with: fairledger sql --history %s \"SELECT event, event_time, job_id, array_job_id FROM priority WHERE job_id = %d OR array_job_id = %d\")",
 			dir, job, cluster, dir, job, job)
 	}
-	s := waitSpan{key: job, end: histEnd, endFrom: "the history's end (its newest snapshot): the job never started", submitRows: submit != nil}
-	eligible := func(r *record.PriorityRow, what string) bool {
+	return s, nil
+}
+
+// waitOf is job's wait from its events (sorted by time): it begins at the
+// eligible time of its start row (else of its submit row, else its
+// submission) and ends at its start; for an array's id, at the start of
+// its last task to start; for a job that never started, at histEnd (the
+// history's newest snapshot, the last run's --to). ok is false when job
+// has neither a submit nor a start row.
+func waitOf(job int64, events []waitEvent, histEnd int64) (s waitSpan, ok bool) {
+	var submit, start, task *waitEvent
+	for i := range events {
+		e := &events[i]
 		switch {
-		case r.Eligible != nil && !r.Eligible.IsZero():
-			s.begin, s.beginFrom = r.Eligible.Unix(), "eligible time of its "+what+" row"
-		case r.Submit != nil && !r.Submit.IsZero():
-			s.begin, s.beginFrom = r.Submit.Unix(), "submit time of its "+what+" row"
-		default:
-			return false
+		case e.job != job:
+			if e.event == record.EventStart && e.arrayJob == job {
+				task = e // the latest
+			}
+		case e.event == record.EventSubmit && submit == nil:
+			submit = e
+		case e.event == record.EventStart && start == nil:
+			start = e
 		}
-		return true
 	}
+	if submit == nil && start == nil {
+		return waitSpan{}, false
+	}
+	s = waitSpan{key: job, end: histEnd, endFrom: "the history's end (its newest snapshot): the job never started"}
 	if start != nil {
 		s.startFound = true
-		s.end, s.endFrom = start.At.Unix(), "its start row"
-		if start.ArrayJobID != nil {
-			s.key = *start.ArrayJobID // its pending rows are the array's
+		s.end, s.endFrom = start.at, "its start row"
+		if start.arrayJob != 0 {
+			s.key = start.arrayJob // its pending rows are the array's
 		}
-		if eligible(start, "start") {
-			return s, nil
+	} else if task != nil {
+		s.startFound = true
+		s.end, s.endFrom = task.at, fmt.Sprintf("the start row of task %d, its array's last to start", task.job)
+	}
+	for _, c := range []struct {
+		e    *waitEvent
+		what string
+	}{{start, "start"}, {submit, "submit"}} {
+		switch {
+		case c.e == nil:
+		case c.e.eligible != 0:
+			s.begin, s.beginFrom = c.e.eligible, "eligible time of its "+c.what+" row"
+			return s, true
+		case c.e.submit != 0:
+			s.begin, s.beginFrom = c.e.submit, "submit time of its "+c.what+" row"
+			return s, true
 		}
-	}
-	if start == nil && task != nil {
-		s.end, s.endFrom = task.At.Unix(), fmt.Sprintf("the start row of task %d, its array's last to start", task.JobID)
-	}
-	if submit != nil && eligible(submit, "submit") {
-		return s, nil
 	}
 	if submit != nil {
-		s.begin, s.beginFrom = submit.At.Unix(), "time of its submit row"
-		return s, nil
+		s.begin, s.beginFrom = submit.at, "time of its submit row"
+	} else {
+		s.begin, s.beginFrom = start.at, "time of its start row, which holds no submit or eligible time"
 	}
-	return waitSpan{}, fmt.Errorf("history %s: job %d of cluster %s: its start row has no submit or eligible time", dir, job, cluster)
+	return s, true
 }
 
 // waitTimes are the seconds to take the moments of a wait [begin, end) at:
@@ -399,7 +427,7 @@ func appendField(b []byte, s string, width int, right bool) []byte {
 // runSprioWait prints job o.job's wait: its priority, rank and factors at
 // every decay tick it waited through, from moments replayed from the
 // history.
-func runSprioWait(log zerolog.Logger, stdout io.Writer, o waitOptions) error {
+func runSprioWait(ctx context.Context, log zerolog.Logger, stdout io.Writer, o waitOptions) error {
 	v, err := pinHistory(o.dir)
 	if err != nil {
 		return err
@@ -413,7 +441,7 @@ func runSprioWait(log zerolog.Logger, stdout io.Writer, o waitOptions) error {
 	if err != nil {
 		return history.DamageHint(err, o.dir, v.Generation())
 	}
-	span, err := findWait(v, o.dir, cluster, o.job, last.Time.Unix())
+	span, err := findWait(ctx, o.dir, cluster, o.job, last.Time.Unix())
 	if err != nil {
 		return err
 	}

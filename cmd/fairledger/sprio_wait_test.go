@@ -127,3 +127,38 @@ func sprioLine(t *testing.T, file, job, part string) []string {
 	t.Fatalf("%s: no line of job %s in partition %s", file, job, part)
 	return nil
 }
+
+// TestWaitOf finds a wait from hand-made submit and start rows.
+func TestWaitOf(t *testing.T) {
+	t.Parallel()
+	const end = 9000
+	sub := func(job, at, elig int64) waitEvent {
+		return waitEvent{event: "submit", at: at, submit: at, eligible: elig, job: job}
+	}
+	start := func(job, array, at, submit, elig int64) waitEvent {
+		return waitEvent{event: "start", at: at, submit: submit, eligible: elig, job: job, arrayJob: array}
+	}
+	for _, c := range []struct {
+		name       string
+		job        int64
+		events     []waitEvent
+		key        int64
+		begin, end int64
+		ok         bool
+	}{
+		{"started: eligible to start", 5, []waitEvent{sub(5, 100, 100), start(5, 0, 400, 100, 100)}, 5, 100, 400, true},
+		{"submitted held, released at 250", 6, []waitEvent{start(6, 0, 400, 100, 250)}, 6, 250, 400, true},
+		{"never started: to the history's end", 7, []waitEvent{sub(7, 100, 120)}, 7, 120, end, true},
+		// Array 8: tasks 9 and 10 started at 300 and 500; asked by a task,
+		// its pending rows are the array's.
+		{"array by its id: to its last task's start", 8, []waitEvent{sub(8, 100, 100), start(9, 8, 300, 100, 100), start(10, 8, 500, 100, 100)}, 8, 100, 500, true},
+		{"array task", 10, []waitEvent{start(10, 8, 500, 100, 100)}, 8, 100, 500, true},
+		{"no rows", 11, nil, 0, 0, 0, false},
+	} {
+		s, ok := waitOf(c.job, c.events, end)
+		if ok != c.ok || s.key != c.key || s.begin != c.begin || s.end != c.end {
+			t.Errorf("%s: waitOf(%d) = key %d, [%d, %d), %v; want key %d, [%d, %d), %v", c.name, c.job, s.key, s.begin, s.end, ok,
+				c.key, c.begin, c.end, c.ok)
+		}
+	}
+}
