@@ -28,7 +28,8 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 			"replayed from the history's state at the snapshot or run start before it (docs/moments.md); stderr says which. " +
 			"The layout is sprio's of the history's Slurm release (run --slurm-version); -P prints every column whole, '|'-separated. " +
 			"What no record holds is not shown: holds placed on a job already pending, a nice changed after submission, " +
-			"an administrator's priority, the site factor, and the jobs sacct never recorded as eligible.",
+			"an administrator's priority, the site factor, and the jobs sacct never recorded as eligible. " +
+			"--wait JOBID follows one job instead: its priority, rank and factors at every decay tick of its wait (docs/sprio.md).",
 		UseShortOptionHandling: true,
 		Flags: append(pastFlags("show the queue at this second (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: the latest snapshot)"),
 			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "every factor (sprio -l)"},
