@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"math"
+	"slices"
 
+	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/priority"
 )
 
@@ -184,9 +186,52 @@ func (r *ranker) rank(j *prioJob, part int, prio uint32, t int64) (rank, waiting
 			continue
 		}
 		waiting++
-		if e.prio > prio {
+		if outranks(e.prio, prio) {
 			rank++
 		}
 	}
 	return rank, waiting
 }
+
+// outranks reports whether a job of priority other waits ahead of one of
+// priority prio in their partition: only a higher priority does; jobs of
+// equal priority are not counted ahead of each other.
+func outranks(other, prio uint32) bool { return other > prio }
+
+// QueueAhead ranks the job job among the queue rows (the pending rows of
+// one instant, as MomentResult.Priority holds them) of partition part, by
+// the rule the start rows' rank follows: it returns the ids of the jobs
+// waiting there ahead of it (a higher priority; an array's pending tasks
+// are one job, listed once, ranked by its first row), sorted, and how
+// many jobs waited there, itself included. Its rank is 1 + len(ahead).
+// ok is false when job has no row in part.
+func QueueAhead(rows []record.PriorityRow, job int64, part string) (ahead []int64, waiting int, ok bool) {
+	var prio uint32
+	for i := range rows {
+		if r := &rows[i]; r.JobID == job && r.Partition == part {
+			prio, ok = clampPriority(r.Priority), true
+			break
+		}
+	}
+	if !ok {
+		return nil, 0, false
+	}
+	seen := map[int64]bool{job: true}
+	waiting = 1
+	for i := range rows {
+		r := &rows[i]
+		if r.Partition != part || seen[r.JobID] {
+			continue
+		}
+		seen[r.JobID] = true
+		waiting++
+		if outranks(clampPriority(r.Priority), prio) {
+			ahead = append(ahead, r.JobID)
+		}
+	}
+	slices.Sort(ahead)
+	return ahead, waiting, true
+}
+
+// clampPriority is a stored priority (int64) as slurmctld held it.
+func clampPriority(p int64) uint32 { return uint32(min(max(p, 0), math.MaxUint32)) }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
 	"github.com/fairledger/fairledger/billing"
@@ -27,7 +28,8 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 			"replayed from the history's state at the snapshot or run start before it (docs/moments.md); stderr says which. " +
 			"The layout is sprio's of the history's Slurm release (run --slurm-version); -P prints every column whole, '|'-separated. " +
 			"What no record holds is not shown: holds placed on a job already pending, a nice changed after submission, " +
-			"an administrator's priority, the site factor, and the jobs sacct never recorded as eligible.",
+			"an administrator's priority, the site factor, and the jobs sacct never recorded as eligible. " +
+			"--wait JOBID follows one job instead: its priority, rank and factors at every decay tick of its wait (docs/sprio.md).",
 		UseShortOptionHandling: true,
 		Flags: append(pastFlags("show the queue at this second (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: the latest snapshot)"),
 			&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "every factor (sprio -l)"},
@@ -40,12 +42,17 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "accounts", Aliases: []string{"A"}, Usage: "comma-separated accounts"},
 			&cli.StringFlag{Name: "partitions", Aliases: []string{"p"}, Usage: "comma-separated partitions (sprio -p)"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"o"}, Usage: "sprio's output format, e.g. '%.15i %9r %.10Y'"},
+			&cli.StringFlag{Name: "wait", Usage: "instead of one queue, job `JOBID` over its whole wait: its priority, rank and weighted factors " +
+				"at every decay tick from eligible to start, and what moved it (docs/sprio.md, One job's wait); with -P, --noheader, --tz, --cluster"},
 			tzFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			log := newLogger(c, stderr)
 			if err := noArgs(c); err != nil {
 				return err
+			}
+			if c.IsSet("wait") {
+				return sprioWait(c, log, stdout)
 			}
 			loc, at, err := atFlag(c)
 			if err != nil {
@@ -123,6 +130,26 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 			return priority.WriteSprio(stdout, sprioRows(rows, cfg.TRES), opt)
 		},
 	}
+}
+
+// sprioWait runs sprio --wait (runSprioWait) after checking its flags.
+func sprioWait(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
+	for _, f := range []string{"at", "long", "norm", "weights", "format", "jobs", "users", "accounts", "partitions"} {
+		if c.IsSet(f) {
+			return usagef("--wait prints one job's wait in columns of its own: drop --%s (it takes -P, --noheader, --tz and --cluster)", f)
+		}
+	}
+	s := c.String("wait")
+	job, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || job == 0 {
+		return usagef("--wait: %q is not a job id (the JOBID sacct and squeue print; for an array task, its raw id, JobIDRaw)", s)
+	}
+	loc, err := location(c.String("tz"))
+	if err != nil {
+		return err
+	}
+	return runSprioWait(c.Context, log, stdout, waitOptions{dir: c.String("history"), cluster: c.String("cluster"), job: int64(job), loc: loc,
+		parsable: c.Bool("parsable"), noHeader: c.Bool("noheader")})
 }
 
 // sprioWeights are the run's priority weights, TRES weights laid out in
