@@ -263,7 +263,7 @@ func TestSshareCommandErrors(t *testing.T) {
 		msg  string
 	}{
 		{"before the first snapshot: the tree with zero usage, and a note", []string{"--history", one, "--at", "2025-01-31T22:59:59Z"}, 0,
-			"2025-01-31T22:59:59Z is before the history of cluster demo, which starts at 2025-01-31T23:00:00Z"},
+			"2025-01-31T22:59:59Z is before the history of cluster demo, whose first snapshot is at 2025-01-31T23:00:00Z"},
 		{"two clusters", []string{"--history", two}, 2, "holds clusters alpha, beta: choose one with --cluster"},
 		{"unknown cluster", []string{"--history", two, "--cluster", "gamma"}, 1, `no fair-share snapshots of cluster "gamma" (clusters: alpha, beta)`},
 		{"bad --at", []string{"--history", one, "--at", "March"}, 2, `--at "March": want YYYY-MM-DD`},
@@ -570,7 +570,7 @@ func TestSshareBeforeHistory(t *testing.T) {
 	if code != 0 || out != want {
 		t.Errorf("exit %d, stdout =\n%s\nwant\n%s\nstderr %s", code, out, want, errs)
 	}
-	if !strings.Contains(errs, "2025-01-01T00:00:00Z is before the history of cluster demo, which starts at 2025-01-31T23:00:00Z") {
+	if !strings.Contains(errs, "2025-01-01T00:00:00Z is before the history of cluster demo, whose first snapshot is at 2025-01-31T23:00:00Z") {
 		t.Errorf("stderr %q: no note that the history starts later", errs)
 	}
 	// At the first snapshot itself, its usage.
