@@ -328,3 +328,35 @@ func TestMomentSeedDamaged(t *testing.T) {
 		}
 	}
 }
+
+// TestMomentAfterRecompute: a recompute of a nightly history from one of
+// its checkpoints (run --from, every sacct file from then on) replaces the
+// seeds of its window and keeps those before: moments before and inside
+// the window still equal the run ending at their second.
+func TestMomentAfterRecompute(t *testing.T) {
+	dir, from, _ := nightlyCluster(t, 600)
+	full := filepath.Join(dir, "sacct.psv")
+	hist := filepath.Join(t.TempDir(), "h")
+	nights(t, dir, hist, from, from.AddDate(0, 0, 6))
+	opt := runOpts(hist, from.AddDate(0, 0, 6))
+	opt.From = from.AddDate(0, 0, 2)
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, full), opt); err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []time.Time{from.AddDate(0, 0, 1).Add(7 * time.Hour), from.AddDate(0, 0, 3).Add(13*time.Hour + 17*time.Second),
+		from.AddDate(0, 0, 5).Add(2 * time.Hour)} {
+		one := filepath.Join(t.TempDir(), "one")
+		o := runOpts(one, at)
+		o.SnapshotEvery = 0
+		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, full), o); err != nil {
+			t.Fatal(err)
+		}
+		got, err := momentAt(t, hist, "synth", at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := rowsByKey(got.Rows), rowsByKey(snapshotAt(t, one, "synth", at)); !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: the moment differs from the run ending then", at)
+		}
+	}
+}
