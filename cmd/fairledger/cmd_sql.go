@@ -147,11 +147,12 @@ func sqlMoment(log zerolog.Logger, dir, cluster string, loc *time.Location, at t
 			return nil, err
 		}
 		if past.noMoment != nil {
-			return nil, fmt.Errorf("sql --at %s: no moment of cluster %s covers that second: %w; "+
+			// past.noMoment names the cluster and the second.
+			return nil, fmt.Errorf("sql --at %s: %w; "+
 				"give an --at between the start of the cluster's first run and the --to of its last "+
 				"(sshare --at shows the stored snapshot before a second without one), "+
 				"or query the stored snapshots in the views fairshare and priority without --at (docs/sql.md#a-moment)",
-				f(at), cluster, past.noMoment)
+				f(at), past.noMoment)
 		}
 		m := &query.Moment{Cluster: cluster, Time: past.Time, Fairshare: past.Rows, Priority: past.priority()}
 		ev := log.Info().Str("cluster", cluster).Str("at", f(at))
