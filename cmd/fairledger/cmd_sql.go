@@ -33,10 +33,12 @@ func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 			"(put TMPDIR on a disk, not a tmpfs, for results larger than the limit); a table is aligned on its\n" +
 			"first 10000 rows (a wider value after them is written whole).\n" +
 			"With --at T the session also has the relations " + query.FairshareAt + " and " + query.PriorityAt + ", with the columns of the\n" +
-			"views fairshare and priority: one cluster's fair share and queue (event pending) at the second T, as sshare --at\n" +
-			"and sprio --at show them (the stored snapshot of T, else the moment replayed from the history; docs/sql.md#a-moment);\n" +
-			priorityAtNote + " A T no moment covers (before the history, after its last run's --to, or in a part\n" +
-			"written before fairledger kept moments) is an error (exit 1).",
+			"views fairshare and priority: one cluster's fair share and queue (event pending) at the second T, as\n" +
+			"sshare --at and sprio --at show them: the stored snapshot of T, else the moment replayed from the\n" +
+			"history (docs/sql.md, A moment). " + query.PriorityAt + " is empty when the run computed no job priority. A T\n" +
+			"no moment covers (before the history, after its last run's --to, or in a part written before\n" +
+			"fairledger kept moments) is an error (exit 1). --tz is the zone of --at and of the log; the\n" +
+			"relations' times are UTC, as the views'.",
 		Flags: append(pastFlags("give the session the relations "+query.FairshareAt+" and "+query.PriorityAt+": the fair share and queue at this second "+
 			"(YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX)"),
 			&cli.StringFlag{Name: "format", Value: query.FormatTable, Usage: "table, csv or json"},
@@ -123,9 +125,6 @@ func memoryHint(err error) error {
 	}
 	return err
 }
-
-// priorityAtNote is what sql --help says of an empty priority_at.
-const priorityAtNote = query.PriorityAt + " is empty when the run computed no job priority (run --priority)."
 
 // sqlMoment returns the moment sql --at gives its session
 // (query.DuckDBOptions.Moment): the fair share and queue of the cluster
