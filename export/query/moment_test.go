@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -139,5 +140,50 @@ func TestOpenDuckDBMomentError(t *testing.T) {
 	}
 	if len(d.Moments) != 0 {
 		t.Errorf("Moments = %v without a moment", d.Moments)
+	}
+}
+
+// BenchmarkOpenDuckDBMoment opens a session with a moment of a saturated
+// queue: 10,000 associations and 100,000 waiting jobs, against the same
+// session without it (sub-benchmark none). Reproduce with
+//
+//	go test ./export/query -run '^$' -bench OpenDuckDBMoment -benchtime 5x
+func BenchmarkOpenDuckDBMoment(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	at := recordtest.TS("2025-06-17T14:37:00Z", 0)
+	base := sampleFairshare()[2] // a user row
+	fs := make([]record.FairshareRow, 10_000)
+	for i := range fs {
+		fs[i] = base
+		fs[i].Snapshot, fs[i].User = at, "u"+strconv.Itoa(i)
+	}
+	pr := make([]record.PriorityRow, 100_000)
+	for i := range pr {
+		pr[i] = recordtest.Priority()[1]
+		pr[i].At, pr[i].Snapshot, pr[i].JobID, pr[i].Priority = at, &at, int64(1_000_000+i), int64(i%20_000)
+	}
+	m := &Moment{Cluster: "c1", Time: at, Fairshare: fs, Priority: pr}
+	for _, c := range []struct {
+		name string
+		opt  DuckDBOptions
+	}{
+		{"none", DuckDBOptions{}},
+		{"moment", DuckDBOptions{Moment: func(*history.View) (*Moment, error) { return m, nil }}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				d, err := OpenDuckDBWith(ctx, dir, c.opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := d.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if c.opt.Moment != nil {
+				b.ReportMetric(float64(len(fs)+len(pr))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			}
+		})
 	}
 }
