@@ -29,6 +29,9 @@ type DB struct {
 	// Generation is the committed generation the views read; it stays in
 	// place until Close, whatever runs commit meanwhile.
 	Generation int64
+	// Moments are the relations of the session's moment (FairshareAt,
+	// PriorityAt) when it was opened with one (DuckDBOptions.Moment).
+	Moments []string
 
 	view *history.View
 	// tmp is the session's own directory: the link to the generation and
@@ -45,6 +48,11 @@ type DuckDBOptions struct {
 	// spills to the session's temporary directory (0: DuckDB's default,
 	// 80% of the machine's memory).
 	MemoryLimitMiB int64
+	// Moment, when set, is called with the session's pinned generation
+	// before the session is locked; the moment it returns becomes the
+	// relations FairshareAt and PriorityAt (see Moment). Its error is
+	// OpenDuckDBWith's, unwrapped.
+	Moment func(v *history.View) (*Moment, error)
 }
 
 // OpenDuckDB opens a session with DuckDB's default memory limit; see
@@ -66,6 +74,10 @@ func OpenDuckDB(ctx context.Context, dir string) (*DB, error) {
 // Every file's size and Parquet footer are checked first, so that a
 // damaged file is named rather than failing a query inside DuckDB. The
 // views read the files at query time: they must stay readable.
+//
+// With opt.Moment, the session also has the relations of a moment,
+// FairshareAt and PriorityAt: tables in DuckDB's memory, loaded from a
+// file that is removed before the lock, so they add no path it may read.
 //
 // The session is then locked: DuckDB may read those files and nothing
 // else (enable_external_access off, allowed_paths the files), installs
@@ -163,6 +175,15 @@ func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
 		}
 		if st.Table != "" {
 			d.Tables = append(d.Tables, st.Table)
+		}
+	}
+	if opt.Moment != nil {
+		m, err := opt.Moment(d.view)
+		if err != nil {
+			return err
+		}
+		if err := d.loadMoment(ctx, m); err != nil {
+			return err
 		}
 	}
 	settings := []string{

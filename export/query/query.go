@@ -460,11 +460,15 @@ func (d *DB) queryError(err error) error {
 		const mean = "Did you mean \""
 		if i := strings.Index(tail, mean); i >= 0 {
 			s := tail[i+len(mean):]
-			if j := strings.Index(s, "\"?"); j >= 0 && !slices.Contains(d.Tables, s[:j]) {
+			if j := strings.Index(s, "\"?"); j >= 0 && !slices.Contains(d.Tables, s[:j]) && !slices.Contains(d.Moments, s[:j]) {
 				tail = tail[:i] + strings.TrimPrefix(s[j+2:], "\n")
 			}
 		}
-		msg = head + " The history's views are " + strings.Join(d.Tables, ", ") + "."
+		msg = head + " The history's views are " + strings.Join(d.Tables, ", ")
+		if len(d.Moments) > 0 {
+			msg += "; the moment's relations " + strings.Join(d.Moments, ", ")
+		}
+		msg += "."
 		if tail = strings.TrimLeft(tail, "\n"); tail != "" {
 			msg += "\n" + tail
 		}
