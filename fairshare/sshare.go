@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fairledger/fairledger/internal/safetext"
 )
 
 // SshareOptions selects the sshare layout and rows WriteSshare reproduces:
@@ -214,7 +216,7 @@ func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 					d = int(indent[p])
 				}
 				acct = appendRepeat(acct[:0], ' ', d)
-				acct = append(acct, t.Account[p]...)
+				acct = append(acct, cw.safe(t.Account[p])...)
 				cw.textBytes(acct, width)
 			case colUser:
 				cw.text(t.User[p], width)
@@ -433,12 +435,25 @@ func (w *cellWriter) endLine() {
 	w.cells = 0
 }
 
+// safe returns a name as it may be printed: its control characters
+// spelled out (safetext.Visible) and, in the parsable layouts, the '|'
+// separator too (safetext.Field), so that a name can neither act on a
+// terminal nor add a field or a line. A normal name is returned as it is.
+// Slurm's own sshare prints names raw.
+func (w *cellWriter) safe(s string) string {
+	if w.fixed {
+		return safetext.Visible(s)
+	}
+	return safetext.Field(s, '|')
+}
+
 // text writes a string cell ("" is blank), print_fields_str: in the
 // fixed-width layout a value longer than the column keeps its first
 // abs(len)-1 bytes and a '+'; a NULL value prints as " ", which pads to
-// blanks like "".
+// blanks like "". The value is printed as safe gives it.
 func (w *cellWriter) text(s string, width int) {
 	w.sep()
+	s = w.safe(s)
 	if !w.fixed {
 		w.b = append(w.b, s...)
 		return

@@ -1,0 +1,43 @@
+package fairshare
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSshareHostileNames checks that names holding terminal controls and
+// the -P separator print visibly (docs/bad-input.md, "Hostile names"):
+// ESC, BEL, CR, BS, LF, DEL and a C1 CSI as \xHH or \u00HH, '|' as \x7c
+// in -P, a normal name byte for byte.
+func TestSshareHostileNames(t *testing.T) {
+	t.Parallel()
+	const (
+		acct = "lab\x1b]0;owned\x07\x1b[2J"
+		user = "u|x\r\b\x7f\u009b1m\ny"
+	)
+	b := buildSpec(t, []spec{
+		{name: "root", kind: "root", shares: "1"},
+		{name: acct, kind: "account", parent: "root", shares: "1"},
+		{name: user, kind: "user", parent: acct, shares: "1", usage: 100},
+		{name: "alice", kind: "account", parent: "root", shares: "1"},
+	})
+	var r Result
+	FairTree(b.tree, b.usage, &r)
+	wantAcct := `lab\x1b]0;owned\x07\x1b[2J`
+	wantUser := `u\x7cx\x0d\x08\x7f\u009b1m\x0ay`
+	lines := sshareLines(t, b, &r, SshareOptions{Fields: []string{"Account", "User"}})
+	want := []string{"root|", " alice|", " " + wantAcct + "|", "  " + wantAcct + "|" + wantUser}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("sshare -P lines\n%q\nwant\n%q", lines, want)
+	}
+	// Fixed width: the escapes are cut like any other text.
+	lines = sshareLines(t, b, &r, SshareOptions{FixedWidth: true, NoHeader: true, Fields: []string{"Account%-40", "User%30"}})
+	for i, l := range lines {
+		if strings.ContainsAny(l, "\x1b\x07\r\b\x7f\n\u009b") {
+			t.Errorf("fixed-width line %d holds a raw control: %q", i+1, l)
+		}
+		if len(l) != 72 {
+			t.Errorf("fixed-width line %d is %d bytes, want 40+1+30+1: %q", i+1, len(l), l)
+		}
+	}
+}
