@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fairledger/fairledger/internal/safetext"
 )
 
 // SprioOptions selects the layout and the rows WriteSprio prints, the way
@@ -254,16 +256,21 @@ func WriteSprio(w io.Writer, rows []Row, opt SprioOptions) error {
 		}
 		for i, f := range fields {
 			s, null := opt.cell(f.letter, kind, r)
+			// Names (user, account, partition, QOS, cluster) come from the
+			// site's databases: their control characters are spelled out,
+			// and with -p the '|' too, so that a name can neither act on a
+			// terminal nor add a field or a line (docs/bad-input.md,
+			// "Hostile names"). Slurm's sprio prints them raw.
 			if opt.Parsable {
 				if i > 0 {
 					b = append(b, '|')
 				}
 				if !null {
-					b = append(b, s...)
+					b = append(b, safetext.Field(s, '|')...)
 				}
 				continue
 			}
-			b = appendSprioField(b, s, null, f.width, f.right)
+			b = appendSprioField(b, safetext.Visible(s), null, f.width, f.right)
 			b = append(b, f.suffix...)
 		}
 		b = append(b, '\n')
