@@ -573,7 +573,11 @@ func writeJSONRaw(b *strings.Builder, v any) {
 	b.WriteString(s)
 }
 
-// marshalJSON is json.Marshal without HTML escaping (< stays <).
+// marshalJSON is json.Marshal without HTML escaping (< stays <), with
+// DEL and the C1 controls (U+0080–U+009F) escaped as \u007f … \u009f
+// like the C0 controls json escapes itself: the JSON stays exact and no
+// control character of a value reaches a terminal (docs/bad-input.md,
+// "Hostile names").
 func marshalJSON(v any) (string, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -581,7 +585,26 @@ func marshalJSON(v any) (string, error) {
 	if err := enc.Encode(v); err != nil {
 		return "", err
 	}
-	return strings.TrimSuffix(buf.String(), "\n"), nil
+	return escapeJSONControls(strings.TrimSuffix(buf.String(), "\n")), nil
+}
+
+// escapeJSONControls escapes DEL and the C1 controls of encoded JSON:
+// outside strings JSON holds only ASCII punctuation, digits and letters,
+// so every one of them is inside a string, where \u00HH is the same
+// character.
+func escapeJSONControls(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r >= 0x7f && r <= 0x9f }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 0x7f && r <= 0x9f {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // jsonString quotes s as a JSON string.

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/fairledger/fairledger/internal/safetext"
 )
 
 // Result is a query's column names and rows (values as the driver returns
@@ -602,7 +604,10 @@ func (rw *ResultWriter) Write(row []any) error {
 		for i, v := range row {
 			cells[i] = "NULL"
 			if v != nil {
-				cells[i] = textValue(rw.types[i], v, false)
+				// A value can come from a name the site's databases hold:
+				// its control characters are spelled out, never sent to
+				// the terminal (docs/bad-input.md, "Hostile names").
+				cells[i] = safetext.Visible(textValue(rw.types[i], v, false))
 			}
 		}
 		if rw.widths == nil {
@@ -638,6 +643,10 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // writes them.
 func (rw *ResultWriter) flushHeld() {
 	rw.widths = make([]int, len(rw.cols))
+	cols := make([]string, len(rw.cols))
+	for i, c := range rw.cols {
+		cols[i] = safetext.Visible(c)
+	}
 	measure := func(cells []string) {
 		for i, c := range cells {
 			if i < len(rw.widths) {
@@ -645,11 +654,11 @@ func (rw *ResultWriter) flushHeld() {
 			}
 		}
 	}
-	measure(rw.cols)
+	measure(cols)
 	for _, cells := range rw.held {
 		measure(cells)
 	}
-	rw.writeLine(rw.cols)
+	rw.writeLine(cols)
 	for _, cells := range rw.held {
 		rw.writeLine(cells)
 	}
