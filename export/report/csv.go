@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+
+	"github.com/fairledger/fairledger/internal/safetext"
 )
 
 // csvHeader is the header of the CSV form.
@@ -18,7 +20,7 @@ var csvHeader = []string{"account", "section", "key", "column", "value"}
 // column and value. One file holds every table, the files of several labs
 // concatenate (minus their header lines), and a spreadsheet's pivot table
 // turns a section back into its table. The values are the strings the
-// HTML and Markdown forms print.
+// HTML and Markdown forms print, and no cell starts a formula (csvCell).
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if err := r.writeCSV(cw, true); err != nil {
@@ -45,7 +47,7 @@ func (r *Report) writeCSV(cw *csv.Writer, header bool) error {
 	for _, t := range tables {
 		for _, row := range t.Rows {
 			for i := 1; i < len(row); i++ {
-				if err := cw.Write([]string{r.Account, t.ID, row[0], t.Head[i], row[i]}); err != nil {
+				if err := cw.Write([]string{csvCell(r.Account), t.ID, csvCell(row[0]), csvCell(t.Head[i]), csvCell(row[i])}); err != nil {
 					return err
 				}
 			}
@@ -53,4 +55,13 @@ func (r *Report) writeCSV(cw *csv.Writer, header bool) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvCell is a cell as the CSV form writes it: the string the HTML and
+// Markdown forms print (control characters spelled out, bidi overrides
+// isolated), with a leading =, +, -, @, TAB or CR neutralised by a single
+// quote unless the cell is a number (safetext.CSVCell, OWASP's guidance
+// on CSV injection).
+func csvCell(s string) string {
+	return safetext.CSVCell(safetext.IsolateBidi(safetext.Visible(s)))
 }

@@ -30,15 +30,17 @@ const hashLen = 8
 
 // sanitizeFileName maps a name to the letters of a portable, visible file
 // name: ASCII letters, digits, '-', '_' and '.' are kept, every other
-// character (one '_' per character, not per byte) and the leading dots
-// become '_'.
+// character (one '_' per character, not per byte: control characters
+// too), the leading dots and a leading '-' become '_', so that no file
+// name is hidden or read as an option by the commands an admin runs on
+// it (rm, mv, mail).
 func sanitizeFileName(name string) string {
 	var b strings.Builder
 	b.Grow(len(name))
 	lead := true
-	for _, r := range name {
+	for i, r := range name {
 		switch {
-		case r == '.' && lead:
+		case r == '.' && lead, r == '-' && i == 0:
 			r = '_'
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
 			lead = false
@@ -65,7 +67,7 @@ func hashedFileName(name string) string {
 // report, in the order of labs, which must be distinct. A name that is
 // already a portable, visible file name of at most MaxFileBase bytes is
 // kept as it is; any other (characters outside [A-Za-z0-9._-], a leading
-// '.', too long, empty, or "index" in any case) is sanitised, cut and
+// '.' or '-', too long, empty, or "index" in any case) is sanitised, cut and
 // given "-" and 8 hex digits of the SHA-256 of the real name: "a/b" is
 // "a_b-<hash>" beside "a_b", "café" and "cafè" get different hashes.
 // Each lab's name depends on its own name only, so it stays the same

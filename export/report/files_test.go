@@ -24,10 +24,13 @@ func TestFileNames(t *testing.T) {
 		{".hidden", "_hidden-16924190"},
 		{"index", "index-1bc04b52"}, // the index page's name
 		{"r&d", "r_d-dacc7c16"},
-		{"lab.v2", "lab.v2"},         // a dot inside is kept
-		{"LabX", "LabX-9a0336a1"},    // LabX and labx: one file on a
-		{"labx", "labx-ede0512b"},    // case-insensitive file system
-		{"farouk_lab", "farouk_lab"}, // plain names are kept
+		{"lab.v2", "lab.v2"},              // a dot inside is kept
+		{"LabX", "LabX-9a0336a1"},         // LabX and labx: one file on a
+		{"labx", "labx-ede0512b"},         // case-insensitive file system
+		{"farouk_lab", "farouk_lab"},      // plain names are kept
+		{"-2+3+cmd", "_2_3_cmd-f945d0df"}, // never an option to a command
+		{"-lab", "_lab-2f96df9f"},
+		{"a\x1b[2Jb", "a__2Jb-ba68753a"}, // no control character
 	}
 	var labs, want []string
 	for _, tc := range tests {

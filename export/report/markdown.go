@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/fairledger/fairledger/internal/safetext"
 )
 
 // WriteMarkdown writes the report as Markdown for e-mail: the same text
@@ -82,10 +84,10 @@ func (r *Report) writeWaitsMarkdown(b *strings.Builder) {
 	b.WriteString("### What the records cannot tell\n\n" + mdText(waitsCannotTell) + "\n")
 }
 
-// mdText escapes the characters Markdown would read as markup.
-func mdText(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "|", `\|`, "<", "&lt;").Replace(s)
-}
+// mdText escapes the characters Markdown would read as markup, spells
+// out control characters and isolates bidi overrides (safetext.Markdown):
+// a name can neither open a link nor break a table row.
+func mdText(s string) string { return safetext.Markdown(s) }
 
 func writeMDTable(b *strings.Builder, t table) {
 	fmt.Fprintf(b, "**%s**\n\n|", mdText(t.Title))

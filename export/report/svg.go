@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fairledger/fairledger/internal/safetext"
 )
 
 // Hand-written SVG charts (see the package doc for why). Every number is
@@ -76,7 +78,14 @@ type barChart struct {
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-func esc(s string) string { return html.EscapeString(s) }
+// esc escapes text for HTML (and SVG) text and attributes: control
+// characters spelled out (safetext.Visible), every word holding a bidi
+// control isolated in FSI … PDI (safetext.IsolateBidi, the character form
+// of <bdi>, which also holds in attributes, <title> and SVG text), then
+// &, <, >, ' and " as entities.
+func esc(s string) string {
+	return html.EscapeString(safetext.IsolateBidi(safetext.Visible(s)))
+}
 
 // openSVG writes the <svg> element with its accessible name.
 func openSVG(b *strings.Builder, f frame, id, title, desc string) {
