@@ -27,7 +27,7 @@ settings.
 writes one report per lab (every account with users directly under it) into
 --out-dir, named <account>.<format>, and index.html linking every report by the
 lab's real name (for md and csv too). An account that is not a plain file name
-(ASCII letters, digits, '-', '_', '.'; not starting with '.'; at most 100 bytes;
+(ASCII letters, digits, '-', '_', '.'; not starting with '.' or '-'; at most 100 bytes;
 not "index"), and two names equal but for case, are sanitised ('_' for each
 other character), cut, and given "-" and 8 hex digits of the SHA-256 of the name
 ("a/b" -> a_b-c14cddc0.html beside a_b.html): no two labs share a file, and a lab
@@ -153,7 +153,7 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 					return err
 				}
 				if err := writeOutputBytes(filepath.Join(dir, file), nil, b.Bytes()); err != nil {
-					return fmt.Errorf("report of %s: %w", lab, err)
+					return fmt.Errorf("report of %q: %w", lab, err) // %q: the name may hold controls
 				}
 				index[i] = report.IndexEntry{Account: lab, File: file}
 			}
