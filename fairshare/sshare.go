@@ -161,6 +161,10 @@ func columnOf(c int) sshareColumn {
 // string longer than its column is cut with '+' as its last character; a
 // double whose %f does not fit switches to %e with as many digits as fit;
 // integers are never cut.
+//
+// Unlike Slurm's print_fields_str, names are printed safely: control
+// characters spelled out (ESC as \x1b), and in -P/-p the separator '|'
+// as \x7c (cellWriter.safe, docs/bad-input.md "Hostile names").
 func WriteSshare(w io.Writer, t *Tree, r *Result, opt SshareOptions) error {
 	n := t.Len()
 	if len(r.NormShares) != n || r.Algorithm == 0 {

@@ -1,6 +1,7 @@
 package fairshare
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,31 @@ func TestSshareHostileNames(t *testing.T) {
 		if len(l) != 72 {
 			t.Errorf("fixed-width line %d is %d bytes, want 40+1+30+1: %q", i+1, len(l), l)
 		}
+	}
+}
+
+// BenchmarkWriteSshare: sshare -a -l of the 100,000-association benchmark
+// tree, fixed width and -P, to see what checking every name for controls
+// costs (normal names: nothing is copied).
+// Reproduce: go test ./fairshare -run x -bench WriteSshare -benchtime 20x
+func BenchmarkWriteSshare(b *testing.B) {
+	tree, sets := synthTree(b, 8)
+	var r Result
+	FairTree(tree, sets[0], &r)
+	for _, fixed := range []bool{true, false} {
+		name := "P"
+		if fixed {
+			name = "fixed"
+		}
+		b.Run(name, func(b *testing.B) {
+			opt := SshareOptions{FixedWidth: fixed, Long: true}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := WriteSshare(io.Discard, tree, &r, opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tree.Len()), "ns/row")
+		})
 	}
 }

@@ -208,7 +208,9 @@ const (
 // the first bytes), weighted factors as C's %.0f (round half to even:
 // 562.5 prints 562), normalised ones as %.7f, PRIORITY as the truncated
 // Row.Sum (%.10y: ÷ 2³²−1 as %16.14f), TRES as name=%.0f (name=%.2f
-// normalised) for each non-zero term.
+// normalised) for each non-zero term. Names are printed with their control
+// characters spelled out (ESC as \x1b) and, with Parsable, '|' as \x7c
+// (docs/bad-input.md, "Hostile names"); sprio prints them raw.
 func WriteSprio(w io.Writer, rows []Row, opt SprioOptions) error {
 	prefix, fields, err := sprioFields(&opt)
 	if err != nil {

@@ -58,6 +58,17 @@
 // root are skipped. FileNames gives each lab's report a file name of its
 // own (stable, visible, bounded), and WriteIndex the page linking them.
 //
+// # Names
+//
+// Account, user, partition and cluster names come from the site's
+// databases and can be planted. Every writer prints them through
+// internal/safetext: control characters spelled out and bidi overrides
+// isolated in all three formats (esc, mdText, csvCell), Markdown markup
+// escaped (no link from a name), and a CSV cell that would start a
+// spreadsheet formula given a leading quote. FileNames never starts a
+// file name with '-' or '.'. docs/bad-input.md ("Hostile names") lists
+// each case.
+//
 // # Why hand-written SVG
 //
 // The charts are a few hundred lines of Go that emit SVG directly rather
