@@ -286,14 +286,18 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 // sacctSniff recognises inputs that are no sacct text at all: an empty or
 // blank file, the usual result of a sacct that failed in a cron job (an
 // error even with a declared field list, since a night without a single
-// job is far rarer than a failed sacct), and a compressed one.
+// job is far rarer than a failed sacct), a compressed one, and text in
+// another encoding or with other line ends, or binary data (textForm).
 func sacctSniff(name string, br *bufio.Reader) error {
-	head, err := br.Peek(4096)
+	head, err := br.Peek(sniffSpan)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return readError(name, err)
 	}
 	if format := compression(head); format != "" {
 		return compressedError(name, format)
+	}
+	if form := textForm(head, name); form != "" {
+		return &ParseError{File: name, Err: errors.New(form)}
 	}
 	if len(head) == 0 {
 		return &ParseError{File: name, Err: errors.New("empty file (did sacct fail?)")}
