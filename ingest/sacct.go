@@ -35,6 +35,11 @@ type SacctOptions struct {
 	// or as a single preset name from SacctPresets ("xdmod"). When the file
 	// does start with a header line, the header wins.
 	Fields []string
+	// PipeTimeout bounds how long a sacct file that is a named pipe may
+	// give no data: no writer opening it, or a writer that stops writing
+	// without closing it. Past it the read fails naming the file and the
+	// time waited (0: wait for ever). A regular file is never timed out.
+	PipeTimeout time.Duration
 	// Location is the zone of sacct's local timestamps (sacct prints the
 	// sacct host's local time). Nil means UTC. Unix-second timestamps
 	// (SLURM_TIME_FORMAT=%s) need no zone.
@@ -159,10 +164,11 @@ func OpenSacctFile(path string) (*os.File, error) {
 	return openInput(path, "sacct file", "sacct files", 0, true)
 }
 
-// OpenSacct opens path (see OpenSacctFile) and returns a reader over it.
+// OpenSacct opens path (see OpenSacctStream, with opt.PipeTimeout) and
+// returns a reader over it.
 // The returned Closer closes the file.
 func OpenSacct(path string, opt SacctOptions) (*SacctReader, io.Closer, error) {
-	f, err := OpenSacctFile(path)
+	f, err := OpenSacctStream(path, opt.PipeTimeout)
 	if err != nil {
 		return nil, nil, err
 	}
