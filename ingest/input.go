@@ -3,10 +3,13 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
+	"time"
 )
 
 // Bounds on the input files. Every reader refuses a file that is not a
@@ -27,6 +30,11 @@ const (
 	// (all its lines): a real sacct row with a long SubmitLine is a few
 	// KiB, a NodeName line or an association's limits some more.
 	MaxLineBytes = 1 << 20
+	// DefaultPipeTimeout is the commands' default SacctOptions.PipeTimeout
+	// (--input-timeout): longer than a sacct of a year takes to print its
+	// first row, short enough that a nightly run whose feeding sacct hangs
+	// fails the same night.
+	DefaultPipeTimeout = time.Hour
 )
 
 // fileKind names the kind of a file that is not a regular one, for errors.
@@ -236,3 +244,94 @@ func noFinalNewline(file string, line int, tool string) string {
 
 // trimCR drops the "\r" of a "\r\n" line end.
 func trimCR(b []byte) []byte { return bytes.TrimSuffix(b, []byte{'\r'}) }
+
+// OpenSacctStream opens a sacct file as OpenSacctFile does. When it is a
+// named pipe and stall is positive, opening it waits at most stall for a
+// writer, and each read at most stall for data: a writer that never
+// starts, or stops writing without closing the pipe, fails the read with
+// an error naming the file and the time waited (wrapping
+// os.ErrDeadlineExceeded) instead of hanging the run. A regular file is
+// returned as OpenSacctFile returns it: reading a file does not stall.
+func OpenSacctStream(path string, stall time.Duration) (io.ReadCloser, error) {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode()&fs.ModeNamedPipe == 0 || stall <= 0 {
+		return OpenSacctFile(path)
+	}
+	f, err := openPipe(path, stall)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err = f.Stat(); err == nil {
+		err = checkInput(path, "sacct file", "sacct files", fi, 0, true)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeNamedPipe == 0 {
+		return f, nil // replaced by a regular file in between
+	}
+	return &stallReader{f: f, path: path, stall: stall}, nil
+}
+
+// openPipe opens the named pipe path for reading, waiting at most stall
+// for a writer (open(2) of a pipe blocks until one comes). When none
+// comes, it opens the pipe's writing end itself, without blocking, to
+// release the waiting open, and closes both ends.
+func openPipe(path string, stall time.Duration) (*os.File, error) {
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(path)
+		ch <- opened{f, err}
+	}()
+	timer := time.NewTimer(stall)
+	defer timer.Stop()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			return nil, fmt.Errorf("read sacct file: %w", o.err)
+		}
+		return o.f, nil
+	case <-timer.C:
+	}
+	if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		w.Close()
+	}
+	select {
+	case o := <-ch:
+		if o.f != nil {
+			o.f.Close()
+		}
+	case <-time.After(time.Second):
+		// The open stays blocked (the pipe was replaced?): leave it to
+		// its goroutine, which closes nothing it never got.
+	}
+	return nil, fmt.Errorf("sacct file %s: no writer opened the named pipe in %s (did the sacct feeding it start?): see --input-timeout", path, stall)
+}
+
+// stallReader reads a named pipe, failing a read that gets no data for
+// stall (see OpenSacctStream).
+type stallReader struct {
+	f     *os.File
+	path  string
+	stall time.Duration
+}
+
+func (r *stallReader) Read(p []byte) (int, error) {
+	if err := r.f.SetReadDeadline(time.Now().Add(r.stall)); err != nil {
+		// Not pollable: read without a deadline, as before.
+		return r.f.Read(p)
+	}
+	n, err := r.f.Read(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return n, fmt.Errorf("sacct file %s: the named pipe gave no data for %s (its writer stalled?): see --input-timeout: %w", r.path, r.stall, err)
+	}
+	return n, err
+}
+
+// Close closes the pipe.
+func (r *stallReader) Close() error { return r.f.Close() }

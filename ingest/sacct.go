@@ -35,6 +35,11 @@ type SacctOptions struct {
 	// or as a single preset name from SacctPresets ("xdmod"). When the file
 	// does start with a header line, the header wins.
 	Fields []string
+	// PipeTimeout bounds how long a sacct file that is a named pipe may
+	// give no data: no writer opening it, or a writer that stops writing
+	// without closing it. Past it the read fails naming the file and the
+	// time waited (0: wait for ever). A regular file is never timed out.
+	PipeTimeout time.Duration
 	// Location is the zone of sacct's local timestamps (sacct prints the
 	// sacct host's local time). Nil means UTC. Unix-second timestamps
 	// (SLURM_TIME_FORMAT=%s) need no zone.
@@ -159,10 +164,11 @@ func OpenSacctFile(path string) (*os.File, error) {
 	return openInput(path, "sacct file", "sacct files", 0, true)
 }
 
-// OpenSacct opens path (see OpenSacctFile) and returns a reader over it.
+// OpenSacct opens path (see OpenSacctStream, with opt.PipeTimeout) and
+// returns a reader over it.
 // The returned Closer closes the file.
 func OpenSacct(path string, opt SacctOptions) (*SacctReader, io.Closer, error) {
-	f, err := OpenSacctFile(path)
+	f, err := OpenSacctStream(path, opt.PipeTimeout)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -286,14 +292,18 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 // sacctSniff recognises inputs that are no sacct text at all: an empty or
 // blank file, the usual result of a sacct that failed in a cron job (an
 // error even with a declared field list, since a night without a single
-// job is far rarer than a failed sacct), and a compressed one.
+// job is far rarer than a failed sacct), a compressed one, and text in
+// another encoding or with other line ends, or binary data (textForm).
 func sacctSniff(name string, br *bufio.Reader) error {
-	head, err := br.Peek(4096)
+	head, err := br.Peek(sniffSpan)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return readError(name, err)
 	}
 	if format := compression(head); format != "" {
 		return compressedError(name, format)
+	}
+	if form := textForm(head, name); form != "" {
+		return &ParseError{File: name, Err: errors.New(form)}
 	}
 	if len(head) == 0 {
 		return &ParseError{File: name, Err: errors.New("empty file (did sacct fail?)")}

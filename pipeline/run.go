@@ -166,6 +166,14 @@ func (r *runState) openBase() error {
 		return err
 	}
 	r.deferCleanup(func() { unlock() })
+	// A run that commits nothing on a path that held no history (a
+	// failure, a dry run) leaves the path as it found it: after the
+	// commit's Abort, before the unlock.
+	r.deferCleanup(func() {
+		if err := h.RemoveUnused(); err != nil {
+			opt.Log.Warn().Err(err).Str("history", h.Dir).Msg("could not remove what the run created")
+		}
+	})
 	r.h = h
 	if opt.DryRun {
 		v, err := h.View()

@@ -121,7 +121,7 @@ func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summa
 	}
 	var done int64
 	for _, p := range in.Sacct {
-		f, err := ingest.OpenSacctFile(p)
+		f, err := ingest.OpenSacctStream(p, sopt.PipeTimeout)
 		if err != nil {
 			return err
 		}

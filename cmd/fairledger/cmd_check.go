@@ -29,6 +29,7 @@ func inputFlags(sacctRequired bool) []cli.Flag {
 		&cli.StringFlag{Name: "qos", Usage: "sacctmgr -P show qos format=Name,UsageFactor,Flags dump"},
 		&cli.StringSliceFlag{Name: "sacct", Usage: "sacct -P job log: a file, or a named pipe sacct writes into (repeatable)", Required: sacctRequired},
 		&cli.StringFlag{Name: "sacct-fields", Usage: "field list of headerless sacct files: comma-separated titles, or a preset (" + presetNames() + ")"},
+		&cli.DurationFlag{Name: "input-timeout", Value: ingest.DefaultPipeTimeout, Usage: "fail when a sacct file that is a named pipe gives no data for this long: no writer opens it, or its writer stalls (0: wait for ever; regular files are never timed out)"},
 		&cli.StringFlag{Name: "tz", Usage: "time zone of sacct's local timestamps and of usage resets (default: $TZ, else UTC; for run on an existing history, the history's zone, and another one is refused)"},
 		&cli.StringFlag{Name: "cluster", Usage: "cluster name when sacct has no Cluster column (default: ClusterName from slurm.conf)"},
 		&cli.StringFlag{Name: "slurm-version", Value: ingest.NewestSlurmVersion().String(), Usage: "release series of the site's slurmctld, " +
@@ -195,7 +196,7 @@ func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer, loc *time.
 		fields = strings.Split(s, ",")
 	}
 	in.sopt = ingest.SacctOptions{Fields: fields, Location: loc, Cluster: cluster, OnReject: in.reject.add,
-		Bounds: ingest.RunBounds(time.Now())}
+		Bounds: ingest.RunBounds(time.Now()), PipeTimeout: c.Duration("input-timeout")}
 	return in, nil
 }
 

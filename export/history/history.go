@@ -40,6 +40,12 @@ type Store struct {
 	Now func() time.Time
 
 	mu sync.Mutex // serialises the one-shot commits (WritePartition, AppendRun, ...)
+
+	// What Open found, for RemoveUnused: the directories it created,
+	// outermost first, and whether the lock file and gen/ were there.
+	made          []string
+	hadLock       bool
+	hadGen, found bool
 }
 
 // now is h.Now(), or the time.
@@ -109,10 +115,61 @@ func Open(dir string) (*Store, error) {
 	if err := encode.CheckSchemas(); err != nil {
 		return nil, fmt.Errorf("open history: %w", err)
 	}
+	h := &Store{Dir: dir, found: true}
+	// The missing directories, outermost first, before MkdirAll makes them.
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		h.made = append([]string{d}, h.made...)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	_, err := os.Lstat(filepath.Join(dir, ".lock"))
+	h.hadLock = err == nil
+	_, err = os.Lstat(filepath.Join(dir, genDir))
+	h.hadGen = err == nil
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open history: %w", err)
 	}
-	return &Store{Dir: dir}, nil
+	return h, nil
+}
+
+// RemoveUnused removes what a writer that committed nothing left on a
+// path that held no history: gen/ (empty once Abort has removed the
+// commit's stage) if Open did not find it, then the lock file if Open
+// did not find it, then the directories Open created, innermost first.
+// Each is removed only while empty (os.Remove, never RemoveAll), and the
+// lock file only once gen/ is gone: a history, or anything in the
+// directory that the writer did not create, is never removed. The caller
+// holds the lock (Lock), has aborted its commit and unlocks after;
+// RemoveUnused stops at the first thing that stays, and reports only
+// unexpected errors. A Store not made by Open removes nothing.
+func (h *Store) RemoveUnused() error {
+	if !h.found {
+		return nil
+	}
+	gen := filepath.Join(h.Dir, genDir)
+	if !h.hadGen {
+		if err := os.Remove(gen); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil // it holds something: a commit, or another writer's stage
+		}
+	}
+	if _, err := os.Lstat(gen); err == nil {
+		return nil
+	}
+	if !h.hadLock {
+		if err := os.Remove(filepath.Join(h.Dir, ".lock")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove the unused history's lock file: %w", err)
+		}
+	}
+	for i := len(h.made) - 1; i >= 0; i-- {
+		if err := os.Remove(h.made[i]); err != nil {
+			return nil // not empty: something else was put there
+		}
+	}
+	return nil
 }
 
 // IsHistory reports whether dir is a fairledger history of the generation

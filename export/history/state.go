@@ -182,6 +182,43 @@ var ErrLocked = errors.New("history is locked by another run")
 // process dies, so a killed run never leaves the history locked.
 func (h *Store) Lock(wait time.Duration, now func() time.Time) (unlock func() error, err error) {
 	name := filepath.Join(h.Dir, ".lock")
+	deadline := time.Now().Add(wait)
+	var f *os.File
+	for {
+		if f, err = h.lockOnce(name, wait, deadline); err != nil {
+			return nil, err
+		}
+		// A writer that committed nothing on a new path removes the lock
+		// file it created (RemoveUnused) before it unlocks: a lock taken
+		// on that removed file locks nothing, so take the new one.
+		if fi, err := f.Stat(); err == nil {
+			if li, err := os.Lstat(name); err == nil && os.SameFile(fi, li) {
+				break
+			}
+		}
+		f.Close()
+		if _, err := os.Stat(h.Dir); err != nil {
+			return nil, fmt.Errorf("lock history: the history directory went away while waiting for its lock (a failed first run removed it): %w", err)
+		}
+	}
+	var b bytes.Buffer
+	b.WriteString("pid " + strconv.Itoa(os.Getpid()) + " since " + now().UTC().Format(time.RFC3339) + "\n")
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt(b.Bytes(), 0)
+	}
+	return func() error {
+		_ = f.Truncate(0)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+			f.Close()
+			return fmt.Errorf("unlock history: %w", err)
+		}
+		return f.Close()
+	}, nil
+}
+
+// lockOnce opens the lock file name and takes its flock, waiting until
+// deadline for another holder (see Lock).
+func (h *Store) lockOnce(name string, wait time.Duration, deadline time.Time) (*os.File, error) {
 	// No-follow: the lock file is truncated and written; a symlink in its
 	// place would have its target emptied.
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
@@ -195,7 +232,6 @@ func (h *Store) Lock(wait time.Duration, now func() time.Time) (unlock func() er
 		f.Close()
 		return nil, fmt.Errorf("lock history: %s is not a regular file: remove it (fairledger creates its lock file itself)", name)
 	}
-	deadline := time.Now().Add(wait)
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
@@ -213,19 +249,7 @@ func (h *Store) Lock(wait time.Duration, now func() time.Time) (unlock func() er
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	var b bytes.Buffer
-	b.WriteString("pid " + strconv.Itoa(os.Getpid()) + " since " + now().UTC().Format(time.RFC3339) + "\n")
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt(b.Bytes(), 0)
-	}
-	return func() error {
-		_ = f.Truncate(0)
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
-			f.Close()
-			return fmt.Errorf("unlock history: %w", err)
-		}
-		return f.Close()
-	}, nil
+	return f, nil
 }
 
 // HasPartition reports whether the committed (table, cluster, month)
