@@ -62,6 +62,9 @@ type sacctParser struct {
 	// values while it is parsed (see parseRequest).
 	reqCols bool
 	req     reqRow
+	// dupTRES is set when the current record's AllocTRES or ReqTRES
+	// names a TRES twice (see addTRESTo).
+	dupTRES bool
 	// subAmbig is set when the current record's '|' recovery left its
 	// SubmitLine in doubt (see recoverPipes).
 	subAmbig bool
@@ -639,6 +642,12 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		st.Skip(SkipJobStep)
 		return nil
 	case jobArrayPending:
+		// sacct prints a range only for the tasks still pending (or
+		// cancelled while pending): one that started is a damaged row,
+		// never a range to skip.
+		if perr := p.rangeStarted(idCol, r.jobID); perr != nil {
+			return perr
+		}
 		if !p.keepPending {
 			st.Skip(SkipPendingArray)
 			return nil
@@ -742,6 +751,7 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		// AllocTRES item is in use then): it is emptied here, between rows.
 		p.tresMemo.reset()
 	}
+	p.dupTRES = false
 	if perr := p.parseTRES(r); perr != nil {
 		return perr
 	}
@@ -750,12 +760,33 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 			return perr
 		}
 	}
+	if p.dupTRES {
+		st.Remark(RemarkDuplicateTRES)
+	}
 	p.appendRow(r)
 	st.Ingested++
 	if !r.startOK {
 		st.NeverStarted++
 	}
 	return nil
+}
+
+// rangeStarted rejects an array range (JobID v of column c) whose State is
+// not PENDING and whose Start holds a time: Slurm keeps the pending tasks
+// of an array in one record, printed as a range, until each task starts
+// with a record of its own; a started range would go uncharged.
+func (p *sacctParser) rangeStarted(c sacctCol, v []byte) *ParseError {
+	state := p.get(colState)
+	if i := bytes.Index(state, []byte(" by ")); i > 0 {
+		state = state[:i]
+	}
+	if string(state) == "PENDING" {
+		return nil
+	}
+	if _, kind, err := p.clock.parseTime(p.get(colStart)); err != nil || kind != timeSet {
+		return nil // never started (or a Start the row's own check rejects)
+	}
+	return p.fieldErr(c, v, fmt.Errorf("an array range in state %s that started: sacct prints a range only for tasks still pending; the row is damaged (fetch the tasks with sacct --array)", state))
 }
 
 // textErr rejects the current record when one of its fields is not valid
@@ -904,11 +935,17 @@ func (p *sacctParser) parseCounts(r *sacctRow) *ParseError {
 		if err != nil {
 			return p.fieldErr(colNNodes, v, err)
 		}
+		if err := checkCount(float64(n)); err != nil {
+			return p.fieldErr(colNNodes, v, err)
+		}
 		r.nnodes = n
 	}
 	if v := p.get(colAllocCPUS); len(v) > 0 {
 		n, err := parseInt(v)
 		if err != nil {
+			return p.fieldErr(colAllocCPUS, v, err)
+		}
+		if err := checkCount(float64(n)); err != nil {
 			return p.fieldErr(colAllocCPUS, v, err)
 		}
 		r.cpus = n
@@ -936,6 +973,7 @@ func (p *sacctParser) parseTRES(r *sacctRow) *ParseError {
 	}
 	it := &m.items[k]
 	r.tres = k
+	p.dupTRES = p.dupTRES || it.dup
 	copy(r.dense, m.dense[it.dense:it.dense+len(r.dense)])
 	r.billing, r.billingOK = it.billing, it.billingOK
 	// Files without AllocTRES values (older XDMoD dumps) still say how many
@@ -990,6 +1028,8 @@ type tresItem struct {
 	billing             float64
 	billingOK           bool
 	hasCPU, hasNode     bool
+	// dup is set when the list names a TRES twice (see addTRESTo).
+	dup bool
 	// set is the item's alloc_tres_set number in the block numbered
 	// setBlock (see tresColumn); an item not yet seen in the block being
 	// parsed has an older setBlock and gets the block's next number.
@@ -1054,9 +1094,20 @@ func (p *sacctParser) addTRESTo(c sacctCol, v []byte) (int32, *ParseError) {
 		m.names = appendTRESName(m.names, item[:eq])
 		name := m.names[start:]
 		val, err := parseTRESValue(name, item[eq+1:])
+		if err == nil {
+			err = checkCount(val)
+		}
 		if err != nil {
 			m.drop(it)
 			return -1, p.fieldErr(c, item, err)
+		}
+		if m.named(it, name) {
+			// Slurm's slurmdb_tres_list_from_string keeps the first
+			// count of a TRES and skips the later ones (unless asked to
+			// replace or sum them, which no reader of a job's TRES does).
+			m.names = m.names[:start]
+			it.dup = true
+			continue
 		}
 		switch string(name) {
 		case "energy":
@@ -1086,6 +1137,21 @@ func (p *sacctParser) addTRESTo(c sacctCol, v []byte) (int32, *ParseError) {
 	it.entriesEnd, it.namesEnd = len(m.vals), len(m.names)
 	m.items = append(m.items, it)
 	return m.index.add(text, &m.texts), nil
+}
+
+// named reports whether item it, being built, already has an entry
+// named name (the last name appended to m.names, not yet one of its
+// entries).
+func (m *tresMemo) named(it tresItem, name []byte) bool {
+	from := it.names
+	for _, end := range m.ends[it.entries:] {
+		to := it.names + int(end)
+		if string(m.names[from:to]) == string(name) {
+			return true
+		}
+		from = to
+	}
+	return false
 }
 
 // drop undoes the arena appends of item it, which turned out to be

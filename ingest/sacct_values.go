@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -496,6 +497,24 @@ func parseTRESValue(name, v []byte) (float64, error) {
 		f /= 1024
 	}
 	return f, nil
+}
+
+// MaxTRESCount bounds every count of a job's TRES lists (AllocTRES,
+// ReqTRES, and AllocCPUS and NNodes, which stand in for the cpu and node
+// TRES): a count, in the TRES's base unit (MiB for memory), must be below
+// it. 2^40 is a million times the CPUs and more than a hundred times the
+// memory (in MiB) of the largest machine built, and the bound of a job's
+// billing rate in the decay (decay's maxRate): a count beyond it is a
+// damaged row (Slurm's own counts are uint64, whose top values are
+// INFINITE64 and NO_VAL64, never a job's allocation), not a job.
+const MaxTRESCount = 1 << 40
+
+// checkCount rejects a TRES count of MaxTRESCount or more.
+func checkCount(v float64) error {
+	if v >= MaxTRESCount {
+		return fmt.Errorf("a count of %v is 2^40 or more: no job holds that much; the row is damaged", v)
+	}
+	return nil
 }
 
 // parseDecimal parses a non-negative decimal number (digits with an optional
