@@ -142,9 +142,9 @@ func TestSacctFallBack(t *testing.T) {
 			id, id, start, end, elapsed, raw)
 	}
 	tests := []struct {
-		name, row         string
+		name, row          string
 		wantStart, wantEnd string
-		remarks           int64 // RemarkElapsed
+		remarks            int64 // RemarkElapsed
 	}{
 		// The job: started 02:50 CEST (00:50Z), ended 02:20 CET
 		// (01:20Z), 30 minutes.

@@ -62,6 +62,9 @@ type sacctParser struct {
 	// values while it is parsed (see parseRequest).
 	reqCols bool
 	req     reqRow
+	// remarks are the current record's remarks (see Stats.Remarks),
+	// counted only when it is ingested.
+	remarks []string
 	// dupTRES is set when the current record's AllocTRES or ReqTRES
 	// names a TRES twice (see addTRESTo).
 	dupTRES bool
@@ -620,6 +623,7 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 	// write barriers.
 	var row sacctRow
 	r := &row
+	p.remarks = p.remarks[:0]
 	r.dense = p.dense
 	r.line = line
 	// Identity first: steps and pending arrays are skipped whatever else
@@ -670,6 +674,9 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		if i := bytes.Index(state, []byte(" by ")); i > 0 {
 			r.state, r.cancelledBy = state[:i], state[i+4:]
 		}
+	}
+	if !knownState(r.state) {
+		p.remarks = append(p.remarks, RemarkUnknownState)
 	}
 	if string(r.state) == "PENDING" {
 		if !p.keepPending {
@@ -723,6 +730,10 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 			r.raw = id.id
 		} else if r.raw, err = parseInt(v); err != nil {
 			return p.fieldErr(colJobIDRaw, v, err)
+		} else if id.kind == jobPlain && idCol == colJobID {
+			// sacct prints an array task's and a het component's JobID
+			// apart from their JobIDRaw, never a plain job's.
+			p.remarks = append(p.remarks, RemarkJobIDRaw)
 		}
 	} else {
 		switch {
@@ -751,6 +762,9 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		// AllocTRES item is in use then): it is emptied here, between rows.
 		p.tresMemo.reset()
 	}
+	if r.submitOK && r.startOK && r.submit > r.start {
+		p.remarks = append(p.remarks, RemarkSubmitAfterStart)
+	}
 	p.dupTRES = false
 	if perr := p.parseTRES(r); perr != nil {
 		return perr
@@ -762,6 +776,9 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 	}
 	if p.dupTRES {
 		st.Remark(RemarkDuplicateTRES)
+	}
+	for _, m := range p.remarks {
+		st.Remark(m)
 	}
 	p.appendRow(r)
 	st.Ingested++
@@ -787,6 +804,20 @@ func (p *sacctParser) rangeStarted(c sacctCol, v []byte) *ParseError {
 		return nil // never started (or a Start the row's own check rejects)
 	}
 	return p.fieldErr(c, v, fmt.Errorf("an array range in state %s that started: sacct prints a range only for tasks still pending; the row is damaged (fetch the tasks with sacct --array)", state))
+}
+
+// knownState reports whether state (without "by <uid>") is one of the
+// job states Slurm prints: job_state_string and its flags in
+// src/common/slurm_protocol_defs.c.
+func knownState(state []byte) bool {
+	switch string(state) {
+	case "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL",
+		"PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "COMPLETING", "CONFIGURING", "RESIZING",
+		"REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED", "REVOKED", "RESV_DEL_HOLD",
+		"SIGNALING", "STAGE_OUT", "EXPEDITING":
+		return true
+	}
+	return false
 }
 
 // textErr rejects the current record when one of its fields is not valid
@@ -919,13 +950,54 @@ func (p *sacctParser) parseTimes(r *sacctRow, st *Stats) *ParseError {
 		}
 		return nil
 	}
+	if r.end < r.start || r.elapsedOK && !elapsedAgrees(r) {
+		p.resolveFold(r)
+		if err := p.bounds.check(r.end); err != nil {
+			return p.fieldErr(colEnd, p.get(colEnd), err)
+		}
+	}
 	if r.end < r.start {
 		return p.fieldErr(colEnd, p.get(colEnd), errors.New("before Start"))
 	}
 	if r.elapsedOK && !elapsedAgrees(r) {
 		st.Remark(RemarkElapsed)
 	}
+	if r.suspendedOK && r.suspended > r.end-r.start {
+		p.remarks = append(p.remarks, RemarkSuspended)
+	}
 	return nil
+}
+
+// resolveFold reads again a finished job's Start and End when either fell
+// in an hour the local clock went through twice (the end of summer time
+// with --tz) and, as read, End precedes Start or disagrees with Elapsed.
+// Of the two readings of each, it takes the pair whose End − Start (less
+// Suspended) is Elapsed (ElapsedRaw when the file has it, which sacct
+// prints in seconds); failing that, when End precedes Start, Start's first
+// pass and End's second (the only order in which a wall clock can go
+// back). Otherwise the times stay as read: the later pass of a repeated
+// time, as Go's time.Date reads it.
+func (p *sacctParser) resolveFold(r *sacctRow) {
+	s0, s1 := p.clock.readings(r.start)
+	e0, e1 := p.clock.readings(r.end)
+	if s0 == s1 && e0 == e1 {
+		return
+	}
+	if r.elapsedOK {
+		orig := *r
+		for _, s := range [2]int64{s0, s1} {
+			for _, e := range [2]int64{e0, e1} {
+				r.start, r.end = s, e
+				if e >= s && elapsedAgrees(r) {
+					return
+				}
+			}
+		}
+		r.start, r.end = orig.start, orig.end
+	}
+	if r.end < r.start && e1 >= s0 {
+		r.start, r.end = s0, e1
+	}
 }
 
 func (p *sacctParser) parseCounts(r *sacctRow) *ParseError {

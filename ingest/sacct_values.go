@@ -288,6 +288,38 @@ func (c *localClock) toUnix(naive int64, y, mo, d, h int) (int64, timeKind, erro
 	return naive - off, timeSet, nil
 }
 
+// readings returns the two instants the local time of u reads as when that
+// time came twice (a clock set back, as at the end of summer time): early
+// is its first pass, late its second, one of them u. Otherwise both are u.
+// It is called only for rows whose times disagree (see resolveFold), not
+// per row.
+func (c *localClock) readings(u int64) (early, late int64) {
+	if c.utc {
+		return u, u
+	}
+	t := time.Unix(u, 0).In(c.loc)
+	_, off := t.Zone()
+	naive := u + int64(off)
+	from, to := t.ZoneBounds()
+	if !to.IsZero() {
+		// The next zone sets the clock back: its first minutes repeat
+		// the wall clock of this zone's last ones.
+		if _, off2 := to.Zone(); off2 < off {
+			if alt := naive - int64(off2); alt >= to.Unix() {
+				return u, alt
+			}
+		}
+	}
+	if !from.IsZero() {
+		if _, off0 := from.Add(-time.Second).Zone(); off0 > off {
+			if alt := naive - int64(off0); alt < from.Unix() {
+				return alt, u
+			}
+		}
+	}
+	return u, u
+}
+
 // daysFromCivil returns the number of days since 1970-01-01 of a proleptic
 // Gregorian date (Howard Hinnant's algorithm).
 func daysFromCivil(y, m, d int) int64 {
