@@ -222,3 +222,47 @@ func TestSacctOddRowsCounted(t *testing.T) {
 		t.Errorf("stats %s, remarks %v: want 4 rows ingested without a remark", res.stats.String(), res.stats.Remarks)
 	}
 }
+
+func TestUnknownPriorityFlags(t *testing.T) {
+	t.Parallel()
+	// slurmctld reads PriorityFlags by searching the value for each flag
+	// it knows (xstrcasestr in read_config.c, _validate_and_set_defaults):
+	// an unknown word is ignored, without a message. fairledger ignores it
+	// as well, with a warning naming it.
+	c, err := confParse(t, `PriorityFlags=MAX_TRES,FAIR_TREEE,calculate_running`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `test.conf:1: PriorityFlags item "FAIR_TREEE" is no flag Slurm knows: ignored, as slurmctld ignores it (it reads only the flags it knows; check the spelling)`
+	n := 0
+	for _, w := range c.Warnings {
+		if strings.Contains(w, "PriorityFlags item") {
+			n++
+			if w != want {
+				t.Errorf("warning %q, want %q", w, want)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d PriorityFlags warnings in %q, want 1", n, c.Warnings)
+	}
+}
+
+func TestUnknownQOSFlag(t *testing.T) {
+	t.Parallel()
+	in := "Name|UsageFactor|Flags\n" +
+		"normal|1.000000|DenyOnLimit,NoDecay\n" +
+		"odd|1.000000|NoDecay,Explode\n" +
+		"odd2|1.000000|Explode\n"
+	tab, st, err := ParseQOS("qos.psv", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Rows) != 3 || !tab.Rows[1].NoDecay || st.Ingested != 3 || !st.Balanced() {
+		t.Fatalf("rows %+v, stats %s", tab.Rows, st.String())
+	}
+	want := []string{`2 rows: a QOS flag Slurm does not know (first "Explode", line 3): ignored; only NoDecay matters to fair share`}
+	if strings.Join(st.Warnings, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings %q, want %q", st.Warnings, want)
+	}
+}
