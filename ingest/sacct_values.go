@@ -534,11 +534,11 @@ func parseTRESValue(name, v []byte) (float64, error) {
 // MaxTRESCount bounds every count of a job's TRES lists (AllocTRES,
 // ReqTRES, and AllocCPUS and NNodes, which stand in for the cpu and node
 // TRES): a count, in the TRES's base unit (MiB for memory), must be below
-// it. 2^40 is a million times the CPUs and more than a hundred times the
-// memory (in MiB) of the largest machine built, and the bound of a job's
-// billing rate in the decay (decay's maxRate): a count beyond it is a
-// damaged row (Slurm's own counts are uint64, whose top values are
-// INFINITE64 and NO_VAL64, never a job's allocation), not a job.
+// it. 2^40 is a hundred thousand times the cores and more than a hundred
+// times the memory of the largest machine built, and decay's bound on a
+// job's billing rate (maxRate): a count beyond it is a damaged row (Slurm's
+// own counts are uint64, whose top values are INFINITE64 and NO_VAL64,
+// never a job's allocation), not a job.
 const MaxTRESCount = 1 << 40
 
 // checkCount rejects a TRES count of MaxTRESCount or more.
