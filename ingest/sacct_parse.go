@@ -1174,9 +1174,10 @@ func (p *sacctParser) addTRESTo(c sacctCol, v []byte) (int32, *ParseError) {
 			return -1, p.fieldErr(c, item, err)
 		}
 		if m.named(it, name) {
-			// Slurm's slurmdb_tres_list_from_string keeps the first
-			// count of a TRES and skips the later ones (unless asked to
-			// replace or sum them, which no reader of a job's TRES does).
+			// Slurm's slurmdb_tres_list_from_string, with
+			// TRES_STR_FLAG_NONE, keeps the first count of a TRES and
+			// skips the later ones. (slurmdbd's rollup, _add_tres_2_list,
+			// would add both; but Slurm never writes such a list.)
 			m.names = m.names[:start]
 			it.dup = true
 			continue
