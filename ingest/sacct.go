@@ -122,8 +122,8 @@ const (
 	// End − Start: charged End − Start.
 	RemarkSuspended = "Suspended longer than End - Start: charged End - Start"
 	// RemarkSubmitAfterStart counts records submitted after they started:
-	// charged from Start; their queue wait is taken as 0.
-	RemarkSubmitAfterStart = "Submit after Start: charged from Start, queue wait taken as 0"
+	// their times are kept as read; charging uses Start and End alone.
+	RemarkSubmitAfterStart = "Submit after Start: kept as read, charged from Start to End"
 	// RemarkJobIDRaw counts plain jobs (not an array task nor a het
 	// component) whose JobIDRaw is not their JobID: the JobIDRaw is kept
 	// as the job's id.
