@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -125,6 +126,8 @@ func ParseQOS(name string, r io.Reader) (*QOSTable, Stats, error) {
 	t := &QOSTable{File: name, index: make(map[string]int)}
 	st := Stats{File: name}
 	var errs []error
+	var oddFlags int    // ingested rows holding a flag Slurm does not know
+	var oddFirst string // the first such flag and its line
 	br := bufio.NewReaderSize(r, 64<<10)
 	if head, err := br.Peek(16); err == nil || err == io.EOF {
 		if format := compression(head); format != "" {
@@ -198,8 +201,17 @@ func ParseQOS(name string, r io.Reader) (*QOSTable, Stats, error) {
 				t.index[strings.ToLower(q.Name)] = len(t.Rows)
 				t.Rows = append(t.Rows, q)
 				st.Ingested++
+				if fl := unknownQOSFlag(q.Flags); fl != "" {
+					oddFlags++
+					if oddFirst == "" {
+						oddFirst = fmt.Sprintf("first %q, line %d", fl, lineNo)
+					}
+				}
 			}
 		}
+	}
+	if oddFlags > 0 {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%d rows: a QOS flag Slurm does not know (%s): ignored; only NoDecay matters to fair share", oddFlags, oddFirst))
 	}
 	if cols == nil {
 		errs = append(errs, &ParseError{File: name, Err: errors.New("empty input: the Name|UsageFactor|Flags header is missing")})
@@ -207,6 +219,27 @@ func ParseQOS(name string, r io.Reader) (*QOSTable, Stats, error) {
 		st.Warnings = append(st.Warnings, noFinalNewline(name, lr.n, "sacctmgr"))
 	}
 	return t, st, errors.Join(errs...)
+}
+
+// qosFlags are the QOS flags sacctmgr prints (slurmdb_qos_flags_map in
+// src/common/slurmdb_defs.c, whose Deleted and PartQOS it never shows),
+// with NotSet, which slurmdb_qos_flags_str prints for a QOS without flags
+// in some releases.
+var qosFlags = []string{"DenyOnLimit", "EnforceUsageThreshold", "PartitionMinNodes", "PartitionMaxNodes",
+	"PartitionTimeLimit", "RequiresReservation", "OverPartQOS", "NoReserve", "NoDecay", "Relative",
+	"UsageFactorSafe", "NotSet"}
+
+// unknownQOSFlag returns the first of flags that is no QOS flag Slurm
+// prints, or "". sacctmgr refuses such a flag (str_2_qos_flags), so the dump
+// is from a newer release or was edited: fairledger reads only NoDecay and
+// ignores it, with a warning.
+func unknownQOSFlag(flags []string) string {
+	for _, fl := range flags {
+		if !slices.ContainsFunc(qosFlags, func(k string) bool { return strings.EqualFold(k, fl) }) {
+			return fl
+		}
+	}
+	return ""
 }
 
 // qosSplit splits a sacctmgr line at '|'. With trailing set (the header

@@ -115,6 +115,24 @@ const (
 	// started (State PENDING, or a pending array range) whose Start held a
 	// time: their start is null all the same.
 	RemarkPendingStart = "a pending record with a Start time: kept as never started"
+	// RemarkDuplicateTRES counts records whose AllocTRES (or ReqTRES)
+	// names a TRES twice: the first count is kept and the later ones
+	// skipped, as Slurm's slurmdb_tres_list_from_string does with
+	// TRES_STR_FLAG_NONE.
+	RemarkDuplicateTRES = "a TRES named twice in AllocTRES or ReqTRES: the first count kept, as Slurm's own parser does"
+	// RemarkUnknownState counts records whose State is none of the job
+	// states Slurm prints (job_state_string): charged as a finished job.
+	RemarkUnknownState = "a State Slurm never prints (not PENDING, RUNNING, COMPLETED, FAILED, ...): charged as a finished job"
+	// RemarkSuspended counts finished records suspended for longer than
+	// End − Start: charged End − Start.
+	RemarkSuspended = "Suspended longer than End - Start: charged End - Start"
+	// RemarkSubmitAfterStart counts records submitted after they started:
+	// their times are kept as read; charging uses Start and End alone.
+	RemarkSubmitAfterStart = "Submit after Start: kept as read, charged from Start to End"
+	// RemarkJobIDRaw counts plain jobs (not an array task nor a het
+	// component) whose JobIDRaw is not their JobID: the JobIDRaw is kept
+	// as the job's id.
+	RemarkJobIDRaw = "JobIDRaw differs from the JobID of a plain job: JobIDRaw kept as the job's id"
 )
 
 // SacctReader streams a sacct --parsable2 file as arrow.Record batches with

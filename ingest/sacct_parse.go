@@ -62,6 +62,12 @@ type sacctParser struct {
 	// values while it is parsed (see parseRequest).
 	reqCols bool
 	req     reqRow
+	// remarks are the current record's remarks (see Stats.Remarks),
+	// counted only when it is ingested.
+	remarks []string
+	// dupTRES is set when the current record's AllocTRES or ReqTRES
+	// names a TRES twice (see addTRESTo).
+	dupTRES bool
 	// subAmbig is set when the current record's '|' recovery left its
 	// SubmitLine in doubt (see recoverPipes).
 	subAmbig bool
@@ -617,6 +623,7 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 	// write barriers.
 	var row sacctRow
 	r := &row
+	p.remarks = p.remarks[:0]
 	r.dense = p.dense
 	r.line = line
 	// Identity first: steps and pending arrays are skipped whatever else
@@ -639,6 +646,12 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		st.Skip(SkipJobStep)
 		return nil
 	case jobArrayPending:
+		// sacct prints a range only for the tasks still pending (or
+		// cancelled while pending): one that started is a damaged row,
+		// never a range to skip.
+		if perr := p.rangeStarted(idCol, r.jobID); perr != nil {
+			return perr
+		}
 		if !p.keepPending {
 			st.Skip(SkipPendingArray)
 			return nil
@@ -661,6 +674,9 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		if i := bytes.Index(state, []byte(" by ")); i > 0 {
 			r.state, r.cancelledBy = state[:i], state[i+4:]
 		}
+	}
+	if !knownState(r.state) {
+		p.remarks = append(p.remarks, RemarkUnknownState)
 	}
 	if string(r.state) == "PENDING" {
 		if !p.keepPending {
@@ -714,6 +730,10 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 			r.raw = id.id
 		} else if r.raw, err = parseInt(v); err != nil {
 			return p.fieldErr(colJobIDRaw, v, err)
+		} else if id.kind == jobPlain && idCol == colJobID {
+			// sacct prints an array task's and a het component's JobID
+			// apart from their JobIDRaw, never a plain job's.
+			p.remarks = append(p.remarks, RemarkJobIDRaw)
 		}
 	} else {
 		switch {
@@ -742,6 +762,10 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 		// AllocTRES item is in use then): it is emptied here, between rows.
 		p.tresMemo.reset()
 	}
+	if r.submitOK && r.startOK && r.submit > r.start {
+		p.remarks = append(p.remarks, RemarkSubmitAfterStart)
+	}
+	p.dupTRES = false
 	if perr := p.parseTRES(r); perr != nil {
 		return perr
 	}
@@ -750,12 +774,50 @@ func (p *sacctParser) parseRow(line int, st *Stats) *ParseError {
 			return perr
 		}
 	}
+	if p.dupTRES {
+		st.Remark(RemarkDuplicateTRES)
+	}
+	for _, m := range p.remarks {
+		st.Remark(m)
+	}
 	p.appendRow(r)
 	st.Ingested++
 	if !r.startOK {
 		st.NeverStarted++
 	}
 	return nil
+}
+
+// rangeStarted rejects an array range (JobID v of column c) whose State is
+// not PENDING and whose Start holds a time: Slurm keeps the pending tasks
+// of an array in one record, printed as a range, until each task starts
+// with a record of its own; a started range would go uncharged.
+func (p *sacctParser) rangeStarted(c sacctCol, v []byte) *ParseError {
+	state := p.get(colState)
+	if i := bytes.Index(state, []byte(" by ")); i > 0 {
+		state = state[:i]
+	}
+	if string(state) == "PENDING" {
+		return nil
+	}
+	if _, kind, err := p.clock.parseTime(p.get(colStart)); err != nil || kind != timeSet {
+		return nil // never started (or a Start the row's own check rejects)
+	}
+	return p.fieldErr(c, v, fmt.Errorf("an array range in state %s that started: sacct prints a range only for tasks still pending; the row is damaged (fetch the tasks with sacct --array)", state))
+}
+
+// knownState reports whether state (without "by <uid>") is one of the
+// job states Slurm prints: job_state_string and its flags in
+// src/common/slurm_protocol_defs.c.
+func knownState(state []byte) bool {
+	switch string(state) {
+	case "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL",
+		"PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "COMPLETING", "CONFIGURING", "RESIZING",
+		"REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED", "REVOKED", "RESV_DEL_HOLD",
+		"SIGNALING", "STAGE_OUT", "EXPEDITING":
+		return true
+	}
+	return false
 }
 
 // textErr rejects the current record when one of its fields is not valid
@@ -888,13 +950,54 @@ func (p *sacctParser) parseTimes(r *sacctRow, st *Stats) *ParseError {
 		}
 		return nil
 	}
+	if r.end < r.start || r.elapsedOK && !elapsedAgrees(r) {
+		p.resolveFold(r)
+		if err := p.bounds.check(r.end); err != nil {
+			return p.fieldErr(colEnd, p.get(colEnd), err)
+		}
+	}
 	if r.end < r.start {
 		return p.fieldErr(colEnd, p.get(colEnd), errors.New("before Start"))
 	}
 	if r.elapsedOK && !elapsedAgrees(r) {
 		st.Remark(RemarkElapsed)
 	}
+	if r.suspendedOK && r.suspended > r.end-r.start {
+		p.remarks = append(p.remarks, RemarkSuspended)
+	}
 	return nil
+}
+
+// resolveFold reads again a finished job's Start and End when either fell
+// in an hour the local clock went through twice (the end of summer time
+// with --tz) and, as read, End precedes Start or disagrees with Elapsed.
+// Of the two readings of each, it takes the pair whose End − Start (less
+// Suspended) is Elapsed (ElapsedRaw when the file has it, which sacct
+// prints in seconds); failing that, when End precedes Start, Start's first
+// pass and End's second (the only order in which a wall clock can go
+// back). Otherwise the times stay as read: the later pass of a repeated
+// time, as Go's time.Date reads it.
+func (p *sacctParser) resolveFold(r *sacctRow) {
+	s0, s1 := p.clock.readings(r.start)
+	e0, e1 := p.clock.readings(r.end)
+	if s0 == s1 && e0 == e1 {
+		return
+	}
+	if r.elapsedOK {
+		orig := *r
+		for _, s := range [2]int64{s0, s1} {
+			for _, e := range [2]int64{e0, e1} {
+				r.start, r.end = s, e
+				if e >= s && elapsedAgrees(r) {
+					return
+				}
+			}
+		}
+		r.start, r.end = orig.start, orig.end
+	}
+	if r.end < r.start && e1 >= s0 {
+		r.start, r.end = s0, e1
+	}
 }
 
 func (p *sacctParser) parseCounts(r *sacctRow) *ParseError {
@@ -904,11 +1007,17 @@ func (p *sacctParser) parseCounts(r *sacctRow) *ParseError {
 		if err != nil {
 			return p.fieldErr(colNNodes, v, err)
 		}
+		if err := checkCount(float64(n)); err != nil {
+			return p.fieldErr(colNNodes, v, err)
+		}
 		r.nnodes = n
 	}
 	if v := p.get(colAllocCPUS); len(v) > 0 {
 		n, err := parseInt(v)
 		if err != nil {
+			return p.fieldErr(colAllocCPUS, v, err)
+		}
+		if err := checkCount(float64(n)); err != nil {
 			return p.fieldErr(colAllocCPUS, v, err)
 		}
 		r.cpus = n
@@ -936,6 +1045,7 @@ func (p *sacctParser) parseTRES(r *sacctRow) *ParseError {
 	}
 	it := &m.items[k]
 	r.tres = k
+	p.dupTRES = p.dupTRES || it.dup
 	copy(r.dense, m.dense[it.dense:it.dense+len(r.dense)])
 	r.billing, r.billingOK = it.billing, it.billingOK
 	// Files without AllocTRES values (older XDMoD dumps) still say how many
@@ -990,6 +1100,8 @@ type tresItem struct {
 	billing             float64
 	billingOK           bool
 	hasCPU, hasNode     bool
+	// dup is set when the list names a TRES twice (see addTRESTo).
+	dup bool
 	// set is the item's alloc_tres_set number in the block numbered
 	// setBlock (see tresColumn); an item not yet seen in the block being
 	// parsed has an older setBlock and gets the block's next number.
@@ -1054,9 +1166,21 @@ func (p *sacctParser) addTRESTo(c sacctCol, v []byte) (int32, *ParseError) {
 		m.names = appendTRESName(m.names, item[:eq])
 		name := m.names[start:]
 		val, err := parseTRESValue(name, item[eq+1:])
+		if err == nil {
+			err = checkCount(val)
+		}
 		if err != nil {
 			m.drop(it)
 			return -1, p.fieldErr(c, item, err)
+		}
+		if m.named(it, name) {
+			// Slurm's slurmdb_tres_list_from_string, with
+			// TRES_STR_FLAG_NONE, keeps the first count of a TRES and
+			// skips the later ones. (slurmdbd's rollup, _add_tres_2_list,
+			// would add both; but Slurm never writes such a list.)
+			m.names = m.names[:start]
+			it.dup = true
+			continue
 		}
 		switch string(name) {
 		case "energy":
@@ -1086,6 +1210,21 @@ func (p *sacctParser) addTRESTo(c sacctCol, v []byte) (int32, *ParseError) {
 	it.entriesEnd, it.namesEnd = len(m.vals), len(m.names)
 	m.items = append(m.items, it)
 	return m.index.add(text, &m.texts), nil
+}
+
+// named reports whether item it, being built, already has an entry
+// named name (the last name appended to m.names, not yet one of its
+// entries).
+func (m *tresMemo) named(it tresItem, name []byte) bool {
+	from := it.names
+	for _, end := range m.ends[it.entries:] {
+		to := it.names + int(end)
+		if string(m.names[from:to]) == string(name) {
+			return true
+		}
+		from = to
+	}
+	return false
 }
 
 // drop undoes the arena appends of item it, which turned out to be

@@ -25,7 +25,10 @@ func TestSacctRealData(t *testing.T) {
 	}
 	for _, w := range []want{
 		{file: "sacct_xdmod_shredder_accounting-logs.psv", fields: []string{"xdmod"}, read: 4, ingested: 4},
-		{file: "sacct_xdmod_shredder_job-array-ranges.psv", fields: []string{"xdmod"}, read: 6, ingested: 1, skipped: map[string]int64{SkipPendingArray: 5}},
+		// XDMoD's test gives its ranges the TIMEOUT state and the times of
+		// a run: a range that started is a damaged row (sacct prints a
+		// range only for pending tasks), rejected rather than skipped.
+		{file: "sacct_xdmod_shredder_job-array-ranges.psv", fields: []string{"xdmod"}, read: 6, ingested: 1, rejected: 5},
 		{file: "sacct_xdmod_shredder_non-ended-states.psv", fields: []string{"xdmod"}, read: 2, ingested: 1, skipped: map[string]int64{SkipPending: 1}},
 		{file: "sacct_xdmod_shredder_utf8-jobname.psv", fields: []string{"xdmod"}, read: 1, ingested: 1},
 		{file: "sacct_ubccr_allfields_107cols_dump2101.psv", read: 15, ingested: 12, rejected: 1, skipped: map[string]int64{SkipJobStep: 2}},

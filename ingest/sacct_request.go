@@ -75,6 +75,7 @@ func (p *sacctParser) parseRequest(r *sacctRow, st *Stats) *ParseError {
 				}
 			}
 		}
+		p.dupTRES = p.dupTRES || m.items[k].dup
 		q.tres, q.tresOK = k, true
 	}
 	if v := p.get(colSubmitLine); len(v) > 0 {

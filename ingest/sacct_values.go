@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -287,6 +288,38 @@ func (c *localClock) toUnix(naive int64, y, mo, d, h int) (int64, timeKind, erro
 	return naive - off, timeSet, nil
 }
 
+// readings returns the two instants the local time of u reads as when that
+// time came twice (a clock set back, as at the end of summer time): early
+// is its first pass, late its second, one of them u. Otherwise both are u.
+// It is called only for rows whose times disagree (see resolveFold), not
+// per row.
+func (c *localClock) readings(u int64) (early, late int64) {
+	if c.utc {
+		return u, u
+	}
+	t := time.Unix(u, 0).In(c.loc)
+	_, off := t.Zone()
+	naive := u + int64(off)
+	from, to := t.ZoneBounds()
+	if !to.IsZero() {
+		// The next zone sets the clock back: its first minutes repeat
+		// the wall clock of this zone's last ones.
+		if _, off2 := to.Zone(); off2 < off {
+			if alt := naive - int64(off2); alt >= to.Unix() {
+				return u, alt
+			}
+		}
+	}
+	if !from.IsZero() {
+		if _, off0 := from.Add(-time.Second).Zone(); off0 > off {
+			if alt := naive - int64(off0); alt < from.Unix() {
+				return alt, u
+			}
+		}
+	}
+	return u, u
+}
+
 // daysFromCivil returns the number of days since 1970-01-01 of a proleptic
 // Gregorian date (Howard Hinnant's algorithm).
 func daysFromCivil(y, m, d int) int64 {
@@ -496,6 +529,24 @@ func parseTRESValue(name, v []byte) (float64, error) {
 		f /= 1024
 	}
 	return f, nil
+}
+
+// MaxTRESCount bounds every count of a job's TRES lists (AllocTRES,
+// ReqTRES, and AllocCPUS and NNodes, which stand in for the cpu and node
+// TRES): a count, in the TRES's base unit (MiB for memory), must be below
+// it. 2^40 is a hundred thousand times the cores and more than a hundred
+// times the memory of the largest machine built, and decay's bound on a
+// job's billing rate (maxRate): a count beyond it is a damaged row (Slurm's
+// own counts are uint64, whose top values are INFINITE64 and NO_VAL64,
+// never a job's allocation), not a job.
+const MaxTRESCount = 1 << 40
+
+// checkCount rejects a TRES count of MaxTRESCount or more.
+func checkCount(v float64) error {
+	if v >= MaxTRESCount {
+		return fmt.Errorf("a count of %v is 2^40 or more: no job holds that much; the row is damaged", v)
+	}
+	return nil
 }
 
 // parseDecimal parses a non-negative decimal number (digits with an optional

@@ -306,6 +306,7 @@ func ParseSlurmConf(name string, r io.Reader, open func(path string) (io.ReadClo
 	p.apply()
 	p.resolveNodes()
 	p.priorityType()
+	p.priorityFlags()
 
 	sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].seq < p.errs[j].seq })
 	errs := make([]error, len(p.errs))
@@ -332,6 +333,31 @@ func (p *confParser) priorityType() {
 		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf(
 			"%s:%d: PriorityType=%s keeps no fair share in Slurm (jobs are ordered first in, first out); fairledger computes what %s would",
 			v.file, v.line, confPriorityBasic, confPriorityMultifactor))
+	}
+}
+
+// knownPriorityFlags are the PriorityFlags slurmctld reads
+// (_validate_and_set_defaults in src/common/read_config.c), with FAIR_TREE,
+// a flag of the releases before 19.05 that later ones still accept.
+var knownPriorityFlags = []string{"ACCRUE_ALWAYS", "SMALL_RELATIVE_TO_TIME", "CALCULATE_RUNNING",
+	"DEPTH_OBLIVIOUS", "NO_FAIR_TREE", "FAIR_TREE", "INCR_ONLY", "MAX_TRES_GRES", "MAX_TRES",
+	"NO_NORMAL_ALL", "NO_NORMAL_ASSOC", "NO_NORMAL_PART", "NO_NORMAL_QOS", "NO_NORMAL_TRES"}
+
+// priorityFlags warns of each PriorityFlags item that is no flag Slurm
+// knows. slurmctld searches the value for each flag it knows and ignores
+// the rest without a word, and so does fairledger (see HasFlag); a
+// misspelt flag would otherwise change nothing silently.
+func (p *confParser) priorityFlags() {
+	v, set := p.values["priorityflags"]
+	if !set {
+		return
+	}
+	for _, f := range p.cfg.PriorityFlags {
+		if !slices.Contains(knownPriorityFlags, f) {
+			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf(
+				"%s:%d: PriorityFlags item %q is no flag Slurm knows: ignored, as slurmctld ignores it (it reads only the flags it knows; check the spelling)",
+				v.file, v.line, f))
+		}
 	}
 }
 

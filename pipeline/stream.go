@@ -354,6 +354,13 @@ func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
 	return s.batch(ran, sum, expect)
 }
 
+// maxJobRate is decay's bound on a job's billing per second: a job at or
+// above it is named with its file and line here, rather than by its index
+// in decay's columns. ingest rejects each TRES count past the same bound
+// (ingest.MaxTRESCount); a count below it times a large weight can still
+// reach it.
+const maxJobRate = 1 << 40
+
 func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 	billed, bst, err := s.m.bill.Apply(s.mem, rec, s.usageFactor)
 	if err != nil {
@@ -397,6 +404,10 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 	var month monthOf
 	for i := range t.Recs {
 		r := &t.Recs[i]
+		if rate := r.Billing * r.UsageFactor; s.charged[i] && !(rate < maxJobRate) {
+			return fmt.Errorf("ingest %s:%d: job %d: billing of %g per second (its TRES counts times TRESBillingWeights times UsageFactor) is 2^40 or more: check the row's AllocTRES and the partition's TRESBillingWeights",
+				names[r.SourceFile], r.SourceLine, r.JobIDRaw, rate)
+		}
 		if s.charged[i] {
 			dd.charged(r.JobIDRaw)
 			if s.m.params.LimitsEnforced {

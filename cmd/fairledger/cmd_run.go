@@ -361,7 +361,7 @@ func logSummary(log zerolog.Logger, s *pipeline.Summary) {
 	notCharged, fallback := resolveReasons(s.Resolve)
 	ev := log.Info().Str("run_id", s.RunID).Bool("dry_run", s.DryRun).Str("cluster", s.Cluster).Time("from", s.From).Time("to", s.To).
 		Bool("resumed", s.Resumed).Int64("lines", s.Ingest.Lines).Int64("continued_lines", s.Ingest.Continued).Int64("read", s.Ingest.Read).Int64("ingested", s.Ingest.Ingested).
-		Int64("rejected", s.Ingest.Rejected).Interface("skipped", s.Ingest.Skipped).
+		Int64("rejected", s.Ingest.Rejected).Interface("skipped", s.Ingest.Skipped).Interface("remarks", s.Ingest.Remarks).
 		Int64("billed", s.Billing.Rows).Interface("billing_fallback", s.Billing.Fallback).Interface("unknown_qos", s.Billing.UnknownQOS).
 		Int64("resolved", s.Resolve.Rows).Int64("charged_rows", s.Resolve.Charged).Interface("not_charged", notCharged).Interface("charged_with_fallback", fallback).
 		Strs("unknown_accounts", s.Resolve.UnknownAccounts).
