@@ -473,10 +473,59 @@ func (d *DB) queryError(err error) error {
 			msg += "\n" + tail
 		}
 	}
+	if de.Type == duckdb.ErrorTypeOutOfMemory {
+		return fmt.Errorf("query: %w", d.limitError(msg))
+	}
 	return fmt.Errorf("query: %w", &duckdb.Error{Type: de.Type, Msg: msg})
 }
 
-// OutOfMemory reports an error of DuckDB running out of its memory limit.
+// Limits a LimitError names.
+const (
+	// LimitMemory is DuckDB's memory limit (DuckDBOptions.MemoryLimitMiB),
+	// or an allocation the process could not make (DuckDB's "failed to
+	// allocate"; a process limit set by the caller, such as RLIMIT_DATA).
+	LimitMemory = "memory"
+	// LimitTemp is the size of the session's spill files
+	// (DuckDBOptions.TempLimitMiB).
+	LimitTemp = "temp"
+)
+
+// LimitError is a query that ran out of one of the session's limits. Its
+// message is DuckDB's first line, without DuckDB's advice (SET threads,
+// SET memory_limit, PRAGMA max_temp_directory_size), which the locked
+// session refuses: the caller says what the user can change instead.
+type LimitError struct {
+	// Limit is LimitMemory or LimitTemp.
+	Limit string
+	// LimitMiB is the session's setting of that limit (0: DuckDB's
+	// default).
+	LimitMiB int64
+	// Err is DuckDB's error, its advice removed.
+	Err *duckdb.Error
+}
+
+func (e *LimitError) Error() string { return e.Err.Error() }
+
+// Unwrap returns DuckDB's error.
+func (e *LimitError) Unwrap() error { return e.Err }
+
+// limitError words an out-of-memory error of DuckDB as the limit it ran
+// out of: the spill files' (DuckDB's "failed to offload data block",
+// TemporaryFileManager::IncreaseSizeOnDisk) or the memory's.
+func (d *DB) limitError(msg string) *LimitError {
+	e := &LimitError{Limit: LimitMemory, LimitMiB: d.memoryLimitMiB}
+	if strings.Contains(msg, "max_temp_directory_size") {
+		e.Limit, e.LimitMiB = LimitTemp, d.tempLimitMiB
+	}
+	// DuckDB's advice follows the first line, as "\n\nPossible
+	// solutions:" or "\nThis limit was set by ...".
+	msg, _, _ = strings.Cut(msg, "\n")
+	e.Err = &duckdb.Error{Type: duckdb.ErrorTypeOutOfMemory, Msg: strings.TrimSpace(msg)}
+	return e
+}
+
+// OutOfMemory reports an error of DuckDB running out of its memory limit
+// or of its spill files' (see LimitError).
 func OutOfMemory(err error) bool {
 	var de *duckdb.Error
 	return errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory
