@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,5 +115,42 @@ func TestOpenRemovesDeadSessions(t *testing.T) {
 	}
 	if !strings.HasPrefix(filepath.Base(d.tmp), deadpid.Name(SessionPrefix, os.Getpid())) {
 		t.Errorf("session directory %s is not named by this process's pid", d.tmp)
+	}
+}
+
+// TestStreamWideRows: a result of wide rows larger than the memory limit
+// (16,000 rows of 20 kB, 320 MB, under a 128 MiB limit) spills and comes
+// back whole, in order: the pages it is read back in are sized by the
+// rows' width, not a fixed count (a page of StreamPageRows such rows is a
+// 320 MB result DuckDB must hold at once, which ran out of memory).
+func TestStreamWideRows(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	ctx := context.Background()
+	d, err := OpenDuckDBWith(ctx, t.TempDir(), DuckDBOptions{MemoryLimitMiB: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const n, width = 16000, 20_000
+	r, err := d.Stream(ctx, "SELECT i, repeat(chr(97 + (i % 26)::INTEGER), 20000) AS s FROM range(16000) t(i)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for k := 0; ; k++ {
+		row, err := r.Next()
+		if err == io.EOF {
+			if k != n {
+				t.Errorf("%d rows, want %d", k, n)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("row %d: %v", k, err)
+		}
+		s, _ := row[1].(string)
+		if row[0] != int64(k) || len(s) != width || s[0] != byte('a'+k%26) {
+			t.Fatalf("row %d = %v, %d bytes of %q, want %d, %d bytes of %c", k, row[0], len(s), s[:1], k, width, rune('a'+k%26))
+		}
 	}
 }

@@ -53,9 +53,10 @@ func (d *DB) Query(ctx context.Context, query string) (*Result, error) {
 // row at a time, in memory bounded by the session's memory limit whatever
 // the result's size: DuckDB's driver holds a whole result in memory, so a
 // SELECT's result goes first into a temporary table (which DuckDB spills
-// to disk past its memory limit) and is then read back in pages of
-// StreamPageRows rows. An error of the statement comes before its first
-// row.
+// to disk past its memory limit) and is then read back in pages of up to
+// StreamPageRows rows, as many as fit a page's share of the memory limit
+// (pageBytes) at the widest row read so far. An error of the statement
+// comes before its first row.
 //
 // Only SELECT (with DESCRIBE, SHOW, SUMMARIZE, PRAGMA, which DuckDB runs
 // as SELECTs) and EXPLAIN run; several statements are refused (the driver
@@ -64,9 +65,24 @@ func (d *DB) Stream(ctx context.Context, query string) (*Rows, error) {
 	return d.rows(ctx, query, true)
 }
 
-// StreamPageRows is the number of rows Stream reads back from its
-// temporary table at a time.
+// StreamPageRows is the most rows Stream reads back from its temporary
+// table at a time.
 const StreamPageRows = 16 * 1024
+
+// firstPageRows is the size of Stream's first page, read before any row's
+// width is known.
+const firstPageRows = 64
+
+// pageBytes is how many bytes of values a page of Stream should hold: an
+// eighth of the session's memory limit, at least 1 MiB (64 MiB without a
+// limit). DuckDB holds a page's whole result in memory, where it cannot
+// spill: a page of StreamPageRows rows of 200 kB is 3.2 GB.
+func pageBytes(limitMiB int64) int64 {
+	if limitMiB <= 0 {
+		return 64 << 20
+	}
+	return max(limitMiB<<20/8, 1<<20)
+}
 
 // spoolTable is the temporary table Stream writes a result into.
 const spoolTable = "fairledger_result"
@@ -84,7 +100,9 @@ type Rows struct {
 	rows  *sql.Rows // the page being read, or the whole result
 	spool bool      // the result is in spoolTable
 	next  int64     // spooled: the rowid of the next page
+	size  int       // spooled: the rows asked for in the page
 	read  int       // spooled: the rows read of the page
+	wide  int64     // spooled: the most bytes of a row read so far
 	done  bool
 }
 
@@ -341,10 +359,15 @@ func withoutLine(err error) error {
 	return &duckdb.Error{Type: de.Type, Msg: msg}
 }
 
-// page starts reading the next page of spoolTable.
+// page starts reading the next page of spoolTable: firstPageRows rows,
+// then as many as pageBytes holds at the widest row so far.
 func (r *Rows) page() error {
-	q := fmt.Sprintf("SELECT * FROM %s WHERE rowid >= %d AND rowid < %d ORDER BY rowid", spoolTable, r.next, r.next+StreamPageRows)
-	r.next += StreamPageRows
+	r.size = firstPageRows
+	if r.wide > 0 {
+		r.size = int(min(max(pageBytes(r.d.memoryLimitMiB)/r.wide, 1), StreamPageRows))
+	}
+	q := fmt.Sprintf("SELECT * FROM %s WHERE rowid >= %d AND rowid < %d ORDER BY rowid", spoolTable, r.next, r.next+int64(r.size))
+	r.next += int64(r.size)
 	r.read = 0
 	rows, err := r.conn.QueryContext(r.ctx, q)
 	if err != nil {
@@ -388,6 +411,9 @@ func (r *Rows) Next() ([]any, error) {
 				return nil, fmt.Errorf("query row: %w", err)
 			}
 			r.read++
+			if r.spool {
+				r.wide = max(r.wide, rowBytes(vals))
+			}
 			return vals, nil
 		}
 		if err := r.rows.Err(); err != nil {
@@ -397,8 +423,7 @@ func (r *Rows) Next() ([]any, error) {
 			return nil, r.d.queryError(err)
 		}
 		r.rows = nil
-		if !r.spool || r.read < StreamPageRows { // a short page is the last
-
+		if !r.spool || r.read < r.size { // a short page is the last
 			r.done = true
 			break
 		}
@@ -407,6 +432,34 @@ func (r *Rows) Next() ([]any, error) {
 		}
 	}
 	return nil, io.EOF
+}
+
+// rowBytes estimates the memory of a row's values: the bytes of strings
+// and blobs, 16 for any other value, nested values summed.
+func rowBytes(vals []any) int64 {
+	var n int64
+	for _, v := range vals {
+		n += valueBytes(v)
+	}
+	return n
+}
+
+func valueBytes(v any) int64 {
+	switch v := v.(type) {
+	case string:
+		return 16 + int64(len(v))
+	case []byte:
+		return 16 + int64(len(v))
+	case []any:
+		return 16 + rowBytes(v)
+	case map[string]any:
+		n := int64(16)
+		for k, e := range v {
+			n += int64(len(k)) + valueBytes(e)
+		}
+		return n
+	}
+	return 16
 }
 
 // Close ends the reading, drops the temporary table and returns the
