@@ -154,3 +154,30 @@ func TestStreamWideRows(t *testing.T) {
 		}
 	}
 }
+
+// TestResultWriterTableHoldsBounded: a table of wide rows is aligned on
+// the rows that fit TableWidthBytes, not on TableWidthRows of them: the
+// first rows are written once they pass it.
+func TestResultWriterTableHoldsBounded(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	rw, err := NewResultWriter(&out, FormatTable, []string{"s"}, []string{"VARCHAR"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := strings.Repeat("x", 1<<20) // 1 MiB: 16 rows make TableWidthBytes
+	for i := range TableWidthBytes >> 20 {
+		if out.Len() > 0 {
+			t.Fatalf("written after %d rows of 1 MiB, want after %d", i, TableWidthBytes>>20)
+		}
+		if err := rw.Write([]any{wide}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rw.Write([]any{"y"}); err != nil { // any row after them
+		t.Fatal(err)
+	}
+	if rw.held != nil || out.Len() < TableWidthBytes {
+		t.Errorf("%d rows held, %d bytes written: want the first %d MiB written", len(rw.held), out.Len(), TableWidthBytes>>20)
+	}
+}

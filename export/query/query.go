@@ -597,6 +597,12 @@ const (
 // rest of its line right).
 const TableWidthRows = 10000
 
+// TableWidthBytes bounds the rows a ResultWriter holds back for a table's
+// widths: past this many bytes of cells it measures the rows it holds, so
+// that wide rows are not held in memory 10,000 at a time (2 GB of 200 kB
+// strings, past sql's process limit).
+const TableWidthBytes = 16 << 20
+
 // WriteResult writes a query result as an aligned table, CSV (with a
 // header line) or JSON (one array of objects, keys in column order), as
 // ResultWriter does.
@@ -615,7 +621,8 @@ func WriteResult(w io.Writer, r *Result, format string) error {
 
 // ResultWriter writes a query result a row at a time: CSV with a header
 // line, JSON as one array of objects (keys in column order), or a table
-// aligned on its first TableWidthRows rows. Values print as DuckDB prints
+// aligned on its first TableWidthRows rows (fewer when they pass
+// TableWidthBytes). Values print as DuckDB prints
 // them (see textValue); NULL is "NULL" in a table, an empty field in CSV
 // and null in JSON.
 type ResultWriter struct {
@@ -626,8 +633,9 @@ type ResultWriter struct {
 	types  []*colType
 	n      int // rows written or held
 	// A table's held rows (its cells), until its widths are known.
-	held   [][]string
-	widths []int // a table's column widths, padding included; nil until known
+	held      [][]string
+	heldBytes int   // the bytes of held's cells
+	widths    []int // a table's column widths, padding included; nil until known
 }
 
 // tablePadding is the spaces between a table's columns.
@@ -709,7 +717,10 @@ func (rw *ResultWriter) Write(row []any) error {
 		}
 		if rw.widths == nil {
 			rw.held = append(rw.held, cells)
-			if len(rw.held) < TableWidthRows {
+			for _, c := range cells {
+				rw.heldBytes += len(c)
+			}
+			if len(rw.held) < TableWidthRows && rw.heldBytes < TableWidthBytes {
 				return nil
 			}
 			rw.flushHeld()
