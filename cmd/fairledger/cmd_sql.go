@@ -76,11 +76,11 @@ func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 			"Rows are written as they come, in memory bounded by --memory-limit: a result goes through a DuckDB\n" +
 			"temporary table, spilled past the limit into a directory under $TMPDIR that the command removes\n" +
 			"(put TMPDIR on a disk, not a tmpfs, for results larger than the limit); a table is aligned on its\n" +
-			"first 10000 rows (a wider value after them is written whole). The spill files may take up to\n" +
-			"--temp-limit; the process's data is capped at twice --memory-limit plus 256 MiB (RLIMIT_DATA), so\n" +
-			"that a single huge value fails the query rather than filling the machine's memory. A session that\n" +
-			"SIGKILL ended leaves its directory: the next sql or report removes it (SIGINT and SIGTERM stop the\n" +
-			"query and remove it at once, exit 130 and 143).\n" +
+			"first 10000 rows, or 16 MiB of them (a wider value after them is written whole). The spill files\n" +
+			"may take up to --temp-limit; the process's data is capped at twice --memory-limit plus 256 MiB\n" +
+			"(RLIMIT_DATA), so that a single huge value fails the query rather than filling the machine's\n" +
+			"memory. A session that SIGKILL ended leaves its directory: the next sql or report removes it\n" +
+			"(SIGINT and SIGTERM stop the query and remove it at once, exit 130 and 143).\n" +
 			"With --at T the session also has the relations " + query.FairshareAt + " and " + query.PriorityAt + ", with the columns of the\n" +
 			"views fairshare and priority: one cluster's fair share and queue (event pending) at the second T, as\n" +
 			"sshare --at and sprio --at show them: the stored snapshot of T, else the moment replayed from the\n" +
