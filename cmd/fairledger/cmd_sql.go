@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,17 +33,39 @@ const sqlTempLimitMiB = 4096
 // limit (docs/sql.md, Limits).
 const dataHeadroomMiB = 256
 
-// dataLimitMiB is the bound of sql's process data (RLIMIT_DATA) for a
-// memory limit: twice the limit plus dataHeadroomMiB. DuckDB's
-// memory_limit bounds its buffer pool only; a single value (a list of
-// 600 million numbers, a string of 1.5 GB) is allocated outside it and
-// would grow the process past any limit without this one.
+// dataLimitMiB is how much sql's query may add to the process's data
+// (RLIMIT_DATA) for a memory limit: twice the limit plus dataHeadroomMiB.
+// DuckDB's memory_limit bounds its buffer pool only; a single value (a
+// list of 600 million numbers, a string of 1.5 GB) is allocated outside
+// it and would grow the process past any limit without this one.
 func dataLimitMiB(memoryLimitMiB int64) int64 { return 2*memoryLimitMiB + dataHeadroomMiB }
+
+// vmDataMiB is the process's data (VmData of /proc/self/status, what
+// RLIMIT_DATA counts) in MiB; 0 where it cannot be read.
+func vmDataMiB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmData:"); ok {
+			kB, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kB >> 10
+		}
+	}
+	return 0
+}
 
 // limitData lowers the process's RLIMIT_DATA soft limit to limitMiB (a
 // lower limit already in place stays) and returns the limit in force, in
 // MiB. DuckDB's allocations past it fail as "Out of Memory Error: Failed
-// to allocate ... (bad allocation)", which the query returns.
+// to allocate ... (bad allocation)", which the query returns. It is set
+// once the session is open, over what the process holds then (a moment
+// of sql --at is replayed in Go's heap, which never shrinks in
+// RLIMIT_DATA's count).
 func limitData(limitMiB int64) (int64, error) {
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_DATA, &rl); err != nil {
@@ -78,9 +101,10 @@ func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 			"(put TMPDIR on a disk, not a tmpfs, for results larger than the limit); a table is aligned on its\n" +
 			"first 10000 rows, or 16 MiB of them (a wider value after them is written whole). The spill files\n" +
 			"may take up to --temp-limit; the process's data is capped at twice --memory-limit plus 256 MiB\n" +
-			"(RLIMIT_DATA), so that a single huge value fails the query rather than filling the machine's\n" +
-			"memory. A session that SIGKILL ended leaves its directory: the next sql or report removes it\n" +
-			"(SIGINT and SIGTERM stop the query and remove it at once, exit 130 and 143).\n" +
+			"over what the session holds once open (RLIMIT_DATA), so that a single huge value fails the query\n" +
+			"rather than filling the machine's memory. A session that SIGKILL ended leaves its directory: the\n" +
+			"next sql or report removes it (SIGINT and SIGTERM stop the query and remove it at once, exit 130\n" +
+			"and 143).\n" +
 			"With --at T the session also has the relations " + query.FairshareAt + " and " + query.PriorityAt + ", with the columns of the\n" +
 			"views fairshare and priority: one cluster's fair share and queue (event pending) at the second T, as\n" +
 			"sshare --at and sprio --at show them: the stored snapshot of T, else the moment replayed from the\n" +
@@ -91,7 +115,7 @@ func sqlCommand(stdout, stderr io.Writer) *cli.Command {
 		Flags: append(pastFlags("give the session the relations "+query.FairshareAt+" and "+query.PriorityAt+": the fair share and queue at this second "+
 			"(YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX)"),
 			&cli.StringFlag{Name: "format", Value: query.FormatTable, Usage: "table, csv or json"},
-			&cli.Int64Flag{Name: "memory-limit", Value: sqlMemoryLimitMiB, Usage: "DuckDB's memory limit in MiB, past which it spills to $TMPDIR; the process's data is capped at twice it plus 256 MiB (0: DuckDB's default, 80% of the memory, and no cap)"},
+			&cli.Int64Flag{Name: "memory-limit", Value: sqlMemoryLimitMiB, Usage: "DuckDB's memory limit in MiB, past which it spills to $TMPDIR; the query may add twice it plus 256 MiB to the process's data (0: DuckDB's default, 80% of the memory, and no cap)"},
 			&cli.Int64Flag{Name: "temp-limit", Value: sqlTempLimitMiB, Usage: "the most the query's spill files in $TMPDIR may take, in MiB (0: DuckDB's default, 90% of the disk's free space)"},
 			tzFlag(),
 		),
@@ -132,11 +156,6 @@ func runSQL(c *cli.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	lim := sqlLimits{memoryMiB: c.Int64("memory-limit"), tempMiB: c.Int64("temp-limit")}
-	if lim.memoryMiB > 0 {
-		if lim.dataMiB, err = limitData(dataLimitMiB(lim.memoryMiB)); err != nil {
-			return err
-		}
-	}
 	opt := query.DuckDBOptions{MemoryLimitMiB: lim.memoryMiB, TempLimitMiB: lim.tempMiB}
 	switch {
 	case !at.IsZero():
@@ -151,6 +170,11 @@ func runSQL(c *cli.Context, stdout, stderr io.Writer) error {
 	defer db.Close()
 	if len(db.Missing) > 0 {
 		log.Info().Strs("tables", db.Missing).Msg("no files yet for these tables: their views are empty")
+	}
+	if lim.memoryMiB > 0 {
+		if lim.dataMiB, err = limitData(vmDataMiB() + dataLimitMiB(lim.memoryMiB)); err != nil {
+			return err
+		}
 	}
 	rows, err := db.Stream(c.Context, stmt)
 	if err != nil {
@@ -182,7 +206,7 @@ func runSQL(c *cli.Context, stdout, stderr io.Writer) error {
 // sqlLimits are the limits of an sql session, which its errors name.
 type sqlLimits struct {
 	memoryMiB, tempMiB int64
-	dataMiB            int64 // the process's RLIMIT_DATA; 0 when not set
+	dataMiB            int64 // the process's RLIMIT_DATA in MiB; 0 when not set
 }
 
 // hint says which of sql's limits a query ran out of (query.LimitError),
