@@ -54,7 +54,9 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 			&cli.IntFlag{Name: "top", Value: 10, Usage: fmt.Sprintf("rows of the top users, partitions and jobs tables (1 to %d)", report.MaxTopN)},
 		},
 		ArgsUsage: " ",
-		Action: func(c *cli.Context) error {
+		// SIGTERM stops the report as SIGINT does: its session directory
+		// and temporary output files are removed before it exits.
+		Action: interruptibleAction(func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
 			}
@@ -167,7 +169,7 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 			log.Info().Int("reports", len(labs)).Str("dir", dir).Str("index", report.IndexName+".html").Str("cluster", d.Cluster).
 				Time("from", d.From).Time("to", d.To).Dur("took", time.Since(start)).Msg("reports written")
 			return nil
-		},
+		}),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fairledger/fairledger/export/history"
+	"github.com/fairledger/fairledger/internal/deadpid"
 )
 
 // Every file the CLI writes for a user goes through createOutput:
@@ -239,6 +240,11 @@ func createOutput(name string, stdout io.Writer) (*outFile, error) {
 		return o, nil
 	}
 	dir, base := filepath.Split(t.path)
+	// A killed process leaves its temporary file: the next writer of the
+	// same name removes it, once its pid is dead.
+	if _, err := deadpid.Remove(filepath.Clean(dir), tempPrefix(base)); err != nil {
+		return nil, err
+	}
 	f, err := os.CreateTemp(dir, tempPattern(base))
 	if err != nil {
 		return nil, err
@@ -248,13 +254,21 @@ func createOutput(name string, stdout io.Writer) (*outFile, error) {
 }
 
 // maxTempPrefix bounds the part of a temporary file's name taken from the
-// final name, so that the temporary name (this + ".tmp-" and up to 10
-// digits) fits any file system whatever the length of the final name.
+// final name, so that the temporary name (this + ".tmp-", a pid, "-" and
+// up to 10 digits) fits any file system whatever the length of the final
+// name.
 const maxTempPrefix = 64
 
 // tempPattern is the os.CreateTemp pattern of a temporary file for base:
-// hidden, recognisably base's, and at most 1+64+15 bytes long.
+// hidden, recognisably base's, named by this process's pid (so that the
+// next writer can tell a killed process's file from a live one's), and at
+// most 1+64+5+11+10 bytes long.
 func tempPattern(base string) string {
+	return deadpid.Name(tempPrefix(base), os.Getpid()) + "*"
+}
+
+// tempPrefix is the name of base's temporary files up to the pid.
+func tempPrefix(base string) string {
 	if len(base) > maxTempPrefix {
 		n := maxTempPrefix
 		for n > 0 && !utf8.RuneStart(base[n]) {
@@ -262,7 +276,7 @@ func tempPattern(base string) string {
 		}
 		base = base[:n]
 	}
-	return "." + strings.ReplaceAll(base, "*", "_") + ".tmp-*"
+	return "." + strings.ReplaceAll(base, "*", "_") + ".tmp-"
 }
 
 // Write writes to the output.

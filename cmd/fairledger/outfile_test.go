@@ -6,11 +6,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fairledger/fairledger/internal/deadpid"
 )
 
 // readDir lists dir's names, hidden ones included (a leftover temporary
@@ -284,7 +287,7 @@ func TestOutputLongName(t *testing.T) {
 	if got := readDir(t, dir); len(got) != 1 {
 		t.Errorf("%s holds %d names, want 1", dir, len(got))
 	}
-	if pat := tempPattern(name); len(pat) > 1+maxTempPrefix+len(".tmp-*") || !strings.HasPrefix(pat, "."+strings.Repeat("é", 32)+".tmp-") {
+	if pat := tempPattern(name); len(tempPrefix(name)) > 1+maxTempPrefix+len(".tmp-") || !strings.HasPrefix(pat, "."+strings.Repeat("é", 32)+".tmp-") {
 		t.Errorf("tempPattern = %q (%d bytes), want the name cut at 64 bytes on a rune boundary", pat, len(pat))
 	}
 }
@@ -319,5 +322,43 @@ func TestOutputProcDescriptor(t *testing.T) {
 	}
 	if got := readString(t, p); got != "before\nreport\n" {
 		t.Errorf("file holds %q, want the report appended", got)
+	}
+}
+
+// A temporary file a killed writer left (named by its dead pid) is removed
+// by the next write of the same name; one of a live process stays, and so
+// does a name without a pid.
+func TestOutputRemovesDeadTemp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "lab.html")
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if deadpid.Alive(dead.Process.Pid) {
+		t.Skipf("pid %d reused already", dead.Process.Pid)
+	}
+	left := filepath.Join(dir, deadpid.Name(".lab.html.tmp-", dead.Process.Pid)+"123")
+	live := filepath.Join(dir, deadpid.Name(".lab.html.tmp-", os.Getppid())+"456")
+	other := filepath.Join(dir, ".lab.html.tmp-789")
+	for _, f := range []string{left, live, other} {
+		if err := os.WriteFile(f, []byte("half a report"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := writeOutputBytes(p, nil, []byte("report")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(left); !os.IsNotExist(err) {
+		t.Errorf("%s, left by a dead process, is still there (%v)", left, err)
+	}
+	for _, f := range []string{live, other} {
+		if _, err := os.Lstat(f); err != nil {
+			t.Errorf("%s removed: %v", f, err)
+		}
+	}
+	if got := readString(t, p); got != "report" {
+		t.Errorf("%s holds %q", p, got)
 	}
 }

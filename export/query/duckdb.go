@@ -11,6 +11,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver (cgo)
 
 	"github.com/fairledger/fairledger/export/history"
+	"github.com/fairledger/fairledger/internal/deadpid"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -40,6 +41,8 @@ type DB struct {
 	// link is tmp's symbolic link to the generation's directory, through
 	// which the views name its files ("" when the history is empty).
 	link string
+	// The session's limits (DuckDBOptions), which a *LimitError names.
+	memoryLimitMiB, tempLimitMiB int64
 }
 
 // DuckDBOptions tune a DuckDB session.
@@ -53,7 +56,17 @@ type DuckDBOptions struct {
 	// relations FairshareAt and PriorityAt (see Moment). Its error is
 	// OpenDuckDBWith's, unwrapped.
 	Moment func(v *history.View) (*Moment, error)
+	// TempLimitMiB is DuckDB's max_temp_directory_size in MiB: the most
+	// the session's spill files may take on disk, past which a query fails
+	// with a *LimitError (0: DuckDB's default, 90% of the free space of
+	// the disk that holds os.TempDir).
+	TempLimitMiB int64
 }
+
+// SessionPrefix starts the name of a session's temporary directory in
+// os.TempDir: SessionPrefix + pid + "-" + a random part. OpenDuckDBWith
+// removes the directories of dead pids, which a killed session left.
+const SessionPrefix = "fairledger-duckdb-"
 
 // OpenDuckDB opens a session with DuckDB's default memory limit; see
 // OpenDuckDBWith.
@@ -68,8 +81,9 @@ func OpenDuckDB(ctx context.Context, dir string) (*DB, error) {
 // that generation's manifest: no glob, so nothing else is read, whatever
 // characters the history's path holds. A table without a file has an
 // empty view of its columns (views.sql's fairledger_empty_<table>). The
-// session's temporary directory (os.TempDir) holds a link to the
-// generation and DuckDB's spill files; Close removes it.
+// session's temporary directory (os.TempDir, named by SessionPrefix and the
+// process's pid) holds a link to the generation and DuckDB's spill files;
+// Close removes it, and the next session removes one a killed process left.
 //
 // Every file's size and Parquet footer are checked first, so that a
 // damaged file is named rather than failing a query inside DuckDB. The
@@ -109,9 +123,15 @@ func OpenDuckDBWith(ctx context.Context, dir string, opt DuckDBOptions) (*DB, er
 
 func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
 	var err error
-	if d.tmp, err = os.MkdirTemp("", "fairledger-duckdb-"); err != nil {
+	// A session killed by SIGKILL (or SIGTERM before its handler) leaves
+	// its directory, spill files and all: the next session removes it.
+	if _, err := deadpid.Remove(os.TempDir(), SessionPrefix); err != nil {
 		return fmt.Errorf("duckdb session: %w", err)
 	}
+	if d.tmp, err = os.MkdirTemp("", deadpid.Name(SessionPrefix, os.Getpid())+"*"); err != nil {
+		return fmt.Errorf("duckdb session: %w", err)
+	}
+	d.memoryLimitMiB, d.tempLimitMiB = opt.MemoryLimitMiB, opt.TempLimitMiB
 	// DuckDB reads a key=value directory anywhere in a file's path as a
 	// hive partition column: the session's own path must hold none.
 	if strings.Contains(d.tmp, "=") {
@@ -196,6 +216,9 @@ func (d *DB) open(ctx context.Context, abs string, opt DuckDBOptions) error {
 	}
 	if opt.MemoryLimitMiB > 0 {
 		settings = append(settings, fmt.Sprintf("SET memory_limit = '%dMiB'", opt.MemoryLimitMiB))
+	}
+	if opt.TempLimitMiB > 0 {
+		settings = append(settings, fmt.Sprintf("SET max_temp_directory_size = '%dMiB'", opt.TempLimitMiB))
 	}
 	settings = append(settings, "SET lock_configuration = true") // last
 	for _, s := range settings {

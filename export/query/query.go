@@ -55,9 +55,10 @@ func (d *DB) Query(ctx context.Context, query string) (*Result, error) {
 // row at a time, in memory bounded by the session's memory limit whatever
 // the result's size: DuckDB's driver holds a whole result in memory, so a
 // SELECT's result goes first into a temporary table (which DuckDB spills
-// to disk past its memory limit) and is then read back in pages of
-// StreamPageRows rows. An error of the statement comes before its first
-// row.
+// to disk past its memory limit) and is then read back in pages of up to
+// StreamPageRows rows, as many as fit a page's share of the memory limit
+// (pageBytes) at the widest row read so far. An error of the statement
+// comes before its first row.
 //
 // Only SELECT (with DESCRIBE, SHOW, SUMMARIZE, PRAGMA, which DuckDB runs
 // as SELECTs) and EXPLAIN run; several statements are refused (the driver
@@ -66,9 +67,24 @@ func (d *DB) Stream(ctx context.Context, query string) (*Rows, error) {
 	return d.rows(ctx, query, true)
 }
 
-// StreamPageRows is the number of rows Stream reads back from its
-// temporary table at a time.
+// StreamPageRows is the most rows Stream reads back from its temporary
+// table at a time.
 const StreamPageRows = 16 * 1024
+
+// firstPageRows is the size of Stream's first page, read before any row's
+// width is known.
+const firstPageRows = 64
+
+// pageBytes is how many bytes of values a page of Stream should hold: an
+// eighth of the session's memory limit, at least 1 MiB (64 MiB without a
+// limit). DuckDB holds a page's whole result in memory, where it cannot
+// spill: a page of StreamPageRows rows of 200 kB is 3.2 GB.
+func pageBytes(limitMiB int64) int64 {
+	if limitMiB <= 0 {
+		return 64 << 20
+	}
+	return max(limitMiB<<20/8, 1<<20)
+}
 
 // spoolTable is the temporary table Stream writes a result into.
 const spoolTable = "fairledger_result"
@@ -86,7 +102,9 @@ type Rows struct {
 	rows  *sql.Rows // the page being read, or the whole result
 	spool bool      // the result is in spoolTable
 	next  int64     // spooled: the rowid of the next page
+	size  int       // spooled: the rows asked for in the page
 	read  int       // spooled: the rows read of the page
+	wide  int64     // spooled: the most bytes of a row read so far
 	done  bool
 }
 
@@ -343,10 +361,15 @@ func withoutLine(err error) error {
 	return &duckdb.Error{Type: de.Type, Msg: msg}
 }
 
-// page starts reading the next page of spoolTable.
+// page starts reading the next page of spoolTable: firstPageRows rows,
+// then as many as pageBytes holds at the widest row so far.
 func (r *Rows) page() error {
-	q := fmt.Sprintf("SELECT * FROM %s WHERE rowid >= %d AND rowid < %d ORDER BY rowid", spoolTable, r.next, r.next+StreamPageRows)
-	r.next += StreamPageRows
+	r.size = firstPageRows
+	if r.wide > 0 {
+		r.size = int(min(max(pageBytes(r.d.memoryLimitMiB)/r.wide, 1), StreamPageRows))
+	}
+	q := fmt.Sprintf("SELECT * FROM %s WHERE rowid >= %d AND rowid < %d ORDER BY rowid", spoolTable, r.next, r.next+int64(r.size))
+	r.next += int64(r.size)
 	r.read = 0
 	rows, err := r.conn.QueryContext(r.ctx, q)
 	if err != nil {
@@ -390,6 +413,9 @@ func (r *Rows) Next() ([]any, error) {
 				return nil, fmt.Errorf("query row: %w", err)
 			}
 			r.read++
+			if r.spool {
+				r.wide = max(r.wide, rowBytes(vals))
+			}
 			return vals, nil
 		}
 		if err := r.rows.Err(); err != nil {
@@ -399,8 +425,7 @@ func (r *Rows) Next() ([]any, error) {
 			return nil, r.d.queryError(err)
 		}
 		r.rows = nil
-		if !r.spool || r.read < StreamPageRows { // a short page is the last
-
+		if !r.spool || r.read < r.size { // a short page is the last
 			r.done = true
 			break
 		}
@@ -409,6 +434,34 @@ func (r *Rows) Next() ([]any, error) {
 		}
 	}
 	return nil, io.EOF
+}
+
+// rowBytes estimates the memory of a row's values: the bytes of strings
+// and blobs, 16 for any other value, nested values summed.
+func rowBytes(vals []any) int64 {
+	var n int64
+	for _, v := range vals {
+		n += valueBytes(v)
+	}
+	return n
+}
+
+func valueBytes(v any) int64 {
+	switch v := v.(type) {
+	case string:
+		return 16 + int64(len(v))
+	case []byte:
+		return 16 + int64(len(v))
+	case []any:
+		return 16 + rowBytes(v)
+	case map[string]any:
+		n := int64(16)
+		for k, e := range v {
+			n += int64(len(k)) + valueBytes(e)
+		}
+		return n
+	}
+	return 16
 }
 
 // Close ends the reading, drops the temporary table and returns the
@@ -475,10 +528,59 @@ func (d *DB) queryError(err error) error {
 			msg += "\n" + tail
 		}
 	}
+	if de.Type == duckdb.ErrorTypeOutOfMemory {
+		return fmt.Errorf("query: %w", d.limitError(msg))
+	}
 	return fmt.Errorf("query: %w", &duckdb.Error{Type: de.Type, Msg: msg})
 }
 
-// OutOfMemory reports an error of DuckDB running out of its memory limit.
+// Limits a LimitError names.
+const (
+	// LimitMemory is DuckDB's memory limit (DuckDBOptions.MemoryLimitMiB),
+	// or an allocation the process could not make (DuckDB's "failed to
+	// allocate"; a process limit set by the caller, such as RLIMIT_DATA).
+	LimitMemory = "memory"
+	// LimitTemp is the size of the session's spill files
+	// (DuckDBOptions.TempLimitMiB).
+	LimitTemp = "temp"
+)
+
+// LimitError is a query that ran out of one of the session's limits. Its
+// message is DuckDB's first line, without DuckDB's advice (SET threads,
+// SET memory_limit, PRAGMA max_temp_directory_size), which the locked
+// session refuses: the caller says what the user can change instead.
+type LimitError struct {
+	// Limit is LimitMemory or LimitTemp.
+	Limit string
+	// LimitMiB is the session's setting of that limit (0: DuckDB's
+	// default).
+	LimitMiB int64
+	// Err is DuckDB's error, its advice removed.
+	Err *duckdb.Error
+}
+
+func (e *LimitError) Error() string { return e.Err.Error() }
+
+// Unwrap returns DuckDB's error.
+func (e *LimitError) Unwrap() error { return e.Err }
+
+// limitError words an out-of-memory error of DuckDB as the limit it ran
+// out of: the spill files' (DuckDB's "failed to offload data block",
+// TemporaryFileManager::IncreaseSizeOnDisk) or the memory's.
+func (d *DB) limitError(msg string) *LimitError {
+	e := &LimitError{Limit: LimitMemory, LimitMiB: d.memoryLimitMiB}
+	if strings.Contains(msg, "max_temp_directory_size") {
+		e.Limit, e.LimitMiB = LimitTemp, d.tempLimitMiB
+	}
+	// DuckDB's advice follows the first line, as "\n\nPossible
+	// solutions:" or "\nThis limit was set by ...".
+	msg, _, _ = strings.Cut(msg, "\n")
+	e.Err = &duckdb.Error{Type: duckdb.ErrorTypeOutOfMemory, Msg: strings.TrimSpace(msg)}
+	return e
+}
+
+// OutOfMemory reports an error of DuckDB running out of its memory limit
+// or of its spill files' (see LimitError).
 func OutOfMemory(err error) bool {
 	var de *duckdb.Error
 	return errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory
@@ -496,6 +598,12 @@ const (
 // row with those widths (a wider value is written whole and pushes the
 // rest of its line right).
 const TableWidthRows = 10000
+
+// TableWidthBytes bounds the rows a ResultWriter holds back for a table's
+// widths: past this many bytes of cells it measures the rows it holds, so
+// that wide rows are not held in memory 10,000 at a time (2 GB of 200 kB
+// strings, past sql's process limit).
+const TableWidthBytes = 16 << 20
 
 // WriteResult writes a query result as an aligned table, CSV (with a
 // header line) or JSON (one array of objects, keys in column order), as
@@ -515,7 +623,8 @@ func WriteResult(w io.Writer, r *Result, format string) error {
 
 // ResultWriter writes a query result a row at a time: CSV with a header
 // line, JSON as one array of objects (keys in column order), or a table
-// aligned on its first TableWidthRows rows. Values print as DuckDB prints
+// aligned on its first TableWidthRows rows (fewer when they pass
+// TableWidthBytes). Values print as DuckDB prints
 // them (see textValue); NULL is "NULL" in a table, an empty field in CSV
 // and null in JSON.
 type ResultWriter struct {
@@ -526,8 +635,9 @@ type ResultWriter struct {
 	types  []*colType
 	n      int // rows written or held
 	// A table's held rows (its cells), until its widths are known.
-	held   [][]string
-	widths []int // a table's column widths, padding included; nil until known
+	held      [][]string
+	heldBytes int   // the bytes of held's cells
+	widths    []int // a table's column widths, padding included; nil until known
 }
 
 // tablePadding is the spaces between a table's columns.
@@ -612,7 +722,10 @@ func (rw *ResultWriter) Write(row []any) error {
 		}
 		if rw.widths == nil {
 			rw.held = append(rw.held, cells)
-			if len(rw.held) < TableWidthRows {
+			for _, c := range cells {
+				rw.heldBytes += len(c)
+			}
+			if len(rw.held) < TableWidthRows && rw.heldBytes < TableWidthBytes {
 				return nil
 			}
 			rw.flushHeld()
