@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -374,6 +375,7 @@ func (r *runState) resume() error {
 // job start, floored to a tick.
 func (r *runState) freshStart() error {
 	opt, m, st := r.opt, r.m, r.st
+	r.logPhase()
 	from, fromFrom := opt.From.Unix(), "--from"
 	if opt.From.IsZero() {
 		from, fromFrom = floorTick(r.to, m.params.OriginUnix, m.calcPeriod()), "the window's end: no job started"
@@ -396,6 +398,34 @@ func (r *runState) freshStart() error {
 	r.state = state
 	r.lo, r.origin = from, from
 	return nil
+}
+
+// logPhase puts a fresh start's tick grid on the phase of slurmctld's
+// log, when the run has one and no --tick-phase: the state then starts at
+// the log's last tick at or before the window's start, as slurmctld's
+// usage did, and the first tick decays what jobs ended before it over its
+// real distance from that tick (on the epoch's grid a job ending before
+// the log's first tick after the start was decayed over less, and
+// charged more, than slurmctld charged it).
+func (r *runState) logPhase() {
+	opt, m, st := r.opt, r.m, r.st
+	if m.ctld == nil || opt.TickOrigin != nil {
+		return
+	}
+	ref := r.to
+	switch {
+	case !opt.From.IsZero():
+		ref = opt.From.Unix()
+	case st.minStart < math.MaxInt64:
+		ref = st.minStart
+	}
+	ticks := m.ctld.ticks
+	k, _ := slices.BinarySearch(ticks, ref+1)
+	if k == 0 {
+		return // the log begins after the start: the epoch's grid until its first tick
+	}
+	phase := posMod(ticks[k-1], m.calcPeriod())
+	m.params.OriginUnix, m.cfg.TickOriginUnix = phase, phase
 }
 
 // resumed is the checkpoint the run resumed, or nil.
