@@ -34,6 +34,17 @@ type model struct {
 	prio      *prioModel // nil without Options.Priority
 }
 
+// flatParents is decay's parent list of the universe: every association
+// a root. decay charges each association its own usage; the tree's
+// projection (fairshare.Projection) sums it up the tree at a snapshot.
+func (m *model) flatParents() []int32 {
+	parents := make([]int32, len(m.keys))
+	for i := range parents {
+		parents[i] = -1
+	}
+	return parents
+}
+
 func (m *model) calcPeriod() int64 {
 	if m.params.CalcPeriodSec > 0 {
 		return m.params.CalcPeriodSec

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/fairledger/fairledger/decay"
@@ -76,11 +77,14 @@ func Moments(v *history.View, cluster string, times []time.Time, fn func(*Moment
 		secs = append(secs, t)
 	}
 	models := map[string]*model{}
+	seeds := seedTimes(v, cluster)
 	for len(secs) > 0 {
-		name, ok := seedAtOrBefore(v, cluster, secs[0])
-		if !ok {
+		// The newest seed at or before the first time left.
+		k, _ := slices.BinarySearch(seeds, secs[0]+1)
+		if k == 0 {
 			return fmt.Errorf("cluster %s at %s: %w", cluster, fmtUnix(secs[0]), ErrNoMoment)
 		}
+		name := history.MomentSeedName(seeds[k-1])
 		b, err := v.ReadState(cluster, name)
 		if err != nil {
 			return err
@@ -98,7 +102,10 @@ func Moments(v *history.View, cluster string, times []time.Time, fn func(*Moment
 		}
 		// The times this seed answers for: up to its end, and before the
 		// next seed (which a later run may have written from other data).
-		next, _ := nextSeed(v, cluster, d.At)
+		next := int64(math.MaxInt64)
+		if k < len(seeds) {
+			next = seeds[k]
+		}
 		n := 1
 		for n < len(secs) && secs[n] <= d.Until && secs[n] < next {
 			n++
@@ -168,12 +175,8 @@ func replay(m *model, d *seedData, snaps []int64, fn func(*MomentResult) error) 
 		fw.run = newTRESRun(m, s, d.dict, d.At, snaps, sched, d.after, d.Restarts, since, d.Residue)
 		fw.live = newLiveEnds(d.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
 	}
-	parents := make([]int32, len(m.keys))
-	for i := range parents {
-		parents[i] = -1
-	}
 	_, err = decay.Advance(m.params, &st, decay.Window{
-		Parent: parents, Jobs: d.jobs, To: fw.to, Snapshots: snaps, Ticks: d.Ticks, EndsAfterTick: d.after,
+		Parent: m.flatParents(), Jobs: d.jobs, To: fw.to, Snapshots: snaps, Ticks: d.Ticks, EndsAfterTick: d.after,
 		OnSnapshot: fw.snapshot,
 	})
 	if err != nil {
@@ -185,28 +188,16 @@ func replay(m *model, d *seedData, snaps []int64, fn func(*MomentResult) error) 
 	return nil
 }
 
-// nextSeed is the time of cluster's first seed after t (math.MaxInt64:
-// none).
-func nextSeed(v *history.View, cluster string, t int64) (int64, bool) {
-	best := int64(math.MaxInt64)
+// seedTimes are the times of cluster's seeds in v, sorted.
+func seedTimes(v *history.View, cluster string) []int64 {
+	var out []int64
 	for _, p := range v.Files(history.TableState, cluster) {
-		if at, ok := history.MomentSeedTime(path.Base(p.Path)); ok && at > t && at < best {
-			best = at
+		if at, ok := history.MomentSeedTime(path.Base(p.Path)); ok {
+			out = append(out, at)
 		}
 	}
-	return best, best != math.MaxInt64
-}
-
-// seedAtOrBefore is the name of cluster's newest seed at or before t.
-func seedAtOrBefore(v *history.View, cluster string, t int64) (string, bool) {
-	best, name := int64(math.MinInt64), ""
-	for _, p := range v.Files(history.TableState, cluster) {
-		n := path.Base(p.Path)
-		if at, ok := history.MomentSeedTime(n); ok && at <= t && at > best {
-			best, name = at, n
-		}
-	}
-	return name, name != ""
+	slices.Sort(out)
+	return out
 }
 
 // seedModel rebuilds the model of the run that wrote the seed d, from the

@@ -22,14 +22,7 @@ import (
 // momentAt replays the fair share of cluster at at from the history hist.
 func momentAt(t *testing.T, hist, cluster string, at time.Time) (*pipeline.MomentResult, error) {
 	t.Helper()
-	h, err := history.Open(hist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := h.View()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := openView(t, hist)
 	defer v.Close()
 	return pipeline.Moment(v, cluster, at)
 }

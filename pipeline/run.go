@@ -550,10 +550,6 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 		}()
 	}
 
-	parents := make([]int32, len(m.keys))
-	for i := range parents {
-		parents[i] = -1
-	}
 	// The moment seeds: at lo, and at every snapshot but the one at to
 	// (moment.go); a dry run writes none.
 	var seeds []seedPoint
@@ -569,7 +565,7 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 	seedAt(lo)
 	var err error
 	sum.Decay, err = decay.Advance(m.params, state, decay.Window{
-		Parent: parents, Jobs: st.jobs, To: to, Snapshots: fw.snaps, Ticks: ticks, EndsAfterTick: after,
+		Parent: m.flatParents(), Jobs: st.jobs, To: to, Snapshots: fw.snaps, Ticks: ticks, EndsAfterTick: after,
 		OnSnapshot: func(at, tick int64, usage []float64) error {
 			if err := wctx.Err(); err != nil {
 				return err

@@ -236,6 +236,33 @@ func (t *waitTrack) keep() {
 	t.prev, t.cur = t.cur, nil
 }
 
+// aheadMoves counts the jobs of ahead (one sample's jobs ahead) that the
+// other sample did not have waiting at all, and those it had waiting but
+// not ahead.
+func aheadMoves(ahead []int64, other *waitSample) (absent, notAhead int) {
+	for _, id := range ahead {
+		switch {
+		case !other.queue[id]:
+			absent++
+		case !slices.Contains(other.ahead, id):
+			notAhead++
+		}
+	}
+	return absent, notAhead
+}
+
+// countList formats the non-zero counts with their formats, joined by
+// ", ".
+func countList(counts []int, formats []string) string {
+	var parts []string
+	for i, n := range counts {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf(formats[i], n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // waitChange says what moved the job between the lines prev and cur: the
 // weighted factor whose change moved its priority most, and when its rank
 // changed, the other jobs: those that overtook it (submitted since, or
@@ -249,41 +276,11 @@ func waitChange(prev, cur *waitSample, tres []string) string {
 	var rank string
 	switch a, b := prev.line.Rank, cur.line.Rank; {
 	case b > a:
-		submitted, waiting := 0, 0
-		for _, id := range cur.ahead {
-			switch {
-			case !prev.queue[id]:
-				submitted++
-			case !slices.Contains(prev.ahead, id):
-				waiting++
-			}
-		}
-		var parts []string
-		if submitted > 0 {
-			parts = append(parts, fmt.Sprintf("%d submitted", submitted))
-		}
-		if waiting > 0 {
-			parts = append(parts, fmt.Sprintf("%d waiting", waiting))
-		}
-		rank = "overtaken by " + strings.Join(parts, ", ")
+		submitted, waiting := aheadMoves(cur.ahead, prev)
+		rank = "overtaken by " + countList([]int{submitted, waiting}, []string{"%d submitted", "%d waiting"})
 	case b < a:
-		left, passed := 0, 0
-		for _, id := range prev.ahead {
-			switch {
-			case !cur.queue[id]:
-				left++
-			case !slices.Contains(cur.ahead, id):
-				passed++
-			}
-		}
-		var parts []string
-		if left > 0 {
-			parts = append(parts, fmt.Sprintf("%d ahead left", left))
-		}
-		if passed > 0 {
-			parts = append(parts, fmt.Sprintf("passed %d", passed))
-		}
-		rank = strings.Join(parts, ", ")
+		left, passed := aheadMoves(prev.ahead, cur)
+		rank = countList([]int{left, passed}, []string{"%d ahead left", "passed %d"})
 	}
 	factor := ""
 	p, c := &prev.line.Row, &cur.line.Row
