@@ -3,7 +3,6 @@ module github.com/fairledger/fairledger
 go 1.26.8
 
 require (
-	github.com/apache/arrow/go/v15 v15.0.2
 	github.com/duckdb/duckdb-go/v2 v2.10505.0
 	github.com/mattn/go-isatty v0.0.20
 	github.com/parquet-go/parquet-go v0.32.0
@@ -16,7 +15,7 @@ require github.com/BurntSushi/toml v1.6.0
 
 require (
 	github.com/andybalholm/brotli v1.2.0 // indirect
-	github.com/apache/arrow-go/v18 v18.5.1 // indirect
+	github.com/apache/arrow-go/v18 v18.5.1
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
 	github.com/duckdb/duckdb-go-bindings v0.10505.0 // indirect
 	github.com/duckdb/duckdb-go-bindings/lib/darwin-amd64 v0.10505.0 // indirect

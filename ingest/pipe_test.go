@@ -2,7 +2,7 @@ package ingest
 
 import (
 	"errors"
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 	"io"
 	"os"
 	"strings"

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fairledger/fairledger/ingest/synth"
 )
