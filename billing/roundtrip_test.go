@@ -11,7 +11,7 @@ import (
 
 	"github.com/fairledger/fairledger/billing"
 	"github.com/fairledger/fairledger/ingest"
-	"github.com/fairledger/fairledger/ingest/synth"
+	"github.com/fairledger/fairledger/internal/synth"
 	"github.com/fairledger/fairledger/schemas"
 )
 

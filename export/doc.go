@@ -18,7 +18,7 @@
 //
 // record/recordtest holds the sample rows their tests share. Imports go
 // one way, record ← encode ← history ← query ← report;
-// schemas/deps_test.go enforces that the pipeline and every package but
+// internal/repotest/deps_test.go enforces that the pipeline and every package but
 // query and report build without DuckDB. See docs/architecture.md and
 // docs/history-store.md.
 package export

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/fairledger/fairledger/ingest/synth"
+	"github.com/fairledger/fairledger/internal/synth"
 )
 
 // BenchmarkReadAssoc100k parses the association dump of

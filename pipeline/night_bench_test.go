@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export/history"
-	"github.com/fairledger/fairledger/ingest/synth"
+	"github.com/fairledger/fairledger/internal/synth"
 	"github.com/fairledger/fairledger/pipeline"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/export/record"
-	"github.com/fairledger/fairledger/ingest/synth"
+	"github.com/fairledger/fairledger/internal/synth"
 	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
 )

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fairledger/fairledger/ingest/synth"
+	"github.com/fairledger/fairledger/internal/synth"
 )
 
 var update = flag.Bool("update", false, "rewrite the embedded demo cluster from demoOptions")

@@ -18,7 +18,7 @@ import (
 
 	"github.com/fairledger/fairledger/billing"
 	"github.com/fairledger/fairledger/ingest"
-	"github.com/fairledger/fairledger/ingest/synth"
+	"github.com/fairledger/fairledger/internal/synth"
 )
 
 // The DuckDB yardstick (issue 7): the sacct file of the pipeline benchmark

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/fairledger/fairledger/export/query"
-	"github.com/fairledger/fairledger/ingest/synth"
+	"github.com/fairledger/fairledger/internal/synth"
 	"github.com/fairledger/fairledger/pipeline"
 )
 

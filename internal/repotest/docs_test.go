@@ -1,4 +1,4 @@
-package schemas
+package repotest
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // (git ls-files), or, without git, every file under the root but .git.
 func repoFiles(t *testing.T) (string, []string) {
 	t.Helper()
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -784,7 +784,7 @@ func TestStreamingAllocations(t *testing.T) {
 //
 // Each iteration writes 200,000 jobs (about 520,000 rows) to io.Discard.
 //
-//	go test -run '^$' -bench BenchmarkWriteSacct -cpu 1 ./ingest/synth/
+//	go test -run '^$' -bench BenchmarkWriteSacct -cpu 1 ./internal/synth/
 func BenchmarkWriteSacct(b *testing.B) {
 	c := New(Options{Seed: 1, Jobs: 200_000})
 	b.ReportAllocs()
