@@ -56,4 +56,4 @@ lint:
 	$(GO) mod tidy -diff
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
-	$(GO) test -count=1 -run 'TestImportDirection|TestNoOutsideCitations|TestDocSectionCitations|TestDocLinks' ./schemas
+	$(GO) test -count=1 -run 'TestImportDirection|TestNoOutsideCitations|TestDocSectionCitations|TestDocLinks' ./internal/repotest
