@@ -198,16 +198,19 @@ func Advance(p Params, st *State, w Window) (Stats, error) {
 	}
 	if len(g.times) > 0 {
 		// The grid goes on from the last tick, whatever its phase was.
-		st.OriginUnix = posMod(st.Tick, P)
+		st.OriginUnix = TickPhase(st.Tick, P)
 	}
 	return stats, nil
 }
 
-// posMod returns a mod m in [0, m) for m > 0.
-func posMod(a, m int64) int64 {
-	r := a % m
+// TickPhase returns the phase of Unix second t on a tick grid of period
+// seconds: t mod period in [0, period), for period > 0. A grid is known by
+// its phase (State.OriginUnix); two instants with the same phase lie on
+// the same grid.
+func TickPhase(t, period int64) int64 {
+	r := t % period
 	if r < 0 {
-		r += m
+		r += period
 	}
 	return r
 }

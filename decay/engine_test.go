@@ -693,3 +693,17 @@ func TestAdvanceIdleAssociations(t *testing.T) {
 		t.Errorf("last snapshot: carried association %d at 0", both[len(both)-1])
 	}
 }
+
+// TestTickPhase checks the phase of instants before and after the epoch
+// on a 300 s grid: the phase is never negative, so 1969's ticks lie on
+// the same grid as 1970's.
+func TestTickPhase(t *testing.T) {
+	for _, c := range []struct{ t, period, want int64 }{
+		{0, 300, 0}, {299, 300, 299}, {300, 300, 0}, {1_000_000_007, 300, 107},
+		{-1, 300, 299}, {-300, 300, 0}, {-301, 300, 299}, {-7, 60, 53},
+	} {
+		if got := TickPhase(c.t, c.period); got != c.want {
+			t.Errorf("TickPhase(%d, %d) = %d, want %d", c.t, c.period, got, c.want)
+		}
+	}
+}

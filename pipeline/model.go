@@ -155,15 +155,6 @@ func newModel(in Inputs, opt Options) (*model, error) {
 	return m, nil
 }
 
-// posMod is a mod m in [0, m).
-func posMod(a, m int64) int64 {
-	r := a % m
-	if r < 0 {
-		r += m
-	}
-	return r
-}
-
 // setTickPhase sets the phase of the run's tick grid (m.params.OriginUnix,
 // recorded in m.cfg), in [0, PriorityCalcPeriod): origin's when given,
 // else the history's (its newest checkpoint's), else 0. A resumed
@@ -181,12 +172,12 @@ func (m *model) setTickPhase(cps []*storedCheckpoint, origin *int64) error {
 			return fmt.Errorf("checkpoint at %s: %w", fmtUnix(newest.To), err)
 		}
 		if st.CalcPeriodSec == P {
-			hist = posMod(st.OriginUnix, P)
+			hist = decay.TickPhase(st.OriginUnix, P)
 		}
 	}
 	phase := max(hist, 0)
 	if origin != nil {
-		phase = posMod(*origin, P)
+		phase = decay.TickPhase(*origin, P)
 	}
 	m.params.OriginUnix, m.cfg.TickOriginUnix = phase, phase
 	return nil

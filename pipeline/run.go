@@ -348,9 +348,9 @@ func (r *runState) resume() error {
 	}
 	if m.ctld != nil && opt.TickOrigin == nil {
 		// The log's ticks follow the checkpoint's, whatever their phase.
-		m.params.OriginUnix = posMod(state.OriginUnix, m.calcPeriod())
+		m.params.OriginUnix = decay.TickPhase(state.OriginUnix, m.calcPeriod())
 	}
-	if p := posMod(state.OriginUnix, m.calcPeriod()); state.CalcPeriodSec == m.calcPeriod() && p != m.params.OriginUnix {
+	if p := decay.TickPhase(state.OriginUnix, m.calcPeriod()); state.CalcPeriodSec == m.calcPeriod() && p != m.params.OriginUnix {
 		return fmt.Errorf("--tick-phase %d s: the history of cluster %q was computed on ticks at %d s past each multiple of PriorityCalcPeriod "+
 			"(checkpoint at %s): a run resuming it must use the same grid (leave --tick-phase out to take the history's); to change it, "+
 			"recompute from the start of the history (--from its first day, with every sacct file); nothing was written",
@@ -424,7 +424,7 @@ func (r *runState) logPhase() {
 	if k == 0 {
 		return // the log begins after the start: the epoch's grid until its first tick
 	}
-	phase := posMod(ticks[k-1], m.calcPeriod())
+	phase := decay.TickPhase(ticks[k-1], m.calcPeriod())
 	m.params.OriginUnix, m.cfg.TickOriginUnix = phase, phase
 }
 
