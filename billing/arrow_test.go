@@ -122,6 +122,7 @@ func qosFactor(q string) (float64, bool) {
 }
 
 func TestApply(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	tab := testTable(t)
@@ -180,6 +181,7 @@ func TestApply(t *testing.T) {
 }
 
 func TestApplySlice(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	tab := testTable(t)
@@ -205,6 +207,7 @@ func TestApplySlice(t *testing.T) {
 }
 
 func TestApplyErrors(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	tab := testTable(t)
@@ -230,6 +233,7 @@ func TestApplyErrors(t *testing.T) {
 }
 
 func TestStatsAdd(t *testing.T) {
+	t.Parallel()
 	var s Stats
 	s.Add(Stats{Rows: 3, Weighted: 2, Fallback: map[string]int64{ReasonCPUCount: 1}})
 	s.Add(Stats{Rows: 2, CPUCount: 1, Fallback: map[string]int64{ReasonSacctBilling: 1}})
@@ -243,6 +247,7 @@ func TestStatsAdd(t *testing.T) {
 }
 
 func TestApplyEmpty(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	tab := testTable(t)

@@ -12,6 +12,7 @@ import (
 // TestPureImports enforces the house rule that billing, a math package,
 // imports neither os nor a logger nor anything doing I/O besides Arrow.
 func TestPureImports(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ func bill(t *testing.T, weights string, flags, tracked []string, alloc map[strin
 // calc_job_billable_tres and assoc_mgr_tres_weighted: the billable double
 // (Σ or max of weight × allocated count) and the truncated billing= integer.
 func TestBillableDoc(t *testing.T) {
+	t.Parallel()
 	const w4 = "CPU=1.0,Mem=0.25G,GRES/gpu=2.0,license/lic1=1.5"
 	const w2 = "CPU=1.0,Mem=0.25G"
 	sum, maxT, maxG := []string(nil), []string{"MAX_TRES"}, []string{"MAX_TRES_GRES"}
@@ -81,6 +82,7 @@ func TestBillableDoc(t *testing.T) {
 // MAX_TRES table uses 15 CPUs for Job2 and 64 GB for Job3, unlike its SUM
 // table; both are kept as written there.
 func TestBillableSumVersusMaxTRES(t *testing.T) {
+	t.Parallel()
 	const gb = 1024 // MiB
 	type m = map[string]float64
 	tests := []struct {
@@ -108,6 +110,7 @@ func TestBillableSumVersusMaxTRES(t *testing.T) {
 // TestBillableHand checks cases worked out by hand from _tres_weight_item and assoc_mgr_tres_weighted; the
 // arithmetic is in each comment.
 func TestBillableHand(t *testing.T) {
+	t.Parallel()
 	sum, maxT, maxG := []string(nil), []string{"MAX_TRES"}, []string{"MAX_TRES_GRES"}
 	type m = map[string]float64
 	const typed = "CPU=1,Mem=0.5G,GRES/gpu=10,GRES/gpu:a100=20"
@@ -178,6 +181,7 @@ func TestBillableHand(t *testing.T) {
 // TestBillableMixedPartitions runs one kernel call over several partitions
 // and an unknown one, which must be left untouched.
 func TestBillableMixedPartitions(t *testing.T) {
+	t.Parallel()
 	tab, err := Compile([]Partition{
 		{Name: "gpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G,GRES/gpu=2.0,license/lic1=1.5"},
 		{Name: "cpu"},
@@ -207,6 +211,7 @@ func TestBillableMixedPartitions(t *testing.T) {
 }
 
 func TestCompileErrors(t *testing.T) {
+	t.Parallel()
 	_, err := Compile([]Partition{
 		{Name: "a", TRESBillingWeights: "CPU=1,energy=1"},
 		{Name: "b", TRESBillingWeights: "GRES/gpu=2"},
@@ -236,6 +241,7 @@ func TestCompileErrors(t *testing.T) {
 }
 
 func TestTableAccessors(t *testing.T) {
+	t.Parallel()
 	tab, err := Compile([]Partition{{Name: "x", TRESBillingWeights: "node=1,license/a=2,Mem=1G"}, {Name: "y"}}, []string{"MAX_TRES"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -265,6 +271,7 @@ func TestTableAccessors(t *testing.T) {
 // MAX(m, v) = m > v ? m : v, global sum starting at 0, B = m + g) on random
 // jobs and random weights, negative and fractional ones included.
 func TestBillableMatchesFormula(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 11))
 	names := []string{"cpu", "mem", "node", "bb/x", "gres/gpu", "gres/gpu:a100", "license/l", "vmem"}
 	for trial := 0; trial < 200; trial++ {

@@ -21,6 +21,7 @@ import (
 // and sacct → Apply, and requires billing_slurm == sacct's billing= on
 // every row that has one.
 func TestRoundTripGenerator(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := synth.WriteDir(dir, synth.Options{Seed: 11, Jobs: 30000}); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 var docTracked = []string{"bb/datawarp", "gres/gpu", "gres/gpu:a100", "license/lic1"}
 
 func TestParseWeights(t *testing.T) {
+	t.Parallel()
 	// Expected per-base-unit values are worked out by hand from Slurm's
 	// _tres_weight_item and get_convert_unit_val: mem and bb/*
 	// have base MiB (a suffix above M divides by 1024 per step, K and M
@@ -90,6 +91,7 @@ func TestParseWeights(t *testing.T) {
 }
 
 func TestParseWeightsErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		tracked []string
@@ -141,6 +143,7 @@ func TestParseWeightsErrors(t *testing.T) {
 }
 
 func TestParseWeightsTracked(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		tracked []string
@@ -162,6 +165,7 @@ func TestParseWeightsTracked(t *testing.T) {
 }
 
 func TestParseWeightsReportsAllItems(t *testing.T) {
+	t.Parallel()
 	in := "foo=1,CPU=x,Mem=0.25G,energy=2,GRES/gpu=1Q"
 	_, err := ParseWeights(in, nil)
 	var we *WeightsError
@@ -188,6 +192,7 @@ func TestParseWeightsReportsAllItems(t *testing.T) {
 }
 
 func TestWeightsStringRoundTrip(t *testing.T) {
+	t.Parallel()
 	in := "CPU=1.0,Mem=0.25G,GRES/gpu=2.0,license/lic1=1.5,node=-3e-7"
 	w, err := ParseWeights(in, nil)
 	if err != nil {
@@ -210,6 +215,7 @@ func TestWeightsStringRoundTrip(t *testing.T) {
 }
 
 func TestModeFromFlags(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		flags []string
 		want  Mode
@@ -236,6 +242,7 @@ func TestModeFromFlags(t *testing.T) {
 }
 
 func TestTruncate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		b    float64
@@ -263,6 +270,7 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestUsageFactor(t *testing.T) {
+	t.Parallel()
 	// _apply_new_usage: q = UsageFactor if >= 0, else 1.
 	tests := []struct {
 		name    string

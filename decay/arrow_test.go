@@ -231,6 +231,7 @@ func checkStats(t *testing.T, name string, got, want decay.ResolveStats) {
 }
 
 func TestAppendJobs(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	r := mustResolver(t, "alpha", testTree())
@@ -316,6 +317,7 @@ func TestAppendJobs(t *testing.T) {
 // one with a name twice and unused entries, resolve row by row to the same
 // associations.
 func TestAppendJobsDictionaries(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	r := mustResolver(t, "alpha", testTree())
@@ -370,6 +372,7 @@ func TestAppendJobsDictionaries(t *testing.T) {
 // A sliced batch (non-zero array offsets) resolves the same rows as the
 // whole one.
 func TestAppendJobsSlice(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	r := mustResolver(t, "alpha", testTree())
@@ -397,6 +400,7 @@ func TestAppendJobsSlice(t *testing.T) {
 // association), clearing stale marks, and rejects marks of the wrong
 // length.
 func TestAppendJobsMarked(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	r := mustResolver(t, "alpha", testTree())
@@ -427,6 +431,7 @@ func TestAppendJobsMarked(t *testing.T) {
 }
 
 func TestAppendJobsErrors(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	r := mustResolver(t, "alpha", testTree())
@@ -506,6 +511,7 @@ func TestAppendJobsErrors(t *testing.T) {
 // not count (another cluster, an unknown account). The user, its account and
 // root all carry the doc's U (§2.4: ancestors get the same Δusage).
 func TestAppendJobsScenarioD1(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	r := mustResolver(t, "alpha", []decay.Assoc{

@@ -76,6 +76,7 @@ func mustState(t *testing.T, p Params, n int, start int64) *State {
 //	B+720  600                                            1800
 //	B+1020 tail 2·(1000−720) = 560                        2360 (no limits: 1800)
 func TestResetBoundaries(t *testing.T) {
+	t.Parallel()
 	ber := berlin(t)
 	tests := []struct {
 		period    string
@@ -133,6 +134,7 @@ func TestResetBoundaries(t *testing.T) {
 //	3/31T23:00Z  reset, then 300       300
 //	3/31T23:10Z  + 2 chunks            900
 func TestResetDailySpringForward(t *testing.T) {
+	t.Parallel()
 	p := Params{CalcPeriodSec: 300, ResetPeriod: "DAILY", Location: berlin(t)}
 	st := mustState(t, p, 1, utc(2024, 3, 30, 22, 55).Unix())
 	js := []job{{utc(2024, 3, 31, 21, 30).Unix(), Running, 1, 0}}
@@ -173,6 +175,7 @@ func TestResetDailySpringForward(t *testing.T) {
 //	10/28T22:55Z                          3000
 //	10/28T23:00Z  reset at 10/29 00:00 CET 300
 func TestResetDailyFallBack(t *testing.T) {
+	t.Parallel()
 	p := Params{CalcPeriodSec: 300, ResetPeriod: "daily", Location: berlin(t)}
 	st := mustState(t, p, 1, utc(2024, 10, 27, 11, 0).Unix())
 	js := []job{{utc(2024, 10, 27, 10, 0).Unix(), Running, 1, 0}}
@@ -211,6 +214,7 @@ func TestResetDailyFallBack(t *testing.T) {
 //	f    [700, 700)   9      0 (empty)         0
 //	total                    5649              4587.5
 func TestNoDecayIsPlainSum(t *testing.T) {
+	t.Parallel()
 	js := []job{{0, 3000, 1.5, 0}, {100, 250, 2, 0}, {250, 1234, 0.25, 0}, {600, 601, 3, 0}, {900, 1500, 1, 0}, {700, 700, 9, 0}}
 	tests := []struct {
 		limits  bool
@@ -250,6 +254,7 @@ func TestNoDecayIsPlainSum(t *testing.T) {
 //
 //	900: c·f + c; 1200: (c·f + c)·f, plus with limits the 1-s tail 1·d·f.
 func TestJobsOnTicks(t *testing.T) {
+	t.Parallel()
 	const f, c = 0.9438806422256244, 283.1641926676873
 	const d = 1 - 0.693/3600
 	tests := []struct {
@@ -281,6 +286,7 @@ func TestJobsOnTicks(t *testing.T) {
 // 5·280·d^280 is added at 590 and decayed by d^300 at tick 600:
 // 5·280·d^280·d^300 = 1252.086661746011 (computed with C doubles).
 func TestJobBetweenTicks(t *testing.T) {
+	t.Parallel()
 	for _, limits := range []bool{false, true} {
 		t.Run(fmt.Sprintf("limits=%v", limits), func(t *testing.T) {
 			p := Params{HalfLifeSec: 3600, CalcPeriodSec: 300, LimitsEnforced: limits}
@@ -308,6 +314,7 @@ func TestJobBetweenTicks(t *testing.T) {
 //	before it), so no chunk at 1500 but its tail 2·(1500−1200) = 600 → 2800
 //	= 2·(1500−100), as one run over (0, 1800] gives.
 func TestRunningJob(t *testing.T) {
+	t.Parallel()
 	p := Params{CalcPeriodSec: 300, LimitsEnforced: true}
 	st := mustState(t, p, 1, 0)
 	_, stats := runWindow(t, p, st, []int32{-1}, []job{{100, Running, 2, 0}}, 1250)
@@ -341,6 +348,7 @@ func TestRunningJob(t *testing.T) {
 // [0, 300) = 300. Hence A1 = 600, A = 600 + 600 = 1200, B = 1800 + 300 = 2100,
 // root = 3300.
 func TestAncestorPropagation(t *testing.T) {
+	t.Parallel()
 	parent := []int32{-1, 0, 0, 1, 3, 1, 2}
 	js := []job{{0, 600, 1, 4}, {0, 300, 2, 5}, {300, 900, 3, 6}, {0, 300, 1, 2}}
 	p := Params{CalcPeriodSec: 300, LimitsEnforced: true}
@@ -372,6 +380,7 @@ func TestAncestorPropagation(t *testing.T) {
 // A snapshot reports usage at the last tick at or before its time, including
 // the state's own tick before any tick is processed.
 func TestSnapshotTicks(t *testing.T) {
+	t.Parallel()
 	p := Params{CalcPeriodSec: 300}
 	st := mustState(t, p, 1, 600)
 	got, _ := runWindow(t, p, st, []int32{-1}, []job{{0, Running, 1, 0}}, 1000, 600, 899, 900, 900, 1000)
@@ -387,6 +396,7 @@ func TestSnapshotTicks(t *testing.T) {
 }
 
 func TestAdvanceErrors(t *testing.T) {
+	t.Parallel()
 	p := Params{CalcPeriodSec: 300}
 	ok := func() Window {
 		return Window{Parent: []int32{-1, 0}, Jobs: columns([]job{{0, 600, 1, 1}}), To: 900}
@@ -452,6 +462,7 @@ var errTest = testError{}
 // TestJobsReserve: Reserve makes room without changing the jobs, and
 // never shrinks.
 func TestJobsReserve(t *testing.T) {
+	t.Parallel()
 	j := Jobs{Start: []int64{1, 2}, End: []int64{3, Running}, Rate: []float64{0.5, 2}, Assoc: []int32{0, 1}}
 	j.Reserve(100)
 	if j.Len() != 2 || j.Start[1] != 2 || j.End[1] != Running || j.Rate[0] != 0.5 || j.Assoc[1] != 1 {
@@ -480,6 +491,7 @@ func TestJobsReserve(t *testing.T) {
 //
 // and every acc is left zero.
 func TestAdvanceTickForest(t *testing.T) {
+	t.Parallel()
 	e := &engine{w: Window{Parent: []int32{-1, 0, -1, 2}}}
 	e.initTree(4)
 	if want := []int32{0, 0, 2, 2}; !reflect.DeepEqual(e.up, want) {
@@ -500,6 +512,7 @@ func TestAdvanceTickForest(t *testing.T) {
 // events: the result must be ordered by tick and, sorted whole, equal the
 // input sorted whole (the order within a tick is free).
 func TestSortByTick(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 9))
 	for _, c := range []struct {
 		n       int
@@ -543,6 +556,7 @@ func TestSortByTick(t *testing.T) {
 //
 // initTree must find the forest flat, and the general kernel must agree.
 func TestAdvanceTickFlat(t *testing.T) {
+	t.Parallel()
 	e := &engine{w: Window{Parent: []int32{-1, -1, -1}}}
 	e.initTree(3)
 	if !e.flat {
@@ -569,6 +583,7 @@ func TestAdvanceTickFlat(t *testing.T) {
 // "decay:" of its own: the caller names the stage (the pipeline says
 // "decay: snapshot at …"), so the prefix is not given twice.
 func TestAdvanceSnapshotErrorContext(t *testing.T) {
+	t.Parallel()
 	p := Params{CalcPeriodSec: 300}
 	st := mustState(t, p, 2, 0)
 	_, err := Advance(p, st, Window{
@@ -591,6 +606,7 @@ func TestAdvanceSnapshotErrorContext(t *testing.T) {
 //	0: 8·0.5 + 1·2 + 0   = 6
 //	3: 6·0.5 + 3·2 + 0.5 = 9.5
 func TestAdvanceTickActive(t *testing.T) {
+	t.Parallel()
 	want := []float64{6, 0, 0, 9.5, 0}
 	u, acc, rate := []float64{8, 0, 0, 6, 0}, []float64{0, 0, 0, 0.5, 0}, []float64{1, 0, 0, 3, 0}
 	advanceTickActive(u, rate, acc, []int32{3, 0}, 0.5, 2)
@@ -617,6 +633,7 @@ func TestAdvanceTickActive(t *testing.T) {
 // (where all are active and every tick takes advanceTickFlat), and the
 // 697 idle ones stay at +0.
 func TestAdvanceIdleAssociations(t *testing.T) {
+	t.Parallel()
 	p := Params{HalfLifeSec: 7 * 86400, CalcPeriodSec: 300}
 	const n, start = 1000, int64(1_735_689_600) // 2025-01-01
 	r := rand.New(rand.NewPCG(5, 5))
@@ -698,6 +715,7 @@ func TestAdvanceIdleAssociations(t *testing.T) {
 // on a 300 s grid: the phase is never negative, so 1969's ticks lie on
 // the same grid as 1970's.
 func TestTickPhase(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ t, period, want int64 }{
 		{0, 300, 0}, {299, 300, 299}, {300, 300, 0}, {1_000_000_007, 300, 107},
 		{-1, 300, 299}, {-300, 300, 0}, {-301, 300, 299}, {-7, 60, 53},

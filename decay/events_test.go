@@ -121,6 +121,7 @@ func refByTick(ev []uint64, maxTick uint32) map[uint32][]uint32 {
 // by tick, on random jobs around and across the window: short and long,
 // running, empty, starting and ending on ticks.
 func TestEventsByTick(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(16, 1))
 	for c := range 60 {
 		P := []int64{1, 7, 10, 300}[c%4]
@@ -190,6 +191,7 @@ func TestEventsByTick(t *testing.T) {
 // Without limits enforced there are no tails: jobs 2 and 6 fall between
 // ticks, and the end events keep only the rate leaving.
 func TestEventsHandWorked(t *testing.T) {
+	t.Parallel()
 	j := columns([]job{
 		{5, 27, 1, 0}, {20, 40, 1, 0}, {41, 44, 1, 0}, {12, Running, 1, 0},
 		{50, 60, 1, 0}, {7, 7, 1, 0}, {0, 3, 1, 0},

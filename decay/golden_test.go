@@ -16,6 +16,7 @@ func relClose(got, want, rel float64) bool {
 
 // Expected values: docs/slurm-semantics.md §11.4, "Decay factors".
 func TestFactorTable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		H                   int64
 		d, d300, dH, effHLf float64
@@ -48,6 +49,7 @@ func TestFactorTable(t *testing.T) {
 
 // §2.2: H = 0 means d = 1, no decay at all.
 func TestFactorNoDecay(t *testing.T) {
+	t.Parallel()
 	if got := Factor(0); got != 1 {
 		t.Errorf("Factor(0) = %v, want 1", got)
 	}
@@ -63,6 +65,7 @@ func TestFactorNoDecay(t *testing.T) {
 // = 10^-512.8, which underflows to 0, so the clamp gives DBL_MIN =
 // 2.2250738585072014e-308.
 func TestDecayOverClamp(t *testing.T) {
+	t.Parallel()
 	if got, want := DecayOver(1, 1000), 2.2250738585072014e-308; got != want {
 		t.Errorf("DecayOver(1, 1000) = %v, want %v", got, want)
 	}
@@ -72,6 +75,7 @@ func TestDecayOverClamp(t *testing.T) {
 // tick by tick (2016 ticks of d^300): 500.073397152788; a one-shot
 // pow(d, 604800) would give 500.073397152738 instead.
 func TestSevenDaysOfTicks(t *testing.T) {
+	t.Parallel()
 	p := Params{HalfLifeSec: 604800, CalcPeriodSec: 300}
 	st, err := NewState(p, 1, 0)
 	if err != nil {
@@ -172,6 +176,7 @@ func d1Close(got, want float64) bool {
 }
 
 func TestScenarioD1(t *testing.T) {
+	t.Parallel()
 	for _, limits := range []bool{true, false} {
 		t.Run(fmt.Sprintf("limits=%v", limits), func(t *testing.T) {
 			cols := []struct {
@@ -208,6 +213,7 @@ func pick(c bool, a, b float64) float64 {
 // Hand check given in §11.4: t=300: 4 × 150 × d^150; t=600: that × d^300 +
 // 4 × 300 × d^300, with d = 1 − 0.693/3600.
 func TestScenarioD1HandCheck(t *testing.T) {
+	t.Parallel()
 	d := 1 - 0.693/3600
 	u300 := 4 * 150 * math.Pow(d, 150)
 	u600 := u300*math.Pow(d, 300) + 4*300*math.Pow(d, 300)
@@ -225,6 +231,7 @@ func TestScenarioD1HandCheck(t *testing.T) {
 // and 40·d^40 = 40·0.99232883352 = 39.6931533409 (d^40 = e^(40·ln d),
 // ln d = −1.925185e-4); 0 seconds charge nothing.
 func TestChunk(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		H, sec int64
 		want   float64

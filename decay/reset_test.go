@@ -21,6 +21,7 @@ func utc(y int, m time.Month, d, h, min int) time.Time {
 }
 
 func TestParseResetPeriod(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want ResetPeriod
@@ -51,6 +52,7 @@ func TestParseResetPeriod(t *testing.T) {
 // DAILY/WEEKLY). Berlin is UTC+1 (CET) in winter and UTC+2 (CEST) from
 // 2024-03-31 02:00 CET to 2024-10-27 03:00 CEST.
 func TestNextReset(t *testing.T) {
+	t.Parallel()
 	ber := berlin(t)
 	at := func(y int, m time.Month, d, h, min int) time.Time { return time.Date(y, m, d, h, min, 0, 0, ber) }
 	tests := []struct {
@@ -115,6 +117,7 @@ func TestNextReset(t *testing.T) {
 
 // A nil location means UTC: DAILY from 2024-05-15 10:00Z is 2024-05-16 00:00Z.
 func TestNextResetUTC(t *testing.T) {
+	t.Parallel()
 	last := utc(2024, 5, 15, 10, 0)
 	if got, want := NextReset(ResetDaily, last, last, nil), utc(2024, 5, 16, 0, 0); !got.Equal(want) {
 		t.Errorf("NextReset(DAILY, %v, nil loc) = %v, want %v", last, got, want)

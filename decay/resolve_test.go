@@ -48,6 +48,7 @@ func mustResolver(t testing.TB, cluster string, assocs []decay.Assoc) *decay.Res
 // association if one exists for the job's partition, else the plain one)
 // and §4.4 (a user without an association under the account: the account).
 func TestResolverLookup(t *testing.T) {
+	t.Parallel()
 	r := mustResolver(t, "alpha", testTree())
 	tests := []struct {
 		name                     string
@@ -81,6 +82,7 @@ func TestResolverLookup(t *testing.T) {
 }
 
 func TestResolverParents(t *testing.T) {
+	t.Parallel()
 	r := mustResolver(t, "alpha", testTree())
 	want := []int32{-1, 0, 0, 1, 1, 1, 2, 2, 1, 8}
 	got := r.Parents()
@@ -97,6 +99,7 @@ func TestResolverParents(t *testing.T) {
 }
 
 func TestNewResolverErrors(t *testing.T) {
+	t.Parallel()
 	root := decay.Assoc{Account: "root", Parent: -1}
 	phys := decay.Assoc{Account: "phys", Parent: 0}
 	tests := []struct {
@@ -145,6 +148,7 @@ func TestNewResolverErrors(t *testing.T) {
 
 // A tree of only a root is valid, and so is an empty one.
 func TestNewResolverMinimal(t *testing.T) {
+	t.Parallel()
 	for _, assocs := range [][]decay.Assoc{nil, {{Account: "root", Parent: -1}}} {
 		r, err := decay.NewResolver("alpha", assocs)
 		if err != nil {

@@ -128,6 +128,7 @@ func randomScenario(r *rand.Rand, loc *time.Location) scenario {
 
 // Engine against the literal reference on random scenarios.
 func TestAgainstReference(t *testing.T) {
+	t.Parallel()
 	loc := berlin(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 300 {
@@ -171,6 +172,7 @@ func splitJobs(js []job, ts int64) (night1, night2 []job) {
 // gives bit-identical usage and snapshots to one run over the whole window;
 // so does shuffling the jobs.
 func TestResumeBitIdentical(t *testing.T) {
+	t.Parallel()
 	loc := berlin(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range 200 {
@@ -231,6 +233,7 @@ func TestResumeBitIdentical(t *testing.T) {
 // Associations created after the checkpoint are appended with zero usage;
 // the result equals one run over the grown tree.
 func TestResumeGrowingTree(t *testing.T) {
+	t.Parallel()
 	p := Params{HalfLifeSec: 3600, CalcPeriodSec: 300, LimitsEnforced: true}
 	small := []int32{-1, 0, 1}
 	grown := []int32{-1, 0, 1, 0, 3, 1}

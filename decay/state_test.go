@@ -13,6 +13,7 @@ import (
 // the next, 1300, is after the start); DAILY in UTC → midnight(1000) + 86400 =
 // 86400.
 func TestNewState(t *testing.T) {
+	t.Parallel()
 	p := Params{CalcPeriodSec: 300, OriginUnix: 100, ResetPeriod: "daily"}
 	st, err := NewState(p, 3, 1299)
 	if err != nil {
@@ -38,6 +39,7 @@ func TestNewState(t *testing.T) {
 }
 
 func TestStateRoundTrip(t *testing.T) {
+	t.Parallel()
 	st := &State{Tick: 1800, CalcPeriodSec: 300, OriginUnix: 0, Reset: ResetWeekly, LastReset: -5, NextReset: NoReset,
 		Usage: []float64{0, 1, math.SmallestNonzeroFloat64, 1e300, 0.1}}
 	b, err := st.MarshalBinary()
@@ -59,6 +61,7 @@ func TestStateRoundTrip(t *testing.T) {
 }
 
 func TestStateUnmarshalErrors(t *testing.T) {
+	t.Parallel()
 	st := &State{Tick: 300, CalcPeriodSec: 300, NextReset: NoReset, Usage: []float64{1, 2}}
 	good, _ := st.MarshalBinary()
 	flip := func(i int) []byte { b := slices.Clone(good); b[i] ^= 1; return b }
@@ -121,6 +124,7 @@ func crcOf(b []byte) uint32 {
 // last reset, as slurmctld does on reconfigure: last reset 700, now MONTHLY
 // in UTC → 1970-02-01 00:00 = 2678400.
 func TestResetPeriodChange(t *testing.T) {
+	t.Parallel()
 	p := Params{CalcPeriodSec: 300}
 	st := mustState(t, p, 1, 700)
 	p.ResetPeriod = "MONTHLY"

@@ -38,6 +38,7 @@ func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Abs(w
 // 471.762210430. On the regular grid U(120) would be 471.762705 (the
 // docs' case of a job end after the tick).
 func TestIrregularTicks(t *testing.T) {
+	t.Parallel()
 	p := Params{HalfLifeSec: 3600, CalcPeriodSec: 60}
 	st := mustState(t, p, 1, 0)
 	js := []job{{0, Running, 4, 0}}
@@ -60,6 +61,7 @@ func TestIrregularTicks(t *testing.T) {
 // so), the tick charges it as running, U(120) = c·d^60 + c = 471.762705.
 // Both by hand (docs/slurm-versions.md §10's case).
 func TestEndAfterTick(t *testing.T) {
+	t.Parallel()
 	p := Params{HalfLifeSec: 3600, CalcPeriodSec: 60, LimitsEnforced: true}
 	js := []job{{0, 120, 4, 0}}
 	for _, c := range []struct {
@@ -93,6 +95,7 @@ func TestEndAfterTick(t *testing.T) {
 // (not 120: slurmctld's ticks are a period apart, but for a restart). No
 // decay, a job of rate 1 from 0: usage at each tick is the tick's time.
 func TestTicksAroundTheLog(t *testing.T) {
+	t.Parallel()
 	p := Params{CalcPeriodSec: 60}
 	st := mustState(t, p, 1, 0)
 	at := []int64{59, 60, 121, 149, 150, 204, 205, 264, 265, 330}
@@ -111,6 +114,7 @@ func TestTicksAroundTheLog(t *testing.T) {
 // Explicit ticks that fall on the regular grid give the grid's result to
 // the bit, on random jobs with and without limits.
 func TestTicksOnTheGridSameBits(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 11))
 	for c := range 20 {
 		p := Params{HalfLifeSec: 1800, CalcPeriodSec: 60, LimitsEnforced: c%2 == 0}
@@ -142,6 +146,7 @@ func TestTicksOnTheGridSameBits(t *testing.T) {
 
 // Explicit ticks must increase.
 func TestTicksRefused(t *testing.T) {
+	t.Parallel()
 	p := Params{CalcPeriodSec: 60}
 	st := mustState(t, p, 1, 0)
 	_, err := Advance(p, st, Window{Parent: []int32{-1}, To: 300, Ticks: []int64{120, 120}})
@@ -152,6 +157,7 @@ func TestTicksRefused(t *testing.T) {
 
 // A Schedule answers where Advance ticks: the TestTicksAroundTheLog case.
 func TestSchedule(t *testing.T) {
+	t.Parallel()
 	s, err := NewSchedule(0, 60, []int64{150, 205})
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +189,7 @@ func TestSchedule(t *testing.T) {
 // charged from its start at the log's first tick: ticks 60, 150; no decay,
 // rate 1 from 100 → U(150) = 50, U(205) = 105.
 func TestStartBeforeTheLog(t *testing.T) {
+	t.Parallel()
 	p := Params{CalcPeriodSec: 60}
 	st := mustState(t, p, 1, 0)
 	snaps := advanceTicks(t, p, st, []job{{100, Running, 1, 0}}, []int64{150, 205}, nil, 205, 149, 150, 205)

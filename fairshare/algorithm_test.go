@@ -9,6 +9,7 @@ import (
 // TestAlgorithmName checks the history spelling and the PriorityFlags
 // spelling of each algorithm and that ParseAlgorithm inverts String.
 func TestAlgorithmName(t *testing.T) {
+	t.Parallel()
 	for _, w := range []struct {
 		a          Algorithm
 		name, flag string
@@ -44,6 +45,7 @@ func TestAlgorithmName(t *testing.T) {
 // TestCompute checks that Compute dispatches to the algorithm's function,
 // and to Fair Tree for an unknown value.
 func TestCompute(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, test24_4(t))
 	for _, tc := range []struct {
 		a    Algorithm

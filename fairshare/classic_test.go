@@ -58,6 +58,7 @@ func checkCols(t *testing.T, name string, b built, r *Result, rows []want3) {
 
 // TestClassicFairShareParent works fsParentTree by hand (§4.2, §5, damp 1).
 func TestClassicFairShareParent(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, fsParentTree)
 	var r Result
 	Classic(b.tree, b.usage, 1, &r)
@@ -91,6 +92,7 @@ func TestClassicFairShareParent(t *testing.T) {
 // TestClassicDampening checks F = 2^(−(UE/S)/damp) on the test24.1 tree
 // (§5), UE and S from §11.1.
 func TestClassicDampening(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, test24_1(t))
 	// User1 UE/S = .3875/.3 = 1.291667: 2^(−.645833) = 0.639124,
 	// 2^(−.258333) = 0.836053. User2 .275/.05 = 5.5: 2^(−2.75) = 0.148651,
@@ -146,6 +148,7 @@ func TestClassicDampening(t *testing.T) {
 //     F = 2^(−R_E) = 0.739613. User4: r_l = 1, k = 1, same R and F.
 //   - User6: S = 0 → UE = UN = .3, F = 0.
 func TestDepthOblivious(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, test24_1(t))
 	var r Result
 	DepthOblivious(b.tree, b.usage, 1, &r)
@@ -172,6 +175,7 @@ func TestDepthOblivious(t *testing.T) {
 
 // TestFactor checks the factor's edge cases (§5).
 func TestFactor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name              string
 		ue, s, damp, want float64
@@ -199,6 +203,7 @@ func TestFactor(t *testing.T) {
 // e104725, 0.247175 and 0.333333, 0.392681 as well (the same ratio UE/S).
 // A user row keeps its own factor.
 func TestAccountFairSharesPR114(t *testing.T) {
+	t.Parallel()
 	tr, err := NewTree([]Node{
 		{Account: "root", Parent: -1, Shares: 1},
 		{Account: "cae", Parent: 0, Shares: 7416},

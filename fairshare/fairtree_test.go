@@ -13,6 +13,7 @@ type ftCase struct {
 }
 
 func TestFairTreeHandWorked(t *testing.T) {
+	t.Parallel()
 	tests := []ftCase{
 		{
 			// FairShare=parent under Fair Tree (§4.2, §7). Root level:
@@ -184,6 +185,7 @@ var partitionTree = []spec{
 // parent's (§4.2), U = U_raw/U_raw(fs parent) (§7.1), LevelFS blank, and r1
 // (under root) takes root's S = 1/NO_VAL → 0.000000.
 func TestFairTreeFairShareParentCells(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, fsParentTree)
 	var r Result
 	FairTree(b.tree, b.usage, &r)

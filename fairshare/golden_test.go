@@ -14,6 +14,7 @@ import (
 // Account field is compared after trimming leading spaces;
 // TestSshareIndentation checks the spaces.
 func TestFairTreeTest24_4(t *testing.T) {
+	t.Parallel()
 	c := golden.Load(t, test24_4File)
 	want := c.Lines(t, "sshare -a -l -p")[1:] // after the header
 	b := buildSpec(t, caseSpecs(c))
@@ -60,6 +61,7 @@ func TestFairTreeTest24_4(t *testing.T) {
 // full output table (current code: FairShare on user rows only), the
 // official expected substrings, and the historic account FairShare values.
 func TestClassicTest24_1(t *testing.T) {
+	t.Parallel()
 	c := golden.Load(t, test24_1File)
 	b := buildSpec(t, caseSpecs(c))
 	var r Result

@@ -12,6 +12,7 @@ import (
 // than their account (§8; the classic `sshare -a` output posted in SchedMD/slurm PR #114
 // shows " root|root" for the root user).
 func TestSshareIndentation(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, test24_4(t))
 	var r Result
 	FairTree(b.tree, b.usage, &r)
@@ -36,6 +37,7 @@ func TestSshareIndentation(t *testing.T) {
 }
 
 func TestSshareLayouts(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, partitionTree)
 	var ft, cl Result
 	FairTree(b.tree, b.usage, &ft)
@@ -162,6 +164,7 @@ func TestSshareLayouts(t *testing.T) {
 // TestSshareFieldErrors: an -o item that names no column, the association
 // id (not in the history) and a bad length are refused before any output.
 func TestSshareFieldErrors(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, partitionTree)
 	var ft Result
 	FairTree(b.tree, b.usage, &ft)
@@ -202,6 +205,7 @@ func TestSshareFieldErrors(t *testing.T) {
 // a time however wide a line is (60 columns of 1025 bytes here, 61,500
 // bytes a line).
 func TestSshareWideFields(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, partitionTree)
 	var ft Result
 	FairTree(b.tree, b.usage, &ft)
@@ -238,6 +242,7 @@ func (w *maxWriter) Write(p []byte) (int, error) {
 
 // TestSshareRawUsage: RawUsage is C's (uint64) truncation (§2.1, §8).
 func TestSshareRawUsage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   float64
@@ -263,6 +268,7 @@ func TestSshareRawUsage(t *testing.T) {
 // 6 decimals no finite double below 2^53/1e6 is an exact decimal tie
 // (5·10^-7 is not dyadic), so round-half-even never has to break a tie here.
 func TestAppendF(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   float64
@@ -294,6 +300,7 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestSshareErrors(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, test24_1(t))
 	var r Result
 	if err := WriteSshare(&bytes.Buffer{}, b.tree, &r, SshareOptions{}); err == nil {
@@ -318,6 +325,7 @@ func TestSshareErrors(t *testing.T) {
 // EffectvUsage 1.000000; account FairShare blank (sshare ≥ 25.11); user
 // FairShare 0.408479, 0.022097, 0.125000, 0.500000, 0.749154, 0.000000.
 func TestSshareFixedWidthClassic(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, test24_1(t))
 	var r Result
 	Classic(b.tree, b.usage, 1, &r)
@@ -370,6 +378,7 @@ func TestSshareFixedWidthClassic(t *testing.T) {
 //   - aGA|uGA2: 20, 0.500000, 6, 0.025000, 0.600000 (6/10), F 2/21 =
 //     0.095238, LevelFS 0.5/0.6 = 0.833333.
 func TestSshareFixedWidthFairTreeLong(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, test24_4(t))
 	var r Result
 	FairTree(b.tree, b.usage, &r)
@@ -409,6 +418,7 @@ func TestSshareFixedWidthFairTreeLong(t *testing.T) {
 // column to abs(len)-1 bytes and a '+', indentation included; integers are
 // never cut; a double whose %f is wider than the column switches to %e.
 func TestSshareFixedWidthCut(t *testing.T) {
+	t.Parallel()
 	specs := []spec{
 		{name: "root", kind: "root", shares: "1"},
 		// 20 characters: with the one-space indent, 21 > 20.
@@ -483,6 +493,7 @@ func TestSshareFixedWidthCut(t *testing.T) {
 // width and precision abs(len), lowered by the excess length. Expected
 // strings from C's printf semantics (checked with Python's %-formatting).
 func TestAppendFixedE(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		v     float64
@@ -516,6 +527,7 @@ func TestAppendFixedE(t *testing.T) {
 // case-insensitively; the indentation counts printed ancestors only
 // (slurmdb_tree_name_get). Values from test24.4's table.
 func TestSshareRowSelection(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, test24_4(t))
 	var r Result
 	FairTree(b.tree, b.usage, &r)
@@ -593,6 +605,7 @@ func TestSshareRowSelection(t *testing.T) {
 // every TRES at 0 in the order given (docs/slurm-semantics.md §8: "all TRES
 // listed (cpu=0,mem=0,...)"); test24.1's root line otherwise as in §11.1.
 func TestSshareTRESRunMins(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, test24_1(t))
 	var r Result
 	Classic(b.tree, b.usage, 1, &r)
@@ -614,6 +627,7 @@ func TestSshareTRESRunMins(t *testing.T) {
 // each parent's children by name, users first: chem before chem-lab, bob
 // before bob.smith.
 func TestSshareNameOrder(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, []spec{
 		{name: "root", kind: "root", shares: "1"},
 		{name: "chem", kind: "account", parent: "root", shares: "1"},

@@ -12,6 +12,7 @@ import (
 )
 
 func TestNewTreeErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		nodes []Node
@@ -51,6 +52,7 @@ func TestNewTreeErrors(t *testing.T) {
 // TestNewTreeStructure checks order, depth, fs parents and level_shares on
 // the test24.4 tree (§4.1, §8).
 func TestNewTreeStructure(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, test24_4(t))
 	tr := b.tree
 	// Row order is lineage byte order: "/", "/0-u1/", "/0-u2/", "/aA/", ...
@@ -132,6 +134,7 @@ func TestNewTreeStructure(t *testing.T) {
 // "/a-b/" sorts before "/a/" ('-' < '/'), users ("0-") before most
 // sub-accounts, and a user's plain association before its per-partition ones.
 func TestLineageByteOrder(t *testing.T) {
+	t.Parallel()
 	nodes := []Node{
 		{Account: "root", Parent: -1},
 		{Account: "a", Parent: 0, Shares: 1},
@@ -152,6 +155,7 @@ func TestLineageByteOrder(t *testing.T) {
 }
 
 func TestAccumulate(t *testing.T) {
+	t.Parallel()
 	b := buildSpec(t, test24_4(t))
 	// §11.2 RawUsage column: root 240, aA 45, aD 110 (aDA 45 + uD1..3 65),
 	// aDA 45, aG 20, aGA 10, aE 0.
@@ -181,6 +185,7 @@ func TestAccumulate(t *testing.T) {
 // shares with billing, and internal/safetext, the name escaping sshare
 // prints through; both are pure string functions.
 func TestPureImports(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +217,7 @@ func TestPureImports(t *testing.T) {
 }
 
 func TestPermute(t *testing.T) {
+	t.Parallel()
 	nodes := []Node{
 		{Account: "b", Parent: 2, Shares: 1},            // input 0 → "/b/" position 2
 		{Account: "b", User: "u", Parent: 0, Shares: 1}, // input 1 → "/b/0-u/" position 3
@@ -236,6 +242,7 @@ func TestPermute(t *testing.T) {
 // Names without '/' keep the lineage byte order: "lab-a" ('-' sorts
 // before '/') before "lab" and its subtree.
 func TestTreeOrderSlashInName(t *testing.T) {
+	t.Parallel()
 	nodes := []Node{
 		{Account: "root", Parent: -1, Shares: 1},
 		{Account: "a/b", Parent: 0, Shares: 1},

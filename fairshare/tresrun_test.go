@@ -34,6 +34,7 @@ func schedule(t *testing.T, anchor, period int64, ticks ...int64) *decay.Schedul
 //	tick 120: δ = 60, ⌊30⌋ = 30: 256 a unit
 //	end 150: from L = 120, ⌊(631 − 120)·0.5⌋ = ⌊255.5⌋ = 255: 1 a unit left
 func TestRunSecsCase(t *testing.T) {
+	t.Parallel()
 	s := schedule(t, 0, 60)
 	alloc := []uint64{2, 1000, 0, 1, 2}
 	j := RunJob{Start: 31, End: 150, LimitSec: 600, Factor: 0.5}
@@ -79,6 +80,7 @@ func TestRunSecsCase(t *testing.T) {
 //	250500 − 250000 = 500, node 1, billing 1
 //	restart 200: the residue is cleared.
 func TestRunSecsRestart(t *testing.T) {
+	t.Parallel()
 	s := schedule(t, 0, 60, 120, 130)
 	alloc := []uint64{2, 1000, 0, 1, 2}
 	j := RunJob{Start: 31, End: 150, LimitSec: 600, Factor: 0.5}
@@ -114,6 +116,7 @@ func TestRunSecsRestart(t *testing.T) {
 // A job started after the last tick holds its full commitment: start 70,
 // limit 600, q = 0.5, 3 CPUs, at 100 (ticks 60, 120): 3·⌊300⌋ = 900.
 func TestRunSecsAfterLastTick(t *testing.T) {
+	t.Parallel()
 	s := schedule(t, 0, 60)
 	j := RunJob{Start: 70, End: NotEnded, LimitSec: 600, Factor: 0.5}
 	if got := runSecs(t, s, nil, j, 100, []uint64{3}); got[0] != 900 {
@@ -132,6 +135,7 @@ func TestRunSecsAfterLastTick(t *testing.T) {
 //
 // Running at 119: 75 − 3 = 72 a unit, 144.
 func TestRunSecsEndInTickSecond(t *testing.T) {
+	t.Parallel()
 	s := schedule(t, 0, 60)
 	j := RunJob{Start: 31, End: 120, LimitSec: 600, Factor: 0.125}
 	if got := runSecs(t, s, nil, j, 119, []uint64{2}); got[0] != 144 {
@@ -164,6 +168,7 @@ func TestRunSecsEndInTickSecond(t *testing.T) {
 //	610 − 600 = 10, 5: at 3000, still running past its limit, 300 − 84 −
 //	210 − 5 = 1 (the two halves dropped at 121 and 180)
 func TestRunSecsExplicitTicks(t *testing.T) {
+	t.Parallel()
 	s := schedule(t, 0, 60, 60, 121, 180)
 	j := RunJob{Start: 10, End: NotEnded, LimitSec: 600, Factor: 0.5}
 	for _, c := range []struct {
@@ -182,6 +187,7 @@ func TestRunSecsExplicitTicks(t *testing.T) {
 // (start + limit − T). Start 31, limit 600, 4 CPUs, ticks 60 and 120: 4 ×
 // (631 − 120) = 2044 at 150; ended at 150 it leaves nothing.
 func TestRunSecsFactor1(t *testing.T) {
+	t.Parallel()
 	s := schedule(t, 0, 60)
 	j := RunJob{Start: 31, End: NotEnded, LimitSec: 600, Factor: 1}
 	if got := runSecs(t, s, nil, j, 150, []uint64{4}); got[0] != 2044 {
@@ -207,6 +213,7 @@ func TestRunSecsFactor1(t *testing.T) {
 //	60,000,000 (30 each, 29,999,970): 128849018850 − 29999984 =
 //	128819018866
 func TestRunSecsInfinite(t *testing.T) {
+	t.Parallel()
 	s := schedule(t, 0, 60)
 	j := RunJob{Start: 31, End: NotEnded, LimitSec: InfiniteTimeLimitMin * 60, Factor: 0.5}
 	for _, c := range []struct {
@@ -222,6 +229,7 @@ func TestRunSecsInfinite(t *testing.T) {
 }
 
 func TestRollUpTRESRun(t *testing.T) {
+	t.Parallel()
 	// root → A → {A/u1, A/u2}, root → B. The universe also knows A/gone,
 	// which this tree lacks: its values go to A (Project).
 	tree, err := NewTree([]Node{

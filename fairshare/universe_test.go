@@ -117,6 +117,7 @@ var univBase = []spec{
 var univUserOwn = map[string]float64{"A|a1": 10, "A|a2": 20, "B|b1": 5, "C1|c1": 7}
 
 func TestProjectionRawUsage(t *testing.T) {
+	t.Parallel()
 	withB2 := append(slices.Clone(univBase), spec{name: "b2", kind: "user", parent: "B", shares: "1"})
 	withGPU := append(slices.Clone(univBase), spec{name: "a1", kind: "user", parent: "A", shares: "1", partition: "gpu"})
 	// Accounts' own usage: jobs of users deleted before the first dump.
@@ -249,6 +250,7 @@ func TestProjectionRawUsage(t *testing.T) {
 }
 
 func TestUniverseStructure(t *testing.T) {
+	t.Parallel()
 	// Universe of univBase and the same tree with C1 moved under A and b1
 	// deleted. Keys in universe-lineage byte order ('0' < 'C'):
 	//   /            root        parent -1
@@ -299,6 +301,7 @@ func TestUniverseStructure(t *testing.T) {
 }
 
 func TestNewUniverseErrors(t *testing.T) {
+	t.Parallel()
 	base := univTree(t, univBase, nil)
 	otherRoot := univTree(t, []spec{
 		{name: "top", kind: "root", shares: "1"},
@@ -357,6 +360,7 @@ func TestNewUniverseErrors(t *testing.T) {
 // uDA2 7, uD3 6, uDA3 6 (tie), uD2 4; uG1 3 (rnt 2); aGA ties with uG1
 // (1.0 = 1.0), so uGA1 keeps rank 3 (rnt 1); uC1 1. F = rank/20.
 func TestFairTreeUserDeleted(t *testing.T) {
+	t.Parallel()
 	full := univTree(t, test24_4(t), nil)
 	cut := univTree(t, univWithout(test24_4(t), "aGA|uGA2"), nil)
 	u, err := NewUniverse([]*Tree{full, cut})
@@ -439,6 +443,7 @@ func TestFairTreeUserDeleted(t *testing.T) {
 // TestProjectionDeterministic: shuffling the input order of every tree's
 // nodes changes neither the universe nor a single bit of RawUsage.
 func TestProjectionDeterministic(t *testing.T) {
+	t.Parallel()
 	older := append(slices.Clone(test24_4(t)), spec{name: "uGone", kind: "user", parent: "aBA", shares: "1"})
 	newer := univWithout(univMoved(test24_4(t), "aGA", "aB"), "aAB|uAB1", "aC", "aC|uC1")
 	// Usages with many significant bits, so a change in summation order

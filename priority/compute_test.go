@@ -17,6 +17,7 @@ func compute(p Params, c Cluster, j Job) Factors {
 // TestAge: age = min(at − eligible, PriorityMaxAge) / PriorityMaxAge,
 // 0 without an eligible time or before it (PM set_priority_factors).
 func TestAge(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		eligible  int64
@@ -63,6 +64,7 @@ func TestAge(t *testing.T) {
 // TestFairShare: the fair-share factor is the association's FairShare,
 // 0 without a weight.
 func TestFairShare(t *testing.T) {
+	t.Parallel()
 	p, c, j := testParams(Release{}), testCluster(), workedJob()
 	j.FairShare = 0.000049
 	t.Run("weighted", func(t *testing.T) {
@@ -81,6 +83,7 @@ func TestFairShare(t *testing.T) {
 // TestJobSize works the job-size factor out for each rule of
 // set_priority_factors on the 4-node, 64-CPU test cluster.
 func TestJobSize(t *testing.T) {
+	t.Parallel()
 	old := Release{22, 5}
 	tests := []struct {
 		name       string
@@ -161,6 +164,7 @@ func TestJobSize(t *testing.T) {
 // TestPartitionFactor: PriorityJobFactor over the highest of all
 // partitions (10), raw with NO_NORMAL_PART, 0 for a factor of 0.
 func TestPartitionFactor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		part     int
@@ -221,6 +225,7 @@ func TestPartitionFactor(t *testing.T) {
 
 // TestQOSFactor: the QOS priority over the highest QOS priority (500).
 func TestQOSFactor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		qos      []QOS
@@ -259,6 +264,7 @@ func TestQOSFactor(t *testing.T) {
 
 // TestAssocFactor: the association priority over the highest (200).
 func TestAssocFactor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		prio     uint32
@@ -296,6 +302,7 @@ func TestAssocFactor(t *testing.T) {
 // TestTRESFactors: each TRES count over the partition's total, raw with
 // NO_NORMAL_TRES, none without PriorityWeightTRES.
 func TestTRESFactors(t *testing.T) {
+	t.Parallel()
 	// In long (32 CPUs, 128000 MiB, 2 nodes, 4 GPUs), 16 CPUs, 32000 MiB,
 	// 1 node, 1 GPU: cpu 16/32 = 0.5, mem 32000/128000 = 0.25, node
 	// 1/2 = 0.5, gres/gpu 1/4 = 0.25; the rest 0.
@@ -348,6 +355,7 @@ func TestTRESFactors(t *testing.T) {
 // TestParseFlags: PriorityFlags words matched by case-insensitive
 // substring; NO_NORMAL_ALL sets all four NO_NORMAL_* flags.
 func TestParseFlags(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		items []string
@@ -386,6 +394,7 @@ func TestParseFlags(t *testing.T) {
 //	           gres/gpu 1/4 = 0.25         × 3000  =  750
 //	sum                                            = 6012.5 → 6012
 func TestWorkedJob(t *testing.T) {
+	t.Parallel()
 	p, c := testParams(Release{22, 5}), testCluster()
 	r := oneRow(t, p, c, workedJob())
 	got := [6]float64{r.Weighted.Age, r.Weighted.Assoc, r.Weighted.FairShare, r.Weighted.JobSize, r.Weighted.Partition, r.Weighted.QOS}
@@ -414,6 +423,7 @@ func TestWorkedJob(t *testing.T) {
 // TestSumAndClamp: the site factor is added and nice subtracted; the sum
 // is truncated, at least 1 (0 is a held job's), at most 2³²−1.
 func TestSumAndClamp(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		edit     func(p *Params, j *Job)
@@ -465,6 +475,7 @@ func TestSumAndClamp(t *testing.T) {
 // TestHeldAndDirect: a held job has no row; an admin-set priority replaces
 // the computed one and clears the factors.
 func TestHeldAndDirect(t *testing.T) {
+	t.Parallel()
 	p, c := testParams(Release{}), testCluster()
 	t.Run("held", func(t *testing.T) {
 		j := workedJob()
@@ -528,6 +539,7 @@ func TestHeldAndDirect(t *testing.T) {
 //	       100 + (562.5 + 250 + 2500 + 250 + 400 + 525) = 4587.5 → 4587
 //	long:  1000 + (562.5 + 250 + 2500 + 250 + 400 + 1050) = 6012.5 → 6012
 func TestMultiPartition(t *testing.T) {
+	t.Parallel()
 	p, c := testParams(Release{22, 5}), testCluster()
 	j := workedJob()
 	j.Partitions = []int{pShort, pLong}
@@ -577,6 +589,7 @@ func TestMultiPartition(t *testing.T) {
 // high is 100/500 × 2000 = 400; normal, of priority 0, keeps the job's
 // 2000. The other terms are the worked job's: 6012.5 − 400 = 5612.5.
 func TestMultiQOS(t *testing.T) {
+	t.Parallel()
 	c := testCluster()
 	j := workedJob()
 	j.QOS = []QOS{qosHigh, qosUrgent, qosNormal}
@@ -629,6 +642,7 @@ func TestMultiQOS(t *testing.T) {
 // TestIncrOnly: with INCR_ONLY slurmctld keeps the higher of the old and
 // the new priority.
 func TestIncrOnly(t *testing.T) {
+	t.Parallel()
 	p := testParams(Release{})
 	for _, tc := range []struct {
 		name            string
@@ -655,6 +669,7 @@ func TestIncrOnly(t *testing.T) {
 // CPUs of a partition shows ASSOC 100, PARTITION 10 (20), QOS 200 and
 // TRES cpu=n.
 func TestNoNormalAll(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	tres := []string{"cpu", "mem", "energy", "node", "billing"}
 	c := Cluster{
@@ -759,6 +774,7 @@ func BenchmarkAppendRows(b *testing.B) {
 // eligible, past PriorityMaxAge, with nice and site, with an admin-set
 // priority, and with no age weight.
 func TestPriorityAt(t *testing.T) {
+	t.Parallel()
 	several := workedJob()
 	several.Partitions, several.QOS = []int{pShort, pLong, pGPU}, []QOS{qosHigh, qosUrgent}
 	niced := workedJob()

@@ -40,6 +40,7 @@ func checkLines(t *testing.T, got string, want ...string) {
 // AGE 562.5 prints 562 (%.0f rounds half to even); TRES
 // "cpu=250,mem=50,gres/gpu=750" (27 bytes) is cut to its first 20.
 func TestSprioLong22_05(t *testing.T) {
+	t.Parallel()
 	r := Release{22, 5}
 	opt := sprioOpt(r)
 	opt.Long = true
@@ -57,6 +58,7 @@ func TestSprioLong22_05(t *testing.T) {
 // TestSprioLong23_02: from 23.02 -l adds ACCOUNT (%.8o) after USER and
 // QOSNAME (%.10n) before QOS: 155 + 9 + 11 = 175 columns.
 func TestSprioLong23_02(t *testing.T) {
+	t.Parallel()
 	for _, r := range []Release{{23, 2}, {24, 11}, {}} {
 		t.Run(relName(r), func(t *testing.T) {
 			opt := sprioOpt(r)
@@ -87,6 +89,7 @@ func relName(r Release) string {
 // 6012.5/4294967295 = 0.00000139989425…, cut to "0.00000139". TRES:
 // cpu 250/500 = 0.50, mem 50/200 = 0.25, gres/gpu 750/3000 = 0.25.
 func TestSprioNormLong(t *testing.T) {
+	t.Parallel()
 	t.Run("22.05", func(t *testing.T) {
 		r := Release{22, 5}
 		opt := sprioOpt(r)
@@ -112,6 +115,7 @@ func TestSprioNormLong(t *testing.T) {
 // TestSprioShort: without -l the columns are JOBID, PARTITION, (USER with
 // -u), PRIORITY, SITE and one per non-zero weight (sprio.c).
 func TestSprioShort(t *testing.T) {
+	t.Parallel()
 	p, c := testParams(Release{}), testCluster()
 	rows := rowsOf(t, p, c, workedJob())
 	t.Run("every weight", func(t *testing.T) {
@@ -144,6 +148,7 @@ func sp(n int) string { return strings.Repeat(" ", n) }
 // "Weights", SITE 1, each weight, TRES the PriorityWeightTRES string (cut to
 // 20), nothing in the other columns.
 func TestSprioWeights(t *testing.T) {
+	t.Parallel()
 	t.Run("long", func(t *testing.T) {
 		opt := sprioOpt(Release{22, 5})
 		opt.Long, opt.ShowWeights = true, true
@@ -188,6 +193,7 @@ func TestSprioWeights(t *testing.T) {
 // width prints the value whole; "%.3r" right-justifies "long" in 3 columns,
 // which keeps its first 3 bytes.
 func TestSprioFormat(t *testing.T) {
+	t.Parallel()
 	rows := rowsOf(t, testParams(Release{}), testCluster(), workedJob())
 	opt := sprioOpt(Release{})
 	opt.Format = "JOB:%i|%5u|%.3r end %T"
@@ -220,6 +226,7 @@ func TestSprioFormat(t *testing.T) {
 // TestSprioFormatErrors: what sprio refuses, and what fairledger refuses
 // where sprio would go on without the field.
 func TestSprioFormatErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		opt  SprioOptions
@@ -255,6 +262,7 @@ func TestSprioFormatErrors(t *testing.T) {
 // TestSprioParsable: -P prints every column whole, '|'-separated, with the
 // header: the TRES list is not cut.
 func TestSprioParsable(t *testing.T) {
+	t.Parallel()
 	r := Release{22, 5}
 	opt := sprioOpt(r)
 	opt.Long, opt.Parsable = true, true
@@ -274,6 +282,7 @@ func TestSprioParsable(t *testing.T) {
 // TestSprioFiltersAndOrder: rows by job id (a job's partitions in their
 // order), -j, -u, -p and -A, and sprio's message for -j without a job.
 func TestSprioFiltersAndOrder(t *testing.T) {
+	t.Parallel()
 	p, c := testParams(Release{}), testCluster()
 	a := workedJob()
 	a.ID = 30
@@ -329,6 +338,7 @@ func TestSprioFiltersAndOrder(t *testing.T) {
 // 999 and 0 in every other column, TRES empty. From 23.02 -n factor
 // columns print 0 too; in 22.05 the cleared factors print %.7f.
 func TestSprioDirect(t *testing.T) {
+	t.Parallel()
 	j := workedJob()
 	j.DirectPriority = 999
 	for _, r := range []Release{{22, 5}, {23, 2}} {
@@ -365,6 +375,7 @@ func TestSprioDirect(t *testing.T) {
 // highest association, QOS and partition priority on all CPUs gets the full
 // weights and factors 1.0; one at half of each gets half.
 func TestSprioTest24_7(t *testing.T) {
+	t.Parallel()
 	const weight, partWeight = 4000000, 60000
 	p := Params{
 		Weights: Weights{Assoc: weight, JobSize: 1, Partition: partWeight, QOS: weight, TRES: []float64{weight}, TRESConfig: "cpu=4000000"},
@@ -395,6 +406,7 @@ func TestSprioTest24_7(t *testing.T) {
 // for a standalone cluster (cut by a precision below 6 to nothing), and
 // nothing on the weights line (where sprio crashes).
 func TestSprioCluster(t *testing.T) {
+	t.Parallel()
 	rows := rowsOf(t, testParams(Release{}), testCluster(), workedJob())
 	opt := SprioOptions{Format: "%i|%c|%.8c|%4c|%8c|", NoHeader: true}
 	checkLines(t, sprio(t, rows, opt), "1001|(null)|  (null)|    |(null)  |")
@@ -407,6 +419,7 @@ func TestSprioCluster(t *testing.T) {
 // TestCFloatHalfEven: C's %.0f and Go's 'f' format both round the exact
 // binary value half to even: 562.5 → 562, 563.5 → 564, 0.5 → 0, 2.5 → 2.
 func TestCFloatHalfEven(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		v    float64
 		prec int
@@ -431,6 +444,7 @@ type errWriter struct{}
 func (errWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestSprioWriteError(t *testing.T) {
+	t.Parallel()
 	err := WriteSprio(errWriter{}, nil, SprioOptions{})
 	if err == nil || !strings.Contains(err.Error(), "write sprio: disk full") {
 		t.Errorf("WriteSprio = %v, want the write error", err)

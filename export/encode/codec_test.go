@@ -15,6 +15,7 @@ import (
 // of parquet-go's zstd codec at its fastest level, decompresses them back,
 // and does so from several goroutines at once.
 func TestZstdCodecBytes(t *testing.T) {
+	t.Parallel()
 	rnd := rand.New(rand.NewPCG(3, 5))
 	inputs := [][]byte{nil, []byte("a"), bytes.Repeat([]byte("cpu=4,mem=16G,"), 5000)}
 	noise := make([]byte, 300_000)
@@ -52,6 +53,7 @@ func TestZstdCodecBytes(t *testing.T) {
 // (the reference Snappy block decoder) decompresses back, and the other
 // way round; the repetitive input shrinks; and a dst with room is used.
 func TestSnappyCodec(t *testing.T) {
+	t.Parallel()
 	rnd := rand.New(rand.NewPCG(7, 9))
 	noise := make([]byte, 300_000)
 	for i := range noise {

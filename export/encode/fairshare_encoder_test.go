@@ -196,12 +196,14 @@ func encoderCases(t *testing.T) []encoderCase {
 // bytes of parquet-go's GenericWriter[record.FairshareRow] fed in record.CompareFairshare
 // order, for rows given shuffled or already sorted.
 func TestFairshareEncoderBytes(t *testing.T) {
+	t.Parallel()
 	checkEncoderBytes(t, schemas.TableFairshare, variedFairshare, sampleFairshare(), record.CompareFairshare, fairshareEncoder)
 }
 
 // TestAssociationsEncoderBytes is TestFairshareEncoderBytes for the
 // associations table.
 func TestAssociationsEncoderBytes(t *testing.T) {
+	t.Parallel()
 	checkEncoderBytes(t, schemas.TableAssociations, variedAssociations, sampleAssociations(), record.CompareAssociations, associationsEncoder)
 }
 
@@ -241,6 +243,7 @@ func checkEncoderBytes[T any](t *testing.T, table string, varied func(n int, see
 // rows with many ties, with and without monotonic clock readings (the two
 // ways snapshotOrder sorts).
 func TestSnapshotOrder(t *testing.T) {
+	t.Parallel()
 	d1, d2 := jan, jan.AddDate(0, 0, 1)
 	d1Berlin := d1.In(time.FixedZone("CET", 3600))
 	hand := []record.AssociationRow{
@@ -278,6 +281,7 @@ func TestSnapshotOrder(t *testing.T) {
 // them), without (copies of their bytes) and with monotonic clock
 // readings.
 func TestSnapshotOrderStrings(t *testing.T) {
+	t.Parallel()
 	for _, c := range []snapshotCase{{days: 31}, {days: 31, repeat: true}, {days: 31, mono: true}} {
 		for _, clone := range []bool{false, true} {
 			fs := variedFairshare(5000, 10, c)

@@ -15,6 +15,7 @@ import (
 // row-group sizes, for rows given sorted or not, and for starts with
 // nanoseconds and monotonic clock readings.
 func TestJobsEncoderBytes(t *testing.T) {
+	t.Parallel()
 	def, err := schemas.TableByName(schemas.TableJobs)
 	if err != nil {
 		t.Fatal(err)

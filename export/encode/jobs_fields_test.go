@@ -11,6 +11,7 @@ import (
 // name in the writer schema, each column once, and that a schema lacking
 // them is refused.
 func TestJobLeaves(t *testing.T) {
+	t.Parallel()
 	s := jobsWriterSchema(internStrings(nil))
 	leaves, err := jobLeaves(s)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // TestInternedStrings checks that a value of internedStrings is told by its
 // address, and only a value viewing the same bytes with the same length.
 func TestInternedStrings(t *testing.T) {
+	t.Parallel()
 	strs := []string{"b", "", "a", "abcdefghijklmnopq", "Z", "ab"}
 	in := internStrings(strs)
 	for i, s := range strs {
@@ -46,6 +47,7 @@ func TestInternedStrings(t *testing.T) {
 // first seen, bounds in byte order, values not of the interned strings
 // hashed as usual.
 func TestInternedDict(t *testing.T) {
+	t.Parallel()
 	strs := []string{"b", "", "a", "zz", "b"} // "b" twice, as a name and a TRES key can be
 	in := internStrings(strs)
 	typ := parquet.ByteArrayType
@@ -118,6 +120,7 @@ func TestInternedDict(t *testing.T) {
 // dictionary fed the same values, before and after a value not of strs
 // moves its values into the hashed one, and after Reset.
 func TestInternedDictPage(t *testing.T) {
+	t.Parallel()
 	strs := []string{"b", "", "a", "zz", "b"}
 	in := internStrings(strs)
 	typ := parquet.ByteArrayType
@@ -186,6 +189,7 @@ func valuesOf[T any](value func(T) parquet.Value, xs []T) []parquet.Value {
 // by their bits (so 0 and -0 differ and a NaN equals itself), in the order
 // first seen, also when more values than the cache holds evict each other.
 func TestCachedDoubleDict(t *testing.T) {
+	t.Parallel()
 	dict, ref, insert := wordDicts(t, parquet.DoubleType)
 	doubles := func(fs ...float64) []parquet.Value { return valuesOf(parquet.DoubleValue, fs) }
 	insert(doubles(1, 2, 1, math.NaN(), 0, math.Copysign(0, -1), 2, math.NaN()), []int32{0, 1, 0, 2, 3, 4, 1, 2})
@@ -213,6 +217,7 @@ func TestCachedDoubleDict(t *testing.T) {
 // hand: in the order first seen, negative values included, also when
 // more values than the cache holds evict each other.
 func TestCachedWordDictInt64(t *testing.T) {
+	t.Parallel()
 	dict, ref, insert := wordDicts(t, parquet.Int64Type)
 	ints := func(xs ...int64) []parquet.Value { return valuesOf(parquet.Int64Value, xs) }
 	insert(ints(60, 1440, 60, -1, 0, math.MinInt64, 1440), []int32{0, 1, 0, 2, 3, 4, 1})
@@ -238,6 +243,7 @@ func TestCachedWordDictInt64(t *testing.T) {
 // dictionary-encoded double and int64 columns cachedWordType, and
 // describes the same file as jobsSchema.
 func TestJobsWriterSchema(t *testing.T) {
+	t.Parallel()
 	s := jobsWriterSchema(internStrings(nil))
 	var interned, cached []string
 	for _, path := range s.Columns() {

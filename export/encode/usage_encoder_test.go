@@ -16,6 +16,7 @@ import (
 // of parquet-go's GenericWriter[record.UsageRow] fed in record.CompareUsage order, for
 // rows given shuffled or already sorted (the pipeline's are neither).
 func TestUsageEncoderBytes(t *testing.T) {
+	t.Parallel()
 	checkEncoderBytes(t, schemas.TableUsage, variedUsage, sampleUsage(), record.CompareUsage, usageEncoder)
 }
 
@@ -42,6 +43,7 @@ func variedUsage(n int, seed uint64, c snapshotCase) []record.UsageRow {
 // pipeline adds them, the names sharing their bytes or not), and with
 // monotonic clock readings (the two ways usageOrder sorts).
 func TestUsageOrder(t *testing.T) {
+	t.Parallel()
 	d1, d2 := jan, jan.AddDate(0, 0, 1)
 	d1Berlin := d1.In(time.FixedZone("CET", 3600))
 	hand := []record.UsageRow{

@@ -15,6 +15,7 @@ import (
 // partition, QOS, state, source file), then, row by row, "" for a null
 // and the utf8 cancelled_by values.
 func TestAppendBatchBlocks(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	const n = 2*appendBlock + 76
@@ -85,6 +86,7 @@ func TestAppendBatchBlocks(t *testing.T) {
 // its set; a row with the same keys but another value, or the same
 // entries after an empty map, does not mix them up.
 func TestAppendBatchTRESRepeats(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	start := int64(1735776000)

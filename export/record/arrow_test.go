@@ -191,6 +191,7 @@ func appendTS(b *array.TimestampBuilder, v *int64) {
 // TRES sets given in any order share one set, a repeated key keeps its
 // last value.
 func TestAppendBatch(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	// 1735776000 = 2025-01-02T00:00:00Z; 1735779600 = one hour later.
@@ -250,6 +251,7 @@ func TestAppendBatch(t *testing.T) {
 }
 
 func TestAppendBatchErrors(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	start := int64(0)
@@ -271,6 +273,7 @@ func TestAppendBatchErrors(t *testing.T) {
 // the hash had collided, and checks each row still gets its own set, the
 // second time too (from the lookup by bytes).
 func TestTRESHashCollision(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	start := int64(1735776000)

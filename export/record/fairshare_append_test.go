@@ -18,6 +18,7 @@ import (
 // rows shows through, the row already there is kept, and the new rows
 // point into no old row's values.
 func TestAppendFairshareRows(t *testing.T) {
+	t.Parallel()
 	tree, err := fairshare.NewTree([]fairshare.Node{
 		{Account: "root", Parent: -1, Shares: 1},
 		{Account: "a", Parent: 0, Shares: 5},
@@ -102,6 +103,7 @@ func TestAppendFairshareRows(t *testing.T) {
 // own: a value handed out twice within a round, or a pointer moved when
 // the values grow, shows as a difference.
 func TestFairshareValuesReuse(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(16, 3))
 	var vals record.FairshareValues
 	var buf []record.FairshareRow

@@ -133,6 +133,7 @@ func sshareString(tb testing.TB, t *fairshare.Tree, r *fairshare.Result, opt fai
 // on the original, in every layout; and that the rebuilt -l -p lines are
 // the spec's own.
 func TestFairshareRowsRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		specs  []fsSpec
@@ -233,6 +234,7 @@ func TestFairshareRowsRoundTrip(t *testing.T) {
 // under every algorithm (sshare ≥ 25.11); LevelFS of FairShare=parent rows
 // and of every row outside Fair Tree; ranks only on Fair Tree users.
 func TestFairshareRowsNulls(t *testing.T) {
+	t.Parallel()
 	type cell struct {
 		rawShares, normUsage, fairShare, levelFS, rank bool // true: NULL
 	}
@@ -361,6 +363,7 @@ func TestFairshareRowsNulls(t *testing.T) {
 // TestAssociationRows checks the associations rows of §11.2 and of a tree
 // with per-partition users.
 func TestAssociationRows(t *testing.T) {
+	t.Parallel()
 	tree, _ := buildFS(t, tree24_4(t))
 	snap := ts("2025-03-01T00:00:00Z", 0)
 	rows := record.AssociationRows(snap, tree, "assoc-2025-03-01.txt")
@@ -414,6 +417,7 @@ func TestAssociationRows(t *testing.T) {
 // TestFairshareFromRowsErrors checks that malformed row sets are rejected
 // with a message naming the offending row.
 func TestFairshareFromRowsErrors(t *testing.T) {
+	t.Parallel()
 	tree, usage := buildFS(t, tree24_1(t))
 	var r fairshare.Result
 	fairshare.Classic(tree, usage, 1, &r)

@@ -13,6 +13,7 @@ import (
 // CompareJobs, on rows with repeated names, equal starts and equal ids
 // (ties must keep their input order), and that every record is moved whole.
 func TestJobTableSort(t *testing.T) {
+	t.Parallel()
 	tb := NewJobTable(NewJobDict(), 0)
 	checkSort(t, tb, []string{"", "a", "b", "ab", "B", "lab-1", "lab-10", "lab-2"}, 5000)
 	// The same table again (Sort reuses its scratch), with a dictionary of

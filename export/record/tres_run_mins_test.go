@@ -40,6 +40,7 @@ type fairshareRowBeforeTRESRun struct {
 // before the column existed: its cells are NULL, record.TRESRunMinsFromRows gives
 // nil and sshare -l prints the zeros of the TRES list.
 func TestTRESRunMinsColumn(t *testing.T) {
+	t.Parallel()
 	snap := ts("2025-03-01T00:00:00Z", 0)
 	one := 1.0
 	shares := int64(1)

@@ -133,6 +133,7 @@ func randomSpecs(rng *rand.Rand, pool []jobSpec, n int) []jobSpec {
 // without alloc_tres_set: the records and the dictionary must not depend
 // on the column, also for sliced batches and other valid numberings.
 func TestAppendBatchTRESSets(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -174,6 +175,7 @@ func TestAppendBatchTRESSets(t *testing.T) {
 // TestAppendBatchTRESSetsBad checks that a malformed alloc_tres_set is an
 // error and adds nothing.
 func TestAppendBatchTRESSetsBad(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -222,6 +224,7 @@ func TestAppendBatchTRESSetsBad(t *testing.T) {
 // ingest, in small blocks and in one, and checks AppendBatch gives the
 // same records and dictionary with the parser's alloc_tres_set as without.
 func TestAppendBatchTRESSetsSacct(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "sacct", "*"))
 	if err != nil {
 		t.Fatal(err)
@@ -254,6 +257,7 @@ func TestAppendBatchTRESSetsSacct(t *testing.T) {
 // AllocTRES strings than the parser keeps, so that its memo is emptied
 // within the block and strings come back under new numbers.
 func TestAppendBatchTRESSetsMemoReset(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("JobID|User|Account|Partition|Start|End|State|AllocTRES|NNodes|AllocCPUS\n")
 	for i := range 12000 {

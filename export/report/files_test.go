@@ -12,6 +12,7 @@ import (
 // bounded names. The 8 hex digits are the start of `printf %s NAME |
 // sha256sum`, computed with coreutils.
 func TestFileNames(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("l", 245)
 	tests := []struct{ lab, want string }{
 		{"a/b", "a_b-c14cddc0"},
@@ -67,6 +68,7 @@ func TestFileNames(t *testing.T) {
 // TestWriteIndex: the index links each report by the lab's real name,
 // HTML-escaped, with the period and cluster.
 func TestWriteIndex(t *testing.T) {
+	t.Parallel()
 	d := &Dataset{Cluster: "c<1>", From: day("2025-01-01"), To: day("2025-04-01"),
 		Last: day("2025-04-01")}
 	var b strings.Builder

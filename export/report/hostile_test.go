@@ -92,6 +92,7 @@ var rawControl = regexp.MustCompile("[\x00-\x09\x0b-\x1f\x7f\u0080-\u009f]")
 // CR get a leading '), numbers stay numbers, no control character is
 // left, and the names are there as every format prints them.
 func TestHostileNamesCSV(t *testing.T) {
+	t.Parallel()
 	out := hostileReport(t, FormatCSV)
 	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	if err != nil {
@@ -123,6 +124,7 @@ func TestHostileNamesCSV(t *testing.T) {
 // name, no control character, and every table row on one line with its
 // number of cells.
 func TestHostileNamesMarkdown(t *testing.T) {
+	t.Parallel()
 	out := hostileReport(t, FormatMarkdown)
 	for _, bad := range []string{"](", "<script", "<img", "\r"} {
 		if strings.Contains(out, bad) {
@@ -164,6 +166,7 @@ func TestHostileNamesMarkdown(t *testing.T) {
 // TestHostileNamesHTML: HTML escaping holds, controls are spelled out and
 // the override is closed and isolated within the name.
 func TestHostileNamesHTML(t *testing.T) {
+	t.Parallel()
 	out := hostileReport(t, FormatHTML)
 	if m := rawControl.FindString(out); m != "" {
 		t.Errorf("HTML holds the control character %q", m)
@@ -200,6 +203,7 @@ window.alert = function () { document.body.dataset.alerted = "yes"; };
 // Chromium: the names are text (no element from them in the DOM, no
 // alert), and the text after the right-to-left override is not reversed.
 func TestHostileNamesInChromium(t *testing.T) {
+	t.Parallel()
 	bin := findChromium(t)
 	page := hostileReport(t, FormatHTML)
 	// Alerts are caught before the body parses: the probe's first line

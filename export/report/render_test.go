@@ -180,6 +180,7 @@ func writeReport(t *testing.T, r *Report) string {
 //	FAIRLEDGER_REPORT_SCREENSHOT=$PWD/export/report/testdata/report-demo.png \
 //	    go test ./export/report -run TestHTMLInChromium/demo
 func TestHTMLInChromium(t *testing.T) {
+	t.Parallel()
 	bin := findChromium(t)
 	all := []string{"levelfs", "user-factor", "usage-share", "cpu-hours", "gpu-hours", "mem-hours"}
 	waits := []string{"wait_month", "wait_factors", "longest_waits"}
@@ -226,6 +227,7 @@ func demoLab(t *testing.T) *Report {
 
 // TestDrawnCharts checks the DOM checker itself on hand-written SVG.
 func TestDrawnCharts(t *testing.T) {
+	t.Parallel()
 	dom := `<svg class="chart" id="a"><polyline fill="none" points="1.0,2.0 3.0,4.0"/></svg>` +
 		`<svg class="chart" id="b"><polyline points=""/></svg>` +
 		`<svg class="chart" id="c"><rect x="1" y="2" width="3" height="0.0"/></svg>` +

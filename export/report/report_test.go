@@ -105,6 +105,7 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math
 // labB: March only: J4 48 h: 96 CPU-h, 192 GiB-h, billing 96; J5 48 h: 48 CPU-h,
 // 48 GPU-h, 384 GiB-h, billing 528 → CPU 144, GPU 48, mem 576, billing 624.
 func TestMonthsByHand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		account string
 		want    []MonthUsage
@@ -139,6 +140,7 @@ func TestMonthsByHand(t *testing.T) {
 // usage day (2024-12-31, J6) and ends at the last snapshot, so J6 counts
 // its whole 24 h: labA billing 912 + 48 = 960, CPU 528 + 48 = 576.
 func TestDefaultPeriod(t *testing.T) {
+	t.Parallel()
 	r := buildTiny(t, "labA", Options{})
 	if !r.From.Equal(day("2024-12-31")) || !r.To.Equal(day("2025-04-01")) {
 		t.Errorf("period = %v .. %v, want 2024-12-31 .. 2025-04-01", r.From, r.To)
@@ -159,6 +161,7 @@ func TestDefaultPeriod(t *testing.T) {
 //	gpu partition: J2 576 (63.2 %); cpu: J1 192 + J3 96 + J6 48 = 336 (36.8 %), 3 jobs
 //	biggest jobs: 1002 (576), 1001 (192), 1003 (96), 1006 (48)
 func TestTopTablesByHand(t *testing.T) {
+	t.Parallel()
 	r := buildTiny(t, "labA", period)
 	wantUsers := []UserUsage{{"alice", 816, 48 + 192 + 96, 48, 96 + 384 + 768, 816.0 / 912},
 		{"bob", 96, 192, 0, 768, 96.0 / 912}}
@@ -208,6 +211,7 @@ func TestTopTablesByHand(t *testing.T) {
 // TestLabs: labs are the accounts with users directly under them; the
 // department phys and root are not.
 func TestLabs(t *testing.T) {
+	t.Parallel()
 	db, err := query.OpenDuckDB(context.Background(), tinyHistoryDir(t))
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +263,7 @@ func sqlFloat(t *testing.T, db *query.DB, q string) float64 {
 // here over the views, and by summing the rows history.ReadPartition
 // returns.
 func TestAgainstSQL(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := tinyHistoryDir(t)
 	db, err := query.OpenDuckDB(ctx, dir)
@@ -334,6 +339,7 @@ func TestAgainstSQL(t *testing.T) {
 // so t = ln(S·o/(a(1−S))) / ln d. The report finds t by bisection over
 // package fairshare's FairTree; the two must agree to the second.
 func TestRecoveryAgainstClosedForm(t *testing.T) {
+	t.Parallel()
 	db, err := query.OpenDuckDB(context.Background(), tinyHistoryDir(t))
 	if err != nil {
 		t.Fatal(err)
@@ -362,6 +368,7 @@ func TestRecoveryAgainstClosedForm(t *testing.T) {
 // TestFormatsCarrySameNumbers: the Markdown and CSV forms hold every cell
 // of the HTML tables, and the same history gives the same bytes.
 func TestFormatsCarrySameNumbers(t *testing.T) {
+	t.Parallel()
 	r := buildTiny(t, "labA", period)
 	var md, cs bytes.Buffer
 	if err := r.WriteMarkdown(&md); err != nil {
@@ -414,6 +421,7 @@ func mdRow(row []string) []string {
 // TestHTMLSelfContained: no script, no external resource, one chart per
 // figure with drawn elements.
 func TestHTMLSelfContained(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := buildTiny(t, "labA", period).WriteHTML(&b); err != nil {
 		t.Fatal(err)
@@ -440,6 +448,7 @@ func TestHTMLSelfContained(t *testing.T) {
 // TestExplanationText: labB's paragraph gives the ratio and the recovery
 // time in the formats the package doc promises.
 func TestExplanationText(t *testing.T) {
+	t.Parallel()
 	r := buildTiny(t, "labB", period)
 	text := strings.Join(r.explanation(), "\n")
 	for _, want := range []string{
@@ -455,6 +464,7 @@ func TestExplanationText(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	dir := tinyHistoryDir(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -489,6 +499,7 @@ func TestErrors(t *testing.T) {
 // DuckDB's "Invalid input for MIN/MAX: n value must be < 1000000");
 // MaxTopN itself works and lists what there is.
 func TestTopNBound(t *testing.T) {
+	t.Parallel()
 	dir := tinyHistoryDir(t)
 	_, err := Build(context.Background(), dir, "labA", Options{From: period.From, To: period.To, TopN: 100000000})
 	if err == nil || err.Error() != "report: top 100000000: at most 10000 rows per table" {
@@ -525,6 +536,7 @@ func loadAll(t *testing.T, dir string, opt Options) *Dataset {
 // (billing × UsageFactor × charged seconds, which the pipeline must bill
 // identically), and that each HTML page's charts all have drawn elements.
 func TestDemoAgainstSQL(t *testing.T) {
+	t.Parallel()
 	dir := demoHistoryDir(t)
 	d := loadAll(t, dir, Options{})
 	db, err := query.OpenDuckDB(context.Background(), dir)
@@ -596,6 +608,7 @@ func TestDemoAgainstSQL(t *testing.T) {
 // child of root, EffectvUsage = NormUsage = a/root and NormShares = 20/100,
 // so the recovery time is the Fair Tree closed form again.
 func TestClassic(t *testing.T) {
+	t.Parallel()
 	dir := classicHistoryDir(t)
 	r, err := Build(context.Background(), dir, "labB", period)
 	if err != nil {
@@ -652,6 +665,7 @@ func TestClassic(t *testing.T) {
 //	  = 48, 48 CPU-h, 96 GiB-h.
 //	labA, February: J3 48 (cpu) + J2 24·24 = 576 (gpu).
 func TestJobsStartedBeforePeriod(t *testing.T) {
+	t.Parallel()
 	type job struct {
 		id    string
 		hours float64
@@ -708,6 +722,7 @@ func TestJobsStartedBeforePeriod(t *testing.T) {
 // and P = root's, LevelFS ≥ 1 once d^t ≤ S·(P − a)/(a·(1 − S)) (see
 // snapTree.recover), t = ln(that)/ln(1 − 0.693/H).
 func TestRecoveryOnlyChildDemo(t *testing.T) {
+	t.Parallel()
 	dir := demoHistoryDir(t)
 	db, err := query.OpenDuckDB(context.Background(), dir)
 	if err != nil {
@@ -747,6 +762,7 @@ func TestRecoveryOnlyChildDemo(t *testing.T) {
 // TestMemoryInGiB: memory figures are mem_mb/1024 (GiB), and every format
 // says so: no "GB" label is left.
 func TestMemoryInGiB(t *testing.T) {
+	t.Parallel()
 	r := buildTiny(t, "labA", period)
 	for _, f := range []string{FormatHTML, FormatMarkdown, FormatCSV} {
 		var b bytes.Buffer

@@ -54,6 +54,7 @@ const effHalfLife7d = 604928.101918
 // usage o at its level, usage/share ≤ 1 once a·f/(a·f+o) ≤ S, i.e.
 // f ≤ S·o/(a·(1−S)), t = log2(1/f) effective half-lives.
 func TestRecoveryByHand(t *testing.T) {
+	t.Parallel()
 	// root: A (30 shares, usage 750), B (20, 250), C (50, 0); one user each.
 	flat := []spec{
 		row("root", "", "", -1, 1000, 0, 1),
@@ -159,6 +160,7 @@ func TestRecoveryByHand(t *testing.T) {
 // with the lowest LevelFS = NormShares/EffectvUsage on the lab's path to
 // root's child (the trees of TestRecoveryByHand, worked by hand).
 func TestRecoveryLimit(t *testing.T) {
+	t.Parallel()
 	dept := []spec{
 		row("root", "", "", -1, 1000, 0, 1),
 		row("D", "", "root", 1, 900, 0.5, 0.9),
@@ -199,6 +201,7 @@ func TestRecoveryLimit(t *testing.T) {
 // TestSnapTree: labs are the accounts with users directly under them;
 // subtrees follow the pre-order.
 func TestSnapTree(t *testing.T) {
+	t.Parallel()
 	rows := []spec{
 		row("root", "", "", -1, 0, 0, 1), row("root", "admin", "root", 1, 0, 0, 0),
 		row("D", "", "root", 1, 0, 0, 0), row("L1", "", "D", 1, 0, 0, 0), row("L1", "x", "L1", 1, 0, 0, 0),
@@ -225,6 +228,7 @@ func TestSnapTree(t *testing.T) {
 
 // TestThin: beyond the limit, the last snapshot of each k-day bucket.
 func TestThin(t *testing.T) {
+	t.Parallel()
 	var ts []time.Time
 	start := day("2025-01-01")
 	for i := range 24 * 10 { // hourly for 10 days

@@ -69,6 +69,7 @@ import (
 //	  assoc 10, TRES 5 (age −120).
 //	2003 and 2001: nobody waiting at their last snapshots.
 func TestWaitsByHand(t *testing.T) {
+	t.Parallel()
 	r := buildTiny(t, "labA", period)
 	w := r.Waits
 	if !w.Recorded || !w.LabRows {
@@ -173,6 +174,7 @@ func TestWaitsByHand(t *testing.T) {
 // rows in the period, the section is one sentence; a lab none of whose
 // jobs waited or started (labC) gets its own sentence.
 func TestWaitsNoPriority(t *testing.T) {
+	t.Parallel()
 	dir := fixtureDir(t, "nopriority", func() fxHistory {
 		h := tinyHistory()
 		h.priority = nil
@@ -223,6 +225,7 @@ func TestWaitsNoPriority(t *testing.T) {
 // section's tables and each of its paragraphs; the HTML holds its heading
 // and tables.
 func TestWaitsFormats(t *testing.T) {
+	t.Parallel()
 	r := buildTiny(t, "labA", period)
 	var html, md, cs bytes.Buffer
 	for f, b := range map[string]*bytes.Buffer{FormatHTML: &html, FormatMarkdown: &md, FormatCSV: &cs} {
@@ -276,6 +279,7 @@ func TestWaitsFormats(t *testing.T) {
 // TestDominant: the largest shortfall wins, the factor listed first among
 // equal ones; none when the lab is ahead or level on every factor.
 func TestDominant(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		lab, other Factors
@@ -301,6 +305,7 @@ func TestDominant(t *testing.T) {
 // TestNearestRank: the ⌈p·n⌉-th of the sorted values, of a set and of a
 // set minus a subset (with repeated values).
 func TestNearestRank(t *testing.T) {
+	t.Parallel()
 	all := []int64{1, 2, 2, 3, 5, 5, 8, 9, 9, 10}
 	// median ⌈5⌉ = 5th = 5; p90 ⌈9⌉ = 9th = 9; p90 of 3 ⌈2.7⌉ = 3rd.
 	if m, p := nearestRank(all, 1, 2), nearestRank(all, 9, 10); m != 5 || p != 9 {
@@ -336,6 +341,7 @@ func TestNearestRank(t *testing.T) {
 //	labB 2025-02: 3007, 0.5 h; ahead of 2004 on every factor → NULL
 //	labB 2025-03: 2 h and 4 h → median 2 h; no pending row in March → NULL
 func TestWaitsQueryInDocs(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "reports.md"))
 	if err != nil {
 		t.Fatal(err)

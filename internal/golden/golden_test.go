@@ -29,6 +29,7 @@ root|||
 `
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	c, err := Parse("dir/small.txt", strings.NewReader(small))
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +66,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, in, want string
 	}{
@@ -87,6 +89,7 @@ func TestParseErrors(t *testing.T) {
 // TestLoadCases reads every case file the repository holds, so a broken
 // one fails here, named, as well as in the tests that use it.
 func TestLoadCases(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{"fairshare/testdata/test24_1.txt", "fairshare/testdata/test24_4.txt"} {
 		t.Run(path, func(t *testing.T) {
 			c := Load(t, path)

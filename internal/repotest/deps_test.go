@@ -14,6 +14,7 @@ import (
 // (any package of it); and DuckDB is linked only where it may be
 // (noDuckDB).
 func TestImportDirection(t *testing.T) {
+	t.Parallel()
 	t.Run("no DuckDB", noDuckDB)
 	for _, pkg := range []string{"billing", "decay", "fairshare", "priority", "schemas"} {
 		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "github.com/fairledger/fairledger/"+pkg).CombinedOutput()

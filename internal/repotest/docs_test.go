@@ -89,6 +89,7 @@ var outsidePatterns = []struct {
 // TestNoOutsideCitations fails, naming file and line, for any tracked text
 // file that cites something outside the repository (outsidePatterns).
 func TestNoOutsideCitations(t *testing.T) {
+	t.Parallel()
 	root, files := repoFiles(t)
 	for _, f := range files {
 		for i, line := range textLines(t, filepath.Join(root, f)) {
@@ -134,6 +135,7 @@ func docSections(t *testing.T, path string) map[string]bool {
 // docs/slurm-semantics.md itself a bare "§N" means docs/slurm-semantics.md,
 // unless its line names slurm-versions; those are checked too.
 func TestDocSectionCitations(t *testing.T) {
+	t.Parallel()
 	root, files := repoFiles(t)
 	semantics := docSections(t, filepath.Join(root, "docs", "slurm-semantics.md"))
 	versions := docSections(t, filepath.Join(root, "docs", "slurm-versions.md"))
@@ -181,6 +183,7 @@ var mdLink = regexp.MustCompile(`!?\[[^\]]*\]\(([^)\s#]*)(#[^)\s]*)?\)`)
 // exist, or an anchor within a document that has no such heading. Links
 // inside code blocks and to other sites are not checked.
 func TestDocLinks(t *testing.T) {
+	t.Parallel()
 	root, files := repoFiles(t)
 	for _, f := range files {
 		f = filepath.ToSlash(f)

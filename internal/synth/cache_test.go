@@ -10,6 +10,7 @@ import (
 )
 
 func TestYear5M(t *testing.T) {
+	t.Parallel()
 	o := New(Year5M()).Options()
 	from := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	to := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -20,6 +21,7 @@ func TestYear5M(t *testing.T) {
 }
 
 func TestCached(t *testing.T) {
+	t.Parallel()
 	o := Options{Seed: 3, Jobs: 200, Labs: 5}
 	// What WriteDir writes for o is what Cached must hand out.
 	ref := t.TempDir()
@@ -124,6 +126,7 @@ func TestCached(t *testing.T) {
 }
 
 func TestCacheName(t *testing.T) {
+	t.Parallel()
 	a, err := CacheName(Options{Seed: 3, Jobs: 200, Labs: 5})
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,7 @@ func sacctRows(t *testing.T, o Options) ([][]string, Summary) {
 }
 
 func TestDeterminism(t *testing.T) {
+	t.Parallel()
 	o := Options{Seed: 42, Labs: 30, Jobs: 3000}
 	write := func(o Options) map[string][]byte {
 		dir := t.TempDir()
@@ -113,6 +114,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestAppendMem(t *testing.T) {
+	t.Parallel()
 	// docs/slurm-semantics.md §11.5, "Memory unit rendering".
 	tests := []struct {
 		mib  int64
@@ -133,6 +135,7 @@ func TestAppendMem(t *testing.T) {
 }
 
 func TestAppendElapsed(t *testing.T) {
+	t.Parallel()
 	// docs/slurm-semantics.md §11.5, secs2time_str.
 	tests := []struct {
 		sec  int64
@@ -151,6 +154,7 @@ func TestAppendElapsed(t *testing.T) {
 }
 
 func TestAppendTime(t *testing.T) {
+	t.Parallel()
 	// docs/slurm-semantics.md §11.5: time 1704164645 -> 2024-01-02T03:04:05 in UTC.
 	tests := []struct {
 		sec  int64
@@ -174,6 +178,7 @@ func TestAppendTime(t *testing.T) {
 }
 
 func TestBilling(t *testing.T) {
+	t.Parallel()
 	// Weights as parsed per base unit (docs/slurm-semantics.md §11.3): Mem=0.25G is
 	// 0.25/1024 = 0.000244140625 per MiB.
 	b2 := []Weight{{"cpu", 1}, {"mem", 0.25 / 1024}, {"gres/gpu", 2}, {"license/lic1", 1.5}}
@@ -224,6 +229,7 @@ func TestBilling(t *testing.T) {
 }
 
 func TestPartitions(t *testing.T) {
+	t.Parallel()
 	// The site's weights (FASRC's accounting page and the brief): typed GPU weights, requeue
 	// partitions at half rate, test without weights.
 	want := map[string]string{
@@ -288,6 +294,7 @@ func confLine(conf, name string) string {
 }
 
 func TestWriteQOS(t *testing.T) {
+	t.Parallel()
 	const want = "Name|UsageFactor|Flags\nnormal|1.000000|\nlowprio|0.500000|\nfree|0.000000|\nnodecay|1.000000|NoDecay\n"
 	var b bytes.Buffer
 	if err := New(Options{Seed: 1}).WriteQOS(&b); err != nil {
@@ -299,6 +306,7 @@ func TestWriteQOS(t *testing.T) {
 }
 
 func TestWriteAssoc(t *testing.T) {
+	t.Parallel()
 	const labs = 200
 	var b bytes.Buffer
 	if err := New(Options{Seed: 7, Labs: labs}).WriteAssoc(&b); err != nil {
@@ -445,6 +453,7 @@ func rowKinds(f []string) []string {
 }
 
 func TestSacctRowKindsAndSummary(t *testing.T) {
+	t.Parallel()
 	rows, sum := sacctRows(t, Options{Seed: 1, Jobs: 20000})
 	n := map[string]int64{}
 	for _, f := range rows {
@@ -547,6 +556,7 @@ func rawJob(t *testing.T, s string) int64 {
 }
 
 func TestSacctRowInvariants(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2025, 3, 15, 12, 0, 0, 0, time.UTC)
 	o := Options{Seed: 3, Jobs: 20000, Now: now}
 	c := New(o)
@@ -684,6 +694,7 @@ func parseMem(t *testing.T, s string) int64 {
 }
 
 func TestSacctTimeFormats(t *testing.T) {
+	t.Parallel()
 	// The same jobs printed as %FT%T in UTC and as Unix seconds denote the
 	// same instants.
 	o := Options{Seed: 5, Jobs: 500}
@@ -710,6 +721,7 @@ func TestSacctTimeFormats(t *testing.T) {
 }
 
 func TestOptionsErrors(t *testing.T) {
+	t.Parallel()
 	from := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name string
@@ -738,6 +750,7 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestWriteErrors(t *testing.T) {
+	t.Parallel()
 	c := New(Options{Seed: 1, Jobs: 5000})
 	if _, err := c.WriteSacct(failWriter{}); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("WriteSacct(failing writer) error = %v, want disk full", err)
@@ -752,6 +765,7 @@ func TestWriteErrors(t *testing.T) {
 }
 
 func TestLongWindowAndNoSteps(t *testing.T) {
+	t.Parallel()
 	o := LongWindow(9)
 	o.Jobs = 3000
 	rows, sum := sacctRows(t, o)

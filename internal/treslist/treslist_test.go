@@ -5,6 +5,7 @@ import "testing"
 // TestAppend checks the name=value,… form after what b holds, and that an
 // empty list appends nothing.
 func TestAppend(t *testing.T) {
+	t.Parallel()
 	names, vals := []string{"cpu", "mem", "gres/gpu"}, []string{"96", "393216", "0"}
 	got := string(Append([]byte("x:"), len(names), func(i int) string { return names[i] },
 		func(b []byte, i int) []byte { return append(b, vals[i]...) }))
