@@ -45,8 +45,9 @@
 // from the earliest day whose charge changed, from every job charged on
 // the days after it, in the order a single run sums them. Fair-share
 // snapshots and their association trees in (resume point, --to] replace
-// those already there. compact keeps the number of segments bounded. The
-// layout and its reasons: docs/history-store.md.
+// those already there. Before the commit, the store's compaction
+// (history.Txn.Compact) keeps the number of segments bounded. The layout
+// and its reasons: docs/history-store.md.
 package pipeline
 
 // DefaultMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)

@@ -652,7 +652,7 @@ func (r *runState) commit(ctx context.Context, resid []residue) error {
 	for _, name := range supersededCheckpoints(r.cps, r.lo, to) {
 		tx.RemoveState(m.cluster, name)
 	}
-	compacted, err := compact(tx, m.cluster)
+	compacted, err := tx.Compact(m.cluster)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,8 @@ type Summary struct {
 	Snapshots int
 	// Partitions is the number of history files written (runs excluded).
 	Partitions int
-	// Compacted is the number of segments compaction merged (see compact).
+	// Compacted is the number of segments compaction merged (see
+	// history.Txn.Compact).
 	Compacted int
 	// Generation is the history generation the run committed.
 	Generation int64

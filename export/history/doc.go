@@ -8,11 +8,12 @@
 // rows encoded by package encode; SnapshotSegments for the month's
 // fair-share snapshots, straight from each snapshot's tree and result),
 // the base files it replaces (Txn.Remove), its checkpoint
-// (Txn.WriteState), then Commit. Readers pin a generation with a View:
-// sshare reads a snapshot with its run's settings (View.Snapshot,
-// View.RunConfig), package query defines DuckDB views over the View's
-// files. Verify and Repair check and mend a history; Migrate converts the
-// layout before generations.
+// (Txn.WriteState), the merges of compaction (Txn.Compact, which plans
+// them from the manifest alone), then Commit. Readers pin a generation
+// with a View: sshare reads a snapshot with its run's settings
+// (View.Snapshot, View.RunConfig), package query defines DuckDB views
+// over the View's files. Verify and Repair check and mend a history;
+// Migrate converts the layout before generations.
 //
 // The history is a series of generations, each a hive-partitioned tree of
 // immutable Parquet segments; the current symlink names the committed one:

@@ -114,7 +114,7 @@ func cutRows[T any](t *Txn, p Partition, drop func(*T) bool) (int64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if _, err := t.Replace([]Partition{p}, kept, p.Hot); err != nil {
+	if _, err := t.replace([]Partition{p}, kept, p.Hot); err != nil {
 		return 0, fmt.Errorf("cut %s: %w", p.Path, err)
 	}
 	return n, nil

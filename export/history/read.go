@@ -178,12 +178,12 @@ func (v *View) RunConfig(cluster string, at time.Time) (record.RunConfig, error)
 	return cfg, nil
 }
 
-// Replace drops segs, files of one (table, cluster, month) partition (of
+// replace drops segs, files of one (table, cluster, month) partition (of
 // the base, or written by the commit), and writes rows (as Write takes
 // them) in their place as one new segment of that partition, hot or not,
 // returning its entry (an empty one when rows are none): how compaction
-// merges segments and a repair cuts one.
-func (t *Txn) Replace(segs []Partition, rows any, hot bool) (Partition, error) {
+// merges segments (Txn.merge) and a repair cuts one (cutRows).
+func (t *Txn) replace(segs []Partition, rows any, hot bool) (Partition, error) {
 	if len(segs) == 0 {
 		return Partition{}, errors.New("replace: no segments")
 	}

@@ -142,7 +142,7 @@ func TestReadAPI(t *testing.T) {
 	}
 }
 
-// TestReplace: Replace drops a partition's segments and writes their rows
+// TestReplace: Txn.replace drops a partition's segments and writes their rows
 // as one segment in one commit; segments of two partitions are refused.
 func TestReplace(t *testing.T) {
 	h := openHistory(t)
@@ -163,10 +163,10 @@ func TestReplace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Replace([]Partition{segs[0], feb}, usage, false); err == nil || !strings.Contains(err.Error(), "not of one partition") {
+	if _, err := tx.replace([]Partition{segs[0], feb}, usage, false); err == nil || !strings.Contains(err.Error(), "not of one partition") {
 		t.Errorf("Replace of two partitions' segments: %v, want an error", err)
 	}
-	p, err := tx.Replace(segs, usage, true)
+	p, err := tx.replace(segs, usage, true)
 	if err != nil {
 		t.Fatal(err)
 	}
