@@ -50,10 +50,10 @@ slurm-e2e:
 # code; its module comes from the proxy like any other.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-## lint: formatting, go.mod/go.sum tidy, vet, staticcheck, the import direction of the math packages, no citation outside the repository, and no broken link in the docs
+## lint: formatting, go.mod/go.sum tidy, vet, staticcheck, the import direction of the math packages, no citation outside the repository, no broken link in the docs, and the release rules as docs/slurm-versions.md lists them
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
 	$(GO) mod tidy -diff
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
-	$(GO) test -count=1 -run 'TestImportDirection|TestNoOutsideCitations|TestDocSectionCitations|TestDocLinks' ./internal/repotest
+	$(GO) test -count=1 -run 'TestImportDirection|TestNoOutsideCitations|TestDocSectionCitations|TestDocLinks|TestReleaseRules' ./internal/repotest

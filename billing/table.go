@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/fairledger/fairledger/internal/release"
 )
 
 // Mode is how the weighted TRES values of a job are combined (Slurm's
@@ -49,6 +51,24 @@ func ModeFromFlags(priorityFlags []string) Mode {
 		return MaxTRES
 	}
 	return Sum
+}
+
+// maxTRESGRES: PriorityFlags=MAX_TRES_GRES came with 25.05 (commit
+// 3748dc30e6 "Add new MAX_TRES_GRES PriorityFlags option"; CHANGELOG
+// 25.05.0rc1). Before, src/common/read_config.c only matches MAX_TRES, by
+// substring, which the word MAX_TRES_GRES satisfies: that slurmctld bills
+// it as MAX_TRES, without a message.
+var maxTRESGRES = release.Series{Major: 25, Minor: 5}
+
+// CheckRelease refuses a mode that Slurm release series rel does not have:
+// MaxTRESGRES before maxTRESGRES, which that slurmctld bills as MaxTRES, so
+// the site's slurm.conf should say MAX_TRES.
+func (m Mode) CheckRelease(rel release.Series) error {
+	if m == MaxTRESGRES && rel.Before(maxTRESGRES) {
+		return fmt.Errorf("PriorityFlags=MAX_TRES_GRES: Slurm %s has no such flag (it came with %s); "+
+			"its slurmctld matches the flag's name by substring and bills as MAX_TRES: write MAX_TRES", rel, maxTRESGRES)
+	}
+	return nil
 }
 
 // inMax reports whether a TRES takes part in the max under mode m (as

@@ -8,8 +8,37 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fairledger/fairledger/internal/release"
 	"github.com/fairledger/fairledger/internal/safetext"
 )
+
+// The release series where sshare's output changes; internal/release.Rules
+// lists them.
+var (
+	// lineageRowOrder: from 23.11 sshare lists its rows in (cluster,
+	// lineage) byte order (commit 242fb3339b "Make
+	// slurmdb_sort_hierarchical_assoc_list() use lineage instead of lft.",
+	// src/common/slurmdb_defs.c); before, each parent's user rows before its
+	// sub-accounts, each group by name (docs/slurm-versions.md §3).
+	lineageRowOrder = release.Series{Major: 23, Minor: 11}
+	// blankAccountFairShare: from 25.11 sshare prints the FairShare cell of
+	// user rows only (src/sshare/process.c, commit ce4741b891 "Use
+	// fs_factor everywhere instead of calculating it when
+	// PriorityFlags=NO_FAIR_TREE"); before, it computes the classic and
+	// depth-oblivious factor of account and root rows too
+	// (docs/slurm-versions.md §1).
+	blankAccountFairShare = release.Series{Major: 25, Minor: 11}
+)
+
+// SshareRelease says how sshare of Slurm release series rel prints a
+// snapshot that algo computed: accountFairShare, the classic and
+// depth-oblivious FairShare of account and root rows too (before 25.11;
+// the caller fills them with AccountFairShares), and nameOrder, the rows
+// in name order (before 23.11): SshareOptions.AccountFairShare and
+// NameOrder. The zero Series is the newest: neither.
+func SshareRelease(rel release.Series, algo Algorithm) (accountFairShare, nameOrder bool) {
+	return algo != FairTreeAlgo && rel.Before(blankAccountFairShare), rel.Before(lineageRowOrder)
+}
 
 // SshareOptions selects the sshare layout and rows WriteSshare reproduces:
 // the parsable layouts (-P, or -p with TrailingSep) by default, the

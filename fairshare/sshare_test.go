@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/fairledger/fairledger/internal/release"
 )
 
 // TestSshareIndentation: one space per depth below root, user rows one more
@@ -656,5 +658,33 @@ func TestSshareNameOrder(t *testing.T) {
 	want = "root|\n root|root\n chem|\n  chem|bob\n  chem|bob.smith\n chem-lab|\n  chem-lab|carol"
 	if named != want {
 		t.Errorf("22.05 order:\n%s\nwant\n%s", named, want)
+	}
+}
+
+// TestSshareRelease: sshare prints classic and depth-oblivious account
+// FairShare cells up to 25.05 (docs/slurm-versions.md §1), never for Fair
+// Tree, and lists rows in name order up to 23.02 (§3 there); the zero
+// Series is the newest, 26.05.
+func TestSshareRelease(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rel                 release.Series
+		algo                Algorithm
+		accountFS, nameOrdr bool
+	}{
+		{release.Series{Major: 22, Minor: 5}, ClassicAlgo, true, true},
+		{release.Series{Major: 22, Minor: 5}, FairTreeAlgo, false, true},
+		{release.Series{Major: 23, Minor: 2}, DepthObliviousAlgo, true, true},
+		{release.Series{Major: 23, Minor: 11}, DepthObliviousAlgo, true, false},
+		{release.Series{Major: 23, Minor: 11}, FairTreeAlgo, false, false},
+		{release.Series{Major: 25, Minor: 5}, ClassicAlgo, true, false},
+		{release.Series{Major: 25, Minor: 11}, ClassicAlgo, false, false},
+		{release.Series{Major: 26, Minor: 5}, DepthObliviousAlgo, false, false},
+		{release.Series{}, ClassicAlgo, false, false},
+	} {
+		accountFS, nameOrder := SshareRelease(tc.rel, tc.algo)
+		if accountFS != tc.accountFS || nameOrder != tc.nameOrdr {
+			t.Errorf("SshareRelease(%s, %s) = %v, %v, want %v, %v", tc.rel, tc.algo, accountFS, nameOrder, tc.accountFS, tc.nameOrdr)
+		}
 	}
 }

@@ -182,8 +182,9 @@ func TestAccumulate(t *testing.T) {
 // TestPureImports enforces STYLE.md: the math packages import neither os nor
 // a logger, Arrow or ingest (test files excepted). Besides the standard
 // library fairshare may import internal/treslist, the TRES-list formatter it
-// shares with billing, and internal/safetext, the name escaping sshare
-// prints through; both are pure string functions.
+// shares with billing, internal/safetext, the name escaping sshare
+// prints through, both pure string functions, and internal/release, the
+// Slurm release series its sshare rules compare (pure too).
 func TestPureImports(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("*.go")
@@ -193,7 +194,8 @@ func TestPureImports(t *testing.T) {
 	allowed := map[string]bool{"cmp": true, "errors": true, "fmt": true, "io": true, "math": true,
 		"slices": true, "strconv": true, "strings": true,
 		"github.com/fairledger/fairledger/internal/treslist": true,
-		"github.com/fairledger/fairledger/internal/safetext": true}
+		"github.com/fairledger/fairledger/internal/safetext": true,
+		"github.com/fairledger/fairledger/internal/release":  true}
 	fset := token.NewFileSet()
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

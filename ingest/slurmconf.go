@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/internal/release"
 )
 
 // Config is the part of slurm.conf that fair-share accounting and job
@@ -368,12 +369,18 @@ func unsetPriorityType(file string) string {
 		file, confPriorityBasic, confPriorityMultifactor)
 }
 
+// defaultMultifactor: from 23.11 the default PriorityType is
+// priority/multifactor, before it priority/basic, which keeps no fair share
+// (src/common/read_config.h, DEFAULT_PRIORITY_TYPE; commit 2f301e7958
+// "Change default value of PriorityType to "priority/multifactor"";
+// CHANGELOG 23.11.0rc1).
+var defaultMultifactor = release.Series{Major: 23, Minor: 11}
+
 // WarningsFor returns c.Warnings as they hold for Slurm release series v:
-// from 23.11 the default PriorityType is priority/multifactor
-// (src/common/read_config.h, DEFAULT_PRIORITY_TYPE; commit 2f301e7958), so
-// a slurm.conf without one needs no warning there.
-func (c *Config) WarningsFor(v SlurmVersion) []string {
-	if !v.Before(SlurmVersion{Major: 23, Minor: 11}) && !c.Set["prioritytype"] {
+// from defaultMultifactor on a slurm.conf without PriorityType needs no
+// warning.
+func (c *Config) WarningsFor(v release.Series) []string {
+	if v.AtLeast(defaultMultifactor) && !c.Set["prioritytype"] {
 		unset := unsetPriorityType(c.File)
 		return slices.DeleteFunc(slices.Clone(c.Warnings), func(w string) bool { return w == unset })
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/release"
 )
 
 // Runner runs one of Slurm's clients.
@@ -181,21 +182,21 @@ func (f *Fetcher) QOS(ctx context.Context, file string) error {
 
 // Version is the release series of the installed client (`sacct
 // --version`: "slurm 22.05.8").
-func (f *Fetcher) Version(ctx context.Context) (ingest.SlurmVersion, error) {
+func (f *Fetcher) Version(ctx context.Context) (release.Series, error) {
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeoutCause(ctx, f.Timeout, fmt.Errorf("timed out after %s (sacct_timeout)", f.Timeout))
 	defer cancel()
 	if _, err := f.Runner.Run(ctx, f.SacctPath, []string{"--version"}, f.env(), &out); err != nil {
-		return ingest.SlurmVersion{}, fmt.Errorf("sacct --version: %w", err)
+		return release.Series{}, fmt.Errorf("sacct --version: %w", err)
 	}
 	// "slurm 24.11.5" as SchedMD builds it, "slurm-wlm 22.05.8" as Debian does.
 	fields := strings.Fields(out.String())
 	if len(fields) < 2 || !strings.HasPrefix(strings.ToLower(fields[0]), "slurm") {
-		return ingest.SlurmVersion{}, fmt.Errorf("sacct --version printed %q, not \"slurm X.Y.Z\": set slurm_version", strings.TrimSpace(out.String()))
+		return release.Series{}, fmt.Errorf("sacct --version printed %q, not \"slurm X.Y.Z\": set slurm_version", strings.TrimSpace(out.String()))
 	}
-	v, err := ingest.ParseSlurmVersion(fields[1])
+	v, err := release.Parse(fields[1])
 	if err != nil {
-		return ingest.SlurmVersion{}, fmt.Errorf("sacct --version: %w; set slurm_version to the nearest series", err)
+		return release.Series{}, fmt.Errorf("sacct --version: %w; set slurm_version to the nearest series", err)
 	}
 	return v, nil
 }

@@ -85,14 +85,9 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		return nil, errors.Join(err, rerr)
 	}
 	m.bill = bill
-	version := opt.SlurmVersion
-	if version == (ingest.SlurmVersion{}) {
-		version = ingest.NewestSlurmVersion()
-	}
-	if bill.Mode() == billing.MaxTRESGRES && version.Before(ingest.SlurmVersion{Major: 25, Minor: 5}) {
-		return nil, fmt.Errorf("slurm.conf %s: PriorityFlags=MAX_TRES_GRES: Slurm %s has no such flag (it came with 25.05); "+
-			"its slurmctld matches the flag's name by substring and bills as MAX_TRES: write MAX_TRES, or give the --slurm-version the site runs",
-			conf.File, version)
+	version := opt.SlurmVersion.OrNewest()
+	if err := bill.Mode().CheckRelease(version); err != nil {
+		return nil, fmt.Errorf("slurm.conf %s: %w, or give the --slurm-version the site runs", conf.File, err)
 	}
 	m.algo = conf.Algorithm()
 	m.damp = float64(conf.FairShareDampeningFactor)

@@ -14,7 +14,7 @@ import (
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
-	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/release"
 )
 
 // ErrNoMoment is returned (wrapped) by Moment when the history holds no
@@ -223,7 +223,7 @@ func seedModel(v *history.View, cluster string, d *seedData) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: zone: %w", d.Model, err)
 	}
-	ver, err := ingest.ParseSlurmVersion(in.SlurmVersion)
+	ver, err := release.Parse(in.SlurmVersion)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Model, err)
 	}

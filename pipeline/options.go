@@ -6,6 +6,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/release"
 )
 
 // Inputs are a cluster's files, the small ones already parsed.
@@ -71,9 +72,9 @@ type Options struct {
 	// refused; a recompute from the start of the history may change it.
 	TickOrigin *int64
 	// SlurmVersion is the release series of the site's slurmctld (zero:
-	// ingest.NewestSlurmVersion); it is recorded with the run, and the
+	// release.Newest); it is recorded with the run, and the
 	// rules that differ between releases follow it (docs/slurm-versions.md).
-	SlurmVersion ingest.SlurmVersion
+	SlurmVersion release.Series
 	// Priority computes the jobs' multifactor priority at every snapshot
 	// into the priority table (historic sprio): the sacct files are read
 	// with their request columns and with the jobs that never started

@@ -15,6 +15,7 @@ import (
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/release"
 	"github.com/fairledger/fairledger/priority"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -190,7 +191,7 @@ type prioAssocKey struct{ account, user string }
 // release rel, with the association priorities of each of the run's
 // association dumps (oldest first; those of the newest are the model's
 // own: m.assoc, m.cluster).
-func newPrioModel(conf *ingest.Config, assocs []*ingest.Associations, qos *ingest.QOSTable, rel ingest.SlurmVersion) (*prioModel, error) {
+func newPrioModel(conf *ingest.Config, assocs []*ingest.Associations, qos *ingest.QOSTable, rel release.Series) (*prioModel, error) {
 	tres := schemas.ClusterTRES(conf.AccountingStorageTRES)
 	m := &prioModel{parts: map[string]int{}, assoc: map[prioAssocKey]uint32{}, qos: qos, tres: [][]uint64{nil},
 		whoIdx: map[prioAssocKey]uint32{}, whereIdx: map[prioWhereKey]uint32{}, tresIdx: map[string]uint32{},
@@ -213,7 +214,7 @@ func newPrioModel(conf *ingest.Config, assocs []*ingest.Associations, qos *inges
 	}
 	m.params = priority.Params{Weights: w, Flags: priority.ParseFlags(conf.PriorityFlags),
 		FavorSmall: conf.PriorityFavorSmall, MaxAgeSec: uint32(min(max(conf.PriorityMaxAgeSec, 0), math.MaxUint32)),
-		Release: priority.Release{Major: rel.Major, Minor: rel.Minor}}
+		Release: rel}
 	m.cluster = priority.Cluster{TRES: tres, Nodes: uint32(conf.Totals.Nodes), CPUs: uint32(conf.Totals.CPUs)}
 	for _, p := range conf.Partitions {
 		m.parts[p.Name] = len(m.cluster.Partitions)

@@ -8,6 +8,7 @@ import (
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/release"
 	"github.com/fairledger/fairledger/priority"
 )
 
@@ -30,7 +31,7 @@ import (
 // at 2000 (tick 1980, 1880 s: 188) alone: rank 1 of 1, wait 1900 s.
 func TestPriorityEvents(t *testing.T) {
 	m := &prioModel{
-		params:  priority.Params{Weights: priority.Weights{Age: 1000}, MaxAgeSec: 10000, Release: priority.Release{Major: 22, Minor: 5}},
+		params:  priority.Params{Weights: priority.Weights{Age: 1000}, MaxAgeSec: 10000, Release: release.Series{Major: 22, Minor: 5}},
 		cluster: priority.Cluster{Nodes: 1, CPUs: 1, Partitions: []priority.Partition{{Name: "cpu", PriorityJobFactor: 1}}},
 		parts:   map[string]int{"cpu": 0}, single: []int{0}, tres: [][]uint64{nil},
 		whoIdx: map[prioAssocKey]uint32{}, whereIdx: map[prioWhereKey]uint32{},
@@ -109,7 +110,7 @@ func TestPriorityAssocDumps(t *testing.T) {
 	first := parse(head + "c|lab|alice|||1|50\nc|lab|bob|||1|20\n")
 	second := parse(head + "c|lab|alice|||1|10\nc|lab|bob|||1|40\n")
 	conf := &ingest.Config{PriorityWeightAssoc: 1000, Partitions: []ingest.Partition{{Name: "cpu", PriorityJobFactor: 1}}}
-	m, err := newPrioModel(conf, []*ingest.Associations{first, second}, nil, ingest.SlurmVersion{Major: 22, Minor: 5})
+	m, err := newPrioModel(conf, []*ingest.Associations{first, second}, nil, release.Series{Major: 22, Minor: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

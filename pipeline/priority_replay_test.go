@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/release"
 	"github.com/fairledger/fairledger/priority"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -122,7 +123,7 @@ func liveModel(t *testing.T, dir string) *prioModel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := newPrioModel(conf, []*ingest.Associations{assoc}, qos, ingest.SlurmVersion{Major: 22, Minor: 5})
+	m, err := newPrioModel(conf, []*ingest.Associations{assoc}, qos, release.Series{Major: 22, Minor: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

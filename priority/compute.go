@@ -282,7 +282,7 @@ func (k *calc) qosOrder(dst []QOS, j *Job) []QOS {
 	if len(j.QOS) == 0 {
 		return dst
 	}
-	if !k.p.Release.atLeast(release2411) {
+	if !k.p.Release.AtLeast(severalQOS) {
 		return append(dst, j.QOS[0])
 	}
 	dst = append(dst, j.QOS...)
@@ -351,7 +351,7 @@ func (p *Params) ageFactor(eligible, at int64) float64 {
 // PriorityFavorSmall, clamped to [0, 1].
 func (k *calc) jobSize(j *Job) float64 {
 	nodes, cpus := k.c.Nodes, k.c.CPUs
-	newer := k.p.Release.atLeast(release2302)
+	newer := k.p.Release.AtLeast(jobSizeGuards)
 	if newer && (nodes == 0 || cpus == 0) {
 		return 0 // 23.02 on: no job-size factor without nodes and CPUs
 	}
@@ -560,7 +560,7 @@ func (k *calc) appendJob(dst []Row, base, jobW *Factors, j *Job, parts []int, qo
 	}
 
 	if j.DirectPriority > 0 {
-		if !k.p.Release.atLeast(release2302) && len(parts) > 1 {
+		if !k.p.Release.AtLeast(adminSetZeroFactors) && len(parts) > 1 {
 			// 22.05's _filter_job copies the cleared factors of a job in
 			// several partitions without marking them admin-set, and
 			// puts each partition's factor back: the row adds up to the
@@ -603,7 +603,7 @@ func (k *calc) appendJob(dst []Row, base, jobW *Factors, j *Job, parts []int, qo
 	// priority 0 keeps the job's own QOS term), and the priority adds the
 	// partition term to the sum of the others.
 	weigh(jobW, base, w)
-	perQOS := k.p.Release.atLeast(release2411)
+	perQOS := k.p.Release.AtLeast(severalQOS)
 	for _, part := range parts {
 		for i := range max(1, len(qos)) {
 			q := qosAt(qos, i)

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/fairledger/fairledger/internal/release"
 )
 
 // compute returns job j's factors at the tick.
@@ -51,7 +53,7 @@ func TestAge(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, c, j := testParams(Release{}), testCluster(), workedJob()
+			p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 			p.MaxAgeSec, p.Weights.Age = tc.maxAgeSec, tc.weight
 			j.EligibleSec = tc.eligible
 			if got := compute(p, c, j).Age; got != tc.want {
@@ -65,7 +67,7 @@ func TestAge(t *testing.T) {
 // 0 without a weight.
 func TestFairShare(t *testing.T) {
 	t.Parallel()
-	p, c, j := testParams(Release{}), testCluster(), workedJob()
+	p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 	j.FairShare = 0.000049
 	t.Run("weighted", func(t *testing.T) {
 		if got := compute(p, c, j).FairShare; got != 0.000049 {
@@ -84,10 +86,10 @@ func TestFairShare(t *testing.T) {
 // set_priority_factors on the 4-node, 64-CPU test cluster.
 func TestJobSize(t *testing.T) {
 	t.Parallel()
-	old := Release{22, 5}
+	old := release.Series{Major: 22, Minor: 5}
 	tests := []struct {
 		name       string
-		release    Release
+		release    release.Series
 		favorSmall bool
 		relative   bool
 		nodes      uint32
@@ -189,7 +191,7 @@ func TestPartitionFactor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, c, j := testParams(Release{}), testCluster(), workedJob()
+			p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 			p.Flags.NoNormalPart = tc.noNormal
 			if tc.pjf >= 0 {
 				c.Partitions[tc.part].PriorityJobFactor = uint16(tc.pjf)
@@ -207,7 +209,7 @@ func TestPartitionFactor(t *testing.T) {
 	}
 	t.Run("single partition of factor 1", func(t *testing.T) {
 		// Only short (1): 1/max(1, 1) = 1.
-		p, c, j := testParams(Release{}), testCluster(), workedJob()
+		p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 		c.Partitions = c.Partitions[:1]
 		j.Partitions = []int{pShort}
 		if got := compute(p, c, j).Partition; got != 1 {
@@ -215,7 +217,7 @@ func TestPartitionFactor(t *testing.T) {
 		}
 	})
 	t.Run("weight 0", func(t *testing.T) {
-		p, c, j := testParams(Release{}), testCluster(), workedJob()
+		p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 		p.Weights.Partition = 0
 		if got := compute(p, c, j).Partition; got != 0 {
 			t.Errorf("Partition = %v, want 0", got)
@@ -251,7 +253,7 @@ func TestQOSFactor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, c, j := testParams(Release{}), testCluster(), workedJob()
+			p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 			p.Flags.NoNormalQOS, p.Weights.QOS = tc.noNormal, tc.weight
 			c.MaxQOSPriority = tc.max
 			j.QOS = tc.qos
@@ -288,7 +290,7 @@ func TestAssocFactor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, c, j := testParams(Release{}), testCluster(), workedJob()
+			p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 			p.Flags.NoNormalAssoc, p.Weights.Assoc = tc.noNormal, tc.weight
 			c.MaxAssocPriority = tc.max
 			j.AssocPriority = tc.prio
@@ -309,13 +311,13 @@ func TestTRESFactors(t *testing.T) {
 	want := make([]float64, 9)
 	want[tCPU], want[tMem], want[tNode], want[tGPU] = 0.5, 0.25, 0.5, 0.25
 	t.Run("normalised", func(t *testing.T) {
-		p, c, j := testParams(Release{}), testCluster(), workedJob()
+		p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 		if got := compute(p, c, j).TRES; !slices.Equal(got, want) {
 			t.Errorf("TRES = %v, want %v", got, want)
 		}
 	})
 	t.Run("NO_NORMAL_TRES", func(t *testing.T) {
-		p, c, j := testParams(Release{}), testCluster(), workedJob()
+		p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 		p.Flags.NoNormalTRES = true
 		raw := make([]float64, 9)
 		raw[tCPU], raw[tMem], raw[tNode], raw[tGPU] = 16, 32000, 1, 1
@@ -325,7 +327,7 @@ func TestTRESFactors(t *testing.T) {
 	})
 	t.Run("partition without the TRES", func(t *testing.T) {
 		// A partition total of 0 gives 0, not Inf.
-		p, c, j := testParams(Release{}), testCluster(), workedJob()
+		p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 		c.Partitions[pLong].TRES[tGPU] = 0
 		w := slices.Clone(want)
 		w[tGPU] = 0
@@ -334,7 +336,7 @@ func TestTRESFactors(t *testing.T) {
 		}
 	})
 	t.Run("PriorityWeightTRES unset", func(t *testing.T) {
-		p, c, j := testParams(Release{}), testCluster(), workedJob()
+		p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 		p.Weights.TRES, p.Weights.TRESConfig = nil, ""
 		if got := compute(p, c, j).TRES; len(got) != 0 {
 			t.Errorf("TRES = %v, want none", got)
@@ -342,7 +344,7 @@ func TestTRESFactors(t *testing.T) {
 	})
 	t.Run("short job vector", func(t *testing.T) {
 		// A job listing only cpu: the other counts are 0.
-		p, c, j := testParams(Release{}), testCluster(), workedJob()
+		p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 		j.TRES = []uint64{16}
 		w := make([]float64, 9)
 		w[tCPU] = 0.5
@@ -395,7 +397,7 @@ func TestParseFlags(t *testing.T) {
 //	sum                                            = 6012.5 → 6012
 func TestWorkedJob(t *testing.T) {
 	t.Parallel()
-	p, c := testParams(Release{22, 5}), testCluster()
+	p, c := testParams(release.Series{Major: 22, Minor: 5}), testCluster()
 	r := oneRow(t, p, c, workedJob())
 	got := [6]float64{r.Weighted.Age, r.Weighted.Assoc, r.Weighted.FairShare, r.Weighted.JobSize, r.Weighted.Partition, r.Weighted.QOS}
 	if want := [6]float64{562.5, 250, 2500, 250, 1000, 400}; got != want {
@@ -452,7 +454,7 @@ func TestSumAndClamp(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, c, j := testParams(Release{}), testCluster(), workedJob()
+			p, c, j := testParams(release.Series{}), testCluster(), workedJob()
 			tc.edit(&p, &j)
 			r := oneRow(t, p, c, j)
 			if r.Priority != tc.priority || r.Sum() != tc.sum {
@@ -476,7 +478,7 @@ func TestSumAndClamp(t *testing.T) {
 // the computed one and clears the factors.
 func TestHeldAndDirect(t *testing.T) {
 	t.Parallel()
-	p, c := testParams(Release{}), testCluster()
+	p, c := testParams(release.Series{}), testCluster()
 	t.Run("held", func(t *testing.T) {
 		j := workedJob()
 		j.Held = true
@@ -503,7 +505,7 @@ func TestHeldAndDirect(t *testing.T) {
 		// 22.05 copies the cleared factors of each partition unmarked
 		// and sets the partition term: short 1/10 × 1000 = 100, long
 		// 1000; site and nice are 0 − NICE_OFFSET.
-		p := testParams(Release{22, 5})
+		p := testParams(release.Series{Major: 22, Minor: 5})
 		j := workedJob()
 		j.DirectPriority = 999
 		j.Partitions = []int{pShort, pLong}
@@ -519,7 +521,7 @@ func TestHeldAndDirect(t *testing.T) {
 		}
 	})
 	t.Run("direct, two partitions, 23.02", func(t *testing.T) {
-		p := testParams(Release{23, 2})
+		p := testParams(release.Series{Major: 23, Minor: 2})
 		j := workedJob()
 		j.DirectPriority = 999
 		j.Partitions = []int{pShort, pLong}
@@ -540,7 +542,7 @@ func TestHeldAndDirect(t *testing.T) {
 //	long:  1000 + (562.5 + 250 + 2500 + 250 + 400 + 1050) = 6012.5 → 6012
 func TestMultiPartition(t *testing.T) {
 	t.Parallel()
-	p, c := testParams(Release{22, 5}), testCluster()
+	p, c := testParams(release.Series{Major: 22, Minor: 5}), testCluster()
 	j := workedJob()
 	j.Partitions = []int{pShort, pLong}
 	rows := rowsOf(t, p, c, j)
@@ -594,7 +596,7 @@ func TestMultiQOS(t *testing.T) {
 	j := workedJob()
 	j.QOS = []QOS{qosHigh, qosUrgent, qosNormal}
 	t.Run("24.11", func(t *testing.T) {
-		p := testParams(Release{24, 11})
+		p := testParams(release.Series{Major: 24, Minor: 11})
 		rows := rowsOf(t, p, c, j)
 		want := []struct {
 			qos      string
@@ -617,7 +619,7 @@ func TestMultiQOS(t *testing.T) {
 		}
 	})
 	t.Run("24.11 two partitions", func(t *testing.T) {
-		p := testParams(Release{24, 11})
+		p := testParams(release.Series{Major: 24, Minor: 11})
 		j := j
 		j.Partitions = []int{pShort, pLong}
 		var got []string
@@ -631,7 +633,7 @@ func TestMultiQOS(t *testing.T) {
 	})
 	t.Run("24.05 uses the first QOS only", func(t *testing.T) {
 		// Before 24.11 a job has one QOS: high, 400, 6012.5.
-		p := testParams(Release{24, 5})
+		p := testParams(release.Series{Major: 24, Minor: 5})
 		r := oneRow(t, p, c, j)
 		if r.QOS != "high" || r.Weighted.QOS != 400 || r.Priority != 6012 {
 			t.Errorf("row = %s %v %d, want high 400 6012", r.QOS, r.Weighted.QOS, r.Priority)
@@ -643,7 +645,7 @@ func TestMultiQOS(t *testing.T) {
 // the new priority.
 func TestIncrOnly(t *testing.T) {
 	t.Parallel()
-	p := testParams(Release{})
+	p := testParams(release.Series{})
 	for _, tc := range []struct {
 		name            string
 		incrOnly        bool
@@ -682,7 +684,7 @@ func TestNoNormalAll(t *testing.T) {
 	p := Params{
 		Weights: Weights{Assoc: 1, Partition: 1, QOS: 1, JobSize: 1, TRES: []float64{1}, TRESConfig: "cpu=1"},
 		Flags:   ParseFlags([]string{"NO_NORMAL_ALL"}),
-		Release: Release{22, 5},
+		Release: release.Series{Major: 22, Minor: 5},
 	}
 	j := Job{ID: 3, AssocPriority: 100, QOS: []QOS{{Name: "tq1", Priority: 200}},
 		Partitions: []int{0, 1}, Nodes: 1, CPUs: n, TRES: []uint64{n, 100, 0, 1}}
@@ -702,7 +704,7 @@ func TestNoNormalAll(t *testing.T) {
 // included, with the same result and no allocation once the buffer has
 // grown.
 func TestAppendRowsReuse(t *testing.T) {
-	p, c := testParams(Release{}), testCluster()
+	p, c := testParams(release.Series{}), testCluster()
 	a, b := workedJob(), workedJob()
 	b.ID, b.Partitions = 1002, []int{pShort, pLong}
 	jobs := []Job{a, b}
@@ -750,7 +752,7 @@ func rowEqual(a, b Row) bool { return reflect.DeepEqual(a, b) }
 //
 //	go test ./priority -run '^$' -bench AppendRows -benchmem
 func BenchmarkAppendRows(b *testing.B) {
-	p, c := testParams(Release{}), testCluster()
+	p, c := testParams(release.Series{}), testCluster()
 	jobs := make([]Job, 10000)
 	for i := range jobs {
 		jobs[i] = workedJob()
@@ -783,19 +785,19 @@ func TestPriorityAt(t *testing.T) {
 	later.EligibleSec = tick + 500 // eligible only after some of the times below
 	direct := workedJob()
 	direct.DirectPriority = 4242
-	noAge := testParams(Release{Major: 24, Minor: 11})
+	noAge := testParams(release.Series{Major: 24, Minor: 11})
 	noAge.Weights.Age = 0
 	cases := []struct {
 		name string
 		p    Params
 		j    Job
 	}{
-		{"one partition", testParams(Release{Major: 22, Minor: 5}), workedJob()},
-		{"several partitions, 22.05", testParams(Release{Major: 22, Minor: 5}), several},
-		{"several partitions and QOS, 24.11", testParams(Release{Major: 24, Minor: 11}), several},
-		{"nice and site", testParams(Release{Major: 23, Minor: 2}), niced},
-		{"eligible later", testParams(Release{Major: 22, Minor: 5}), later},
-		{"admin-set", testParams(Release{Major: 23, Minor: 2}), direct},
+		{"one partition", testParams(release.Series{Major: 22, Minor: 5}), workedJob()},
+		{"several partitions, 22.05", testParams(release.Series{Major: 22, Minor: 5}), several},
+		{"several partitions and QOS, 24.11", testParams(release.Series{Major: 24, Minor: 11}), several},
+		{"nice and site", testParams(release.Series{Major: 23, Minor: 2}), niced},
+		{"eligible later", testParams(release.Series{Major: 22, Minor: 5}), later},
+		{"admin-set", testParams(release.Series{Major: 23, Minor: 2}), direct},
 		{"no age weight", noAge, several},
 	}
 	c := testCluster()

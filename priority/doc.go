@@ -17,10 +17,12 @@
 // The rules follow slurmctld's priority/multifactor plugin and sprio, read
 // at the release tags 22.05.8 to 26.05.3 of SchedMD's repository; they are
 // written out, with the functions they come from, in
-// docs/slurm-semantics.md §13. The release matters in a few places
-// (Release; §13.7): the job-size factor's guards (23.02), sprio's -l layout
-// and its ACCOUNT and QOSNAME columns (23.02), one priority per partition
-// and QOS for a job that asks for several QOS (24.11).
+// docs/slurm-semantics.md §13. The release series matters in a few places
+// (Params.Release, SprioOptions.Release; §13.7), each a release.Series
+// value in params.go listed by internal/release.Rules: the job-size
+// factor's guards, sprio's ACCOUNT and QOSNAME columns, its own filtering
+// and its admin-set rows (23.02), one priority per partition and QOS for a
+// job that asks for several QOS (24.11), the SLUID letter (26.05).
 //
 // What the caller decides (§13.6): which jobs sprio lists at a time T —
 // those pending at T (running ones too with PriorityFlags=CALCULATE_RUNNING)

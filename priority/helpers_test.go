@@ -1,6 +1,10 @@
 package priority
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fairledger/fairledger/internal/release"
+)
 
 // The cluster of the tests: the weights of issue 26's live cluster (Age
 // 1000, Fairshare 10000, JobSize 1000, Partition 1000, QOS 2000, Assoc 500,
@@ -46,7 +50,7 @@ func tresVec(cpu, mem, node, gpu uint64) []uint64 {
 }
 
 // testParams are the test cluster's slurm.conf settings for release r.
-func testParams(r Release) Params {
+func testParams(r release.Series) Params {
 	w := make([]float64, len(testTRES()))
 	w[tCPU], w[tMem], w[tGPU] = 500, 200, 3000
 	return Params{

@@ -1,35 +1,43 @@
 package priority
 
-import "strings"
+import (
+	"strings"
 
-// Release is the Slurm release series whose rules to follow, X.Y: the Major
-// and Minor of ingest.SlurmVersion (22.05 is {22, 5}), which this package
-// does not import (the math packages import neither ingest nor export). The
-// zero Release means the newest series.
-type Release struct {
-	Major, Minor int
-}
+	"github.com/fairledger/fairledger/internal/release"
+)
 
-// atLeast reports whether r is the series s or a later one; the zero
-// Release is later than every series.
-func (r Release) atLeast(s Release) bool {
-	if r == (Release{}) {
-		return true
-	}
-	return r.Major > s.Major || r.Major == s.Major && r.Minor >= s.Minor
-}
-
-// The release series where a rule of this package changes.
+// The release series where a rule of this package changes
+// (docs/slurm-semantics.md §13.7); internal/release.Rules lists them. The
+// zero release.Series in Params and SprioOptions is the newest series, for
+// which every newer rule holds.
 var (
-	// release2302: the job-size guards (active nodes, no unsigned wrap),
-	// the sprio ACCOUNT and QOSNAME columns, sprio's own filtering, and an
-	// admin-set priority printing 0 in every factor column.
-	release2302 = Release{23, 2}
-	// release2411: a job may request several QOS, with one priority per
-	// partition and QOS.
-	release2411 = Release{24, 11}
-	// release2605: sprio's SLUID column (%s).
-	release2605 = Release{26, 5}
+	// jobSizeGuards: from 23.02 the job-size factor's N is
+	// active_node_record_count (commit 88a95272e6), the factor is 0 when N
+	// or C is 0, and with PriorityFavorSmall nodes ≥ N gives a node term of
+	// 0 instead of wrapping round as unsigned (commit cd3ae7c28c;
+	// priority_multifactor.c, _get_priority_internal, slurm-23-02-8-1).
+	jobSizeGuards = release.Series{Major: 23, Minor: 2}
+	// sprioAccountQOS: from 23.02 sprio knows the ACCOUNT (%o) and QOSNAME
+	// (%n) columns, and its -l and -n -l layouts print them
+	// (src/sprio/sprio.c and opts.c, slurm-23-02-8-1 against
+	// slurm-22-05-8-1).
+	sprioAccountQOS = release.Series{Major: 23, Minor: 2}
+	// sprioFilters: from 23.02 sprio applies -j, -u and -p to what
+	// slurmctld sent, so "Unable to find jobs matching user/id(s)
+	// specified" follows whether any job was pending at all (commit
+	// 72b4b049cc).
+	sprioFilters = release.Series{Major: 23, Minor: 2}
+	// adminSetZeroFactors: from 23.02 every factor column of a job with an
+	// admin-set priority prints 0, in one row per partition; 22.05's
+	// _filter_job puts each partition's factor back (commit c11b345d45).
+	adminSetZeroFactors = release.Series{Major: 23, Minor: 2}
+	// severalQOS: from 24.11 a job may ask for several QOS (--qos=a,b;
+	// commit ae61a7c88b), with one priority and sprio row per partition
+	// and QOS.
+	severalQOS = release.Series{Major: 24, Minor: 11}
+	// sprioSLUID: from 26.05 sprio knows the SLUID format letter (%s;
+	// src/sprio/opts.c, slurm-26-05-3-1).
+	sprioSLUID = release.Series{Major: 26, Minor: 5}
 )
 
 // Weights are the PriorityWeight* values of slurm.conf (unsigned 32-bit,
@@ -124,8 +132,9 @@ type Params struct {
 	// unsigned 32-bit count; ingest.Config.PriorityMaxAgeSec, default
 	// 604800). 0 gives every job with an accrue time the full age factor.
 	MaxAgeSec uint32
-	// Release is the Slurm release series to reproduce.
-	Release Release
+	// Release is the Slurm release series to reproduce (zero: the
+	// newest).
+	Release release.Series
 }
 
 // Next is the priority slurmctld keeps when a tick recomputes a pending job

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fairledger/fairledger/internal/release"
 	"github.com/fairledger/fairledger/internal/safetext"
 )
 
@@ -17,8 +18,8 @@ import (
 type SprioOptions struct {
 	// Release is the Slurm release series whose sprio to reproduce: the
 	// -l layouts, the format letters and a few cells differ
-	// (docs/slurm-semantics.md §13.7).
-	Release Release
+	// (docs/slurm-semantics.md §13.7). Zero: the newest.
+	Release release.Series
 	// Long is -l: every column.
 	Long bool
 	// Norm is -n: the default layouts print the normalised factors
@@ -94,7 +95,7 @@ func SprioFormat(opt SprioOptions) string {
 	if opt.Format != "" {
 		return opt.Format
 	}
-	newer := opt.Release.atLeast(release2302)
+	newer := opt.Release.AtLeast(sprioAccountQOS)
 	if opt.Long {
 		switch {
 		case opt.Norm && newer:
@@ -180,13 +181,13 @@ func sprioFields(opt *SprioOptions) (prefix string, fields []sprioField, err err
 // checkLetter refuses a format letter the release's sprio does not know
 // (sprio reports "Invalid job format specification" and leaves the field
 // out; fairledger stops instead), and the SLUID, which no record holds.
-func checkLetter(c byte, rel Release) error {
+func checkLetter(c byte, rel release.Series) error {
 	switch {
 	case strings.IndexByte("aAbBcfFijJNpPrSqQuyYtT", c) >= 0:
 		return nil
-	case (c == 'n' || c == 'o') && rel.atLeast(release2302):
+	case (c == 'n' || c == 'o') && rel.AtLeast(sprioAccountQOS):
 		return nil
-	case c == 's' && rel.atLeast(release2605):
+	case c == 's' && rel.AtLeast(sprioSLUID):
 		return errors.New("sprio format: %s (SLUID) is not kept in the history")
 	}
 	return fmt.Errorf("sprio format: invalid job format specification: %%%c", c)
@@ -244,7 +245,7 @@ func WriteSprio(w io.Writer, rows []Row, opt SprioOptions) error {
 	// whether any job was pending at all.
 	if len(opt.Jobs) > 0 {
 		none := len(rows) == 0
-		if !opt.Release.atLeast(release2302) {
+		if !opt.Release.AtLeast(sprioFilters) {
 			none = len(keep) == 0
 		}
 		if none {
@@ -347,7 +348,7 @@ func (opt *SprioOptions) cell(c byte, kind sprioLine, r *Row) (s string, null bo
 
 	// From 23.02 every factor of a job with an admin-set priority prints
 	// 0 (TRES nothing); in 22.05 its factors are simply all 0.
-	direct := r.Direct > 0 && opt.Release.atLeast(release2302)
+	direct := r.Direct > 0 && opt.Release.AtLeast(adminSetZeroFactors)
 	f := &r.Weighted
 	weighted := func(v float64) string {
 		if direct {

@@ -3,6 +3,8 @@ package priority
 import (
 	"strings"
 	"testing"
+
+	"github.com/fairledger/fairledger/internal/release"
 )
 
 // TestSprioHostileNames checks that a user and a partition name holding
@@ -11,7 +13,7 @@ import (
 // the figures are TestSprioParsable's and TestSprioLong22_05's.
 func TestSprioHostileNames(t *testing.T) {
 	t.Parallel()
-	r := Release{22, 5}
+	r := release.Series{Major: 22, Minor: 5}
 	rows := rowsOf(t, testParams(r), testCluster(), workedJob())
 	for i := range rows {
 		rows[i].User, rows[i].Partition = "al|ice\x1b[2J", "lo\rng"

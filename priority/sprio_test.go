@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/fairledger/fairledger/internal/release"
 )
 
 // sprio returns what WriteSprio prints for rows with opt.
@@ -20,7 +22,7 @@ func sprio(t *testing.T, rows []Row, opt SprioOptions) string {
 }
 
 // sprioOpt returns the options of the test cluster for release r.
-func sprioOpt(r Release) SprioOptions {
+func sprioOpt(r release.Series) SprioOptions {
 	p := testParams(r)
 	return SprioOptions{Release: r, Weights: p.Weights, TRES: testTRES()}
 }
@@ -41,7 +43,7 @@ func checkLines(t *testing.T, got string, want ...string) {
 // "cpu=250,mem=50,gres/gpu=750" (27 bytes) is cut to its first 20.
 func TestSprioLong22_05(t *testing.T) {
 	t.Parallel()
-	r := Release{22, 5}
+	r := release.Series{Major: 22, Minor: 5}
 	opt := sprioOpt(r)
 	opt.Long = true
 	got := sprio(t, rowsOf(t, testParams(r), testCluster(), workedJob()), opt)
@@ -59,7 +61,7 @@ func TestSprioLong22_05(t *testing.T) {
 // QOSNAME (%.10n) before QOS: 155 + 9 + 11 = 175 columns.
 func TestSprioLong23_02(t *testing.T) {
 	t.Parallel()
-	for _, r := range []Release{{23, 2}, {24, 11}, {}} {
+	for _, r := range []release.Series{{Major: 23, Minor: 2}, {Major: 24, Minor: 11}, {}} {
 		t.Run(relName(r), func(t *testing.T) {
 			opt := sprioOpt(r)
 			opt.Long = true
@@ -77,8 +79,8 @@ func TestSprioLong23_02(t *testing.T) {
 }
 
 // relName names a release in test names.
-func relName(r Release) string {
-	if r == (Release{}) {
+func relName(r release.Series) string {
+	if r == (release.Series{}) {
 		return "newest"
 	}
 	return fmt.Sprintf("%d.%02d", r.Major, r.Minor)
@@ -91,7 +93,7 @@ func relName(r Release) string {
 func TestSprioNormLong(t *testing.T) {
 	t.Parallel()
 	t.Run("22.05", func(t *testing.T) {
-		r := Release{22, 5}
+		r := release.Series{Major: 22, Minor: 5}
 		opt := sprioOpt(r)
 		opt.Long, opt.Norm = true, true
 		got := sprio(t, rowsOf(t, testParams(r), testCluster(), workedJob()), opt)
@@ -101,7 +103,7 @@ func TestSprioNormLong(t *testing.T) {
 			"           1001 long         alice 0.00000139 0.5625000  0.5000000  0.2500000  0.2500000  1.0000000  0.2000000  cpu=0.50,mem=0.25,gr")
 	})
 	t.Run("23.02", func(t *testing.T) {
-		r := Release{23, 2}
+		r := release.Series{Major: 23, Minor: 2}
 		opt := sprioOpt(r)
 		opt.Long, opt.Norm = true, true
 		got := sprio(t, rowsOf(t, testParams(r), testCluster(), workedJob()), opt)
@@ -116,10 +118,10 @@ func TestSprioNormLong(t *testing.T) {
 // -u), PRIORITY, SITE and one per non-zero weight (sprio.c).
 func TestSprioShort(t *testing.T) {
 	t.Parallel()
-	p, c := testParams(Release{}), testCluster()
+	p, c := testParams(release.Series{}), testCluster()
 	rows := rowsOf(t, p, c, workedJob())
 	t.Run("every weight", func(t *testing.T) {
-		got := sprio(t, rows, sprioOpt(Release{}))
+		got := sprio(t, rows, sprioOpt(release.Series{}))
 		checkLines(t, got,
 			"          JOBID PARTITION   PRIORITY       SITE        AGE      ASSOC  FAIRSHARE    JOBSIZE  PARTITION        QOS                 TRES",
 			"           1001 long            6012          0        562        250       2500        250       1000        400 cpu=250,mem=50,gres/")
@@ -150,9 +152,9 @@ func sp(n int) string { return strings.Repeat(" ", n) }
 func TestSprioWeights(t *testing.T) {
 	t.Parallel()
 	t.Run("long", func(t *testing.T) {
-		opt := sprioOpt(Release{22, 5})
+		opt := sprioOpt(release.Series{Major: 22, Minor: 5})
 		opt.Long, opt.ShowWeights = true, true
-		got := sprio(t, rowsOf(t, testParams(Release{22, 5}), testCluster(), workedJob()), opt)
+		got := sprio(t, rowsOf(t, testParams(release.Series{Major: 22, Minor: 5}), testCluster(), workedJob()), opt)
 		// "        Weights", then " " + PARTITION 9 + " " + USER 8 + " " +
 		// PRIORITY 10 + " " + 9 of SITE's "         1" = 40 spaces;
 		// after QOS's 2000, " " + NICE 11 + " " = 13 spaces.
@@ -163,7 +165,7 @@ func TestSprioWeights(t *testing.T) {
 	t.Run("long without PriorityWeightTRES", func(t *testing.T) {
 		// The unset string is a NULL, which glibc prints "(null)": 13
 		// spaces, then "(null)" right-justified in 20 (14 more).
-		opt := sprioOpt(Release{22, 5})
+		opt := sprioOpt(release.Series{Major: 22, Minor: 5})
 		opt.Long, opt.ShowWeights, opt.NoHeader = true, true, true
 		opt.Weights.TRES, opt.Weights.TRESConfig = nil, ""
 		checkLines(t, sprio(t, nil, opt),
@@ -181,7 +183,7 @@ func TestSprioWeights(t *testing.T) {
 		// + " " + PRIORITY 10 + " " = 22 spaces before 1000; each weight
 		// padded to 10 and a space; the TRES column of -n prints nothing
 		// (6 + 1 + 20 = 27 spaces after 2000).
-		opt := sprioOpt(Release{})
+		opt := sprioOpt(release.Series{})
 		opt.Norm, opt.ShowWeights, opt.NoHeader = true, true, true
 		checkLines(t, sprio(t, nil, opt),
 			"        Weights"+sp(22)+"1000"+sp(7)+"500"+sp(8)+"10000"+sp(6)+"1000"+sp(7)+"1000"+sp(7)+"2000"+sp(27))
@@ -194,8 +196,8 @@ func TestSprioWeights(t *testing.T) {
 // which keeps its first 3 bytes.
 func TestSprioFormat(t *testing.T) {
 	t.Parallel()
-	rows := rowsOf(t, testParams(Release{}), testCluster(), workedJob())
-	opt := sprioOpt(Release{})
+	rows := rowsOf(t, testParams(release.Series{}), testCluster(), workedJob())
+	opt := sprioOpt(release.Series{})
 	opt.Format = "JOB:%i|%5u|%.3r end %T"
 	checkLines(t, sprio(t, rows, opt),
 		"JOB:JOBID|USER |PAR end TRES",
@@ -210,9 +212,9 @@ func TestSprioFormat(t *testing.T) {
 	t.Run("every letter of 22.05", func(t *testing.T) {
 		// Slurm's test25.1 format: the header it expects, and the
 		// worked job's values.
-		opt := sprioOpt(Release{22, 5})
+		opt := sprioOpt(release.Series{Major: 22, Minor: 5})
 		opt.Format = "%.15i %.8u %.10y %.10Y %.10S %.10a %.10A %.10b %.10B %.10f %.10F %.10j %.10J %.10p %.10P %.10q %.10Q %.6N"
-		got := sprio(t, rowsOf(t, testParams(Release{22, 5}), testCluster(), workedJob()), opt)
+		got := sprio(t, rowsOf(t, testParams(release.Series{Major: 22, Minor: 5}), testCluster(), workedJob()), opt)
 		if !strings.Contains(got, "JOBID     USER   PRIORITY   PRIORITY       SITE        AGE        AGE      ASSOC      ASSOC") ||
 			!strings.Contains(got, "FAIRSHARE  FAIRSHARE    JOBSIZE    JOBSIZE  PARTITION  PARTITION        QOS        QOS   NICE") {
 			t.Errorf("header is not test25.1's:\n%s", got)
@@ -234,10 +236,10 @@ func TestSprioFormatErrors(t *testing.T) {
 	}{
 		{"long and format", SprioOptions{Long: true, Format: "%i"}, "mutually exclusive"},
 		{"unknown letter", SprioOptions{Format: "%i %Z"}, "invalid job format specification: %Z"},
-		{"account before 23.02", SprioOptions{Release: Release{22, 5}, Format: "%i %o"}, "invalid job format specification: %o"},
-		{"QOS name before 23.02", SprioOptions{Release: Release{22, 5}, Format: "%i %n"}, "invalid job format specification: %n"},
-		{"SLUID before 26.05", SprioOptions{Release: Release{25, 11}, Format: "%s"}, "invalid job format specification: %s"},
-		{"SLUID", SprioOptions{Release: Release{26, 5}, Format: "%s"}, "SLUID"},
+		{"account before 23.02", SprioOptions{Release: release.Series{Major: 22, Minor: 5}, Format: "%i %o"}, "invalid job format specification: %o"},
+		{"QOS name before 23.02", SprioOptions{Release: release.Series{Major: 22, Minor: 5}, Format: "%i %n"}, "invalid job format specification: %n"},
+		{"SLUID before 26.05", SprioOptions{Release: release.Series{Major: 25, Minor: 11}, Format: "%s"}, "invalid job format specification: %s"},
+		{"SLUID", SprioOptions{Release: release.Series{Major: 26, Minor: 5}, Format: "%s"}, "SLUID"},
 		{"no letter", SprioOptions{Format: "%i %10"}, "letter is missing"},
 		{"too wide", SprioOptions{Format: "%99999i"}, "width over 1024"},
 	}
@@ -252,7 +254,7 @@ func TestSprioFormatErrors(t *testing.T) {
 			}
 		})
 	}
-	for _, ok := range []SprioOptions{{Release: Release{23, 2}, Format: "%o %n"}, {Format: "%.1024i"}, {Long: true}} {
+	for _, ok := range []SprioOptions{{Release: release.Series{Major: 23, Minor: 2}, Format: "%o %n"}, {Format: "%.1024i"}, {Long: true}} {
 		if err := CheckSprioOptions(ok); err != nil {
 			t.Errorf("CheckSprioOptions(%+v) = %v", ok, err)
 		}
@@ -263,7 +265,7 @@ func TestSprioFormatErrors(t *testing.T) {
 // header: the TRES list is not cut.
 func TestSprioParsable(t *testing.T) {
 	t.Parallel()
-	r := Release{22, 5}
+	r := release.Series{Major: 22, Minor: 5}
 	opt := sprioOpt(r)
 	opt.Long, opt.Parsable = true, true
 	j2 := workedJob()
@@ -283,7 +285,7 @@ func TestSprioParsable(t *testing.T) {
 // order), -j, -u, -p and -A, and sprio's message for -j without a job.
 func TestSprioFiltersAndOrder(t *testing.T) {
 	t.Parallel()
-	p, c := testParams(Release{}), testCluster()
+	p, c := testParams(release.Series{}), testCluster()
 	a := workedJob()
 	a.ID = 30
 	b := workedJob()
@@ -308,7 +310,7 @@ func TestSprioFiltersAndOrder(t *testing.T) {
 		{"-j without match", func(o *SprioOptions) { o.Jobs = []uint32{99} }, nil},
 		// 22.05 filters in slurmctld, and says so.
 		{"-j without match 22.05", func(o *SprioOptions) {
-			o.Jobs, o.Release, o.Format = []uint32{99}, Release{22, 5}, "%i %r %u"
+			o.Jobs, o.Release, o.Format = []uint32{99}, release.Series{Major: 22, Minor: 5}, "%i %r %u"
 		},
 			[]string{"Unable to find jobs matching user/id(s) specified"}},
 	} {
@@ -341,7 +343,7 @@ func TestSprioDirect(t *testing.T) {
 	t.Parallel()
 	j := workedJob()
 	j.DirectPriority = 999
-	for _, r := range []Release{{22, 5}, {23, 2}} {
+	for _, r := range []release.Series{{Major: 22, Minor: 5}, {Major: 23, Minor: 2}} {
 		t.Run(relName(r), func(t *testing.T) {
 			opt := sprioOpt(r)
 			opt.NoHeader = true
@@ -351,7 +353,7 @@ func TestSprioDirect(t *testing.T) {
 				"           1001        999          0          0          0          0          0          0          0           0"+sp(21))
 			opt.Format = "%.15i %10y %10a %10t|"
 			norm := "0.0000000 "
-			if r.atLeast(release2302) {
+			if r.AtLeast(adminSetZeroFactors) {
 				norm = "0         "
 			}
 			// %16.14f of the priority itself, not divided.
@@ -361,10 +363,10 @@ func TestSprioDirect(t *testing.T) {
 	t.Run("22.05 several partitions", func(t *testing.T) {
 		j := j
 		j.Partitions = []int{pShort, pLong}
-		opt := sprioOpt(Release{22, 5})
+		opt := sprioOpt(release.Series{Major: 22, Minor: 5})
 		opt.NoHeader = true
 		opt.Format = "%i %r %Y %S %P %N"
-		checkLines(t, sprio(t, rowsOf(t, testParams(Release{22, 5}), testCluster(), j), opt),
+		checkLines(t, sprio(t, rowsOf(t, testParams(release.Series{Major: 22, Minor: 5}), testCluster(), j), opt),
 			"1001 short 100 -2147483648 100 -2147483648",
 			"1001 long 1000 -2147483648 1000 -2147483648")
 	})
@@ -379,7 +381,7 @@ func TestSprioTest24_7(t *testing.T) {
 	const weight, partWeight = 4000000, 60000
 	p := Params{
 		Weights: Weights{Assoc: weight, JobSize: 1, Partition: partWeight, QOS: weight, TRES: []float64{weight}, TRESConfig: "cpu=4000000"},
-		Release: Release{22, 5},
+		Release: release.Series{Major: 22, Minor: 5},
 	}
 	c := Cluster{
 		TRES: []string{"cpu", "mem", "energy", "node", "billing"}, Nodes: 2, CPUs: 8,
@@ -407,7 +409,7 @@ func TestSprioTest24_7(t *testing.T) {
 // nothing on the weights line (where sprio crashes).
 func TestSprioCluster(t *testing.T) {
 	t.Parallel()
-	rows := rowsOf(t, testParams(Release{}), testCluster(), workedJob())
+	rows := rowsOf(t, testParams(release.Series{}), testCluster(), workedJob())
 	opt := SprioOptions{Format: "%i|%c|%.8c|%4c|%8c|", NoHeader: true}
 	checkLines(t, sprio(t, rows, opt), "1001|(null)|  (null)|    |(null)  |")
 	opt.Cluster = "lab"

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/release"
 	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -32,7 +33,7 @@ func inputFlags(sacctRequired bool) []cli.Flag {
 		&cli.DurationFlag{Name: "input-timeout", Value: ingest.DefaultPipeTimeout, Usage: "fail when a sacct file that is a named pipe gives no data for this long: no writer opens it, or its writer stalls (0: wait for ever; regular files are never timed out)"},
 		&cli.StringFlag{Name: "tz", Usage: "time zone of sacct's local timestamps and of usage resets (default: $TZ, else UTC; for run on an existing history, the history's zone, and another one is refused)"},
 		&cli.StringFlag{Name: "cluster", Usage: "cluster name when sacct has no Cluster column (default: ClusterName from slurm.conf)"},
-		&cli.StringFlag{Name: "slurm-version", Value: ingest.NewestSlurmVersion().String(), Usage: "release series of the site's slurmctld, " +
+		&cli.StringFlag{Name: "slurm-version", Value: release.Newest().String(), Usage: "release series of the site's slurmctld, " +
 			slurmVersionList() + " (the rules that differ between releases follow it: docs/slurm-versions.md)"},
 		&cli.StringFlag{Name: "rejects", Usage: "write rejected rows here (tab-separated: file, line, field, value, reason, record; - for stdout, before the summary); the file is replaced when the command ends, a symlink written through, a device or FIFO written as it is"},
 	}
@@ -63,7 +64,7 @@ func checkCommand(stdout, stderr io.Writer) *cli.Command {
 // slurmVersionList is the release series --slurm-version takes.
 func slurmVersionList() string {
 	var names []string
-	for _, v := range ingest.SupportedSlurmVersions() {
+	for _, v := range release.Supported() {
 		names = append(names, v.String())
 	}
 	return strings.Join(names, ", ")
@@ -71,7 +72,7 @@ func slurmVersionList() string {
 
 // inputs is what the shared input flags resolve to.
 type inputs struct {
-	version ingest.SlurmVersion
+	version release.Series
 	conf    *ingest.Config
 	assoc   []ingest.DatedAssociations
 	qos     *ingest.QOSTable
@@ -131,7 +132,7 @@ func (r *rejectSink) close() error {
 func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer, loc *time.Location) (*inputs, error) {
 	in := &inputs{sacct: c.StringSlice("sacct")}
 	var err error
-	if in.version, err = ingest.ParseSlurmVersion(c.String("slurm-version")); err != nil {
+	if in.version, err = release.Parse(c.String("slurm-version")); err != nil {
 		return nil, usagef("--slurm-version: %v", err)
 	}
 	in.reject = &rejectSink{log: log}

@@ -14,7 +14,7 @@ import (
 	"github.com/fairledger/fairledger/billing"
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
-	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/release"
 	"github.com/fairledger/fairledger/priority"
 )
 
@@ -102,8 +102,8 @@ func sprioCommand(stdout, stderr io.Writer) *cli.Command {
 				NoHeader: c.Bool("noheader"), Format: c.String("format"), Parsable: c.Bool("parsable"), Jobs: jobs,
 				Users: splitList(c.String("users")), Accounts: splitList(c.String("accounts")),
 				Partitions: splitList(c.String("partitions")), TRES: cfg.TRES}
-			if ver, err := ingest.ParseSlurmVersion(cfg.SlurmVersion); err == nil {
-				opt.Release = priority.Release{Major: ver.Major, Minor: ver.Minor}
+			if rel, err := release.Parse(cfg.SlurmVersion); err == nil {
+				opt.Release = rel
 			}
 			if opt.Weights, err = sprioWeights(cfg.PriorityWeights, cfg.TRES); err != nil {
 				return err

@@ -17,6 +17,7 @@ import (
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/release"
 	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -116,17 +117,14 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 					Msgf("%s is before the history of cluster %s, whose first snapshot is at %s: its associations with zero usage, as slurmctld prints them before its first decay tick",
 						at.In(loc).Format(time.RFC3339), snap.Cluster, snap.Time.In(loc).Format(time.RFC3339))
 			}
-			// Before 25.11 sshare prints the classic and depth-oblivious
-			// factor of account and root rows too (docs/slurm-versions.md §1).
+			// The release rules of sshare (fairshare.SshareRelease); a run
+			// that recorded no release series prints as the newest.
 			accountFS, nameOrder := false, false
-			if ver, err := ingest.ParseSlurmVersion(cfg.SlurmVersion); err == nil {
-				if res.Algorithm != fairshare.FairTreeAlgo && ver.Before(ingest.SlurmVersion{Major: 25, Minor: 11}) {
-					fairshare.AccountFairShares(tree, res, float64(max(cfg.DampeningFactor, 1)))
-					accountFS = true
-				}
-				// Before 23.11 sshare lists each parent's users before its
-				// sub-accounts, by name (docs/slurm-versions.md §3).
-				nameOrder = ver.Before(ingest.SlurmVersion{Major: 23, Minor: 11})
+			if rel, err := release.Parse(cfg.SlurmVersion); err == nil {
+				accountFS, nameOrder = fairshare.SshareRelease(rel, res.Algorithm)
+			}
+			if accountFS {
+				fairshare.AccountFairShares(tree, res, float64(max(cfg.DampeningFactor, 1)))
 			}
 			opt := fairshare.SshareOptions{
 				Long:             c.Bool("long"),

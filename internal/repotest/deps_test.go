@@ -11,11 +11,13 @@ import (
 // TestImportDirection enforces the pipeline's import direction: the math
 // packages (billing, decay, fairshare, priority) and schemas never import os
 // themselves, nor (even indirectly) a logger, cgo, DuckDB, ingest or export
-// (any package of it); and DuckDB is linked only where it may be
-// (noDuckDB).
+// (any package of it); internal/release, which every side imports, imports
+// nothing but the standard library, and not os (releasePure); and DuckDB
+// is linked only where it may be (noDuckDB).
 func TestImportDirection(t *testing.T) {
 	t.Parallel()
 	t.Run("no DuckDB", noDuckDB)
+	t.Run("internal/release standard library only", releasePure)
 	for _, pkg := range []string{"billing", "decay", "fairshare", "priority", "schemas"} {
 		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "github.com/fairledger/fairledger/"+pkg).CombinedOutput()
 		if err != nil {
@@ -113,6 +115,34 @@ func noDuckDB(t *testing.T) {
 		if (pkg == "export" || strings.HasPrefix(pkg, "export/")) && !slices.Contains(withoutDuckDB, pkg) &&
 			pkg != "export/query" && pkg != "export/report" {
 			t.Errorf("%s: a package under export that TestImportDirection does not check: add it to withoutDuckDB", pkg)
+		}
+	}
+}
+
+// releasePure enforces that internal/release, the Slurm release series
+// and the table of release rules that the math packages, ingest, the
+// pipeline and the CLI all import, stays a leaf: every package it links is
+// the standard library's, and it does not import os (or the network)
+// itself.
+func releasePure(t *testing.T) {
+	const pkg = "github.com/fairledger/fairledger/internal/release"
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, std, _ := strings.Cut(line, " ")
+		if path != pkg && std != "true" {
+			t.Errorf("internal/release links %s, which is not the standard library's", path)
+		}
+	}
+	out, err = exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		if d == "os" || d == "os/exec" || d == "net" || d == "net/http" {
+			t.Errorf("internal/release imports %s", d)
 		}
 	}
 }
