@@ -55,7 +55,7 @@ type JobOptions struct {
 type JobReader interface {
 	// Next returns the next batch, or io.EOF after the last one. The
 	// caller owns the record and must Release it.
-	Next() (arrow.Record, error)
+	Next() (arrow.RecordBatch, error)
 	// Stats are the input's counts so far, complete once Next returned
 	// io.EOF.
 	Stats() Stats
@@ -188,7 +188,7 @@ func (h *hashingReader) Read(p []byte) (int, error) {
 // ReadJobs reads the whole of src with o, calling fn for each batch (fn
 // must not keep the record past its return without Retain). It returns
 // the input's Stats (only its File when it could not be opened).
-func ReadJobs(src JobSource, o JobOptions, fn func(arrow.Record) error) (Stats, error) {
+func ReadJobs(src JobSource, o JobOptions, fn func(arrow.RecordBatch) error) (Stats, error) {
 	r, err := src.Open(o)
 	if err != nil {
 		return Stats{File: src.Name()}, err

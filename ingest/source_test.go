@@ -79,7 +79,7 @@ func TestSacctFileSource(t *testing.T) {
 	if _, err := missing.Size(); err == nil || err.Error() != "sacct: stat "+missing.Path+": no such file or directory" {
 		t.Errorf("Size of a missing file: %v", err)
 	}
-	st, err := ReadJobs(missing, JobOptions{}, func(arrow.Record) error { return nil })
+	st, err := ReadJobs(missing, JobOptions{}, func(arrow.RecordBatch) error { return nil })
 	if err == nil || st.File != missing.Path {
 		t.Errorf("ReadJobs of a missing file: stats of %q, error %v; want the file named and an error", st.File, err)
 	}
