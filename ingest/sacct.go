@@ -866,26 +866,7 @@ func (s *SacctReader) Close() {
 
 // ReadSacct reads a whole sacct file, calling fn for each batch (fn must not
 // keep the record past its return without Retain). It returns the file's
-// Stats.
+// Stats. It is ReadJobs of the file's SacctFile.
 func ReadSacct(path string, opt SacctOptions, fn func(arrow.Record) error) (Stats, error) {
-	r, f, err := OpenSacct(path, opt)
-	if err != nil {
-		return Stats{File: path}, err
-	}
-	defer f.Close()
-	defer r.Close()
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return r.Stats(), nil
-		}
-		if err != nil {
-			return r.Stats(), err
-		}
-		err = fn(rec)
-		rec.Release()
-		if err != nil {
-			return r.Stats(), err
-		}
-	}
+	return ReadJobs(SacctFile{Path: path, Options: opt}, JobOptions{}, fn)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/pipeline"
 )
 
@@ -192,7 +193,7 @@ func TestZoneIsTheHistorys(t *testing.T) {
 		opt := runOpts(hist, night)
 		opt.Location, opt.DryRun = berlin, dry
 		in := siteInputs(t, dir, f)
-		in.SacctOptions.Location = berlin
+		in.Jobs = sacctWith([]string{f}, func(o *ingest.SacctOptions) { o.Location = berlin })
 		_, err := pipeline.Run(context.Background(), in, opt)
 		refused(t, err, want, hist, before)
 		if !strings.Contains(err.Error(), "run with --tz UTC") {

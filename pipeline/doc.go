@@ -4,9 +4,9 @@
 // resuming from the checkpoint the previous night left.
 //
 // It is the one place where the stages meet, and it does I/O: it reads the
-// sacct files, keeps the jobs as export/record's JobTables, writes the
-// history through package export/history and logs with the caller's
-// zerolog logger. The computation itself stays in the pure packages. It
+// job inputs through ingest.JobSource (Inputs.Jobs), keeps the jobs as
+// export/record's JobTables, writes the history through package
+// export/history and logs with the caller's zerolog logger. The computation itself stays in the pure packages. It
 // does not link DuckDB.
 //
 // # Incremental runs

@@ -29,7 +29,7 @@ func siteInputs(t testing.TB, dir string, sacct ...string) pipeline.Inputs {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := pipeline.Inputs{Conf: conf, Sacct: sacct, SacctOptions: ingest.SacctOptions{Location: time.UTC}}
+	in := pipeline.Inputs{Conf: conf, Jobs: sacctWith(sacct, nil)}
 	if fi, err := os.Stat(filepath.Join(dir, "assoc")); err == nil && fi.IsDir() {
 		d, _, err := ingest.ReadAssocDir(filepath.Join(dir, "assoc"), time.UTC)
 		if err != nil {
@@ -52,6 +52,16 @@ func siteInputs(t testing.TB, dir string, sacct ...string) pipeline.Inputs {
 		in.QOS = q
 	}
 	return in
+}
+
+// sacctWith are the sacct files as siteInputs reads them (times in UTC),
+// with their reader's options changed by edit (if not nil).
+func sacctWith(files []string, edit func(*ingest.SacctOptions)) []ingest.JobSource {
+	opt := ingest.SacctOptions{Location: time.UTC}
+	if edit != nil {
+		edit(&opt)
+	}
+	return ingest.SacctFiles(files, opt)
 }
 
 func runOpts(history string, to time.Time) pipeline.Options {

@@ -89,7 +89,7 @@ func TestFileErrorLeavesHistory(t *testing.T) {
 		for _, files := range [][]string{{bad}, {night, bad}} {
 			for _, dry := range []bool{false, true} {
 				in := siteInputs(t, dir, files...)
-				in.SacctOptions.Fields = tc.fields
+				in.Jobs = sacctWith(files, func(o *ingest.SacctOptions) { o.Fields = tc.fields })
 				opt := runOpts(hist, n)
 				opt.DryRun = dry
 				_, err := pipeline.Run(context.Background(), in, opt)

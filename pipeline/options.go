@@ -18,11 +18,12 @@ type Inputs struct {
 	Assoc []ingest.DatedAssociations
 	// QOS is the QOS table (UsageFactor); nil gives every QOS factor 1.
 	QOS *ingest.QOSTable
-	// Sacct are the sacct -P files, streamed in order.
-	Sacct []string
-	// SacctOptions are passed to the sacct reader (Fields, Location,
-	// Cluster, OnReject, ...); DenseTRES is set from the billing table.
-	SacctOptions ingest.SacctOptions
+	// Jobs are the job records' inputs (sacct -P files: ingest.SacctFiles),
+	// streamed in order. The run reads them with its own settings on top
+	// of each source's options (ingest.JobOptions): the billing table's
+	// dense TRES, the cluster and the moment of the run as defaults, job
+	// priority's columns with Options.Priority.
+	Jobs []ingest.JobSource
 	// Files are the other input files (slurm.conf, association dumps, QOS),
 	// recorded with their size and SHA-256 in the runs table.
 	Files []string
@@ -107,13 +108,13 @@ type Options struct {
 	BeforeCommit func() error
 }
 
-// Progress reports how far the sacct files have been read.
+// Progress reports how far the job inputs have been read.
 type Progress struct {
-	// File is the sacct file being read.
+	// File is the input being read (its JobSource's Name).
 	File string
-	// BytesDone and BytesTotal count the bytes of all sacct files.
+	// BytesDone and BytesTotal count the bytes of all job inputs.
 	BytesDone, BytesTotal int64
-	// Rows is the number of sacct records read so far.
+	// Rows is the number of job records read so far.
 	Rows int64
 }
 

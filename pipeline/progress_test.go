@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/pipeline"
 )
 
@@ -21,7 +22,7 @@ func TestRunProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := siteInputs(t, dir, sacct)
-	in.SacctOptions.ChunkBytes = 16 << 10
+	in.Jobs = sacctWith([]string{sacct}, func(o *ingest.SacctOptions) { o.ChunkBytes = 16 << 10 })
 	opt := runOpts(filepath.Join(t.TempDir(), "history"), end)
 	var calls []pipeline.Progress
 	opt.Progress = func(p pipeline.Progress) { calls = append(calls, p) }

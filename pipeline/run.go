@@ -214,7 +214,7 @@ func (r *runState) readCheckpoints() error {
 	return r.m.setTickPhase(cps, r.opt.TickOrigin)
 }
 
-// readInputs reads the sacct files: it bills every batch, hands its jobs
+// readInputs reads the job inputs (Inputs.Jobs): it bills every batch, hands its jobs
 // to decay and spills its rows for the jobs tables.
 func (r *runState) readInputs(ctx context.Context) error {
 	opt := r.opt

@@ -3,17 +3,12 @@ package pipeline
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -81,111 +76,85 @@ func newStream(m *model, cps, loaded []*storedCheckpoint, opt Options, sp *spill
 	return s
 }
 
-// hashingReader counts and hashes what the sacct reader consumes.
-type hashingReader struct {
-	r io.Reader
-	h hash.Hash    // nil: count only (a dry run records no inputs)
-	n atomic.Int64 // the sacct reader's goroutine reads; progress reports it
-}
-
-func (h *hashingReader) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	if h.h != nil {
-		h.h.Write(p[:n])
-	}
-	h.n.Add(int64(n))
-	return n, err
-}
-
 func (s *stream) readAll(ctx context.Context, in Inputs, opt Options, sum *Summary) error {
 	var total int64
-	for _, p := range in.Sacct {
-		fi, err := os.Stat(p)
+	for _, src := range in.Jobs {
+		n, err := src.Size()
 		if err != nil {
-			return fmt.Errorf("sacct: %w", err)
+			return err
 		}
-		total += fi.Size()
+		total += n
 	}
-	sopt := in.SacctOptions
-	sopt.DenseTRES = s.m.bill.DenseTRES()
-	if sopt.Bounds.Max == 0 {
-		// Job times after the moment of the run are bad input: charged,
-		// they would take the history into the future.
-		sopt.Bounds = ingest.RunBounds(sum.Started)
-	}
-	if sopt.Cluster == "" {
-		sopt.Cluster = s.m.cluster
-	}
-	if s.m.prio != nil {
-		sopt.KeepPending, sopt.RequestColumns = true, true
-	}
+	// Job times after the moment of the run are bad input: charged, they
+	// would take the history into the future.
+	jo := ingest.JobOptions{DenseTRES: s.m.bill.DenseTRES(), Cluster: s.m.cluster, Bounds: ingest.RunBounds(sum.Started),
+		Priority: s.m.prio != nil, Hash: !opt.DryRun}
 	var done int64
-	for _, p := range in.Sacct {
-		f, err := ingest.OpenSacctStream(p, sopt.PipeTimeout)
+	for _, src := range in.Jobs {
+		n, err := s.readSource(ctx, src, jo, opt, sum, done, total)
+		done += n
 		if err != nil {
 			return err
-		}
-		hr := &hashingReader{r: f}
-		if !opt.DryRun {
-			hr.h = sha256.New()
-		}
-		rd, err := ingest.NewSacctReader(p, hr, sopt)
-		if err != nil {
-			f.Close()
-			return err
-		}
-		for {
-			if err := ctx.Err(); err != nil {
-				rd.Close()
-				f.Close()
-				return err
-			}
-			rec, err := rd.Next()
-			if err == io.EOF {
-				break
-			}
-			if err == nil {
-				// The run's ingested rows (those decay and the jobs table
-				// keep: not the job steps, which are most of a sacct file
-				// with steps), extrapolated from the bytes parsed so far (not
-				// those read: the reader reads blocks ahead, and counting
-				// them made the first estimate some 5 times too low, so
-				// decay's columns were allocated twice). Counting every row
-				// reserved 2.6 times the columns a 5 M-job year with steps
-				// needs, and kept the heap above the soft memory limit.
-				rows, parsed := max(sum.Ingest.Ingested+rd.Stats().Ingested, int64(rec.NumRows())), done+rd.ParsedBytes()
-				expect := int(float64(rows) / float64(max(parsed, 1)) * float64(total))
-				err = s.started(rec, sum, expect)
-				rec.Release()
-			}
-			if err != nil {
-				rd.Close()
-				f.Close()
-				if fe := (*ingest.FileError)(nil); errors.As(err, &fe) {
-					return err // it names the file
-				}
-				return fmt.Errorf("sacct %s: %w", p, err)
-			}
-			if opt.Progress != nil {
-				st := rd.Stats()
-				opt.Progress(Progress{File: p, BytesDone: done + hr.n.Load(), BytesTotal: total, Rows: sum.Ingest.Read + st.Read})
-			}
-		}
-		st := rd.Stats()
-		rd.Close()
-		f.Close()
-		done += hr.n.Load()
-		for _, w := range st.Warnings {
-			opt.Log.Warn().Str("file", p).Msg(w)
-		}
-		sum.Files = append(sum.Files, st)
-		sum.Ingest.Add(st)
-		if hr.h != nil {
-			s.inputs = append(s.inputs, record.RunInput{Path: p, SizeBytes: hr.n.Load(), SHA256: hex.EncodeToString(hr.h.Sum(nil))})
 		}
 	}
 	s.dedupe(sum)
 	return nil
+}
+
+// readSource reads the job input src with jo, done of the total bytes of
+// all inputs read before it, and returns the bytes it read.
+func (s *stream) readSource(ctx context.Context, src ingest.JobSource, jo ingest.JobOptions, opt Options, sum *Summary, done, total int64) (int64, error) {
+	p := src.Name()
+	rd, err := src.Open(jo)
+	if err != nil {
+		return 0, err
+	}
+	defer rd.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			// The run's ingested rows (those decay and the jobs table
+			// keep: not the job steps, which are most of a sacct file
+			// with steps), extrapolated from the bytes parsed so far (not
+			// those read: the reader reads blocks ahead, and counting
+			// them made the first estimate some 5 times too low, so
+			// decay's columns were allocated twice). Counting every row
+			// reserved 2.6 times the columns a 5 M-job year with steps
+			// needs, and kept the heap above the soft memory limit.
+			rows, parsed := max(sum.Ingest.Ingested+rd.Stats().Ingested, int64(rec.NumRows())), done+rd.ParsedBytes()
+			expect := int(float64(rows) / float64(max(parsed, 1)) * float64(total))
+			err = s.started(rec, sum, expect)
+			rec.Release()
+		}
+		if err != nil {
+			if fe := (*ingest.FileError)(nil); errors.As(err, &fe) {
+				return 0, err // it names the file
+			}
+			return 0, fmt.Errorf("sacct %s: %w", p, err)
+		}
+		if opt.Progress != nil {
+			st := rd.Stats()
+			opt.Progress(Progress{File: p, BytesDone: done + rd.BytesRead(), BytesTotal: total, Rows: sum.Ingest.Read + st.Read})
+		}
+	}
+	st := rd.Stats()
+	rd.Close()
+	n := rd.BytesRead()
+	for _, w := range st.Warnings {
+		opt.Log.Warn().Str("file", p).Msg(w)
+	}
+	sum.Files = append(sum.Files, st)
+	sum.Ingest.Add(st)
+	if jo.Hash {
+		s.inputs = append(s.inputs, record.RunInput{Path: p, SizeBytes: n, SHA256: rd.SHA256()})
+	}
+	return n, nil
 }
 
 // dedupe drops the records of job runs the input gives more than once

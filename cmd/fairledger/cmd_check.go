@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -73,13 +72,8 @@ func slurmVersionList() string {
 // inputs is what the shared input flags resolve to.
 type inputs struct {
 	version release.Series
-	conf    *ingest.Config
-	assoc   []ingest.DatedAssociations
-	qos     *ingest.QOSTable
-	stats   []ingest.Stats // association and QOS files
+	site    *ingest.Site // never nil once read, whatever errs holds
 	errs    []error
-	sacct   []string
-	sopt    ingest.SacctOptions
 	reject  *rejectSink
 }
 
@@ -125,12 +119,12 @@ func (r *rejectSink) close() error {
 	return nil
 }
 
-// readInputs reads slurm.conf, the association tree(s) and QOS, and opens
-// --rejects ("-" is stdout); loc is the zone of local times (--tz, or for
-// run the history's). Input errors are collected so that check can report
-// them all at once.
+// readInputs reads slurm.conf, the association tree(s) and QOS
+// (ingest.ReadSite) and logs their warnings, and opens --rejects ("-" is
+// stdout); loc is the zone of local times (--tz, or for run the history's).
+// Input errors are collected so that check can report them all at once.
 func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer, loc *time.Location) (*inputs, error) {
-	in := &inputs{sacct: c.StringSlice("sacct")}
+	in := &inputs{}
 	var err error
 	if in.version, err = release.Parse(c.String("slurm-version")); err != nil {
 		return nil, usagef("--slurm-version: %v", err)
@@ -147,58 +141,25 @@ func readInputs(c *cli.Context, log zerolog.Logger, stdout io.Writer, loc *time.
 		}
 		in.reject.out, in.reject.w = out, bufio.NewWriter(out)
 	}
-	conf, err := ingest.ReadSlurmConf(c.String("slurm-conf"))
+	in.site, err = ingest.ReadSite(siteOptions(c, loc, in.version, in.reject.add))
 	if err != nil {
-		in.errs = append(in.errs, capErrors(err))
+		in.errs = append(in.errs, err)
 	}
-	if conf != nil {
-		for _, w := range conf.WarningsFor(in.version) {
-			log.Warn().Str("file", conf.File).Msg(w)
-		}
+	for _, w := range in.site.Warnings {
+		log.Warn().Str("file", w.File).Msg(w.Msg)
 	}
-	in.conf = conf
-	ap := c.String("assoc")
-	if fi, err := os.Stat(ap); err == nil && fi.IsDir() {
-		d, st, err := ingest.ReadAssocDir(ap, loc)
-		in.assoc = d
-		in.stats = append(in.stats, st...)
-		if err != nil {
-			in.errs = append(in.errs, capErrors(err))
-		}
-	} else {
-		a, st, err := ingest.ReadAssocFile(ap)
-		in.stats = append(in.stats, st)
-		if err != nil {
-			in.errs = append(in.errs, capErrors(err))
-		}
-		if a != nil {
-			in.assoc = []ingest.DatedAssociations{{Assoc: a}}
-		}
-	}
-	if p := c.String("qos"); p != "" {
-		q, st, err := ingest.ReadQOS(p)
-		in.qos = q
-		in.stats = append(in.stats, st)
-		if err != nil {
-			in.errs = append(in.errs, capErrors(err))
-		}
-	}
-	for _, st := range in.stats {
-		for _, w := range st.Warnings {
-			log.Warn().Str("file", st.File).Msg(w)
-		}
-	}
-	cluster := c.String("cluster")
-	if cluster == "" && conf != nil {
-		cluster = conf.ClusterName
-	}
+	return in, nil
+}
+
+// siteOptions are the shared input flags as ingest.ReadSite takes them.
+func siteOptions(c *cli.Context, loc *time.Location, v release.Series, onReject func(*ingest.ParseError, string)) ingest.SiteOptions {
 	var fields []string
 	if s := c.String("sacct-fields"); s != "" {
 		fields = strings.Split(s, ",")
 	}
-	in.sopt = ingest.SacctOptions{Fields: fields, Location: loc, Cluster: cluster, OnReject: in.reject.add,
-		Bounds: ingest.RunBounds(time.Now()), PipeTimeout: c.Duration("input-timeout")}
-	return in, nil
+	return ingest.SiteOptions{SlurmConf: c.String("slurm-conf"), Assoc: c.String("assoc"), QOS: c.String("qos"),
+		Sacct: c.StringSlice("sacct"), SacctFields: fields, PipeTimeout: c.Duration("input-timeout"), Location: loc,
+		Cluster: c.String("cluster"), SlurmVersion: v, Now: time.Now(), OnReject: onReject}
 }
 
 // priorityPartialFlag is run's and check's --priority-partial.
@@ -219,78 +180,9 @@ func (in *inputs) forPriority(c *cli.Context, cmd string) error {
 		}
 		return nil
 	}
-	in.sopt.Require, in.sopt.RequireFor, in.sopt.RequireWarn = ingest.PriorityRequired, cmd, c.Bool("priority-partial")
+	o := &in.site.SacctOptions
+	o.Require, o.RequireFor, o.RequireWarn = ingest.PriorityRequired, cmd, c.Bool("priority-partial")
 	return nil
-}
-
-// maxShownErrors is how many errors of one input file a command prints;
-// the rest are counted. A few bad lines are all listed, so they can be
-// fixed in one go, while a file with an error on every line does not
-// bury the first ones.
-const maxShownErrors = 10
-
-// capErrors flattens err's errors.Join tree and keeps the first
-// maxShownErrors errors of each input file (an ingest.ParseError's File),
-// followed by one ingest.MoreErrors counting that file's others (those it
-// dropped and those a reader already counted in a MoreErrors). Files keep
-// the order of their first error; errors that name no file are all kept.
-func capErrors(err error) error {
-	var leaves []error
-	var flatten func(error)
-	flatten = func(e error) {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, x := range j.Unwrap() {
-				flatten(x)
-			}
-			return
-		}
-		leaves = append(leaves, e)
-	}
-	flatten(err)
-	type group struct {
-		errs []error
-		more int
-	}
-	var order []string
-	groups := map[string]*group{}
-	var other []error
-	for _, e := range leaves {
-		var file string
-		var pe *ingest.ParseError
-		var me *ingest.MoreErrors
-		switch {
-		case errors.As(e, &me):
-			file = me.File
-		case errors.As(e, &pe):
-			file = pe.File
-		default:
-			other = append(other, e)
-			continue
-		}
-		g := groups[file]
-		if g == nil {
-			g = &group{}
-			groups[file] = g
-			order = append(order, file)
-		}
-		switch {
-		case me != nil:
-			g.more += me.N
-		case len(g.errs) < maxShownErrors:
-			g.errs = append(g.errs, e)
-		default:
-			g.more++
-		}
-	}
-	var out []error
-	for _, f := range order {
-		g := groups[f]
-		out = append(out, g.errs...)
-		if g.more > 0 {
-			out = append(out, &ingest.MoreErrors{File: f, N: g.more})
-		}
-	}
-	return errors.Join(append(out, other...)...)
 }
 
 // countClusters adds the rows of rec to counts, per value of the Cluster
@@ -344,21 +236,22 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 	if err := in.forPriority(c, "check --priority"); err != nil {
 		return err
 	}
-	if c.Bool("priority") {
-		in.sopt.KeepPending, in.sopt.RequestColumns = true, true
-	}
+	site := in.site
 	if len(in.errs) == 0 {
 		// What run derives from the configuration, checked as run does.
-		if err := pipeline.Validate(pipeline.Inputs{Conf: in.conf, Assoc: in.assoc, QOS: in.qos},
-			pipeline.Options{Cluster: c.String("cluster"), Location: in.sopt.Location, SlurmVersion: in.version}); err != nil {
+		if err := pipeline.Validate(pipeline.Inputs{Conf: site.Conf, Assoc: site.Assoc, QOS: site.QOS},
+			pipeline.Options{Cluster: c.String("cluster"), Location: site.SacctOptions.Location, SlurmVersion: in.version}); err != nil {
 			in.errs = append(in.errs, err)
 		}
 	}
 	var rows []ingest.Stats
-	rows = append(rows, in.stats...)
+	rows = append(rows, site.Stats...)
 	clusters := map[string]int64{} // ingested sacct rows per cluster
-	for _, p := range in.sacct {
-		st, err := ingest.ReadSacct(p, in.sopt, func(rec arrow.Record) error { return countClusters(rec, clusters) })
+	// Read as run reads them, with --priority as run --priority does.
+	jo := ingest.JobOptions{Priority: c.Bool("priority")}
+	for _, src := range site.Jobs() {
+		p := src.Name()
+		st, err := ingest.ReadJobs(src, jo, func(rec arrow.Record) error { return countClusters(rec, clusters) })
 		if err != nil {
 			in.errs = append(in.errs, err)
 		}
@@ -373,10 +266,10 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	if in.conf != nil {
+	if conf := site.Conf; conf != nil {
 		fmt.Fprintf(tw, "slurm.conf\t%s\tcluster=%s algorithm=%s half-life=%ds calc-period=%ds reset=%s limits=%v partitions=%d\n",
-			in.conf.File, in.conf.ClusterName, in.conf.Algorithm(), in.conf.DecayHalfLifeSec, in.conf.CalcPeriodSec,
-			in.conf.UsageResetPeriod, in.conf.LimitsEnforced(), len(in.conf.Partitions))
+			conf.File, conf.ClusterName, conf.Algorithm(), conf.DecayHalfLifeSec, conf.CalcPeriodSec,
+			conf.UsageResetPeriod, conf.LimitsEnforced(), len(conf.Partitions))
 	}
 	fmt.Fprintln(tw, "FILE\tLINES\tREAD\tINGESTED\tREJECTED\tSKIPPED")
 	var rejected int64
@@ -396,12 +289,12 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "%s: %d of the ingested rows never started: read for job priority, charged nothing\n", st.File, st.NeverStarted)
 		}
 	}
-	if line, none := clusterLine(clusters, in.sopt.Cluster); line != "" {
+	if line, none := clusterLine(clusters, site.SacctOptions.Cluster); line != "" {
 		fmt.Fprintln(stdout, line)
 		if none {
-			in.errs = append(in.errs, fmt.Errorf("none of the sacct rows is of cluster %q: run would charge nothing; check the sacct files and ClusterName (or pass --cluster)", in.sopt.Cluster))
+			in.errs = append(in.errs, fmt.Errorf("none of the sacct rows is of cluster %q: run would charge nothing; check the sacct files and ClusterName (or pass --cluster)", site.SacctOptions.Cluster))
 		} else {
-			log.Warn().Str("cluster", in.sopt.Cluster).Interface("sacct_clusters", clusters).Msg("sacct rows of other clusters are not charged")
+			log.Warn().Str("cluster", site.SacctOptions.Cluster).Interface("sacct_clusters", clusters).Msg("sacct rows of other clusters are not charged")
 		}
 	}
 	if len(in.errs) > 0 {

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -100,24 +101,25 @@ func runRun(c *cli.Context, log zerolog.Logger, stdout, stderr io.Writer) error 
 		in.reject.close()
 		return errors.Join(in.errs...)
 	}
+	site := in.site
 	if err := in.forPriority(c, "run --priority"); err != nil {
 		in.reject.close()
 		return err
 	}
-	if err := pipeline.CheckSnapshotPeriod(c.Duration("snapshot-every"), time.Duration(in.conf.CalcPeriodSec)*time.Second); err != nil {
+	if err := pipeline.CheckSnapshotPeriod(c.Duration("snapshot-every"), time.Duration(site.Conf.CalcPeriodSec)*time.Second); err != nil {
 		in.reject.close()
 		return usagef("%v", err)
 	}
-	if in.qos == nil {
+	if site.QOS == nil {
 		log.Info().Msg("no --qos: every job is charged with UsageFactor 1")
 	}
-	tickOrigin, err := parseTickPhase(c.String("tick-phase"), in.conf.CalcPeriodSec)
+	tickOrigin, err := parseTickPhase(c.String("tick-phase"), site.Conf.CalcPeriodSec)
 	if err != nil {
 		in.reject.close()
 		return err
 	}
-	pin := pipeline.Inputs{Conf: in.conf, Assoc: in.assoc, QOS: in.qos, Sacct: in.sacct, SacctOptions: in.sopt,
-		Files: append(inputFiles(c), c.StringSlice("slurmctld-log")...), SlurmctldLogs: c.StringSlice("slurmctld-log")}
+	pin := pipeline.Inputs{Conf: site.Conf, Assoc: site.Assoc, QOS: site.QOS, Jobs: site.Jobs(),
+		Files: slices.Concat(site.Files, c.StringSlice("slurmctld-log")), SlurmctldLogs: c.StringSlice("slurmctld-log")}
 	opt := pipeline.Options{
 		History: c.String("history"), Cluster: c.String("cluster"), From: from, To: to, SacctStart: sacctStart, SacctEnd: sacctEnd,
 		SnapshotEvery: c.Duration("snapshot-every"), Location: loc, Version: version,
@@ -237,26 +239,6 @@ func interrupted(ctx context.Context, err error, dry bool) error {
 		return fmt.Errorf("dry run interrupted by %w; nothing was written: %w", ie, err)
 	}
 	return fmt.Errorf("run interrupted by %w; the history is unchanged where not yet written, and the next run recomputes this night: %w", ie, err)
-}
-
-// inputFiles are the small input files recorded in the runs table.
-func inputFiles(c *cli.Context) []string {
-	files := []string{c.String("slurm-conf")}
-	a := c.String("assoc")
-	if fi, err := os.Stat(a); err == nil && fi.IsDir() {
-		entries, _ := os.ReadDir(a)
-		for _, e := range entries {
-			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
-				files = append(files, filepath.Join(a, e.Name()))
-			}
-		}
-	} else {
-		files = append(files, a)
-	}
-	if q := c.String("qos"); q != "" {
-		files = append(files, q)
-	}
-	return files
 }
 
 // reasonUnknownQOS names, in the summary line, the rows of a QOS missing

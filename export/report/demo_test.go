@@ -101,8 +101,8 @@ func runPipeline(dir, sacct, hist string, to time.Time, priority bool) error {
 		return err
 	}
 	_, err = pipeline.Run(context.Background(),
-		pipeline.Inputs{Conf: conf, Assoc: []ingest.DatedAssociations{{Assoc: assoc}}, QOS: qos, Sacct: []string{sacct},
-			SacctOptions: ingest.SacctOptions{Location: time.UTC}},
+		pipeline.Inputs{Conf: conf, Assoc: []ingest.DatedAssociations{{Assoc: assoc}}, QOS: qos,
+			Jobs: ingest.SacctFiles([]string{sacct}, ingest.SacctOptions{Location: time.UTC})},
 		pipeline.Options{History: hist, To: to, SnapshotEvery: 24 * time.Hour, Location: time.UTC, Version: "test", Priority: priority,
 			Now: func() time.Time { return to.Add(time.Hour) }, Log: zerolog.Nop()})
 	return err
