@@ -348,9 +348,10 @@ func (m *Manifest) Files(table, cluster string) []Partition {
 // Path is the full path of one of the view's files.
 func (v *View) Path(p Partition) string { return filepath.Join(v.Dir, filepath.FromSlash(p.Path)) }
 
-// Read reads file p of the view into dst (a *[]record.JobRow, *[]record.UsageRow,
-// *[]record.FairshareRow, *[]record.AssociationRow or *[]record.RunRow matching p.Table), after
-// checking its size and row count against the manifest.
+// Read reads file p of the view into dst, a pointer to a slice of the row
+// type of p's table (*[]record.JobRow for the jobs ... *[]record.PriorityRow:
+// tables.go lists them), after checking its size and row count against the
+// manifest.
 func (v *View) Read(p Partition, dst any) error {
 	return readSegment(v.Path(p), p, dst)
 }
@@ -604,8 +605,9 @@ func (t *Txn) Remove(p Partition) {
 	}
 }
 
-// Write writes rows (a []record.JobRow or *record.JobTable, []record.UsageRow, []record.FairshareRow,
-// []record.AssociationRow or []record.RunRow matching table) as a new file of the
+// Write writes rows (a slice of the row type of table, or the table's
+// batch: a []record.JobRow or *record.JobTable, a []record.UsageRow ...
+// a []record.PriorityRow; tables.go lists them) as a new file of the
 // (table, cluster, month) partition, named by its content, and returns its
 // manifest entry. Rows are written in the table's sort order (a *record.JobTable
 // is sorted in place). hot marks a file the next runs are expected to
