@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/fairledger/fairledger/decay"
-	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/internal/synth"
@@ -167,7 +166,7 @@ func canonical[T any](t *testing.T, v *history.View, table, cluster string, m ti
 	if err := v.ReadPartition(table, cluster, m, &rows); err != nil {
 		t.Fatal(err)
 	}
-	b, err := encode.Rows(table, any(rows))
+	b, err := history.EncodeRows(table, any(rows))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/export/record"
@@ -122,7 +121,7 @@ func computedState(t *testing.T, hist string, to time.Time) map[string][]byte {
 			m[table+"/"+k] = b
 		}
 	}
-	jobs, err := encode.Rows(schemas.TableJobs, jobsWithoutSource(t, hist, "synth"))
+	jobs, err := history.EncodeRows(schemas.TableJobs, jobsWithoutSource(t, hist, "synth"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,11 +357,11 @@ func TestRunConvertsOldHistory(t *testing.T) {
 	sameFiles(t, "converted and continued", got, want)
 }
 
-// fairshareWithoutTRESRun returns the fairshare partitions of history as
+// fairshareWithoutTRESRun returns the fairshare partitions of hist as
 // computedState keys them, with every tres_run_mins cell cleared.
-func fairshareWithoutTRESRun(t *testing.T, history string) map[string][]byte {
+func fairshareWithoutTRESRun(t *testing.T, hist string) map[string][]byte {
 	t.Helper()
-	v := openView(t, history)
+	v := openView(t, hist)
 	defer v.Close()
 	out := map[string][]byte{}
 	for _, p := range v.Files(schemas.TableFairshare, "") {
@@ -378,7 +377,7 @@ func fairshareWithoutTRESRun(t *testing.T, history string) map[string][]byte {
 		for i := range rows {
 			rows[i].TRESRunMins = nil
 		}
-		b, err := encode.Rows(schemas.TableFairshare, any(rows))
+		b, err := history.EncodeRows(schemas.TableFairshare, any(rows))
 		if err != nil {
 			t.Fatal(err)
 		}

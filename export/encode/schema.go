@@ -15,18 +15,6 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// rowModels are the Go row types of the history tables, by table name.
-func rowModels() map[string]any {
-	return map[string]any{
-		schemas.TableJobs:         record.JobRow{},
-		schemas.TableUsage:        record.UsageRow{},
-		schemas.TableFairshare:    record.FairshareRow{},
-		schemas.TableAssociations: record.AssociationRow{},
-		schemas.TableRuns:         record.RunRow{},
-		schemas.TablePriority:     record.PriorityRow{},
-	}
-}
-
 // jobsSchema is the jobs table's Parquet schema: record.JobRow's, with encodings
 // its struct tags cannot give (parquet-go refuses "delta" on a pointer
 // field): DELTA_BINARY_PACKED for the INT64 columns (ids, counts,
@@ -223,27 +211,6 @@ type fieldsNode struct {
 }
 
 func (n fieldsNode) Fields() []parquet.Field { return n.fields }
-
-// CheckSchemas verifies that the Parquet schema of every row type has
-// exactly the columns schemas.Tables documents, in order, with the
-// documented types and nullability. All differences are reported at once.
-// Opening a history calls it: a programmer error is caught before any
-// file is written.
-func CheckSchemas() error {
-	models := rowModels()
-	var errs []error
-	for _, t := range schemas.Tables() {
-		model, ok := models[t.Name]
-		if !ok {
-			errs = append(errs, fmt.Errorf("table %s: no row type", t.Name))
-			continue
-		}
-		if err := CheckSchema(t, parquet.SchemaOf(model)); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
 
 // CheckSchema compares one Parquet schema (a row type's, or a written
 // file's) with its table definition: the columns in order, their types and

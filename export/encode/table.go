@@ -1,56 +1,45 @@
 package encode
 
 import (
-	"bytes"
-	"fmt"
 	"io"
 
 	"github.com/fairledger/fairledger/export/record"
-	"github.com/fairledger/fairledger/schemas"
 )
 
-// Table returns the function writing rows as one Parquet file of table
-// def, in the table's order (SortBy): rows is a []record.JobRow or a
-// *record.JobTable (sorted in place), a []record.UsageRow,
-// []record.FairshareRow, []record.AssociationRow or []record.RunRow. The
-// same rows give the same bytes.
-func Table(def schemas.Table, rows any) (func(io.Writer) error, error) {
-	switch r := rows.(type) {
-	case []record.JobRow:
-		return jobsEncoder(record.JobTableOf(r), def.SortBy), nil
-	case *record.JobTable:
-		r.Sort()
-		return jobsEncoder(r, def.SortBy), nil
-	case []record.UsageRow:
-		return usageEncoder(r, def.SortBy), nil
-	case []record.FairshareRow:
-		return fairshareEncoder(r, def.SortBy), nil
-	case []record.AssociationRow:
-		return associationsEncoder(r, def.SortBy), nil
-	case []record.RunRow:
-		return encoder(r, record.CompareRuns, def.SortBy), nil
-	case []record.PriorityRow:
-		return encoder(r, record.ComparePriority, def.SortBy), nil
-	}
-	return nil, fmt.Errorf("rows of type %T", rows)
+// The encoders of the history's tables, one per row type. Each returns the
+// function writing its rows as one Parquet file of the table whose sort
+// columns are sortBy (schemas.Table.SortBy), in the table's order; the same
+// rows give the same bytes. Which table takes which encoder is said once,
+// in the history's list of tables (export/history/tables.go).
+
+// Jobs writes the records of t, sorted in place first (record.JobTable.Sort),
+// as a file of the jobs table (see jobsEncoder).
+func Jobs(t *record.JobTable, sortBy []string) func(io.Writer) error {
+	t.Sort()
+	return jobsEncoder(t, sortBy)
 }
 
-// Rows returns rows (as Table takes them) encoded as one file of table, in
-// the table's order: the bytes one segment of exactly these rows has,
-// whichever segments a history stores them in. Tests compare histories
-// written in different steps with it.
-func Rows(table string, rows any) ([]byte, error) {
-	def, err := schemas.TableByName(table)
-	if err != nil {
-		return nil, err
-	}
-	encode, err := Table(def, rows)
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	if err := encode(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+// Usage writes usage rows in record.CompareUsage order (see usageEncoder).
+func Usage(rows []record.UsageRow, sortBy []string) func(io.Writer) error {
+	return usageEncoder(rows, sortBy)
+}
+
+// Fairshare writes fairshare rows in record.CompareFairshare order (see
+// fairshareEncoder).
+func Fairshare(rows []record.FairshareRow, sortBy []string) func(io.Writer) error {
+	return fairshareEncoder(rows, sortBy)
+}
+
+// Associations writes associations rows in record.CompareAssociations
+// order (see associationsEncoder).
+func Associations(rows []record.AssociationRow, sortBy []string) func(io.Writer) error {
+	return associationsEncoder(rows, sortBy)
+}
+
+// Sorted writes rows of any table through parquet-go's generic writer, in
+// cmp order (as given when cmp is nil): the encoder of the tables too small
+// to need one of their own (runs, priority), and the reference the others
+// write the same bytes as.
+func Sorted[T any](rows []T, cmp func(a, b *T) int, sortBy []string) func(io.Writer) error {
+	return encoder(rows, cmp, sortBy)
 }

@@ -2,19 +2,18 @@ package history
 
 import (
 	"cmp"
-	"fmt"
 	"math/bits"
 	"slices"
 
 	"github.com/fairledger/fairledger/export/encode"
-	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
 
 // Compaction keeps the number of a history's files bounded, size-tiered:
 // planCompaction decides, from the manifest's entries alone, which
 // segments of one table to merge; Txn.Compact runs the plan over every
-// table of a cluster and merges (Txn.merge) in the commit being built.
+// table of a cluster and merges each group (Txn.merge, which reads it
+// through the table's descriptor) in the commit being built.
 // docs/history-store.md explains the rule and its costs.
 
 // compactFanIn is how many settled segments of one size class a partition
@@ -49,7 +48,7 @@ func (t *Txn) Compact(cluster string) (merged int, err error) {
 			if len(group) == 0 {
 				break
 			}
-			if err = t.merge(def.Name, group); err != nil {
+			if _, err = t.merge(group); err != nil {
 				return merged, err
 			}
 			merged += len(group)
@@ -104,56 +103,4 @@ func groupRows(segs []Partition) int64 {
 		n += p.Rows
 	}
 	return n
-}
-
-// merge replaces group, segments of one partition of table (a plan of
-// planCompaction), by one settled segment of their rows, written as
-// Txn.Write writes them. It is the one place compaction knows each
-// table's row type. The jobs rows gather in a JobTable (pointer-free
-// records, names and TRES sets interned), decoded a few thousand at a
-// time, so that merging a month's segments holds about 200 bytes a row
-// rather than the decoded rows' 400 and more.
-func (t *Txn) merge(table string, group []Partition) error {
-	var rows any
-	var err error
-	switch table {
-	case schemas.TableJobs:
-		jobs := record.NewJobTable(record.NewJobDict(), int(groupRows(group)))
-		for _, p := range group {
-			if err := t.ReadJobs(p, jobs); err != nil {
-				return err
-			}
-		}
-		rows = jobs
-	case schemas.TableUsage:
-		rows, err = readGroup[record.UsageRow](t, group)
-	case schemas.TableFairshare:
-		rows, err = readGroup[record.FairshareRow](t, group)
-	case schemas.TableAssociations:
-		rows, err = readGroup[record.AssociationRow](t, group)
-	case schemas.TableRuns:
-		rows, err = readGroup[record.RunRow](t, group)
-	case schemas.TablePriority:
-		rows, err = readGroup[record.PriorityRow](t, group)
-	default:
-		return fmt.Errorf("compact: table %s", table)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = t.replace(group, rows, false)
-	return err
-}
-
-// readGroup reads the rows of segs, one after the other.
-func readGroup[T any](t *Txn, segs []Partition) ([]T, error) {
-	var rows []T
-	for _, p := range segs {
-		var part []T
-		if err := t.Read(p, &part); err != nil {
-			return nil, err
-		}
-		rows = append(rows, part...)
-	}
-	return rows, nil
 }

@@ -15,6 +15,11 @@
 // over the View's files. Verify and Repair check and mend a history;
 // Migrate converts the layout before generations.
 //
+// What depends on a table (its Go rows, order, encoder, the statistics of
+// its segments, how older files are upgraded on read, what a repair cuts)
+// is said once, in the list of tables (tables.go); the store goes through
+// it and never switches on a table or a row type.
+//
 // The history is a series of generations, each a hive-partitioned tree of
 // immutable Parquet segments; the current symlink names the committed one:
 //

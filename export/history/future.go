@@ -3,9 +3,6 @@ package history
 import (
 	"fmt"
 	"path"
-
-	"github.com/fairledger/fairledger/export/record"
-	"github.com/fairledger/fairledger/schemas"
 )
 
 // A history whose newest checkpoint is after the moment of a run was
@@ -45,45 +42,9 @@ func (t *Txn) cutAfter(cluster string, at int64) (map[string]int64, error) {
 			removed[TableState]++
 		}
 	}
-	day := at - at%86400
-	cuts := []struct {
-		table string
-		after func(p Partition) bool // whether p may hold rows after at
-		cut   func(p Partition) (int64, error)
-	}{
-		{schemas.TableJobs, func(p Partition) bool { return p.MaxTime > at || p.MaxEnd > at },
-			func(p Partition) (int64, error) {
-				return cutRows(t, p, func(r *record.JobRow) bool {
-					return r.Start.Unix() > at || r.End != nil && r.End.Unix() > at
-				})
-			}},
-		{schemas.TableUsage, func(p Partition) bool { return p.MaxTime >= day },
-			func(p Partition) (int64, error) {
-				return cutRows(t, p, func(r *record.UsageRow) bool { return r.PeriodStart.Unix() >= day })
-			}},
-		{schemas.TableFairshare, func(p Partition) bool { return p.MaxTime > at },
-			func(p Partition) (int64, error) {
-				return cutRows(t, p, func(r *record.FairshareRow) bool { return r.Snapshot.Unix() > at })
-			}},
-		{schemas.TableAssociations, func(p Partition) bool { return p.MaxTime > at },
-			func(p Partition) (int64, error) {
-				return cutRows(t, p, func(r *record.AssociationRow) bool { return r.Snapshot.Unix() > at })
-			}},
-		{schemas.TablePriority, func(p Partition) bool { return p.MaxTime > at },
-			func(p Partition) (int64, error) {
-				return cutRows(t, p, func(r *record.PriorityRow) bool { return r.At.Unix() > at })
-			}},
-	}
-	for _, c := range cuts {
-		for _, p := range t.base.Files(c.table, cluster) {
-			if !c.after(p) || t.dropped(p) {
-				continue
-			}
-			n, err := c.cut(p)
-			if err != nil {
-				return nil, err
-			}
-			removed[c.table] += n
+	for _, d := range tables {
+		if err := d.cutFiles(t, cluster, at, removed); err != nil {
+			return nil, err
 		}
 	}
 	return removed, nil

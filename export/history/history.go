@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 	"github.com/parquet-go/parquet-go"
@@ -112,7 +111,7 @@ type Manifest struct {
 // if the row types and schemas.Tables disagree (a programmer error caught
 // before any file is written).
 func Open(dir string) (*Store, error) {
-	if err := encode.CheckSchemas(); err != nil {
+	if err := checkSchemas(); err != nil {
 		return nil, fmt.Errorf("open history: %w", err)
 	}
 	h := &Store{Dir: dir, found: true}
@@ -257,25 +256,6 @@ func (h *Store) WritePartition(table, cluster string, month time.Time, rows any)
 		return err
 	}
 	return t.Commit()
-}
-
-// tableOf names the table of a rows slice.
-func tableOf(rows any) string {
-	switch rows.(type) {
-	case []record.JobRow, *record.JobTable:
-		return schemas.TableJobs
-	case []record.UsageRow:
-		return schemas.TableUsage
-	case []record.FairshareRow:
-		return schemas.TableFairshare
-	case []record.AssociationRow:
-		return schemas.TableAssociations
-	case []record.RunRow:
-		return schemas.TableRuns
-	case []record.PriorityRow:
-		return schemas.TablePriority
-	}
-	return ""
 }
 
 // AppendRun writes run as a new file of the runs table in a commit of its

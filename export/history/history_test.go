@@ -129,7 +129,7 @@ func TestRowOrderAndInputUntouched(t *testing.T) {
 // documented types, zstd compression (the jobs table's, per column:
 // TestJobsColumnCodecs) and sorting metadata.
 func TestFileSchemas(t *testing.T) {
-	if err := encode.CheckSchemas(); err != nil {
+	if err := checkSchemas(); err != nil {
 		t.Fatalf("checkSchemas: %v", err)
 	}
 	h := openHistory(t)

@@ -373,38 +373,11 @@ func (t *Txn) migrateFile(f oldFile, entries []oldEntry, runs map[[2]string][]re
 	if err != nil {
 		return &oldProblem{rel: f.rel, what: err.Error()}
 	}
-	var rows any
-	var n int
-	switch f.table {
-	case schemas.TableJobs:
-		var jt *record.JobTable
-		jt, err = decodeJobTable(b)
-		if err == nil {
-			n, rows = len(jt.Recs), jt
-		}
-	case schemas.TableUsage:
-		var r []record.UsageRow
-		n, err = decodeRows(b, &r)
-		rows = r
-	case schemas.TableFairshare:
-		var r []record.FairshareRow
-		n, err = decodeRows(b, &r)
-		rows = r
-	case schemas.TableAssociations:
-		var r []record.AssociationRow
-		n, err = decodeRows(b, &r)
-		rows = r
-	case schemas.TableRuns:
-		var r []record.RunRow
-		n, err = decodeRows(b, &r)
-		rows = r
-	case schemas.TablePriority:
-		var r []record.PriorityRow
-		n, err = decodeRows(b, &r)
-		rows = r
-	default:
-		return fmt.Errorf("migrate %s: table %s", f.rel, f.table)
+	d, _, err := tableNamed(f.table)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", f.rel, err)
 	}
+	rows, n, err := d.decodeBatch(b)
 	if err != nil {
 		return &oldProblem{rel: f.rel, what: "not readable Parquet: " + err.Error()}
 	}

@@ -203,6 +203,27 @@ func (t *Txn) replace(segs []Partition, rows any, hot bool) (Partition, error) {
 	return t.Write(p.Table, p.Cluster, month, rows, hot)
 }
 
+// merge replaces segs, segments of one (table, cluster, month) partition
+// (of the base, or written by the commit), by one settled segment of all
+// their rows in the table's order, and returns its entry (an empty one
+// when they hold no rows): how compaction merges a partition's segments.
+// The rows gather as the table's descriptor reads them (the jobs in a
+// record.JobTable, a few thousand rows decoded at a time).
+func (t *Txn) merge(segs []Partition) (Partition, error) {
+	if len(segs) == 0 {
+		return Partition{}, errors.New("merge: no segments")
+	}
+	d, _, err := tableNamed(segs[0].Table)
+	if err != nil {
+		return Partition{}, fmt.Errorf("merge: %w", err)
+	}
+	rows, err := d.gatherBatch(t, segs)
+	if err != nil {
+		return Partition{}, err
+	}
+	return t.replace(segs, rows, false)
+}
+
 // PriorityAt returns the priority rows of cluster's fair-share snapshot at
 // snap (a Snapshot's Time): the jobs waiting then. A snapshot at which no
 // job waited has none. It reads the priority partition of snap's month.

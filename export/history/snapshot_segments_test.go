@@ -202,7 +202,7 @@ func TestSnapshotSegmentsBytes(t *testing.T) {
 				rows any
 				n    int
 			}{{fsPart, wantFS, len(wantFS)}, {asPart, wantAS, len(wantAS)}} {
-				want, err := encode.Rows(w.p.Table, w.rows)
+				want, err := EncodeRows(w.p.Table, w.rows)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -9,15 +9,14 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
-
-	"github.com/fairledger/fairledger/schemas"
 )
 
 // The statistics of a data file's manifest entry (Partition's MinTime,
 // MaxTime, MinID, MaxID, MaxEnd) decide what a run reads, rewrites and
 // deduplicates against (pipeline/write.go), so Verify recomputes them from
 // the file's rows and compares: contentStats reads only the columns they
-// come from, the way rowsEncoder computed them when the file was written.
+// come from, the way the table's descriptor (tables.go) computed them when
+// the file was written.
 
 // statsChunk is how many values contentStats decodes at a time.
 const statsChunk = 4096
@@ -38,23 +37,23 @@ func contentStats(f io.ReaderAt, size int64, table string) (st Partition, err er
 	if err != nil {
 		return Partition{}, err
 	}
-	var timeCol string
-	switch table {
-	case schemas.TableJobs:
-		timeCol = "start"
-	case schemas.TableUsage:
-		timeCol = "period_start"
-	case schemas.TableFairshare, schemas.TableAssociations:
-		timeCol = "snapshot"
-	case schemas.TableRuns:
-		timeCol = "started"
-	case schemas.TablePriority:
-		timeCol = "event_time"
-		if _, ok := pf.Schema().Lookup(timeCol); !ok {
-			timeCol = "snapshot" // a file from before the event_time column (upgradePriority)
-		}
-	default:
+	d, _, err := tableNamed(table)
+	if err != nil {
 		return Partition{}, fmt.Errorf("no statistics for table %q", table)
+	}
+	return d.contentStats(pf)
+}
+
+// timeFileStats is contentStats for a table whose statistics are the range
+// of one time column's values: the first of columns that pf has, else the
+// last (a file written before a column existed has an older one).
+func timeFileStats(pf *parquet.File, columns []string) (Partition, error) {
+	timeCol := columns[len(columns)-1]
+	for _, c := range columns[:len(columns)-1] {
+		if _, ok := pf.Schema().Lookup(c); ok {
+			timeCol = c
+			break
+		}
 	}
 	acc := statsAcc{}
 	for _, rg := range pf.RowGroups() {
@@ -62,12 +61,23 @@ func contentStats(f io.ReaderAt, size int64, table string) (st Partition, err er
 		if err != nil {
 			return Partition{}, err
 		}
-		if table != schemas.TableJobs {
-			for _, t := range times {
-				acc.add(t)
-			}
-			acc.p.Rows += rg.NumRows() - int64(len(times)) // rows without a time (NULL)
-			continue
+		for _, t := range times {
+			acc.add(t)
+		}
+		acc.p.Rows += rg.NumRows() - int64(len(times)) // rows without a time (NULL)
+	}
+	return acc.p, nil
+}
+
+// jobFileStats is contentStats for the jobs table: the range of starts
+// and raw ids, and the latest time a job was charged to (start +
+// charged_sec), as jobStats computes them when the file is written.
+func jobFileStats(pf *parquet.File) (Partition, error) {
+	acc := statsAcc{}
+	for _, rg := range pf.RowGroups() {
+		times, err := timeColumn(rg, "start")
+		if err != nil {
+			return Partition{}, err
 		}
 		ids, err := int64Column(rg, "job_id_raw")
 		if err == nil && len(ids) != len(times) {

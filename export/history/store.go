@@ -23,7 +23,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sys/unix"
 
-	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -349,9 +348,10 @@ func (m *Manifest) Files(table, cluster string) []Partition {
 // Path is the full path of one of the view's files.
 func (v *View) Path(p Partition) string { return filepath.Join(v.Dir, filepath.FromSlash(p.Path)) }
 
-// Read reads file p of the view into dst (a *[]record.JobRow, *[]record.UsageRow,
-// *[]record.FairshareRow, *[]record.AssociationRow or *[]record.RunRow matching p.Table), after
-// checking its size and row count against the manifest.
+// Read reads file p of the view into dst, a pointer to a slice of the row
+// type of p's table (*[]record.JobRow for the jobs ... *[]record.PriorityRow:
+// tables.go lists them), after checking its size and row count against the
+// manifest.
 func (v *View) Read(p Partition, dst any) error {
 	return readSegment(v.Path(p), p, dst)
 }
@@ -376,32 +376,11 @@ func (v *View) ReadPartition(table, cluster string, month time.Time, dst any) er
 // readSegments reads files into dst and sorts the union in the table's
 // order.
 func readSegments(full func(Partition) string, files []Partition, dst any) error {
-	switch d := dst.(type) {
-	case *[]record.JobRow:
-		return readSorted(full, files, d, record.CompareJobs)
-	case *[]record.UsageRow:
-		return readSorted(full, files, d, record.CompareUsage)
-	case *[]record.FairshareRow:
-		return readSorted(full, files, d, record.CompareFairshare)
-	case *[]record.AssociationRow:
-		return readSorted(full, files, d, record.CompareAssociations)
-	case *[]record.RunRow:
-		return readSorted(full, files, d, record.CompareRuns)
-	case *[]record.PriorityRow:
-		return readSorted(full, files, d, record.ComparePriority)
+	d := tableOfDst(dst)
+	if d == nil {
+		return fmt.Errorf("read: destination of type %T", dst)
 	}
-	return fmt.Errorf("read: destination of type %T", dst)
-}
-
-// upgradePriority gives the rows of a priority file written before the
-// table had submit and start rows (no at or event column, every row a
-// snapshot's) their event and time.
-func upgradePriority(rows []record.PriorityRow) {
-	for i := range rows {
-		if r := &rows[i]; r.Event == "" && r.Snapshot != nil {
-			r.Event, r.At = record.EventPending, *r.Snapshot
-		}
-	}
+	return d.readSorted(full, files, dst)
 }
 
 func readSorted[T any](full func(Partition) string, files []Partition, dst *[]T, cmp func(a, b *T) int) error {
@@ -424,53 +403,23 @@ func readSorted[T any](full func(Partition) string, files []Partition, dst *[]T,
 // count against its manifest entry p: what a file's bytes are decoded
 // into is never damaged data (hashing costs little next to decoding).
 func readSegment(file string, p Partition, dst any) error {
-	if want := tableOf(derefRows(dst)); want != "" && want != p.Table {
+	d := tableOfDst(dst)
+	if d == nil {
+		return fmt.Errorf("read %s: destination of type %T", p.Path, dst)
+	}
+	if want := d.tableName(); want != p.Table {
 		return fmt.Errorf("read %s: %T rows belong to table %s", p.Path, dst, want)
 	}
 	b, err := readVerified(file, p)
 	if err != nil {
 		return err
 	}
-	var n int
-	switch d := dst.(type) {
-	case *[]record.JobRow:
-		n, err = decodeRows(b, d)
-	case *[]record.UsageRow:
-		n, err = decodeRows(b, d)
-	case *[]record.FairshareRow:
-		n, err = decodeRows(b, d)
-	case *[]record.AssociationRow:
-		n, err = decodeRows(b, d)
-	case *[]record.RunRow:
-		n, err = decodeRows(b, d)
-	case *[]record.PriorityRow:
-		n, err = decodeRows(b, d)
-		upgradePriority(*d)
-	default:
-		err = fmt.Errorf("destination of type %T", dst)
-	}
+	n, err := d.decodeFile(b, dst)
 	if err != nil {
 		return &CorruptError{Path: p.Path, Problem: "not readable Parquet: " + err.Error()}
 	}
 	if int64(n) != p.Rows {
 		return &CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d rows, the manifest says %d", n, p.Rows)}
-	}
-	return nil
-}
-
-// derefRows returns the slice a *[]T points to, for tableOf.
-func derefRows(dst any) any {
-	switch d := dst.(type) {
-	case *[]record.JobRow:
-		return *d
-	case *[]record.UsageRow:
-		return *d
-	case *[]record.FairshareRow:
-		return *d
-	case *[]record.AssociationRow:
-		return *d
-	case *[]record.RunRow:
-		return *d
 	}
 	return nil
 }
@@ -656,8 +605,9 @@ func (t *Txn) Remove(p Partition) {
 	}
 }
 
-// Write writes rows (a []record.JobRow or *record.JobTable, []record.UsageRow, []record.FairshareRow,
-// []record.AssociationRow or []record.RunRow matching table) as a new file of the
+// Write writes rows (a slice of the row type of table, or the table's
+// batch: a []record.JobRow or *record.JobTable, a []record.UsageRow ...
+// a []record.PriorityRow; tables.go lists them) as a new file of the
 // (table, cluster, month) partition, named by its content, and returns its
 // manifest entry. Rows are written in the table's sort order (a *record.JobTable
 // is sorted in place). hot marks a file the next runs are expected to
@@ -666,18 +616,18 @@ func (t *Txn) Write(table, cluster string, month time.Time, rows any, hot bool) 
 	if err := validCluster(cluster); err != nil {
 		return Partition{}, fmt.Errorf("write %s: %w", table, err)
 	}
-	def, err := schemas.TableByName(table)
+	d, def, err := tableNamed(table)
 	if err != nil {
 		return Partition{}, fmt.Errorf("write: %w", err)
 	}
-	if want := tableOf(rows); want != "" && want != table {
-		return Partition{}, fmt.Errorf("write %s: %T rows belong to table %s", table, rows, want)
+	if !d.owns(rows) {
+		if owner := tableOfRows(rows); owner != nil {
+			return Partition{}, fmt.Errorf("write %s: %T rows belong to table %s", table, rows, owner.tableName())
+		}
+		return Partition{}, fmt.Errorf("write %s: rows of type %T", table, rows)
 	}
 	p := Partition{Table: table, Cluster: cluster, Month: schemas.MonthKey(month), Hot: hot}
-	encode, err := rowsEncoder(def, rows, &p)
-	if err != nil {
-		return Partition{}, fmt.Errorf("write %s: %w", table, err)
-	}
+	encode := d.encoder(def, rows, &p)
 	if p.Rows == 0 {
 		return Partition{}, nil
 	}
@@ -1036,37 +986,4 @@ func checkFooter(file string, p Partition) error {
 		return &CorruptError{Path: p.Path, Problem: fmt.Sprintf("%d rows, the manifest says %d", pf.NumRows(), p.Rows)}
 	}
 	return nil
-}
-
-// rowsEncoder returns the function writing rows as a file of table def
-// (encode.Table), and sets p's row count and statistics.
-func rowsEncoder(def schemas.Table, rows any, p *Partition) (func(io.Writer) error, error) {
-	switch r := rows.(type) {
-	case []record.JobRow:
-		jt := record.JobTableOf(r)
-		p.Rows = int64(len(r))
-		jobStats(p, jt)
-		rows = jt
-	case *record.JobTable:
-		p.Rows = int64(len(r.Recs))
-		jobStats(p, r)
-	case []record.UsageRow:
-		p.Rows = int64(len(r))
-		timeStats(p, r, func(r *record.UsageRow) time.Time { return r.PeriodStart })
-	case []record.FairshareRow:
-		p.Rows = int64(len(r))
-		timeStats(p, r, func(r *record.FairshareRow) time.Time { return r.Snapshot })
-	case []record.AssociationRow:
-		p.Rows = int64(len(r))
-		timeStats(p, r, func(r *record.AssociationRow) time.Time { return r.Snapshot })
-	case []record.RunRow:
-		p.Rows = int64(len(r))
-		timeStats(p, r, func(r *record.RunRow) time.Time { return r.Started })
-	case []record.PriorityRow:
-		p.Rows = int64(len(r))
-		timeStats(p, r, func(r *record.PriorityRow) time.Time { return r.At })
-	default:
-		return nil, fmt.Errorf("rows of type %T", rows)
-	}
-	return encode.Table(def, rows)
 }

@@ -693,7 +693,8 @@ func (c *clusterPlan) newestIntact() *checkpointInfo { return c.intactAtOrBefore
 // snapshotTable reports whether table's rows belong to fair-share
 // snapshots (its time is the snapshot's).
 func snapshotTable(table string) bool {
-	return table == schemas.TableFairshare || table == schemas.TableAssociations || table == schemas.TablePriority
+	d, _, err := tableNamed(table)
+	return err == nil && d.snapshotRows()
 }
 
 // rerunFor is the run that recomputes data file p once it is removed: from

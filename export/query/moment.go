@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fairledger/fairledger/export/encode"
+	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -40,7 +40,7 @@ type Moment struct {
 }
 
 // momentRelation is one relation of a moment: its name, the history table
-// whose columns it has, and its rows as encode.Rows takes them.
+// whose columns it has, and its rows as history.EncodeRows takes them.
 type momentRelation struct {
 	name, table string
 	rows        any
@@ -75,7 +75,7 @@ func (d *DB) loadRelation(ctx context.Context, m *Moment, r momentRelation) erro
 	if r.n == 0 {
 		return nil
 	}
-	b, err := encode.Rows(r.table, r.rows)
+	b, err := history.EncodeRows(r.table, r.rows)
 	if err != nil {
 		return fmt.Errorf("encode rows: %w", err)
 	}

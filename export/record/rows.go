@@ -7,8 +7,8 @@ import (
 )
 
 // The row types below are the Go form of the history tables; their parquet
-// tags must match schemas.Tables column for column (encode.CheckSchemas enforces it
-// when a history is opened). Nullable columns are pointers. Timestamps are
+// tags must match schemas.Tables column for column (the history store checks
+// it when a history is opened, through its list of tables). Nullable columns are pointers. Timestamps are
 // stored as microseconds since the epoch, UTC; strings are dictionary
 // encoded where they repeat.
 
