@@ -21,6 +21,7 @@ import (
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/internal/spill"
 )
 
 // Run executes one night for one cluster: see the package documentation.
@@ -85,7 +86,7 @@ type runState struct {
 	// From readCheckpoints: the cluster's checkpoints, oldest first.
 	cps []*storedCheckpoint
 	// From readInputs.
-	sp   *spill // nil in a dry run: the jobs tables are not built
+	sp   *spill.Jobs // nil in a dry run: the jobs tables are not built
 	dict *record.JobDict
 	st   *stream
 	read time.Time // when reading ended
@@ -219,12 +220,12 @@ func (r *runState) readCheckpoints() error {
 func (r *runState) readInputs(ctx context.Context) error {
 	opt := r.opt
 	if !opt.DryRun {
-		sp, err := newSpill(r.h.Dir)
+		sp, err := spill.New(r.h.Dir)
 		if err != nil {
 			return err
 		}
 		r.sp = sp
-		r.deferCleanup(func() { sp.close() })
+		r.deferCleanup(func() { sp.Close() })
 	}
 
 	r.dict = record.NewJobDict() // the names and TRES sets of every jobs record of the run
@@ -706,7 +707,7 @@ func openHistory(opt Options) (h *history.Store, unlock func() error, err error)
 	if opt.DryRun {
 		return h, unlock, nil
 	}
-	if err := removeStaleSpills(h.Dir); err != nil {
+	if err := spill.RemoveStale(h.Dir); err != nil {
 		unlock()
 		return nil, nil, err
 	}

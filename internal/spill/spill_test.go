@@ -1,4 +1,4 @@
-package pipeline
+package spill
 
 import (
 	"encoding/binary"
@@ -31,13 +31,13 @@ func TestSpillRoundTrip(t *testing.T) {
 	s := testSpill(t)
 	dict := record.NewJobDict()
 	in := tableOf(dict, rows)
-	if err := s.add("2025-01", in, []int32{0}); err != nil {
+	if err := s.Add("2025-01", in, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.add("2025-02", in, []int32{1}); err != nil {
+	if err := s.Add("2025-02", in, []int32{1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.add("2025-01", in, []int32{1}); err != nil {
+	if err := s.Add("2025-01", in, []int32{1}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readSpill(t, s, dict, "2025-01"); !reflect.DeepEqual(got, rows) {
@@ -52,13 +52,13 @@ func TestSpillRoundTrip(t *testing.T) {
 }
 
 // testSpill returns a new spill that is closed when the test ends.
-func testSpill(t *testing.T) *spill {
+func testSpill(t *testing.T) *Jobs {
 	t.Helper()
-	s, err := newSpill(t.TempDir())
+	s, err := New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.close() })
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 
@@ -72,10 +72,10 @@ func tableOf(dict *record.JobDict, rows []record.JobRow) *record.JobTable {
 }
 
 // readSpill reads month's records back as rows.
-func readSpill(t *testing.T, s *spill, dict *record.JobDict, month string) []record.JobRow {
+func readSpill(t *testing.T, s *Jobs, dict *record.JobDict, month string) []record.JobRow {
 	t.Helper()
 	tb := record.NewJobTable(dict, 0)
-	if err := s.read(month, tb); err != nil {
+	if err := s.Read(month, tb); err != nil {
 		t.Fatalf("read %s: %v", month, err)
 	}
 	var rows []record.JobRow
@@ -108,7 +108,7 @@ func TestSpillValues(t *testing.T) {
 		idx[i] = int32(i)
 	}
 	dict := record.NewJobDict()
-	if err := s.add("2025-05", tableOf(dict, rows), idx); err != nil {
+	if err := s.Add("2025-05", tableOf(dict, rows), idx); err != nil {
 		t.Fatal(err)
 	}
 	got := readSpill(t, s, dict, "2025-05")
@@ -154,7 +154,7 @@ func TestSpillDifferences(t *testing.T) {
 	dict := record.NewJobDict()
 	in := tableOf(dict, rows)
 	for i := range rows { // one record a call: the differences span calls
-		if err := s.add("2025-01", in, []int32{int32(i)}); err != nil {
+		if err := s.Add("2025-01", in, []int32{int32(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -215,7 +215,7 @@ func TestSpillJobIDKinds(t *testing.T) {
 			t.Errorf("row %d (%q): id kind %d, want %d", i, rows[i].JobID, tag&3, wantKind[i])
 		}
 	}
-	if err := s.add("2025-03", in, idx); err != nil {
+	if err := s.Add("2025-03", in, idx); err != nil {
 		t.Fatal(err)
 	}
 	got := readSpill(t, s, dict, "2025-03")
@@ -278,7 +278,7 @@ func TestSpillNamesUnchanged(t *testing.T) {
 		t.Errorf("record sizes %v, want [_ 14 15]", sizes)
 	}
 	s := testSpill(t)
-	if err := s.add("2025-04", in, []int32{0, 1, 2}); err != nil {
+	if err := s.Add("2025-04", in, []int32{0, 1, 2}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readSpill(t, s, dict, "2025-04"); !reflect.DeepEqual(got, rows) {
@@ -351,7 +351,7 @@ func TestSpillManyChunks(t *testing.T) {
 		for i := lo; i < min(lo+step, n); i++ {
 			idx = append(idx, int32(i))
 		}
-		if err := s.add("2025-01", in, idx); err != nil {
+		if err := s.Add("2025-01", in, idx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -359,7 +359,7 @@ func TestSpillManyChunks(t *testing.T) {
 		t.Fatalf("%d bytes written before the read, want over %d", sf.size, 2*spillChunk)
 	}
 	back := record.NewJobTable(dict, 0)
-	if err := s.read("2025-01", back); err != nil {
+	if err := s.Read("2025-01", back); err != nil {
 		t.Fatal(err)
 	}
 	if len(back.Recs) != n {
