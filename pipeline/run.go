@@ -21,6 +21,7 @@ import (
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/fairshare/live"
 	"github.com/fairledger/fairledger/internal/spill"
 )
 
@@ -498,8 +499,9 @@ func (r *runState) newFairshareWriter(ticks []int64, after map[int32]bool) (*fai
 				carried, residueFrom, residueChain = ck.Residue, lo+1, ck.ResidueFrom
 			}
 		}
-		fw.run = newTRESRun(m, st, r.dict.Snapshot(), lo, snaps, sched, after, restarts, residueFrom, carried)
-		fw.live = newLiveEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
+		fw.dict = r.dict.Snapshot()
+		fw.run = newTRESRun(m, st, fw.dict, lo, snaps, sched, after, restarts, residueFrom, carried)
+		fw.live = live.NewEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
 	}
 	r.residueFrom, r.residueChain = residueFrom, residueChain
 	return fw, nil
@@ -558,7 +560,7 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 		if !opt.DryRun {
 			p := seedPoint{at: at, state: state.Clone()}
 			if fw.run != nil {
-				p.resid = fw.run.residues(m.keys)
+				p.resid = residues(fw.run, m.cfg.TRES, m.keys)
 			}
 			seeds = append(seeds, p)
 		}
@@ -588,7 +590,7 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 	if err == nil && !opt.DryRun {
 		var dict *record.JobDict
 		if fw.run != nil {
-			dict = fw.run.dict
+			dict = fw.dict
 		}
 		var prio []prioJob
 		if fw.prio != nil {
@@ -603,7 +605,7 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 	sum.Phases.Decay = opt.Now().Sub(read)
 	var resid []residue
 	if fw.run != nil && r.residueFrom != math.MaxInt64 {
-		resid = fw.run.residues(m.keys)
+		resid = residues(fw.run, m.cfg.TRES, m.keys)
 	}
 	st.jobs, st.extra, fw.run, fw.live = decay.Jobs{}, jobExtra{}, nil, nil
 	if m.ctld != nil {

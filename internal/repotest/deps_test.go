@@ -129,6 +129,7 @@ var splitRules = []struct {
 	allow []string
 }{
 	{"internal/spill", true, []string{"export/record"}},
+	{"fairshare/live", false, []string{"decay", "fairshare", "export/record"}},
 }
 
 // splitPackages checks splitRules.
