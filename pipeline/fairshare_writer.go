@@ -34,7 +34,7 @@ type fairshareWriter struct {
 	month time.Time
 	run   *live.TRESRun   // TRESRunMins; nil without limits enforced
 	live  *live.Ends      // RawUsage's job-end charges; nil without limits enforced
-	dict  *record.JobDict // the read-only snapshot of the run's dictionary run reads
+	dict  *record.JobDict // the snapshot of the run's dictionary that run reads
 
 	seg      *history.SnapshotSegments // the month's files; nil in a dry run and between months
 	trees    *encode.SnapshotTrees     // the trees of seg's month, kept for the next month if it has the same

@@ -51,6 +51,58 @@ func TestSpillRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSpillCounts: Months, MaxMonth and Count follow what was added and
+// not yet read. Three records go to January in two adds, one to
+// February: the months are January and February, the largest holds 3,
+// March holds none; once January is read it counts 0 and is no longer
+// listed, and the largest left is February's 1.
+func TestSpillCounts(t *testing.T) {
+	t.Parallel()
+	s := testSpill(t)
+	dict := record.NewJobDict()
+	start := time.Date(2025, 1, 10, 0, 0, 0, 0, time.UTC)
+	var rows []record.JobRow
+	for i := range 4 {
+		rows = append(rows, record.JobRow{JobID: fmt.Sprint(20 + i), JobIDRaw: int64(20 + i), User: "u", Account: "a",
+			Start: start.Add(time.Duration(i) * time.Hour), State: "RUNNING", SourceFile: "s.psv", SourceLine: int64(i + 1)})
+	}
+	in := tableOf(dict, rows)
+	for _, a := range []struct {
+		month string
+		idx   []int32
+	}{{"2025-01", []int32{0, 1}}, {"2025-02", []int32{2}}, {"2025-01", []int32{3}}} {
+		if err := s.Add(a.month, in, a.idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.Months(); !reflect.DeepEqual(got, []string{"2025-01", "2025-02"}) {
+		t.Errorf("Months() = %v, want [2025-01 2025-02]", got)
+	}
+	for _, c := range []struct {
+		month string
+		want  int
+	}{{"2025-01", 3}, {"2025-02", 1}, {"2025-03", 0}} {
+		if got := s.Count(c.month); got != c.want {
+			t.Errorf("Count(%s) = %d, want %d", c.month, got, c.want)
+		}
+	}
+	if got := s.MaxMonth(); got != 3 {
+		t.Errorf("MaxMonth() = %d, want 3", got)
+	}
+	if got := readSpill(t, s, dict, "2025-01"); len(got) != 3 {
+		t.Fatalf("January read back %d records, want 3", len(got))
+	}
+	if got := s.Count("2025-01"); got != 0 {
+		t.Errorf("Count(2025-01) after its read = %d, want 0", got)
+	}
+	if got := s.Months(); !reflect.DeepEqual(got, []string{"2025-02"}) {
+		t.Errorf("Months() after January's read = %v, want [2025-02]", got)
+	}
+	if got := s.MaxMonth(); got != 1 {
+		t.Errorf("MaxMonth() after January's read = %d, want 1", got)
+	}
+}
+
 // testSpill returns a new spill that is closed when the test ends.
 func testSpill(t *testing.T) *Jobs {
 	t.Helper()
