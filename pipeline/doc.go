@@ -4,10 +4,18 @@
 // resuming from the checkpoint the previous night left.
 //
 // It is the one place where the stages meet, and it does I/O: it reads the
-// job inputs through ingest.JobSource (Inputs.Jobs), keeps the jobs as
-// export/record's JobTables, writes the history through package
-// export/history and logs with the caller's zerolog logger. The computation itself stays in the pure packages. It
-// does not link DuckDB.
+// job inputs through ingest.JobSource (Inputs.Jobs), keeps the jobs as export/record's JobTables (spilled to disk
+// month by month through internal/spill until the jobs table takes them),
+// writes the history through package export/history and logs with the
+// caller's zerolog logger. The computation itself stays in the pure
+// packages: sshare's query-time rules (the live RawUsage between ticks,
+// TRESRunMins at a snapshot's second) in fairshare/live, which pipeline
+// hands the run's jobs and snapshot times. What stays here is the run's
+// phases and their wiring: reading (stream.go: billing, decay's jobs, the
+// input's duplicate runs, dedup.go), decay with the fair-share snapshots
+// and job priority's queue replay (priority*.go), the jobs merge
+// (write.go), checkpoints, the moment seeds and Moment. It does not link
+// DuckDB.
 //
 // # Incremental runs
 //

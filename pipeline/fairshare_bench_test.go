@@ -3,12 +3,12 @@ package pipeline
 import (
 	"math/rand/v2"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/internal/benchtest"
 )
 
 // benchModel returns as much of a model as fairshareWriter uses, with one
@@ -97,7 +97,7 @@ func BenchmarkFairshareSnapshots(b *testing.B) {
 			cpu = 0
 		}
 		b.StartTimer()
-		cpu -= cpuTime()
+		cpu -= benchtest.CPUTime()
 		for d := range days {
 			for i, u := range own {
 				usage[i] = u * (1 + float64(d)/days)
@@ -110,7 +110,7 @@ func BenchmarkFairshareSnapshots(b *testing.B) {
 		if err := w.flush(); err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime()
+		cpu += benchtest.CPUTime()
 		if w.snapshots != days || w.files != 2 {
 			b.Fatalf("%d snapshots, %d files; want %d and 2", w.snapshots, w.files, days)
 		}
@@ -118,14 +118,4 @@ func BenchmarkFairshareSnapshots(b *testing.B) {
 	rows := float64(2 * days * m.trees[0].Len())
 	b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
-}
-
-// cpuTime is the user and system CPU time the process has used, garbage
-// collection and every goroutine included.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/fairshare/live"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -31,8 +32,9 @@ type fairshareWriter struct {
 	raw   []float64
 	res   fairshare.Result
 	month time.Time
-	run   *tresRun  // TRESRunMins; nil without limits enforced
-	live  *liveEnds // RawUsage's job-end charges; nil without limits enforced
+	run   *live.TRESRun   // TRESRunMins; nil without limits enforced
+	live  *live.Ends      // RawUsage's job-end charges; nil without limits enforced
+	dict  *record.JobDict // the snapshot of the run's dictionary that run reads
 
 	seg      *history.SnapshotSegments // the month's files; nil in a dry run and between months
 	trees    *encode.SnapshotTrees     // the trees of seg's month, kept for the next month if it has the same
@@ -58,7 +60,7 @@ type fairshareWriter struct {
 // association's own usage as of the grid tick tick, and writes its rows.
 // The fair-share values are those of the tick, under every algorithm;
 // with limits enforced RawUsage also holds the charges of the jobs that
-// ended after the tick, up to at (liveEnds), as sshare prints it between
+// ended after the tick, up to at (live.Ends), as sshare prints it between
 // two ticks. (For classic and depth-oblivious slurmctld computes user
 // rows' NormUsage and EffectvUsage when first asked after the tick, from
 // the usage of that moment: fairledger keeps the tick's, like Fair
@@ -98,7 +100,7 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 		w.prio.add(at, tick, i, tree, &w.res)
 	}
 	if w.live != nil {
-		live, err := w.live.usage(w.snapshots, at, tick, own)
+		live, err := w.live.Usage(w.snapshots, at, tick, own)
 		if err != nil {
 			return err
 		}
@@ -109,7 +111,7 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	var cells []string
 	if w.run != nil {
 		var err error
-		if cells, err = w.run.cells(w.snapshots, at, w.proj[i], len(own)); err != nil {
+		if cells, err = w.run.Cells(w.snapshots, at, w.proj[i], len(own)); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/internal/spill"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -90,18 +91,18 @@ func TestMerge(t *testing.T) {
 
 // testHistory opens a history in a temporary directory with a spill
 // beside it, closed when the test ends.
-func testHistory(t *testing.T) (*history.Store, *spill) {
+func testHistory(t *testing.T) (*history.Store, *spill.Jobs) {
 	t.Helper()
 	dir := t.TempDir()
 	h, err := history.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := newSpill(dir)
+	sp, err := spill.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { sp.close() })
+	t.Cleanup(func() { sp.Close() })
 	return h, sp
 }
 

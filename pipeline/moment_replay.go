@@ -14,6 +14,7 @@ import (
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/fairshare/live"
 	"github.com/fairledger/fairledger/internal/release"
 )
 
@@ -173,7 +174,7 @@ func replay(m *model, d *seedData, snaps []int64, fn func(*MomentResult) error) 
 			since = max(d.ResidueFrom, d.At+1)
 		}
 		fw.run = newTRESRun(m, s, d.dict, d.At, snaps, sched, d.after, d.Restarts, since, d.Residue)
-		fw.live = newLiveEnds(d.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
+		fw.live = live.NewEnds(d.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
 	}
 	_, err = decay.Advance(m.params, &st, decay.Window{
 		Parent: m.flatParents(), Jobs: d.jobs, To: fw.to, Snapshots: snaps, Ticks: d.Ticks, EndsAfterTick: d.after,

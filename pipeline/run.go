@@ -21,6 +21,8 @@ import (
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/fairshare/live"
+	"github.com/fairledger/fairledger/internal/spill"
 )
 
 // Run executes one night for one cluster: see the package documentation.
@@ -85,7 +87,7 @@ type runState struct {
 	// From readCheckpoints: the cluster's checkpoints, oldest first.
 	cps []*storedCheckpoint
 	// From readInputs.
-	sp   *spill // nil in a dry run: the jobs tables are not built
+	sp   *spill.Jobs // nil in a dry run: the jobs tables are not built
 	dict *record.JobDict
 	st   *stream
 	read time.Time // when reading ended
@@ -219,12 +221,12 @@ func (r *runState) readCheckpoints() error {
 func (r *runState) readInputs(ctx context.Context) error {
 	opt := r.opt
 	if !opt.DryRun {
-		sp, err := newSpill(r.h.Dir)
+		sp, err := spill.New(r.h.Dir)
 		if err != nil {
 			return err
 		}
 		r.sp = sp
-		r.deferCleanup(func() { sp.close() })
+		r.deferCleanup(func() { sp.Close() })
 	}
 
 	r.dict = record.NewJobDict() // the names and TRES sets of every jobs record of the run
@@ -497,8 +499,9 @@ func (r *runState) newFairshareWriter(ticks []int64, after map[int32]bool) (*fai
 				carried, residueFrom, residueChain = ck.Residue, lo+1, ck.ResidueFrom
 			}
 		}
-		fw.run = newTRESRun(m, st, r.dict.Snapshot(), lo, snaps, sched, after, restarts, residueFrom, carried)
-		fw.live = newLiveEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
+		fw.dict = r.dict.Snapshot()
+		fw.run = newTRESRun(m, st, fw.dict, lo, snaps, sched, after, restarts, residueFrom, carried)
+		fw.live = live.NewEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
 	}
 	r.residueFrom, r.residueChain = residueFrom, residueChain
 	return fw, nil
@@ -557,7 +560,7 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 		if !opt.DryRun {
 			p := seedPoint{at: at, state: state.Clone()}
 			if fw.run != nil {
-				p.resid = fw.run.residues(m.keys)
+				p.resid = residues(fw.run, m.cfg.TRES, m.keys)
 			}
 			seeds = append(seeds, p)
 		}
@@ -587,7 +590,7 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 	if err == nil && !opt.DryRun {
 		var dict *record.JobDict
 		if fw.run != nil {
-			dict = fw.run.dict
+			dict = fw.dict
 		}
 		var prio []prioJob
 		if fw.prio != nil {
@@ -602,7 +605,7 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 	sum.Phases.Decay = opt.Now().Sub(read)
 	var resid []residue
 	if fw.run != nil && r.residueFrom != math.MaxInt64 {
-		resid = fw.run.residues(m.keys)
+		resid = residues(fw.run, m.cfg.TRES, m.keys)
 	}
 	st.jobs, st.extra, fw.run, fw.live = decay.Jobs{}, jobExtra{}, nil, nil
 	if m.ctld != nil {
@@ -706,7 +709,7 @@ func openHistory(opt Options) (h *history.Store, unlock func() error, err error)
 	if opt.DryRun {
 		return h, unlock, nil
 	}
-	if err := removeStaleSpills(h.Dir); err != nil {
+	if err := spill.RemoveStale(h.Dir); err != nil {
 		unlock()
 		return nil, nil, err
 	}

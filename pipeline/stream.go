@@ -20,6 +20,7 @@ import (
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/spill"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -27,7 +28,7 @@ import (
 type stream struct {
 	m       *model
 	opt     Options
-	spill   *spill
+	spill   *spill.Jobs
 	table   *record.JobTable // the current batch's records
 	jobs    decay.Jobs
 	extra   jobExtra // beside jobs, with limits enforced (TRESRunMins)
@@ -58,7 +59,7 @@ type lateJob struct {
 	end int64 // decay.Running when running
 }
 
-func newStream(m *model, cps, loaded []*storedCheckpoint, opt Options, sp *spill, dict *record.JobDict) *stream {
+func newStream(m *model, cps, loaded []*storedCheckpoint, opt Options, sp *spill.Jobs, dict *record.JobDict) *stream {
 	s := &stream{m: m, opt: opt, spill: sp, table: record.NewJobTable(dict, 0), mem: memory.NewGoAllocator(),
 		minStart: math.MaxInt64, maxEnd: math.MinInt64, minEnd: math.MaxInt64,
 		carriedKeys: map[jobKey]bool{}, seen: map[jobKey]bool{}, newestCk: math.MinInt64}
@@ -434,7 +435,7 @@ func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
 		return nil
 	}
 	for _, mk := range rows.months() {
-		if err := s.spill.add(mk, t, rows.m[mk]); err != nil {
+		if err := s.spill.Add(mk, t, rows.m[mk]); err != nil {
 			return err
 		}
 	}

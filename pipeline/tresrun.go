@@ -1,14 +1,13 @@
 package pipeline
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/fairshare/live"
 )
 
 // jobExtra holds, beside decay's columns (same index), what sshare's
@@ -86,95 +85,61 @@ func (x *jobExtra) truncate(n int) {
 	x.tres, x.qos, x.limitMin = x.tres[:n], x.qos[:n], x.limitMin[:n]
 }
 
-// tresRun computes the TRESRunMins cells of each snapshot as slurmctld
-// would answer sshare at the snapshot's second: from the jobs running then
-// (started before it, not ended by it) and, where slurmctld's log
-// tells when its values were last rebuilt, the residues of jobs ended
-// since (fairshare.RunSecs). runningAt lists both per snapshot once, in
-// one pass over the jobs' starts and ends.
-type tresRun struct {
-	names    []string        // the cluster's TRES, in sshare's order
-	jobs     decay.Jobs      // Start, End and Assoc are read
-	extra    *jobExtra       // same index as jobs
-	dict     *record.JobDict // a read-only snapshot of the run's dictionary
-	factor   func(qos string) float64
-	sched    *decay.Schedule // the decay ticks
-	after    map[int32]bool  // jobs ending in a tick's second after the tick
-	restarts []int64         // slurmctld's known (re)starts, sorted
-	lo       int64           // the window's start: restarts up to it are the checkpoint's
-	snaps    []int64         // the snapshot times
-	at       [][]int32       // the jobs running at snaps[i]
-	ended    [][]int32       // the jobs whose residue counts from snaps[i] on
-
-	alloc map[uint32][]uint64 // per TRES set: its counts of names
-	qos   map[uint32]float64  // per QOS name: its UsageFactor
-	own   []uint64            // per universe association × TRES
-	resid []uint64            // residues per universe association × TRES, as of the last snapshot
-	out   []uint64            // per tree position × TRES
-	buf   []byte
-}
-
 // newTRESRun prepares the TRESRunMins of the snapshots snaps of a run
-// whose stream has read every job; dict is a read-only snapshot of the
-// run's dictionary, sched the run's decay ticks, after the jobs (decay
-// indexes) whose end in a tick's second came after the tick, restarts the
-// sorted times slurmctld rebuilt its values at (nil: none known): its
-// starts and, where they rebuild too (docs/slurm-versions.md §6), its
-// reconfigures.
-//
-// Residues (what a job with a fractional UsageFactor leaves behind after
-// its end, fairshare.RunSecs) stay in slurmctld until it restarts, and
-// fairledger knows restarts only from slurmctld's log. So they are counted
-// only for jobs ending at or after since, the log's beginning (its first
-// tick or start, ctldLog.residuesFrom), and (in RunSecs) only until the
-// next known restart. Without a log (since = math.MaxInt64) no residue is
-// counted; running jobs still get the per-tick truncation on the grid.
-// Residues are not carried in the checkpoint: a run counts those of the
-// jobs its input holds.
+// whose stream has read every job (live.NewTRESRun); dict is a read-only
+// snapshot of the run's dictionary, sched the run's decay ticks, after the
+// jobs (decay indexes) whose end in a tick's second came after the tick,
+// restarts the sorted times slurmctld rebuilt its values at (nil: none
+// known), since when residues start to count (the log's beginning,
+// ctldLog.residuesFrom; math.MaxInt64 without a log). Residues are not
+// carried in the checkpoint: a run counts those of the jobs its input
+// holds.
 //
 // carried are the residues of the checkpoint the run resumes from, what
 // jobs that ended by lo left; since must then be after lo.
-func newTRESRun(m *model, st *stream, dict *record.JobDict, lo int64, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64, since int64, carried []residue) *tresRun {
-	r := &tresRun{
-		names: m.cfg.TRES, jobs: st.jobs, extra: &st.extra, dict: dict,
-		factor: func(qos string) float64 { f, _ := st.usageFactor(qos); return f },
-		sched:  sched, after: after, restarts: restarts, lo: lo, snaps: snaps,
-		qos: map[uint32]float64{},
+func newTRESRun(m *model, st *stream, dict *record.JobDict, lo int64, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64, since int64, carried []residue) *live.TRESRun {
+	c := live.TRESRunConfig{
+		Names: m.cfg.TRES, Jobs: st.jobs, Dict: dict,
+		Extra:  live.Extra{TRES: st.extra.tres, QOS: st.extra.qos, LimitMin: st.extra.limitMin},
+		Factor: func(qos string) float64 { f, _ := st.usageFactor(qos); return f },
+		Sched:  sched, After: after, Restarts: restarts, Lo: lo, Snaps: snaps,
+		PeriodSec: m.calcPeriod(), Since: since,
 	}
-	r.at, r.ended = runningAt(st.jobs, snaps, m.calcPeriod(), since, r.endBy)
 	if len(carried) > 0 {
-		nT := len(r.names)
-		r.resid = make([]uint64, len(m.keys)*nT)
-		for _, c := range carried {
-			a, ok := m.uni.Index(keyOf(c.Key))
+		nT := len(c.Names)
+		c.Carried = make([]uint64, len(m.keys)*nT)
+		for _, r := range carried {
+			a, ok := m.uni.Index(keyOf(r.Key))
 			if !ok { // gone from the tree: its account holds it, as its usage
-				if a, ok = m.uni.Index(fairshare.Key{Account: c.Key[0]}); !ok {
+				if a, ok = m.uni.Index(fairshare.Key{Account: r.Key[0]}); !ok {
 					continue
 				}
 			}
-			for name, v := range c.Secs {
-				if k := slices.Index(r.names, name); k >= 0 {
-					r.resid[int(a)*nT+k] += v
+			for name, v := range r.Secs {
+				if k := slices.Index(c.Names, name); k >= 0 {
+					c.Carried[int(a)*nT+k] += v
 				}
 			}
 		}
 	}
-	return r
+	return live.NewTRESRun(c)
 }
 
-// residues returns the residues held after the last snapshot (the run's
-// --to), for its checkpoint: per association with any, in index order.
-func (r *tresRun) residues(keys []fairshare.Key) []residue {
-	nT := len(r.names)
+// residues returns the residues run holds after its last snapshot (the
+// run's --to), for its checkpoint: per association with any, in index
+// order; names are the cluster's TRES, keys the universe's associations.
+func residues(run *live.TRESRun, names []string, keys []fairshare.Key) []residue {
+	nT := len(names)
+	resid := run.Residues()
 	var out []residue
-	for a := 0; a*nT < len(r.resid); a++ {
+	for a := 0; a*nT < len(resid); a++ {
 		var secs map[string]uint64
-		for k, v := range r.resid[a*nT : (a+1)*nT] {
+		for k, v := range resid[a*nT : (a+1)*nT] {
 			if v > 0 {
 				if secs == nil {
 					secs = map[string]uint64{}
 				}
-				secs[r.names[k]] = v
+				secs[names[k]] = v
 			}
 		}
 		if secs != nil {
@@ -182,199 +147,4 @@ func (r *tresRun) residues(keys []fairshare.Key) []residue {
 		}
 	}
 	return out
-}
-
-// runningAt returns, for each snapshot time (sorted), the indexes of the
-// jobs running at it (start < snapshot, and not ended by it: see endedBy;
-// a job starting in the snapshot's very second counts from the next one, as
-// a run ending at that second leaves it to the next run, Summary.AfterTo,
-// and a snapshot must not depend on where its run ended) and those whose
-// residue starts to count at it: ended by it and after the previous
-// snapshot (the first snapshot takes every earlier end), at or after since
-// (math.MaxInt64: none). endBy(j) is the first second at whose instant job
-// j (not running) counts as ended. A time is placed by a table of the
-// first snapshot in or after each period of length period from the first
-// snapshot (a binary search over the snapshots when the window has too
-// many periods for one), then a step over the few snapshots of its own
-// period, so the pass costs a few operations a job.
-func runningAt(jobs decay.Jobs, snaps []int64, period, since int64, endBy func(j int) int64) (at, ended [][]int32) {
-	at = make([][]int32, len(snaps))
-	ended = make([][]int32, len(snaps))
-	n := len(snaps)
-	if n == 0 {
-		return at, ended
-	}
-	lo, hi := snaps[0], snaps[n-1]
-	kOf := make([]int64, n) // period index of each snapshot
-	for i, s := range snaps {
-		kOf[i] = (s - lo) / period
-	}
-	kHi := kOf[n-1]
-	// table[k] is the first snapshot whose period index is ≥ k, for k in
-	// [0, kHi].
-	var table []uint32
-	if kHi < 1<<22 {
-		table = make([]uint32, kHi+1)
-		i := 0
-		for k := range kHi + 1 {
-			for kOf[i] < k {
-				i++
-			}
-			table[k] = uint32(i)
-		}
-	}
-	// first returns the first snapshot at or after t, n if none.
-	first := func(t int64) int {
-		if t <= lo {
-			return 0
-		}
-		if t > hi {
-			return n
-		}
-		k := (t - lo) / period
-		var i int
-		if table != nil {
-			i = int(table[k])
-		} else {
-			i, _ = slices.BinarySearch(kOf, k)
-		}
-		for i < n && snaps[i] < t {
-			i++
-		}
-		return i
-	}
-	for j, s := range jobs.Start {
-		e := jobs.End[j]
-		by := e
-		if e != decay.Running {
-			by = endBy(j)
-		}
-		if by > lo && s <= hi && s < e {
-			i1 := n
-			if e != decay.Running {
-				i1 = first(by)
-			}
-			for i := first(s + 1); i < i1; i++ {
-				at[i] = append(at[i], int32(j))
-			}
-		}
-		if e != decay.Running && e >= since && by <= hi {
-			i := first(by)
-			ended[i] = append(ended[i], int32(j))
-		}
-	}
-	return at, ended
-}
-
-// cells returns the TRESRunMins cell of every position of p's tree for
-// snapshot i, taken at its time at: what the jobs running then hold and
-// the residues still counted (fairshare.RunSecs), credited to their
-// associations and rolled up to root (fairshare.RollUpTRESRun). Snapshots
-// must come in order: the residues are carried from one to the next. A
-// position that holds nothing gets "" (stored as NULL, printed as zeros):
-// most do (58 % of the 5 M-job benchmark's rows), and a NULL costs the
-// Parquet writer nothing.
-func (r *tresRun) cells(i int, at int64, p *fairshare.Projection, nAssoc int) ([]string, error) {
-	if r.snaps[i] != at {
-		return nil, fmt.Errorf("snapshot %d: decay took it at %d, TRESRunMins expected %d", i, at, r.snaps[i])
-	}
-	nT := len(r.names)
-	r.own = slices.Grow(r.own[:0], nAssoc*nT)[:nAssoc*nT]
-	clear(r.own)
-	for _, j := range r.at[i] {
-		r.add(j, at, r.own)
-	}
-	if len(r.ended[i]) > 0 || len(r.resid) > 0 {
-		if len(r.resid) < nAssoc*nT {
-			r.resid = append(r.resid, make([]uint64, nAssoc*nT-len(r.resid))...)
-		}
-		prev := r.lo // the checkpoint's residues hold what came before
-		if i > 0 {
-			prev = r.snaps[i-1]
-		}
-		if k, _ := slices.BinarySearch(r.restarts, prev+1); k < len(r.restarts) && r.restarts[k] <= at {
-			clear(r.resid) // slurmctld restarted in (prev, at]
-		}
-		for _, j := range r.ended[i] {
-			r.add(j, at, r.resid)
-		}
-		for k, v := range r.resid[:nAssoc*nT] {
-			r.own[k] += v
-		}
-	}
-	n := p.Tree.Len()
-	r.out = slices.Grow(r.out[:0], n*nT)[:n*nT]
-	fairshare.RollUpTRESRun(p, nT, r.own, r.out)
-	cells := make([]string, n)
-	for pos := range n {
-		secs := r.out[pos*nT : (pos+1)*nT]
-		if !slices.ContainsFunc(secs, func(v uint64) bool { return v >= 60 }) {
-			continue // every TRES at 0 minutes
-		}
-		r.buf = fairshare.AppendTRESRunMins(r.buf[:0], r.names, secs)
-		cells[pos] = string(r.buf)
-	}
-	return cells, nil
-}
-
-// add adds to dst (per universe association × TRES) what job j holds at
-// at: its commitment while it runs, its residue once it ended.
-func (r *tresRun) add(j int32, at int64, dst []uint64) {
-	alloc := r.counts(r.extra.tres[j])
-	if alloc == nil {
-		return
-	}
-	q, ok := r.qos[r.extra.qos[j]]
-	if !ok {
-		q = r.factor(r.dict.Names()[r.extra.qos[j]])
-		r.qos[r.extra.qos[j]] = q
-	}
-	job := fairshare.RunJob{
-		Start: r.jobs.Start[j], End: fairshare.NotEnded,
-		LimitSec: int64(r.extra.limitMin[j]) * 60, Factor: q,
-	}
-	if e := r.jobs.End[j]; e != decay.Running && r.endBy(int(j)) <= at {
-		job.End, job.EndsAfterTick = e, r.after[j]
-	}
-	nT := len(r.names)
-	a := int(r.jobs.Assoc[j])
-	fairshare.RunSecs(r.sched, r.restarts, job, at, alloc, dst[a*nT:(a+1)*nT])
-}
-
-// endBy is the first second at whose instant the ended job j counts as
-// ended (docs/slurm-semantics.md §2.9): a snapshot at T is the instant
-// T.000, and sacct's End E the second the job ended in, so the job still
-// runs at E.000, unless a decay tick of E's second came after its end
-// (slurmctld's log orders them; without it the end is taken as before the
-// tick): ticks are known to the second, and one at E counts as at E.000.
-func (r *tresRun) endBy(j int) int64 {
-	e := r.jobs.End[j]
-	if r.sched.Last(e) == e && !r.after[int32(j)] {
-		return e
-	}
-	return e + 1
-}
-
-// counts returns the counts of TRES set id for r.names (nil for the empty
-// set): the AllocTRES entry of each name, truncated to an integer as
-// slurmctld's tres_alloc_cnt holds it; energy is never counted.
-func (r *tresRun) counts(id uint32) []uint64 {
-	if id == 0 {
-		return nil
-	}
-	if c, ok := r.alloc[id]; ok {
-		return c
-	}
-	m := r.dict.TRESMap(id)
-	c := make([]uint64, len(r.names))
-	for k, name := range r.names {
-		if v := m[strings.ToLower(name)]; v > 0 && name != "energy" {
-			c[k] = uint64(min(v, 1<<62))
-		}
-	}
-	if r.alloc == nil {
-		r.alloc = map[uint32][]uint64{}
-	}
-	r.alloc[id] = c
-	return c
 }

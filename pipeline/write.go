@@ -11,6 +11,7 @@ import (
 
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/internal/spill"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -34,7 +35,7 @@ type jobsWriter struct {
 	to      int64
 	lo      int64 // the window's start, for merge's count of Unrecharged
 	hotFrom int64 // rows charged up to after this go to hot segments
-	spill   *spill
+	spill   *spill.Jobs
 	dict    *record.JobDict // the run's: the spill's records refer to it
 	files   int
 
@@ -82,7 +83,7 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 	w.rewritten, w.changeAt = map[string]bool{}, lo
 	segs := w.segments()
 	jobMonths := map[string]bool{}
-	for _, mk := range w.spill.monthKeys() {
+	for _, mk := range w.spill.Months() {
 		jobMonths[mk] = true
 	}
 	for _, mk := range carriedMonths {
@@ -110,9 +111,7 @@ func (w *jobsWriter) write(ctx context.Context, lo int64, carriedMonths []string
 	// run, and not merged, so merge does not count it in AfterTo.
 	for mk := range jobMonths {
 		if m, err := schemas.ParseMonth(mk); err == nil && m.After(last) {
-			if sf := w.spill.months[mk]; sf != nil {
-				sum.AfterTo += int64(sf.n)
-			}
+			sum.AfterTo += int64(w.spill.Count(mk))
 		}
 	}
 	var months []time.Time
@@ -181,7 +180,7 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 		return e.err
 	}
 	err := func() error {
-		room := w.spill.maxMonth() // so that a table is not outgrown by a later month
+		room := w.spill.MaxMonth() // so that a table is not outgrown by a later month
 		made := 0
 		var carry []record.JobRec
 		for _, m := range months {
@@ -248,7 +247,7 @@ func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs 
 	}
 	old := len(t.Recs)
 	if fresh {
-		if mj.err = w.spill.read(monthKey(m), t); mj.err != nil {
+		if mj.err = w.spill.Read(monthKey(m), t); mj.err != nil {
 			return mj
 		}
 	}

@@ -3,7 +3,7 @@
 // made it (prefix + pid + "-" + anything), removed once no process has that
 // pid. It serves the commands that cannot hold a lock while they work (sql's
 // DuckDB session directory, report's temporary output files); the run's own
-// spill directories (pipeline/spill.go) are removed under the history lock,
+// spill directories (package internal/spill) are removed under the history lock,
 // which no other run holds. It touches files: it lists one directory and
 // removes entries of it.
 package deadpid

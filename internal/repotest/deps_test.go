@@ -12,12 +12,14 @@ import (
 // packages (billing, decay, fairshare, priority) and schemas never import os
 // themselves, nor (even indirectly) a logger, cgo, DuckDB, ingest or export
 // (any package of it); internal/release, which every side imports, imports
-// nothing but the standard library, and not os (releasePure); and DuckDB
-// is linked only where it may be (noDuckDB).
+// nothing but the standard library, and not os (releasePure); DuckDB is
+// linked only where it may be (noDuckDB); and the packages split out of
+// pipeline keep to their own rules (splitPackages).
 func TestImportDirection(t *testing.T) {
 	t.Parallel()
 	t.Run("no DuckDB", noDuckDB)
 	t.Run("internal/release standard library only", releasePure)
+	t.Run("split packages", splitPackages)
 	for _, pkg := range []string{"billing", "decay", "fairshare", "priority", "schemas"} {
 		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "github.com/fairledger/fairledger/"+pkg).CombinedOutput()
 		if err != nil {
@@ -143,6 +145,51 @@ func releasePure(t *testing.T) {
 	for _, d := range strings.Fields(string(out)) {
 		if d == "os" || d == "os/exec" || d == "net" || d == "net/http" {
 			t.Errorf("internal/release imports %s", d)
+		}
+	}
+}
+
+// splitRules are the packages split out of pipeline (issue 36), each with
+// the packages of the module it may import itself (allow) and whether it
+// may import os. None may link a logger, DuckDB, ingest, pipeline or any
+// package of export but export/record, even indirectly, nor import Arrow
+// itself: what reads Arrow batches or ingest's types stays in pipeline.
+var splitRules = []struct {
+	pkg   string
+	os    bool
+	allow []string
+}{
+	{"internal/spill", true, []string{"export/record"}},
+	{"fairshare/live", false, []string{"decay", "fairshare", "export/record"}},
+}
+
+// splitPackages checks splitRules.
+func splitPackages(t *testing.T) {
+	const module = "github.com/fairledger/fairledger/"
+	for _, r := range splitRules {
+		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", module+r.pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", r.pkg, err, out)
+		}
+		for _, d := range strings.Fields(string(out)) {
+			switch {
+			case d == "os" && !r.os, d == "os/exec", d == "net", d == "net/http":
+				t.Errorf("%s imports %s", r.pkg, d)
+			case strings.HasPrefix(d, "github.com/apache/arrow-go/"):
+				t.Errorf("%s imports %s: Arrow stays in pipeline", r.pkg, d)
+			case strings.HasPrefix(d, module) && !slices.Contains(r.allow, strings.TrimPrefix(d, module)) &&
+				!strings.HasPrefix(d, module+"internal/"):
+				t.Errorf("%s imports %s; it may import %v", r.pkg, d, r.allow)
+			}
+		}
+		for d := range goListDeps(t, nil, r.pkg) {
+			pkg, ours := strings.CutPrefix(d, module)
+			switch {
+			case d == "github.com/rs/zerolog", d == duckDB,
+				ours && (pkg == "ingest" || strings.HasPrefix(pkg, "ingest/") || pkg == "pipeline"),
+				ours && strings.HasPrefix(pkg, "export/") && pkg != "export/record":
+				t.Errorf("%s links %s (directly or not)", r.pkg, d)
+			}
 		}
 	}
 }

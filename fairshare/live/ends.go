@@ -1,4 +1,4 @@
-package pipeline
+package live
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/fairledger/fairledger/decay"
 )
 
-// liveEnds makes a snapshot's RawUsage the one slurmctld would print at the
+// Ends makes a snapshot's RawUsage the one slurmctld would print at the
 // snapshot's second rather than at its last decay tick. With
 // AccountingStorageEnforce including limits, a job's end
 // (deallocate_nodes → acct_policy_job_fini → priority_p_job_end in
@@ -20,7 +20,7 @@ import (
 // includes those charges between ticks, while Fair Tree's NormUsage,
 // EffectvUsage, LevelFS and FairShare are set by the tick
 // (_apply_priority_fs in fair_tree.c) and stay as the tick left them.
-// Without limits nothing is added at a job's end and liveEnds is not used.
+// Without limits nothing is added at a job's end and Ends is not used.
 //
 // For each snapshot i it lists the jobs whose end E is in (tick_i, at_i)
 // and after their start; a job ending exactly at tick_i is in that tick's
@@ -32,7 +32,7 @@ import (
 // (a binary search when the window has too many periods for one), and E
 // belongs to it and to the snapshots after it that share its tick, if that
 // tick is before E.
-type liveEnds struct {
+type Ends struct {
 	jobs     decay.Jobs // Start, End, Rate and Assoc are read
 	halfLife int64      // PriorityDecayHalfLife in seconds; 0: no decay
 	snaps    []int64    // the snapshot times
@@ -41,10 +41,10 @@ type liveEnds struct {
 	own      []float64  // scratch: own usage plus the end charges
 }
 
-// newLiveEnds places the ends of jobs in the snapshots snaps (sorted) of a
+// NewEnds places the ends of jobs in the snapshots snaps (sorted) of a
 // run ticking on sched, every periodSec but for the ticks a log gives.
-func newLiveEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSec, halfLife int64) *liveEnds {
-	l := &liveEnds{jobs: jobs, halfLife: halfLife, snaps: snaps,
+func NewEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSec, halfLife int64) *Ends {
+	l := &Ends{jobs: jobs, halfLife: halfLife, snaps: snaps,
 		ticks: make([]int64, len(snaps)), at: make([][]int32, len(snaps))}
 	n := len(snaps)
 	if n == 0 {
@@ -86,11 +86,11 @@ func newLiveEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSe
 	return l
 }
 
-// usage returns own (every universe association's own usage at snapshot
+// Usage returns own (every universe association's own usage at snapshot
 // i's tick, as decay passed it) plus the end charges of the jobs ending
 // between that tick and the snapshot, or nil when there are none. The
 // slice is reused by the next call.
-func (l *liveEnds) usage(i int, at, tick int64, own []float64) ([]float64, error) {
+func (l *Ends) Usage(i int, at, tick int64, own []float64) ([]float64, error) {
 	if i >= len(l.snaps) || l.snaps[i] != at || l.ticks[i] != tick {
 		return nil, fmt.Errorf("snapshot %d at %d: decay took it at tick %d, the job ends were placed for another", i, at, tick)
 	}

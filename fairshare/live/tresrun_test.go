@@ -1,4 +1,4 @@
-package pipeline
+package live
 
 import (
 	"math"
@@ -99,7 +99,7 @@ func TestRunningAt(t *testing.T) {
 	}
 }
 
-// TestTRESRunCells runs tresRun.cells over one association (root → A →
+// TestTRESRunCells runs TRESRun.Cells over one association (root → A →
 // A/u) and the docs/slurm-versions.md §6 job (cpu=2, mem=1000, node=1, billing=2, limit
 // 10 min, q = 0.5, start 31, end 150) on ticks 0, 60, 120, 130 (explicit:
 // slurmctld restarted at 130), 190, 250, …, with a second job (cpu=1,
@@ -145,16 +145,16 @@ func TestTRESRunCells(t *testing.T) {
 	}
 	jobs := decay.Jobs{Start: []int64{31, 140}, End: []int64{150, 200}, Assoc: []int32{int32(u), int32(u)}}
 	snaps := []int64{100, 150, 200, 260}
-	r := &tresRun{
+	r := &TRESRun{
 		names: []string{"cpu", "mem"}, jobs: jobs, dict: dict,
-		extra:  &jobExtra{tres: []uint32{tres1, tres2}, qos: []uint32{half, half}, limitMin: []uint32{10, 10}},
+		extra:  &Extra{TRES: []uint32{tres1, tres2}, QOS: []uint32{half, half}, LimitMin: []uint32{10, 10}},
 		factor: func(string) float64 { return 0.5 },
 		sched:  sched, after: map[int32]bool{1: true}, restarts: []int64{130, 260}, snaps: snaps,
 		qos: map[uint32]float64{},
 	}
 	r.at, r.ended = runningAt(jobs, snaps, 60, 120, r.endBy) // the log begins at its first tick, 120
 	for i, want := range []string{"cpu=9,mem=4766", "cpu=13,mem=4175", "cpu=4,mem=8", ""} {
-		cells, err := r.cells(i, snaps[i], p, len(p.Credit))
+		cells, err := r.Cells(i, snaps[i], p, len(p.Credit))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestTRESRunCells(t *testing.T) {
 			}
 		}
 	}
-	if _, err := r.cells(0, 101, p, len(p.Credit)); err == nil {
+	if _, err := r.Cells(0, 101, p, len(p.Credit)); err == nil {
 		t.Error("cells took a time that is not the snapshot's")
 	}
 }

@@ -1,4 +1,4 @@
-package pipeline
+package spill
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/internal/benchtest"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -41,7 +42,7 @@ func spillBenchTable(b *testing.B) *record.JobTable {
 // BenchmarkSpill spills a realistic month of jobs in batches of 200,000
 // records and reads it back, reporting the spill's bytes and the CPU time (user and system) a record.
 //
-//	FAIRLEDGER_BENCH_DIR=... go test ./pipeline -run '^$' -bench 'Spill$' -benchtime 10x -cpu 1
+//	FAIRLEDGER_BENCH_DIR=... go test ./internal/spill -run '^$' -bench 'Spill$' -benchtime 10x -cpu 1
 func BenchmarkSpill(b *testing.B) {
 	t := spillBenchTable(b)
 	idx := make([]int32, len(t.Recs))
@@ -50,15 +51,15 @@ func BenchmarkSpill(b *testing.B) {
 	}
 	back := record.NewJobTable(t.Dict, len(t.Recs))
 	var size int64
-	cpu0 := cpuTime()
+	cpu0 := benchtest.CPUTime()
 	b.ResetTimer()
 	for b.Loop() {
-		s, err := newSpill(b.TempDir())
+		s, err := New(b.TempDir())
 		if err != nil {
 			b.Fatal(err)
 		}
 		for lo := 0; lo < len(idx); lo += 200_000 {
-			if err := s.add("2024-03", t, idx[lo:min(lo+200_000, len(idx))]); err != nil {
+			if err := s.Add("2024-03", t, idx[lo:min(lo+200_000, len(idx))]); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -71,28 +72,28 @@ func BenchmarkSpill(b *testing.B) {
 		}
 		size = fi.Size()
 		back.Reset()
-		if err := s.read("2024-03", back); err != nil {
+		if err := s.Read("2024-03", back); err != nil {
 			b.Fatal(err)
 		}
-		s.close()
+		s.Close()
 	}
 	if len(back.Recs) != len(t.Recs) {
 		b.Fatalf("%d records back, want %d", len(back.Recs), len(t.Recs))
 	}
 	b.ReportMetric(float64(size)/float64(len(t.Recs)), "B/rec")
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/float64(len(t.Recs)), "cpu-ns/rec")
+	b.ReportMetric(float64((benchtest.CPUTime()-cpu0).Nanoseconds())/float64(b.N)/float64(len(t.Recs)), "cpu-ns/rec")
 }
 
 // BenchmarkSpillCodec encodes a realistic month of records into memory
 // and decodes them, without the file and the table: the codec's own CPU
 // time a record.
 //
-//	FAIRLEDGER_BENCH_DIR=... go test ./pipeline -run '^$' -bench 'SpillCodec' -benchtime 20x -cpu 1
+//	FAIRLEDGER_BENCH_DIR=... go test ./internal/spill -run '^$' -bench 'SpillCodec' -benchtime 20x -cpu 1
 func BenchmarkSpillCodec(b *testing.B) {
 	t := spillBenchTable(b)
 	var buf []byte
 	b.Run("encode", func(b *testing.B) {
-		cpu0 := cpuTime()
+		cpu0 := benchtest.CPUTime()
 		for b.Loop() {
 			var prev recPrev
 			buf = buf[:0]
@@ -101,10 +102,10 @@ func BenchmarkSpillCodec(b *testing.B) {
 				buf = appendRec(buf, r, t.JobID(r), &prev)
 			}
 		}
-		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/float64(len(t.Recs)), "cpu-ns/rec")
+		b.ReportMetric(float64((benchtest.CPUTime()-cpu0).Nanoseconds())/float64(b.N)/float64(len(t.Recs)), "cpu-ns/rec")
 	})
 	b.Run("decode", func(b *testing.B) {
-		cpu0 := cpuTime()
+		cpu0 := benchtest.CPUTime()
 		for b.Loop() {
 			d := &recDecoder{b: buf}
 			for range t.Recs {
@@ -115,6 +116,6 @@ func BenchmarkSpillCodec(b *testing.B) {
 				b.Fatal(d.err)
 			}
 		}
-		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/float64(len(t.Recs)), "cpu-ns/rec")
+		b.ReportMetric(float64((benchtest.CPUTime()-cpu0).Nanoseconds())/float64(b.N)/float64(len(t.Recs)), "cpu-ns/rec")
 	})
 }

@@ -1,4 +1,4 @@
-package pipeline
+package spill
 
 import (
 	"bufio"
@@ -19,19 +19,19 @@ import (
 	"github.com/fairledger/fairledger/export/record"
 )
 
-// spill holds the jobs records of a run on disk, one file per month of
+// Jobs holds the jobs records of a run on disk, one file per month of
 // start, until they are merged into the jobs table month by month; so the
 // run's memory does not grow with the number of jobs in its input. The
 // files use a compact private encoding (varints; names and TRES sets as
 // the run's record.JobDict indexes) that is written and read once, in the
 // same process.
-type spill struct {
+type Jobs struct {
 	dir string
 	buf []byte
 
-	mu     sync.Mutex // guards months and free: read is called for several months at once
+	mu     sync.Mutex // guards months and free: Read is called for several months at once
 	months map[string]*spillFile
-	free   [][]byte // read's buffers, kept for the next month's file
+	free   [][]byte // Read's buffers, kept for the next month's file
 }
 
 type spillFile struct {
@@ -57,19 +57,19 @@ const numNames = 8
 
 const spillPrefix = ".spill-"
 
-// newSpill creates a spill directory in the history (the same disk as the
-// output, which is large; /tmp may be small).
-func newSpill(history string) (*spill, error) {
+// New creates a spill directory in the history directory history (the
+// same disk as the output, which is large; /tmp may be small).
+func New(history string) (*Jobs, error) {
 	dir, err := os.MkdirTemp(history, spillPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("spill directory: %w", err)
 	}
-	return &spill{dir: dir, months: map[string]*spillFile{}}, nil
+	return &Jobs{dir: dir, months: map[string]*spillFile{}}, nil
 }
 
-// removeStaleSpills deletes the spill directories of killed runs. Call it
-// under the history lock.
-func removeStaleSpills(history string) error {
+// RemoveStale deletes the spill directories that killed runs left in the
+// history directory history. Call it under the history lock.
+func RemoveStale(history string) error {
 	entries, err := os.ReadDir(history)
 	if err != nil {
 		return fmt.Errorf("clean spill directories: %w", err)
@@ -84,8 +84,9 @@ func removeStaleSpills(history string) error {
 	return nil
 }
 
-// add appends the records of t at the positions idx to the month's file.
-func (s *spill) add(month string, t *record.JobTable, idx []int32) error {
+// Add appends the records of t at the positions idx to the file of month
+// (a month key, YYYY-MM).
+func (s *Jobs) Add(month string, t *record.JobTable, idx []int32) error {
 	if len(idx) == 0 {
 		return nil
 	}
@@ -117,18 +118,18 @@ func (s *spill) add(month string, t *record.JobTable, idx []int32) error {
 	return nil
 }
 
-// spillChunk is how many encoded bytes add collects before writing them.
+// spillChunk is how many encoded bytes Add collects before writing them.
 const spillChunk = 256 << 10
 
-// monthKeys lists the spilled months in order.
-func (s *spill) monthKeys() []string {
+// Months lists the spilled months in order.
+func (s *Jobs) Months() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Sorted(maps.Keys(s.months))
 }
 
-// maxMonth is the largest number of records spilled for one month.
-func (s *spill) maxMonth() int {
+// MaxMonth is the largest number of records spilled for one month.
+func (s *Jobs) MaxMonth() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -138,10 +139,20 @@ func (s *spill) maxMonth() int {
 	return n
 }
 
-// read appends every record spilled for month to t, in spill order, and
+// Count is the number of records spilled for month and not yet read.
+func (s *Jobs) Count(month string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sf := s.months[month]; sf != nil {
+		return sf.n
+	}
+	return 0
+}
+
+// Read appends every record spilled for month to t, in spill order, and
 // removes the month's file. It may be called for different months at once,
-// once add is done.
-func (s *spill) read(month string, t *record.JobTable) error {
+// once Add is done.
+func (s *Jobs) Read(month string, t *record.JobTable) error {
 	s.mu.Lock()
 	sf := s.months[month]
 	delete(s.months, month)
@@ -179,9 +190,9 @@ func (s *spill) read(month string, t *record.JobTable) error {
 	return nil
 }
 
-// buffer returns a buffer of n bytes for read, reusing a released one
+// buffer returns a buffer of n bytes for Read, reusing a released one
 // when there is one.
-func (s *spill) buffer(n int) []byte {
+func (s *Jobs) buffer(n int) []byte {
 	s.mu.Lock()
 	var b []byte
 	if k := len(s.free); k > 0 {
@@ -192,14 +203,14 @@ func (s *spill) buffer(n int) []byte {
 }
 
 // release hands a buffer from buffer back for reuse.
-func (s *spill) release(b []byte) {
+func (s *Jobs) release(b []byte) {
 	s.mu.Lock()
 	s.free = append(s.free, b)
 	s.mu.Unlock()
 }
 
-// close removes the spill directory.
-func (s *spill) close() error {
+// Close closes the spill's files and removes its directory.
+func (s *Jobs) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sf := range s.months {

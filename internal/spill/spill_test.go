@@ -1,4 +1,4 @@
-package pipeline
+package spill
 
 import (
 	"encoding/binary"
@@ -31,13 +31,13 @@ func TestSpillRoundTrip(t *testing.T) {
 	s := testSpill(t)
 	dict := record.NewJobDict()
 	in := tableOf(dict, rows)
-	if err := s.add("2025-01", in, []int32{0}); err != nil {
+	if err := s.Add("2025-01", in, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.add("2025-02", in, []int32{1}); err != nil {
+	if err := s.Add("2025-02", in, []int32{1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.add("2025-01", in, []int32{1}); err != nil {
+	if err := s.Add("2025-01", in, []int32{1}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readSpill(t, s, dict, "2025-01"); !reflect.DeepEqual(got, rows) {
@@ -51,14 +51,66 @@ func TestSpillRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSpillCounts: Months, MaxMonth and Count follow what was added and
+// not yet read. Three records go to January in two adds, one to
+// February: the months are January and February, the largest holds 3,
+// March holds none; once January is read it counts 0 and is no longer
+// listed, and the largest left is February's 1.
+func TestSpillCounts(t *testing.T) {
+	t.Parallel()
+	s := testSpill(t)
+	dict := record.NewJobDict()
+	start := time.Date(2025, 1, 10, 0, 0, 0, 0, time.UTC)
+	var rows []record.JobRow
+	for i := range 4 {
+		rows = append(rows, record.JobRow{JobID: fmt.Sprint(20 + i), JobIDRaw: int64(20 + i), User: "u", Account: "a",
+			Start: start.Add(time.Duration(i) * time.Hour), State: "RUNNING", SourceFile: "s.psv", SourceLine: int64(i + 1)})
+	}
+	in := tableOf(dict, rows)
+	for _, a := range []struct {
+		month string
+		idx   []int32
+	}{{"2025-01", []int32{0, 1}}, {"2025-02", []int32{2}}, {"2025-01", []int32{3}}} {
+		if err := s.Add(a.month, in, a.idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.Months(); !reflect.DeepEqual(got, []string{"2025-01", "2025-02"}) {
+		t.Errorf("Months() = %v, want [2025-01 2025-02]", got)
+	}
+	for _, c := range []struct {
+		month string
+		want  int
+	}{{"2025-01", 3}, {"2025-02", 1}, {"2025-03", 0}} {
+		if got := s.Count(c.month); got != c.want {
+			t.Errorf("Count(%s) = %d, want %d", c.month, got, c.want)
+		}
+	}
+	if got := s.MaxMonth(); got != 3 {
+		t.Errorf("MaxMonth() = %d, want 3", got)
+	}
+	if got := readSpill(t, s, dict, "2025-01"); len(got) != 3 {
+		t.Fatalf("January read back %d records, want 3", len(got))
+	}
+	if got := s.Count("2025-01"); got != 0 {
+		t.Errorf("Count(2025-01) after its read = %d, want 0", got)
+	}
+	if got := s.Months(); !reflect.DeepEqual(got, []string{"2025-02"}) {
+		t.Errorf("Months() after January's read = %v, want [2025-02]", got)
+	}
+	if got := s.MaxMonth(); got != 1 {
+		t.Errorf("MaxMonth() after January's read = %d, want 1", got)
+	}
+}
+
 // testSpill returns a new spill that is closed when the test ends.
-func testSpill(t *testing.T) *spill {
+func testSpill(t *testing.T) *Jobs {
 	t.Helper()
-	s, err := newSpill(t.TempDir())
+	s, err := New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.close() })
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 
@@ -72,10 +124,10 @@ func tableOf(dict *record.JobDict, rows []record.JobRow) *record.JobTable {
 }
 
 // readSpill reads month's records back as rows.
-func readSpill(t *testing.T, s *spill, dict *record.JobDict, month string) []record.JobRow {
+func readSpill(t *testing.T, s *Jobs, dict *record.JobDict, month string) []record.JobRow {
 	t.Helper()
 	tb := record.NewJobTable(dict, 0)
-	if err := s.read(month, tb); err != nil {
+	if err := s.Read(month, tb); err != nil {
 		t.Fatalf("read %s: %v", month, err)
 	}
 	var rows []record.JobRow
@@ -108,7 +160,7 @@ func TestSpillValues(t *testing.T) {
 		idx[i] = int32(i)
 	}
 	dict := record.NewJobDict()
-	if err := s.add("2025-05", tableOf(dict, rows), idx); err != nil {
+	if err := s.Add("2025-05", tableOf(dict, rows), idx); err != nil {
 		t.Fatal(err)
 	}
 	got := readSpill(t, s, dict, "2025-05")
@@ -154,7 +206,7 @@ func TestSpillDifferences(t *testing.T) {
 	dict := record.NewJobDict()
 	in := tableOf(dict, rows)
 	for i := range rows { // one record a call: the differences span calls
-		if err := s.add("2025-01", in, []int32{int32(i)}); err != nil {
+		if err := s.Add("2025-01", in, []int32{int32(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -215,7 +267,7 @@ func TestSpillJobIDKinds(t *testing.T) {
 			t.Errorf("row %d (%q): id kind %d, want %d", i, rows[i].JobID, tag&3, wantKind[i])
 		}
 	}
-	if err := s.add("2025-03", in, idx); err != nil {
+	if err := s.Add("2025-03", in, idx); err != nil {
 		t.Fatal(err)
 	}
 	got := readSpill(t, s, dict, "2025-03")
@@ -278,7 +330,7 @@ func TestSpillNamesUnchanged(t *testing.T) {
 		t.Errorf("record sizes %v, want [_ 14 15]", sizes)
 	}
 	s := testSpill(t)
-	if err := s.add("2025-04", in, []int32{0, 1, 2}); err != nil {
+	if err := s.Add("2025-04", in, []int32{0, 1, 2}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readSpill(t, s, dict, "2025-04"); !reflect.DeepEqual(got, rows) {
@@ -351,7 +403,7 @@ func TestSpillManyChunks(t *testing.T) {
 		for i := lo; i < min(lo+step, n); i++ {
 			idx = append(idx, int32(i))
 		}
-		if err := s.add("2025-01", in, idx); err != nil {
+		if err := s.Add("2025-01", in, idx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -359,7 +411,7 @@ func TestSpillManyChunks(t *testing.T) {
 		t.Fatalf("%d bytes written before the read, want over %d", sf.size, 2*spillChunk)
 	}
 	back := record.NewJobTable(dict, 0)
-	if err := s.read("2025-01", back); err != nil {
+	if err := s.Read("2025-01", back); err != nil {
 		t.Fatal(err)
 	}
 	if len(back.Recs) != n {

@@ -1,4 +1,4 @@
-package pipeline
+package live
 
 import (
 	"math/rand/v2"
@@ -8,7 +8,7 @@ import (
 	"github.com/fairledger/fairledger/decay"
 )
 
-// TestLiveEnds checks which job ends newLiveEnds puts in each snapshot, by
+// TestLiveEnds checks which job ends NewEnds puts in each snapshot, by
 // hand: ticks every 300 s from origin 0; snapshots at 1000 (tick 900),
 // 1200 (tick 1200, on the grid), 1250 and 1280 (tick 1200 again) and 5000
 // (tick 4800). A job's end belongs to every snapshot with tick < end < at:
@@ -30,7 +30,7 @@ func TestLiveEnds(t *testing.T) {
 	// 5: rate 0: none. 6: running: none.
 	// 7: ends 4900: snapshot 4. 8: zero length: none. 9: after the last: none.
 	// 10: ends 1260: snapshot 1280.
-	l := newLiveEnds(jobs, []int64{1000, 1200, 1250, 1280, 5000}, gridOf(t, 0, 300), 300, 0)
+	l := NewEnds(jobs, []int64{1000, 1200, 1250, 1280, 5000}, gridOf(t, 0, 300), 300, 0)
 	want := [][]int32{{0}, nil, {4}, {4, 10}, {7}}
 	for i := range want {
 		if !slices.Equal(l.at[i], want[i]) {
@@ -39,7 +39,7 @@ func TestLiveEnds(t *testing.T) {
 	}
 	// Snapshot 1280 at tick 1200, no decay: assoc 1 gets job 4's
 	// 2·(1230 − 1200) = 60, assoc 2 job 10's 1·(1260 − 1200) = 60.
-	got, err := l.usage(3, 1280, 1200, []float64{5, 6, 7})
+	got, err := l.Usage(3, 1280, 1200, []float64{5, 6, 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,18 +47,18 @@ func TestLiveEnds(t *testing.T) {
 		t.Errorf("usage at 1280 = %v, want %v", got, w)
 	}
 	// No end after tick 1200 at 1200: nothing to add.
-	if got, err := l.usage(1, 1200, 1200, []float64{5, 6, 7}); err != nil || got != nil {
+	if got, err := l.Usage(1, 1200, 1200, []float64{5, 6, 7}); err != nil || got != nil {
 		t.Errorf("usage at 1200 = %v, %v, want nil, nil", got, err)
 	}
 	// A decay that took the snapshot at another tick is an error.
-	if _, err := l.usage(0, 1000, 600, []float64{5, 6, 7}); err == nil {
+	if _, err := l.Usage(0, 1000, 600, []float64{5, 6, 7}); err == nil {
 		t.Error("usage with another tick: no error")
 	}
 	// A job starting after the tick is charged from its start: job 4
 	// again, H = 3600 s, snapshot 1250: 2·30·d^30 with d^30 =
 	// 0.994241091: 59.654465.
-	l = newLiveEnds(jobs, []int64{1250}, gridOf(t, 0, 300), 300, 3600)
-	got, err = l.usage(0, 1250, 1200, []float64{0, 0, 0})
+	l = NewEnds(jobs, []int64{1250}, gridOf(t, 0, 300), 300, 3600)
+	got, err = l.Usage(0, 1250, 1200, []float64{0, 0, 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,24 +70,24 @@ func TestLiveEnds(t *testing.T) {
 	// the far snapshot.
 	far := int64(300 << 23)
 	jobs = decay.Jobs{Start: []int64{0, far - 10}, End: []int64{950, far + 50}, Rate: []float64{1, 1}, Assoc: []int32{0, 0}}
-	l = newLiveEnds(jobs, []int64{1000, far + 100}, gridOf(t, 0, 300), 300, 0)
+	l = NewEnds(jobs, []int64{1000, far + 100}, gridOf(t, 0, 300), 300, 0)
 	if !slices.Equal(l.at[0], []int32{0}) || !slices.Equal(l.at[1], []int32{1}) {
 		t.Errorf("long window: %v, want [[0] [1]]", l.at)
 	}
 	// A grid not through 0: origin 7, the snapshot at 1000 is taken at
 	// tick 907; an end at 907 is in it, one at 908 is not.
 	jobs = decay.Jobs{Start: []int64{0, 0}, End: []int64{907, 908}, Rate: []float64{1, 1}, Assoc: []int32{0, 0}}
-	if l = newLiveEnds(jobs, []int64{1000}, gridOf(t, 7, 300), 300, 0); !slices.Equal(l.at[0], []int32{1}) {
+	if l = NewEnds(jobs, []int64{1000}, gridOf(t, 7, 300), 300, 0); !slices.Equal(l.at[0], []int32{1}) {
 		t.Errorf("origin 7: %v, want [1]", l.at[0])
 	}
 }
 
 // BenchmarkLiveEnds is the cost live RawUsage adds to a run of the
-// 5 M-job year's size: placing every job's end (newLiveEnds, once a run)
+// 5 M-job year's size: placing every job's end (NewEnds, once a run)
 // and adding the end charges of 366 daily snapshots on 2,191
-// associations (usage).
+// associations (Usage).
 //
-//	go test ./pipeline -run '^$' -bench LiveEnds
+//	go test ./fairshare/live -run '^$' -bench LiveEnds
 func BenchmarkLiveEnds(b *testing.B) {
 	const n, nAssoc, period = 5_000_000, 2191, 300
 	from := int64(1735689600) // 2025-01-01
@@ -105,9 +105,9 @@ func BenchmarkLiveEnds(b *testing.B) {
 	own := make([]float64, nAssoc)
 	b.ResetTimer()
 	for range b.N {
-		l := newLiveEnds(jobs, snaps, gridOf(b, 0, period), period, 7*86400)
+		l := NewEnds(jobs, snaps, gridOf(b, 0, period), period, 7*86400)
 		for i, at := range snaps {
-			if _, err := l.usage(i, at, floorTick(at, 0, period), own); err != nil {
+			if _, err := l.Usage(i, at, at-at%period, own); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -134,7 +134,7 @@ func TestLiveEndsLogTicks(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs := decay.Jobs{Start: []int64{0, 0, 0}, End: []int64{100, 61, 125}, Rate: []float64{1, 1, 1}, Assoc: []int32{0, 0, 0}}
-	l := newLiveEnds(jobs, []int64{110, 130}, s, 60, 0)
+	l := NewEnds(jobs, []int64{110, 130}, s, 60, 0)
 	if !slices.Equal(l.ticks, []int64{61, 120}) || !slices.Equal(l.at[0], []int32{0}) || !slices.Equal(l.at[1], []int32{2}) {
 		t.Errorf("ticks %v, ends %v; want [61 120] and [[0] [2]]", l.ticks, l.at)
 	}
