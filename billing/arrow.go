@@ -126,7 +126,7 @@ func (s *Stats) addFallback(reason string, n int64) {
 // Apply fails, returning a nil record, when a column it needs is missing,
 // has the wrong type, or (for the dense TRES columns) holds nulls, and when
 // rec already has a billing column.
-func (t *Table) Apply(mem memory.Allocator, rec arrow.Record, usageFactor QOSFactor) (arrow.Record, Stats, error) {
+func (t *Table) Apply(mem memory.Allocator, rec arrow.RecordBatch, usageFactor QOSFactor) (arrow.RecordBatch, Stats, error) {
 	schema := rec.Schema()
 	for _, f := range schemas.BillingFields() {
 		if schema.HasField(f.Name) {
@@ -246,7 +246,7 @@ func (t *Table) Apply(mem memory.Allocator, rec arrow.Record, usageFactor QOSFac
 		newArray(arrow.PrimitiveTypes.Float64, n, ufBuf),
 	}
 	all := append(append([]arrow.Array(nil), rec.Columns()...), newCols...)
-	out := array.NewRecord(outSchema, all, int64(n))
+	out := array.NewRecordBatch(outSchema, all, int64(n))
 	for _, a := range newCols {
 		a.Release()
 	}
@@ -254,7 +254,7 @@ func (t *Table) Apply(mem memory.Allocator, rec arrow.Record, usageFactor QOSFac
 }
 
 // dictColumn returns the named dictionary<int32, utf8> column of rec.
-func dictColumn(rec arrow.Record, name string) (*array.Dictionary, error) {
+func dictColumn(rec arrow.RecordBatch, name string) (*array.Dictionary, error) {
 	d, _, _, err := schemas.DictStringColumn(rec, name)
 	if err != nil {
 		return nil, fmt.Errorf("apply billing: %w", err)
@@ -263,7 +263,7 @@ func dictColumn(rec arrow.Record, name string) (*array.Dictionary, error) {
 }
 
 // float64Column returns the named float64 column of rec.
-func float64Column(rec arrow.Record, name string) (*array.Float64, error) {
+func float64Column(rec arrow.RecordBatch, name string) (*array.Float64, error) {
 	a, err := schemas.RecordColumn[*array.Float64](rec, name, "float64")
 	if err != nil {
 		return nil, fmt.Errorf("apply billing: %w", err)

@@ -24,7 +24,7 @@ type jobRow struct {
 }
 
 // buildJobs builds a schemas.Jobs(extra) record from rows.
-func buildJobs(mem memory.Allocator, extra []string, rows []jobRow) arrow.Record {
+func buildJobs(mem memory.Allocator, extra []string, rows []jobRow) arrow.RecordBatch {
 	schema := schemas.Jobs(extra)
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
@@ -69,10 +69,10 @@ func buildJobs(mem memory.Allocator, extra []string, rows []jobRow) arrow.Record
 			}
 		}
 	}
-	return b.NewRecord()
+	return b.NewRecordBatch()
 }
 
-func column[T any](t *testing.T, rec arrow.Record, name string, values func(arrow.Array) []T) []T {
+func column[T any](t *testing.T, rec arrow.RecordBatch, name string, values func(arrow.Array) []T) []T {
 	t.Helper()
 	i, err := schemas.Index(rec.Schema(), name)
 	if err != nil {

@@ -52,7 +52,7 @@ func TestRoundTripGenerator(t *testing.T) {
 	var rows, compared, weighted int64
 	var st billing.Stats
 	sst, err := ingest.ReadSacct(filepath.Join(dir, synth.SacctFile), ingest.SacctOptions{DenseTRES: table.DenseTRES(), Allocator: mem},
-		func(rec arrow.Record) error {
+		func(rec arrow.RecordBatch) error {
 			out, bst, err := table.Apply(mem, rec, func(q string) (float64, bool) { return qos.UsageFactor(q), true })
 			if err != nil {
 				return err

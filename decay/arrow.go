@@ -118,7 +118,7 @@ func (c dictCol) code(i int) int32 {
 // fails, leaving dst and st unchanged, when a column is missing or has the
 // wrong type, a dictionary code is out of range, or billing or
 // usage_factor hold nulls.
-func (r *Resolver) AppendJobs(rec arrow.Record, dst *Jobs, st *ResolveStats) error {
+func (r *Resolver) AppendJobs(rec arrow.RecordBatch, dst *Jobs, st *ResolveStats) error {
 	return r.AppendJobsMarked(rec, dst, st, nil)
 }
 
@@ -126,7 +126,7 @@ func (r *Resolver) AppendJobs(rec arrow.Record, dst *Jobs, st *ResolveStats) err
 // charged[i] is set to whether row i was appended (so the k-th true entry
 // is the k-th job appended). charged is nil, or has one entry per row of
 // rec; it is left unchanged when AppendJobsMarked fails.
-func (r *Resolver) AppendJobsMarked(rec arrow.Record, dst *Jobs, st *ResolveStats, charged []bool) error {
+func (r *Resolver) AppendJobsMarked(rec arrow.RecordBatch, dst *Jobs, st *ResolveStats, charged []bool) error {
 	if charged != nil && len(charged) != int(rec.NumRows()) {
 		return fmt.Errorf("append jobs: %d charged marks for %d rows", len(charged), rec.NumRows())
 	}
@@ -283,7 +283,7 @@ func (r *Resolver) AppendJobsMarked(rec arrow.Record, dst *Jobs, st *ResolveStat
 
 // dictColumn returns the named dictionary<int32, utf8> column of rec,
 // checking every non-null code against the dictionary.
-func dictColumn(rec arrow.Record, name string) (dictCol, error) {
+func dictColumn(rec arrow.RecordBatch, name string) (dictCol, error) {
 	d, codes, names, err := schemas.DictStringColumn(rec, name)
 	if err != nil {
 		return dictCol{}, fmt.Errorf("append jobs: %w", err)
@@ -299,7 +299,7 @@ func dictColumn(rec arrow.Record, name string) (dictCol, error) {
 }
 
 // timestampColumn returns the named timestamp[s] column of rec.
-func timestampColumn(rec arrow.Record, name string) (*array.Timestamp, error) {
+func timestampColumn(rec arrow.RecordBatch, name string) (*array.Timestamp, error) {
 	const want = "timestamp[s]"
 	a, err := schemas.RecordColumn[*array.Timestamp](rec, name, want)
 	if err == nil && a.DataType().(*arrow.TimestampType).Unit != arrow.Second {
@@ -313,7 +313,7 @@ func timestampColumn(rec arrow.Record, name string) (*array.Timestamp, error) {
 
 // float64Column returns the named float64 column of rec, which must have
 // no nulls.
-func float64Column(rec arrow.Record, name string) (*array.Float64, error) {
+func float64Column(rec arrow.RecordBatch, name string) (*array.Float64, error) {
 	a, err := schemas.RecordColumn[*array.Float64](rec, name, "float64")
 	if err != nil {
 		return nil, fmt.Errorf("append jobs: %w", err)

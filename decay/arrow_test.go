@@ -36,7 +36,7 @@ func billedSchema() *arrow.Schema {
 
 // jobBatch builds a billed jobs batch from rows with array builders; the
 // columns AppendJobs does not read are all null.
-func jobBatch(t testing.TB, mem memory.Allocator, rows []jobRow) arrow.Record {
+func jobBatch(t testing.TB, mem memory.Allocator, rows []jobRow) arrow.RecordBatch {
 	t.Helper()
 	schema := billedSchema()
 	b := array.NewRecordBuilder(mem, schema)
@@ -89,13 +89,13 @@ func jobBatch(t testing.TB, mem memory.Allocator, rows []jobRow) arrow.Record {
 			fb.AppendNulls(len(rows))
 		}
 	}
-	return b.NewRecord()
+	return b.NewRecordBatch()
 }
 
 // replaceColumn returns a new record equal to rec with column name replaced
 // by col (or dropped when col is nil, its field too). rec and col are not
 // released.
-func replaceColumn(t testing.TB, rec arrow.Record, name string, col arrow.Array) arrow.Record {
+func replaceColumn(t testing.TB, rec arrow.RecordBatch, name string, col arrow.Array) arrow.RecordBatch {
 	t.Helper()
 	i, err := schemas.Index(rec.Schema(), name)
 	if err != nil {
@@ -110,7 +110,7 @@ func replaceColumn(t testing.TB, rec arrow.Record, name string, col arrow.Array)
 		fields[i].Type = col.DataType()
 		cols[i] = col
 	}
-	return array.NewRecord(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
 }
 
 // dictArray builds a dictionary<int32, utf8> array with the given dictionary
@@ -301,7 +301,7 @@ func TestAppendJobs(t *testing.T) {
 	// The names are the stats' own: overwriting the batches' dictionary
 	// bytes (as an allocator that recycles released buffers would) leaves
 	// them intact.
-	for _, rec := range []arrow.Record{rec, rec2} {
+	for _, rec := range []arrow.RecordBatch{rec, rec2} {
 		_, _, names, err := schemas.DictStringColumn(rec, schemas.ColAccount)
 		if err != nil {
 			t.Fatal(err)
@@ -350,7 +350,7 @@ func TestAppendJobsDictionaries(t *testing.T) {
 
 	for _, tt := range []struct {
 		name string
-		rec  arrow.Record
+		rec  arrow.RecordBatch
 	}{{"builder dictionaries", base}, {"reordered dictionaries", other}} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got decay.Jobs

@@ -1,5 +1,5 @@
 // Package ingest turns the files a Slurm site really has into typed data:
-// sacct --parsable2 job logs into arrow.Record batches (streamed, bounded
+// sacct --parsable2 job logs into arrow.RecordBatch batches (streamed, bounded
 // memory, schema from package schemas), sacctmgr association and QOS dumps
 // into validated tables, and slurm.conf into a Config.
 //

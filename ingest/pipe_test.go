@@ -32,7 +32,7 @@ func TestSacctPipeStalls(t *testing.T) {
 		w.Close()
 	}()
 	start := time.Now()
-	_, err := ReadSacct(stalled, SacctOptions{PipeTimeout: wait}, func(arrow.Record) error { return nil })
+	_, err := ReadSacct(stalled, SacctOptions{PipeTimeout: wait}, func(arrow.RecordBatch) error { return nil })
 	want := "sacct file " + stalled + ": the named pipe gave no data for 300ms (its writer stalled?): see --input-timeout"
 	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("stalled writer: error = %v, want it to contain %q", err, want)
@@ -43,7 +43,7 @@ func TestSacctPipeStalls(t *testing.T) {
 
 	// No writer ever opens the pipe.
 	lonely := mkfifo(t, dir, "lonely.psv")
-	_, err = ReadSacct(lonely, SacctOptions{PipeTimeout: wait}, func(arrow.Record) error { return nil })
+	_, err = ReadSacct(lonely, SacctOptions{PipeTimeout: wait}, func(arrow.RecordBatch) error { return nil })
 	want = "sacct file " + lonely + ": no writer opened the named pipe in 300ms (did the sacct feeding it start?): see --input-timeout"
 	if err == nil || err.Error() != want {
 		t.Errorf("no writer: error = %v, want %q", err, want)
@@ -64,7 +64,7 @@ func TestSacctPipeStalls(t *testing.T) {
 			time.Sleep(wait / 3)
 		}
 	}()
-	st, err := ReadSacct(slow, SacctOptions{PipeTimeout: wait}, func(arrow.Record) error { return nil })
+	st, err := ReadSacct(slow, SacctOptions{PipeTimeout: wait}, func(arrow.RecordBatch) error { return nil })
 	if err != nil || st.Read != int64(strings.Count(text, "\n")-1) {
 		t.Errorf("slow writer: read %d rows, error %v; want %d rows, no error", st.Read, err, strings.Count(text, "\n")-1)
 	}

@@ -135,7 +135,7 @@ const (
 	RemarkJobIDRaw = "JobIDRaw differs from the JobID of a plain job: JobIDRaw kept as the job's id"
 )
 
-// SacctReader streams a sacct --parsable2 file as arrow.Record batches with
+// SacctReader streams a sacct --parsable2 file as arrow.RecordBatch batches with
 // schema schemas.Jobs(DenseTRES) (with KeepPending or RequestColumns, the
 // schemas.JobsWith schema they select). Parsing runs on several goroutines;
 // batches come out in input order and memory stays bounded by the number of
@@ -434,7 +434,7 @@ type rejectRec struct {
 type chunkResult struct {
 	seq     int
 	bytes   int64 // the block's input bytes
-	rec     arrow.Record
+	rec     arrow.RecordBatch
 	stats   Stats
 	rejects []rejectRec
 	err     error
@@ -786,7 +786,7 @@ func (l *sacctLayout) findCut(buf []byte) int {
 
 // Next returns the next batch in input order, or io.EOF after the last one.
 // The caller owns the record and must Release it.
-func (s *SacctReader) Next() (arrow.Record, error) {
+func (s *SacctReader) Next() (arrow.RecordBatch, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -867,6 +867,6 @@ func (s *SacctReader) Close() {
 // ReadSacct reads a whole sacct file, calling fn for each batch (fn must not
 // keep the record past its return without Retain). It returns the file's
 // Stats. It is ReadJobs of the file's SacctFile.
-func ReadSacct(path string, opt SacctOptions, fn func(arrow.Record) error) (Stats, error) {
+func ReadSacct(path string, opt SacctOptions, fn func(arrow.RecordBatch) error) (Stats, error) {
 	return ReadJobs(SacctFile{Path: path, Options: opt}, JobOptions{}, fn)
 }

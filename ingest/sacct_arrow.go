@@ -2,7 +2,7 @@ package ingest
 
 // The Arrow side of the sacct reader: the per-block columns a parser
 // appends accepted rows to (jobColumns and the column types under it) and
-// their conversion into one arrow.Record per block (newRecord). The line
+// their conversion into one arrow.RecordBatch per block (newRecord). The line
 // parser that fills them is sacct_parse.go.
 
 import (
@@ -108,7 +108,7 @@ func (p *sacctParser) appendRow(r *sacctRow) {
 // over the buffers they were appended into (see fixedColumn.prepare), the
 // others are copied. The batch shares no memory with the parser, which
 // reuses its other columns for the next block.
-func (p *sacctParser) newRecord() arrow.Record {
+func (p *sacctParser) newRecord() arrow.RecordBatch {
 	c := &p.cols
 	cols := make([]arrow.Array, p.schema.NumFields())
 	put := func(name string, col arrowColumn) {
@@ -167,7 +167,7 @@ func (p *sacctParser) newRecord() arrow.Record {
 			panic(fmt.Sprintf("ingest: jobs schema column %q is not filled", p.schema.Field(i).Name))
 		}
 	}
-	rec := array.NewRecord(p.schema, cols, int64(c.rows))
+	rec := array.NewRecordBatch(p.schema, cols, int64(c.rows))
 	for _, a := range cols {
 		a.Release()
 	}

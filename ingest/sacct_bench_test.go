@@ -67,7 +67,7 @@ func BenchmarkIngestSacct5M(b *testing.B) {
 	var st Stats
 	for i := 0; i < b.N; i++ {
 		var err error
-		st, err = ReadSacct(path, SacctOptions{}, func(arrow.Record) error { return nil })
+		st, err = ReadSacct(path, SacctOptions{}, func(arrow.RecordBatch) error { return nil })
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -237,7 +237,7 @@ func TestSacctNamedPipeStreams(t *testing.T) {
 		w.Close()
 	}()
 	var rows int64
-	st, err := ReadSacct(fifo, SacctOptions{}, func(rec arrow.Record) error { rows += rec.NumRows(); return nil })
+	st, err := ReadSacct(fifo, SacctOptions{}, func(rec arrow.RecordBatch) error { rows += rec.NumRows(); return nil })
 	if err != nil || st.Ingested != 1 || rows != 1 {
 		t.Errorf("ReadSacct(fifo) = %s, %v; want 1 row ingested", st.String(), err)
 	}

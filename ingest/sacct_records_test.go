@@ -79,7 +79,7 @@ type wantRow struct {
 
 // buildRecord builds the expected batch with a fresh RecordBuilder, so its
 // dictionaries hold the values in order of first appearance in rows.
-func buildRecord(t *testing.T, mem memory.Allocator, schema *arrow.Schema, denseTRES []string, file string, rows []wantRow) arrow.Record {
+func buildRecord(t *testing.T, mem memory.Allocator, schema *arrow.Schema, denseTRES []string, file string, rows []wantRow) arrow.RecordBatch {
 	t.Helper()
 	rb := array.NewRecordBuilder(mem, schema)
 	defer rb.Release()
@@ -171,11 +171,11 @@ func buildRecord(t *testing.T, mem memory.Allocator, schema *arrow.Schema, dense
 		dict(schemas.ColSourceFile, str(file))
 		integer(schemas.ColSourceLine, some(r.line))
 	}
-	return rb.NewRecord()
+	return rb.NewRecordBatch()
 }
 
 // checkRecord compares got with want column by column and validates got.
-func checkRecord(t *testing.T, what string, got, want arrow.Record) {
+func checkRecord(t *testing.T, what string, got, want arrow.RecordBatch) {
 	t.Helper()
 	if !got.Schema().Equal(want.Schema()) {
 		t.Errorf("%s: schema\n%s\nwant\n%s", what, got.Schema(), want.Schema())
@@ -197,7 +197,7 @@ func checkRecord(t *testing.T, what string, got, want arrow.Record) {
 }
 
 // checkDict checks a dictionary column's codes and dictionary directly.
-func checkDict(t *testing.T, what string, rec arrow.Record, name string, wantDict []string, wantCodes []int32) {
+func checkDict(t *testing.T, what string, rec arrow.RecordBatch, name string, wantDict []string, wantCodes []int32) {
 	t.Helper()
 	_, codes, names, err := schemas.DictStringColumn(rec, name)
 	if err != nil {
@@ -217,7 +217,7 @@ func checkDict(t *testing.T, what string, rec arrow.Record, name string, wantDic
 // codes in range and dictionaries without duplicates, map children. (Arrow
 // v15 has no array.Validate for these types.) It also validates every value
 // as a scalar.
-func validateRecord(t *testing.T, what string, rec arrow.Record) {
+func validateRecord(t *testing.T, what string, rec arrow.RecordBatch) {
 	t.Helper()
 	for i, f := range rec.Schema().Fields() {
 		arr := rec.Column(i)
@@ -357,7 +357,7 @@ func validateArray(arr arrow.Array) error {
 // parseChunks runs one parser over consecutive blocks of lines (the first
 // block starts on line firstLine) and returns a batch per block (nil when a
 // block yields no rows), the summed stats and the rejects' errors.
-func parseChunks(t *testing.T, mem memory.Allocator, file, header string, opt SacctOptions, firstLine int, blocks []string) ([]arrow.Record, Stats, []string) {
+func parseChunks(t *testing.T, mem memory.Allocator, file, header string, opt SacctOptions, firstLine int, blocks []string) ([]arrow.RecordBatch, Stats, []string) {
 	t.Helper()
 	lay := &sacctLayout{dense: schemas.DenseTRESList(opt.DenseTRES)}
 	if err := lay.init(strings.Split(header, "|")); err != nil {
@@ -365,7 +365,7 @@ func parseChunks(t *testing.T, mem memory.Allocator, file, header string, opt Sa
 	}
 	opt.Allocator = mem
 	p := newSacctParser(file, lay, opt, schemas.Jobs(opt.DenseTRES))
-	var recs []arrow.Record
+	var recs []arrow.RecordBatch
 	var rejects []string
 	st := Stats{File: file}
 	line := firstLine
@@ -632,7 +632,7 @@ func TestSacctRecordsChunked(t *testing.T) {
 // checkFirstAppearance checks that a dictionary column's dictionary is
 // exactly the distinct non-null values of the batch in order of first
 // appearance.
-func checkFirstAppearance(t *testing.T, what string, rec arrow.Record, name string) {
+func checkFirstAppearance(t *testing.T, what string, rec arrow.RecordBatch, name string) {
 	t.Helper()
 	d, _, names, err := schemas.DictStringColumn(rec, name)
 	if err != nil {

@@ -63,7 +63,7 @@ func requestRead(t *testing.T, data string, opt SacctOptions, cols ...string) ([
 // checkBatch checks the structure of every column of rec: its length, its
 // type against the schema, its null count against its validity bitmap,
 // and every value as a scalar.
-func checkBatch(t *testing.T, rec arrow.Record) {
+func checkBatch(t *testing.T, rec arrow.RecordBatch) {
 	t.Helper()
 	for i, f := range rec.Schema().Fields() {
 		a := rec.Column(i)
@@ -96,7 +96,7 @@ func checkBatch(t *testing.T, rec arrow.Record) {
 
 // cellAt renders row i of the named column: a number, a string, true or
 // false, a map as "k=v,..." in key order, or "null".
-func cellAt(t *testing.T, rec arrow.Record, name string, i int) string {
+func cellAt(t *testing.T, rec arrow.RecordBatch, name string, i int) string {
 	t.Helper()
 	k, err := schemas.Index(rec.Schema(), name)
 	if err != nil {

@@ -49,7 +49,7 @@ func strAt(a arrow.Array, i int) string {
 	return a.ValueStr(i)
 }
 
-func col(rec arrow.Record, name string) arrow.Array {
+func col(rec arrow.RecordBatch, name string) arrow.Array {
 	i, err := schemas.Index(rec.Schema(), name)
 	if err != nil {
 		panic(err)
@@ -57,7 +57,7 @@ func col(rec arrow.Record, name string) arrow.Array {
 	return rec.Column(i)
 }
 
-func flatten(rec arrow.Record) []testJob {
+func flatten(rec arrow.RecordBatch) []testJob {
 	var out []testJob
 	m := col(rec, schemas.ColAllocTRES).(*array.Map)
 	keys := m.Keys().(*array.String)

@@ -490,7 +490,7 @@ type prioPending struct {
 // appendPrioJobs appends the jobs of a sacct batch read with
 // RequestColumns and KeepPending to dst. Names are looked up in the
 // model's tables once per batch dictionary entry, not once per row.
-func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.Record) ([]prioJob, error) {
+func (m *prioModel) appendPrioJobs(dst []prioJob, rec arrow.RecordBatch) ([]prioJob, error) {
 	type dict struct {
 		d     *array.Dictionary
 		codes []int32

@@ -32,7 +32,7 @@ func TestPriorityReplayLive(t *testing.T) {
 	m := liveModel(t, dir)
 	var jobs []prioJob
 	if _, err := ingest.ReadSacct(filepath.Join(dir, "sacct.psv"), ingest.SacctOptions{KeepPending: true, RequestColumns: true},
-		func(rec arrow.Record) (err error) {
+		func(rec arrow.RecordBatch) (err error) {
 			jobs, err = m.appendPrioJobs(jobs, rec)
 			return err
 		}); err != nil {
@@ -210,7 +210,7 @@ func TestPrioritySubmitLive(t *testing.T) {
 	var jobs []prioJob
 	want := map[uint32]int64{} // JobIDRaw → sacct's Priority
 	if _, err := ingest.ReadSacct(filepath.Join(dir, "sacct.psv"), ingest.SacctOptions{KeepPending: true, RequestColumns: true},
-		func(rec arrow.Record) (err error) {
+		func(rec arrow.RecordBatch) (err error) {
 			n := len(jobs)
 			if jobs, err = m.appendPrioJobs(jobs, rec); err != nil {
 				return err

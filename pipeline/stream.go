@@ -233,7 +233,7 @@ func (s *stream) dedupe(sum *Summary) {
 // reader with KeepPending keeps them, their start null) go no further, so
 // batch sees the started jobs only, in one record (a few never-started
 // rows among each hundred would otherwise cut a batch into small ones).
-func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
+func (s *stream) started(rec arrow.RecordBatch, sum *Summary, expect int) error {
 	if s.m.prio == nil {
 		return s.batch(rec, sum, expect)
 	}
@@ -264,7 +264,7 @@ func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
 		return nil
 	}
 	// The runs of started rows, as slices, joined column by column.
-	var parts []arrow.Record
+	var parts []arrow.RecordBatch
 	defer func() {
 		for _, p := range parts {
 			p.Release()
@@ -319,7 +319,7 @@ func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
 			return fmt.Errorf("jobs that started: column %s: %w", rec.ColumnName(c), err)
 		}
 	}
-	ran := array.NewRecord(rec.Schema(), cols, rows)
+	ran := array.NewRecordBatch(rec.Schema(), cols, rows)
 	defer ran.Release()
 	return s.batch(ran, sum, expect)
 }
@@ -331,7 +331,7 @@ func (s *stream) started(rec arrow.Record, sum *Summary, expect int) error {
 // reach it.
 const maxJobRate = 1 << 40
 
-func (s *stream) batch(rec arrow.Record, sum *Summary, expect int) error {
+func (s *stream) batch(rec arrow.RecordBatch, sum *Summary, expect int) error {
 	billed, bst, err := s.m.bill.Apply(s.mem, rec, s.usageFactor)
 	if err != nil {
 		return err

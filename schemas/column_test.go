@@ -21,7 +21,7 @@ func TestRecordColumns(t *testing.T) {
 	rb.Field(0).(*array.Float64Builder).Append(1.5)
 	_ = rb.Field(1).(*array.BinaryDictionaryBuilder).AppendString("labA")
 	rb.Field(2).(*array.StringBuilder).Append("x")
-	rec := rb.NewRecord()
+	rec := rb.NewRecordBatch()
 	defer rec.Release()
 
 	f, err := RecordColumn[*array.Float64](rec, "f", "float64")

@@ -241,7 +241,7 @@ func Index(s *arrow.Schema, name string) (int, error) {
 // RecordColumn returns the named column of rec as the array type A (e.g.
 // *array.Float64); want names the expected type in the error
 // ("float64", "timestamp[s]"). Callers add their own context.
-func RecordColumn[A arrow.Array](rec arrow.Record, name, want string) (A, error) {
+func RecordColumn[A arrow.Array](rec arrow.RecordBatch, name, want string) (A, error) {
 	var zero A
 	i, err := Index(rec.Schema(), name)
 	if err != nil {
@@ -256,7 +256,7 @@ func RecordColumn[A arrow.Array](rec arrow.Record, name, want string) (A, error)
 
 // DictStringColumn returns the named dictionary<int32, utf8> column of rec
 // with its codes and its dictionary values.
-func DictStringColumn(rec arrow.Record, name string) (*array.Dictionary, []int32, *array.String, error) {
+func DictStringColumn(rec arrow.RecordBatch, name string) (*array.Dictionary, []int32, *array.String, error) {
 	const want = "dictionary<int32, utf8>"
 	d, err := RecordColumn[*array.Dictionary](rec, name, want)
 	if err != nil {

@@ -187,7 +187,7 @@ func (in *inputs) forPriority(c *cli.Context, cmd string) error {
 
 // countClusters adds the rows of rec to counts, per value of the Cluster
 // column ("" for null).
-func countClusters(rec arrow.Record, counts map[string]int64) error {
+func countClusters(rec arrow.RecordBatch, counts map[string]int64) error {
 	d, codes, names, err := schemas.DictStringColumn(rec, schemas.ColCluster)
 	if err != nil {
 		return err
@@ -251,7 +251,7 @@ func runCheck(c *cli.Context, log zerolog.Logger, stdout io.Writer) error {
 	jo := ingest.JobOptions{Priority: c.Bool("priority")}
 	for _, src := range site.Jobs() {
 		p := src.Name()
-		st, err := ingest.ReadJobs(src, jo, func(rec arrow.Record) error { return countClusters(rec, clusters) })
+		st, err := ingest.ReadJobs(src, jo, func(rec arrow.RecordBatch) error { return countClusters(rec, clusters) })
 		if err != nil {
 			in.errs = append(in.errs, err)
 		}

@@ -18,7 +18,7 @@ import (
 // The cluster, exit_code, job_name and billing_sacct columns are not part
 // of the jobs table and are ignored. The table keeps no reference to rec.
 // On error nothing is added.
-func (t *JobTable) AppendBatch(rec arrow.Record) error {
+func (t *JobTable) AppendBatch(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	c := batchCols{rec: rec, dict: t.Dict}
 	jobID := c.str(schemas.ColJobID)
@@ -131,7 +131,7 @@ const inRowOrder = math.MaxUint32
 // batchCols looks columns up by name, remembering the first error so that
 // AppendBatch checks once.
 type batchCols struct {
-	rec  arrow.Record
+	rec  arrow.RecordBatch
 	dict *JobDict
 	err  error
 }

@@ -53,7 +53,7 @@ func BenchmarkAppendBatch(b *testing.B) {
 	defer plain.Release()
 	for _, bc := range []struct {
 		name string
-		rec  arrow.Record
+		rec  arrow.RecordBatch
 	}{{"sets", rec}, {"rows", plain}} {
 		b.Run(bc.name, func(b *testing.B) {
 			t := NewJobTable(NewJobDict(), n)

@@ -40,7 +40,7 @@ type jobSpec struct {
 // buildBatch builds a billed jobs batch from specs, column by column. Its
 // alloc_tres_set numbers the specs' TRES maps as ingest does: by first
 // appearance, the same number for the same entries in the same order.
-func buildBatch(t testing.TB, mem memory.Allocator, specs []jobSpec) arrow.Record {
+func buildBatch(t testing.TB, mem memory.Allocator, specs []jobSpec) arrow.RecordBatch {
 	t.Helper()
 	b := array.NewRecordBuilder(mem, billedSchema())
 	defer b.Release()
@@ -138,7 +138,7 @@ func buildBatch(t testing.TB, mem memory.Allocator, specs []jobSpec) arrow.Recor
 			}
 		}
 	}
-	return b.NewRecord()
+	return b.NewRecordBatch()
 }
 
 // specEntriesKey spells out the entries of s's TRES map in the order
@@ -258,7 +258,7 @@ func TestAppendBatchErrors(t *testing.T) {
 	rec := buildBatch(t, mem, []jobSpec{{jobID: "1", raw: 1, user: "u", account: "a", state: "RUNNING", start: &start}})
 	defer rec.Release()
 	// An unbilled batch lacks the billing column.
-	unbilled := array.NewRecord(schemas.Jobs(nil), rec.Columns()[:len(schemas.Jobs(nil).Fields())], rec.NumRows())
+	unbilled := array.NewRecordBatch(schemas.Jobs(nil), rec.Columns()[:len(schemas.Jobs(nil).Fields())], rec.NumRows())
 	defer unbilled.Release()
 	tb := NewJobTable(NewJobDict(), 0)
 	if err := tb.AppendBatch(unbilled); err == nil {

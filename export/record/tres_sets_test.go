@@ -21,7 +21,7 @@ import (
 
 // withoutColumn returns rec without the named column (rec itself,
 // retained, when it has none).
-func withoutColumn(rec arrow.Record, name string) arrow.Record {
+func withoutColumn(rec arrow.RecordBatch, name string) arrow.RecordBatch {
 	idx := rec.Schema().FieldIndices(name)
 	if len(idx) == 0 {
 		rec.Retain()
@@ -35,12 +35,12 @@ func withoutColumn(rec arrow.Record, name string) arrow.Record {
 			cols = append(cols, rec.Column(i))
 		}
 	}
-	return array.NewRecord(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
 }
 
 // withColumn returns rec with the named column replaced by (or, if rec
 // has none, extended with) a.
-func withColumn(rec arrow.Record, name string, a arrow.Array) arrow.Record {
+func withColumn(rec arrow.RecordBatch, name string, a arrow.Array) arrow.RecordBatch {
 	fields := rec.Schema().Fields()
 	cols := rec.Columns()
 	f := arrow.Field{Name: name, Type: a.DataType(), Nullable: a.NullN() > 0}
@@ -52,7 +52,7 @@ func withColumn(rec arrow.Record, name string, a arrow.Array) arrow.Record {
 		fields = append(fields, f)
 		cols = append(append([]arrow.Array(nil), cols...), a)
 	}
-	return array.NewRecord(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
 }
 
 // tablePair holds two tables fed the same batches: numbered through
@@ -66,7 +66,7 @@ func newTablePair() tablePair {
 
 // append adds rec to both tables and checks they agree: the same records
 // (the same TRES set ids among them) and the same dictionary.
-func (p tablePair) append(t *testing.T, what string, rec arrow.Record) {
+func (p tablePair) append(t *testing.T, what string, rec arrow.RecordBatch) {
 	t.Helper()
 	if len(rec.Schema().FieldIndices(schemas.ColAllocTRESSet)) == 0 {
 		t.Fatalf("%s: the batch has no %s column", what, schemas.ColAllocTRESSet)
@@ -311,7 +311,7 @@ func appendSacct(t *testing.T, name string, data []byte, opt ingest.SacctOptions
 
 // withBillingColumns appends schemas.BillingFields to rec, all 0 (1 for
 // the usage factor), as AppendBatch requires them.
-func withBillingColumns(mem memory.Allocator, rec arrow.Record) arrow.Record {
+func withBillingColumns(mem memory.Allocator, rec arrow.RecordBatch) arrow.RecordBatch {
 	n := int(rec.NumRows())
 	fb := array.NewFloat64Builder(mem)
 	defer fb.Release()
@@ -332,5 +332,5 @@ func withBillingColumns(mem memory.Allocator, rec arrow.Record) arrow.Record {
 	defer uf.Release()
 	fields := append(append([]arrow.Field(nil), rec.Schema().Fields()...), schemas.BillingFields()...)
 	cols := append(append([]arrow.Array(nil), rec.Columns()...), billing, slurm, uf)
-	return array.NewRecord(arrow.NewSchema(fields, nil), cols, int64(n))
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
 }
