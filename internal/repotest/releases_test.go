@@ -1,10 +1,12 @@
 package repotest
 
 import (
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +15,9 @@ import (
 
 	"github.com/fairledger/fairledger/internal/release"
 )
+
+var updateReleaseDoc = flag.Bool("update-release-doc", false,
+	"rewrite the rows of docs/slurm-versions.md's table of release rules from internal/release.Rules, keeping each rule's section cell")
 
 // releaseTableHeading is the heading of docs/slurm-versions.md's table of
 // the rules in the code, whose rows repeat internal/release.Rules.
@@ -27,6 +32,9 @@ const releaseTableHeading = "## The rules in the code"
 func TestReleaseRules(t *testing.T) {
 	root, files := repoFiles(t)
 	rules := release.Rules()
+	if *updateReleaseDoc {
+		writeReleaseTable(t, filepath.Join(root, "docs", "slurm-versions.md"), rules)
+	}
 
 	var want []string
 	for _, r := range rules {
@@ -217,4 +225,43 @@ func seriesLiteral(e ast.Expr) (string, bool) {
 		}
 	}
 	return s.String(), true
+}
+
+// writeReleaseTable rewrites the rows of the table under
+// releaseTableHeading in the document at path from rules, in their order:
+// from, package, name and rule text from the list, and the section cell
+// (for readers, not in the list) kept from the row of the same package and
+// name, empty for a new rule. The header, the lines around the table and
+// the rest of the document are left as they are.
+func writeReleaseTable(t *testing.T, path string, rules []release.Rule) {
+	t.Helper()
+	lines := textLines(t, path)
+	start := slices.Index(lines, releaseTableHeading)
+	if start < 0 {
+		t.Fatalf("%s: no heading %q", path, releaseTableHeading)
+	}
+	head := start + 1
+	for head < len(lines) && !strings.HasPrefix(lines[head], "|") {
+		head++
+	}
+	if head+1 >= len(lines) {
+		t.Fatalf("%s: no table under %q", path, releaseTableHeading)
+	}
+	end := head + 2 // past the header and the line under it
+	section := map[string]string{}
+	for ; end < len(lines) && strings.HasPrefix(lines[end], "|"); end++ {
+		cells := strings.Split(strings.Trim(lines[end], "|"), "|")
+		if len(cells) >= 5 {
+			key := strings.Trim(strings.TrimSpace(cells[1]), "`") + "." + strings.Trim(strings.TrimSpace(cells[2]), "`")
+			section[key] = strings.TrimSpace(cells[4])
+		}
+	}
+	var rows []string
+	for _, r := range rules {
+		rows = append(rows, fmt.Sprintf("| %s | `%s` | `%s` | %s | %s |", r.Since, r.Package, r.Name, r.Text, section[r.Package+"."+r.Name]))
+	}
+	out := slices.Concat(lines[:head+2], rows, lines[end:])
+	if err := os.WriteFile(path, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
