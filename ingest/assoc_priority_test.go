@@ -27,6 +27,7 @@ func priorityOf(a *Associations) []string {
 // ancestor's, else 0. D's explicit 0 stops u4 inheriting root's 7, which an
 // unset priority would not.
 func TestEffectivePrioritiesDump(t *testing.T) {
+	t.Parallel()
 	dump := "Cluster|Account|User|Partition|ParentName|Share|Priority\n" +
 		"c|root|||||7\n" +
 		"c|root|root|||1|\n" +
@@ -64,6 +65,7 @@ func TestEffectivePrioritiesDump(t *testing.T) {
 // TestEffectivePrioritiesUnset: with no priority anywhere every
 // association's is 0, as slurmctld reads an unset one.
 func TestEffectivePrioritiesUnset(t *testing.T) {
+	t.Parallel()
 	dump := "Account|User|ParentName|Share\nroot|||\nA||root|1\nA|u||1\n"
 	a, _, err := ParseAssoc("none.psv", strings.NewReader(dump))
 	if err != nil {
@@ -75,6 +77,7 @@ func TestEffectivePrioritiesUnset(t *testing.T) {
 }
 
 func TestParseAssocPriorityErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ value, want string }{
 		{"-1", `ingest bad.psv:3: Priority="-1": not a non-negative integer`},
 		{"high", `ingest bad.psv:3: Priority="high": not a non-negative integer`},
@@ -94,6 +97,7 @@ func TestParseAssocPriorityErrors(t *testing.T) {
 // add cluster's goes to the root account (not to the root user), a
 // negative value clears, a modify sets or clears.
 func TestEffectivePrioritiesScript(t *testing.T) {
+	t.Parallel()
 	script := `add cluster Name=c Priority=7
 add account A Priority=10
 add account B Parent=A Priority=3
@@ -128,6 +132,7 @@ modify user name=u3 set Priority=2
 }
 
 func TestAssocScriptPriorityErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ stmt, want string }{
 		{"add account A Priority=", `ingest bad.sacctmgr:2: Priority="": not a non-negative integer`},
 		{"add account A Priority=x", `ingest bad.sacctmgr:2: Priority="x": not a non-negative integer`},

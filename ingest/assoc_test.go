@@ -92,6 +92,7 @@ func assocSameStrings(t *testing.T, what string, got, want []string) {
 // order, and expects the row order of the §11.2 sshare listing (which is
 // sorted by lineage).
 func TestParseAssocTest24_4(t *testing.T) {
+	t.Parallel()
 	as, st, err := ReadAssoc(filepath.Join(assocTestdata, "test24_4.psv"))
 	if err != nil {
 		t.Fatalf("ReadAssoc: %v", err)
@@ -157,6 +158,7 @@ func TestParseAssocTest24_4(t *testing.T) {
 // old-style titles (Par Name, Fairshare), a trailing '|', an extra column and
 // no Cluster or Lineage column.
 func TestParseAssocTest24_1(t *testing.T) {
+	t.Parallel()
 	as, st, err := ReadAssoc(filepath.Join(assocTestdata, "test24_1.psv"))
 	if err != nil {
 		t.Fatalf("ReadAssoc: %v", err)
@@ -210,6 +212,7 @@ func TestParseAssocTest24_1(t *testing.T) {
 // TestParseAssocBad checks every validation error of bad.psv, by exact
 // text, and that the good rows survive.
 func TestParseAssocBad(t *testing.T) {
+	t.Parallel()
 	as, st, err := ReadAssoc(filepath.Join(assocTestdata, "bad.psv"))
 	if as == nil {
 		t.Fatalf("ReadAssoc returned no associations (err %v)", err)
@@ -263,6 +266,7 @@ func TestParseAssocBad(t *testing.T) {
 // TestParseAssocRivosinc: a real headerless `-n -P` dump without the tree
 // columns must fail with one file-level error.
 func TestParseAssocRivosinc(t *testing.T) {
+	t.Parallel()
 	as, st, err := ReadAssoc(filepath.Join(assocTestdata, "sacctmgr_assoc_grp_limits_rivosinc_fixture.psv"))
 	if as != nil {
 		t.Errorf("ReadAssoc returned %d rows, want none", len(as.Rows))
@@ -281,6 +285,7 @@ func TestParseAssocRivosinc(t *testing.T) {
 }
 
 func TestParseAssocHeader(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		wantErr  string // "" = parses
@@ -320,6 +325,7 @@ func TestParseAssocHeader(t *testing.T) {
 }
 
 func TestParseAssocRowErrors(t *testing.T) {
+	t.Parallel()
 	const hdr = "Cluster|Account|User|Partition|ParentName|Share\n"
 	tests := []struct {
 		name, rows string
@@ -351,6 +357,7 @@ func TestParseAssocRowErrors(t *testing.T) {
 }
 
 func TestParseAssocUserLineage(t *testing.T) {
+	t.Parallel()
 	in := "Account|User|Partition|ParentName|Share|Lineage\n" +
 		"a|||root|1|/a/\n" +
 		"a|u|p||1|/a/0-u/p/\n" + // Slurm's per-partition form: accepted
@@ -362,6 +369,7 @@ func TestParseAssocUserLineage(t *testing.T) {
 }
 
 func TestAssocParseShares(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in         string
 		want       int64
@@ -428,6 +436,7 @@ func BenchmarkParseAssoc(b *testing.B) {
 // blank where none is set, and that a malformed limit is rejected with its
 // line, field and value.
 func TestParseAssocGrpTRESMins(t *testing.T) {
+	t.Parallel()
 	const in = "Cluster|Account|User|Partition|Share|GrpTRESMins|ParentName\n" +
 		"c|root|||||\n" +
 		"c|a|||10|cpu=1000,gres/gpu=50|root\n" +

@@ -25,6 +25,7 @@ func assocWriteFiles(t *testing.T, dir string, files map[string]string) {
 const assocDirDump = "Cluster|Account|User|Partition|ParentName|Share\nc|root||||1\nc|a|||root|10\nc|a|u|||1\n"
 
 func TestReadAssocDir(t *testing.T) {
+	t.Parallel()
 	loc, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
 		t.Skipf("no tzdata: %v", err)
@@ -98,6 +99,7 @@ func TestReadAssocDir(t *testing.T) {
 }
 
 func TestReadAssocDirErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		files map[string]string
@@ -139,6 +141,7 @@ func TestReadAssocDirErrors(t *testing.T) {
 }
 
 func TestAssocFileDate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		y, m, d int
@@ -165,6 +168,7 @@ func TestAssocFileDate(t *testing.T) {
 }
 
 func TestReadAssocFileSniffs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	assocWriteFiles(t, dir, map[string]string{
 		"dump.txt":   "# a comment\n" + assocDirDump,

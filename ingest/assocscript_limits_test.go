@@ -45,6 +45,7 @@ func checkLimits(t *testing.T, got, want map[string]string) {
 // same TRES and -1 dropping the TRES; children inherit nothing; the TRES
 // are listed cpu, mem, ... (Slurm's static order) then gres/*.
 func TestParseAssocScriptLimitsAdd(t *testing.T) {
+	t.Parallel()
 	script := "add cluster c\n" +
 		"add account a GrpTRESMins=gres/gpu=100,mem=20G,CPU=6000\n" +
 		"add account b parent=a\n" +
@@ -69,6 +70,7 @@ func TestParseAssocScriptLimitsAdd(t *testing.T) {
 // add cluster's limit is the root account association's; the root user
 // association Slurm adds with it has none, and nothing below inherits it.
 func TestParseAssocScriptLimitsCluster(t *testing.T) {
+	t.Parallel()
 	got, st := cleanScriptLimits(t, "add cluster c GrpTRESMins=node=4,cpu=1000\nadd account a\n")
 	checkLimits(t, got, map[string]string{"root|": "cpu=1000,node=4", "root|root": "", "a|": ""})
 	if st.Read != 2 || st.Ingested != 2 || !st.Balanced() {
@@ -83,6 +85,7 @@ func TestParseAssocScriptLimitsCluster(t *testing.T) {
 // TRES (mod_tres_str); a limit-only modify is applied and ingested, while a
 // qos-only one is still skipped.
 func TestParseAssocScriptLimitsModify(t *testing.T) {
+	t.Parallel()
 	script := "add cluster c\n" +
 		"add account a GrpTRESMins=cpu=6000,mem=20G\n" +
 		"add user u account=a\n" +
@@ -109,6 +112,7 @@ func TestParseAssocScriptLimitsModify(t *testing.T) {
 // Bad values reject their statement with file, line, field and value; a
 // rejected add account orphans its users; read = ingested + rejected.
 func TestParseAssocScriptLimitsRejected(t *testing.T) {
+	t.Parallel()
 	script := "add cluster c\n" +
 		"add account a GrpTRESMins=cpu=lots\n" +
 		"add user u account=a\n" +
@@ -135,6 +139,7 @@ func TestParseAssocScriptLimitsRejected(t *testing.T) {
 // The limit a script gives reads back through ParseTRESLimit to the same
 // counts as the dump reader's column would give: mem=20G is 20480 MiB.
 func TestParseAssocScriptLimitsReadBack(t *testing.T) {
+	t.Parallel()
 	got, _ := cleanScriptLimits(t, "add account a GrpTRESMins=mem=20G,cpu=6000\n")
 	counts, err := ParseTRESLimit(got["a|"])
 	if err != nil {

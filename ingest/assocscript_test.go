@@ -20,6 +20,7 @@ import (
 // (account0, account001..account061, all Fairshare=100 under root) and 96
 // users — 160 rows.
 func TestParseAssocScriptUBCCR(t *testing.T) {
+	t.Parallel()
 	as, st, err := ReadAssocScript(filepath.Join(assocTestdata, "sacctmgr_script_ubccr_medium_cluster.txt"))
 	if err != nil {
 		t.Fatalf("ReadAssocScript: %v", err)
@@ -96,6 +97,7 @@ func TestParseAssocScriptUBCCR(t *testing.T) {
 // TestParseAssocScriptTest24_1: the script form of §11.1 builds the same tree
 // as the dump form (cluster aside).
 func TestParseAssocScriptTest24_1(t *testing.T) {
+	t.Parallel()
 	fromScript, st, err := ReadAssocScript(filepath.Join(assocTestdata, "test24_1.sacctmgr"))
 	if err != nil {
 		t.Fatalf("ReadAssocScript: %v", err)
@@ -131,6 +133,7 @@ func TestParseAssocScriptTest24_1(t *testing.T) {
 }
 
 func TestParseAssocScriptStatements(t *testing.T) {
+	t.Parallel()
 	const cl = "add cluster c\n"
 	tests := []struct {
 		name, script string
@@ -226,6 +229,7 @@ func TestParseAssocScriptStatements(t *testing.T) {
 }
 
 func TestParseAssocScriptModifyValues(t *testing.T) {
+	t.Parallel()
 	script := "add cluster c\nadd account a,b fairshare=5\nmodify account where name=b set fairshare=parent\n" +
 		"add user u account=a\nmodify user u set fairshare=9\nmodify account b set parent=a\n"
 	as, _, err := ParseAssocScript("s.txt", strings.NewReader(script))
@@ -250,6 +254,7 @@ func TestParseAssocScriptModifyValues(t *testing.T) {
 }
 
 func TestAssocTokens(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want []string

@@ -97,6 +97,7 @@ func fairShareOf(tree *fairshare.Tree, r *fairshare.Result) map[string]string {
 // TestNodesTest24_4: the §11.2 dump gives the §11.2 tree, and Fair Tree on
 // the §11.2 usage gives the FairShare column of docs/slurm-semantics.md §11.2.
 func TestNodesTest24_4(t *testing.T) {
+	t.Parallel()
 	tree := nodesTree(t, "test24_4.psv", "test24_4")
 	// §11.2: 35 associations, 21 of them users.
 	if tree.Len() != 35 || tree.Users != 21 {
@@ -152,6 +153,7 @@ func TestNodesTest24_4(t *testing.T) {
 // TestNodesTest24_1: the §11.1 dump (no Cluster column: cluster "") gives
 // the §11.1 classic FairShare values with FairShareDampeningFactor=1.
 func TestNodesTest24_1(t *testing.T) {
+	t.Parallel()
 	tree := nodesTree(t, "test24_1.psv", "")
 	if tree.Len() != 14 || tree.Users != 6 {
 		t.Fatalf("tree has %d associations and %d users, want 14 and 6", tree.Len(), tree.Users)
@@ -174,6 +176,7 @@ func TestNodesTest24_1(t *testing.T) {
 // script: root, 62 accounts and 97 user associations (96 users + root's
 // user) = 160; user001 is Fairshare=parent (line 80).
 func TestNodesUBCCR(t *testing.T) {
+	t.Parallel()
 	tree := nodesTree(t, "sacctmgr_script_ubccr_medium_cluster.txt", "ubhpc")
 	if tree.Len() != 160 || tree.Users != 97 {
 		t.Fatalf("tree has %d associations and %d users, want 160 and 97", tree.Len(), tree.Users)
@@ -210,6 +213,7 @@ func TestNodesUBCCR(t *testing.T) {
 // TestNodesClusters: a two-cluster dump with a per-partition user
 // association.
 func TestNodesClusters(t *testing.T) {
+	t.Parallel()
 	dump := `Cluster|Account|User|Partition|ParentName|Share
 c2|root||||1
 c2|phys|||root|10
@@ -250,6 +254,7 @@ c1|chem|bob|||2
 }
 
 func TestNodesErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		as      Associations
@@ -298,6 +303,7 @@ func TestNodesErrors(t *testing.T) {
 // After: ann's 6 stay with phys and bio left it: phys = 6+4 = 10, bio = 5,
 // root = 15 both times.
 func TestNodesDatedUniverse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := map[string]string{
 		"assoc-2025-03-01.psv": "Account|User|ParentName|Share\nroot|||1\nphys||root|10\nphys|ann||1\nphys|bob||1\nbio||phys|2\nbio|cat||1\n",

@@ -9,6 +9,7 @@ import (
 // TestExpandHostlist expands the forms src/common/hostlist.c reads; the
 // host lists are written out by hand.
 func TestExpandHostlist(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		expr string
 		want []string
@@ -41,6 +42,7 @@ func TestExpandHostlist(t *testing.T) {
 }
 
 func TestExpandHostlistErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ expr, want string }{
 		{"n[1-3", `"n[1-3": '[' without ']'`},
 		{"n1]", `"n1]": ']' without '['`},

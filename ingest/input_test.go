@@ -47,6 +47,7 @@ func sparse(t *testing.T, dir, name string, size int64) string {
 // named pipe blocked, a device such as /dev/zero was read until memory ran
 // out, and so was a huge file.
 func TestInputFilesRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := mkfifo(t, dir, "fifo")
 	bigConf := sparse(t, dir, "big.conf", MaxConfBytes+1)
@@ -105,6 +106,7 @@ func closeIf(f *os.File) {
 // An Include of a device, a named pipe, a directory or a huge file is an
 // error of the Include line; the rest of the file is read.
 func TestSlurmConfIncludeRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := mkfifo(t, dir, "fifo.conf")
 	big := sparse(t, dir, "big.conf", MaxConfBytes+1)
@@ -179,6 +181,7 @@ func TestSlurmConfIncludeCycleOtherPath(t *testing.T) {
 // rejects its row in the association and QOS dumps and its statement in a
 // sacctmgr script; the lines around it are read.
 func TestLineOverBound(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", MaxLineBytes+1)
 	conf, err := ParseSlurmConf("s.conf", strings.NewReader("ClusterName=c\nNodeName="+long+"\nPriorityWeightAge=4\n"), nil)
 	if errs := confParseErrors(t, err); len(errs) != 1 || errs[0].Error() != fmt.Sprintf("ingest s.conf:2: line of %d bytes, longer than the 1 MiB a line may have: skipped", MaxLineBytes+10) {
@@ -213,6 +216,7 @@ func TestLineOverBound(t *testing.T) {
 // An association dump cut in its last line (sacctmgr ends every line with a
 // newline) is read, with a warning naming the file and the line.
 func TestAssocNoFinalNewline(t *testing.T) {
+	t.Parallel()
 	_, st, err := ParseAssoc("cut.psv", strings.NewReader(strings.TrimSuffix(assocDirDump, "\n")))
 	want := []string{"cut.psv:4: the file ends without a newline, which sacctmgr always prints: the last line may be cut (a truncated copy?)"}
 	if err != nil || !reflect.DeepEqual(st.Warnings, want) {
@@ -226,6 +230,7 @@ func TestAssocNoFinalNewline(t *testing.T) {
 // The dated dumps of an association directory are read through the same
 // checks: a named pipe named like a dump is refused, not waited on.
 func TestReadAssocDirNamedPipe(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	assocWriteFiles(t, dir, map[string]string{"assoc-2025-01-01.psv": assocDirDump})
 	fifo := mkfifo(t, dir, "assoc-2025-02-01.psv")
@@ -238,6 +243,7 @@ func TestReadAssocDirNamedPipe(t *testing.T) {
 // A file that grows past its bound while it is read fails instead of being
 // read on.
 func TestBoundedReaderGrew(t *testing.T) {
+	t.Parallel()
 	b := &boundedReader{r: strings.NewReader("abcdef"), left: 4, max: 4}
 	got, err := io.ReadAll(b)
 	if string(got) != "abcd" || err == nil || err.Error() != "the file grew past 4 bytes while it was read" {

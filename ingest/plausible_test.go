@@ -12,6 +12,7 @@ import (
 // names; the row is rejected with the field and its value, the others are
 // ingested.
 func TestSacctRejectsNonUTF8(t *testing.T) {
+	t.Parallel()
 	const good = "1|1|c|p|q|a|u|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|01:00:00|00:00:00|COMPLETED|1|1|cpu=1|01:00:00|j"
 	fields := strings.Split(strings.TrimSuffix(hdr, "\n"), "|")
 	for _, field := range []string{"Cluster", "Partition", "QOS", "Account", "User", "JobName", "State"} {
@@ -54,6 +55,7 @@ func indexOf(list []string, s string) int {
 // 2100 and 9999, and a finished job with End Unknown and an Elapsed that
 // would end it in the future).
 func TestSacctRejectsImplausibleTimes(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	opt := SacctOptions{Bounds: RunBounds(now)}
 	row := func(start, end, elapsed, state string) string {
@@ -107,6 +109,7 @@ func TestSacctRejectsImplausibleTimes(t *testing.T) {
 // A finished job whose Elapsed is not End − Start (less Suspended) is
 // charged End − Start, and counted and warned about.
 func TestSacctElapsedDisagrees(t *testing.T) {
+	t.Parallel()
 	in := hdr +
 		// 1 h run, Elapsed 1 h: agrees.
 		"1|1|c|p|q|a|u|||2024-01-01T00:00:00|2024-01-01T01:00:00|01:00:00|00:00:00|COMPLETED|1|1|cpu=1|01:00:00|j\n" +
@@ -133,6 +136,7 @@ func TestSacctElapsedDisagrees(t *testing.T) {
 // a sacctmgr script, in the QOS dump and in slurm.conf is refused with the
 // file, line, field and value, like a sacct row.
 func TestNonUTF8InConfiguration(t *testing.T) {
+	t.Parallel()
 	assoc := "Cluster|Account|User|Partition|ParentName|Share\n" +
 		"c1|root||||1\n" +
 		"c1|caf\xe9||||root|10\n" +
@@ -168,6 +172,7 @@ func TestNonUTF8InConfiguration(t *testing.T) {
 // The file name is kept with every row (source_file): a name that is not
 // UTF-8 is refused before anything is read.
 func TestNonUTF8FileName(t *testing.T) {
+	t.Parallel()
 	_, err := NewSacctReader("sacct-\xe9t\xe9.psv", strings.NewReader(hdr), SacctOptions{})
 	if err == nil || !strings.Contains(err.Error(), `ingest "sacct-\xe9t\xe9.psv": the file name is not valid UTF-8`) {
 		t.Errorf("sacct: err = %v", err)

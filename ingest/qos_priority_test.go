@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseQOSPriority(t *testing.T) {
+	t.Parallel()
 	dump := "Name|UsageFactor|Flags|Priority\n" +
 		"normal|1.000000||0\n" +
 		"high|1.000000||500\n" +
@@ -34,6 +35,7 @@ func TestParseQOSPriority(t *testing.T) {
 }
 
 func TestParseQOSWithoutPriority(t *testing.T) {
+	t.Parallel()
 	tab, _, err := ParseQOS("qos.psv", strings.NewReader("Name|UsageFactor|Flags\nnormal|1|\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +46,7 @@ func TestParseQOSWithoutPriority(t *testing.T) {
 }
 
 func TestParseQOSPriorityErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ value, want string }{
 		{"-5", `ingest qos.psv:2: Priority="-5": not a non-negative integer`},
 		{"high", `ingest qos.psv:2: Priority="high": not a non-negative integer`},

@@ -24,6 +24,7 @@ func qosRead(t testing.TB, name string) (*QOSTable, Stats, error) {
 }
 
 func TestParseQOSBasic(t *testing.T) {
+	t.Parallel()
 	tab, st, err := qosRead(t, "qos_basic.psv")
 	if err != nil {
 		t.Fatalf("ParseQOS(qos_basic.psv) error = %v", err)
@@ -47,6 +48,7 @@ func TestParseQOSBasic(t *testing.T) {
 }
 
 func TestQOSUsageFactor(t *testing.T) {
+	t.Parallel()
 	tab, _, err := qosRead(t, "qos_basic.psv")
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +89,7 @@ func TestQOSUsageFactor(t *testing.T) {
 }
 
 func TestParseQOSReorderedColumnsCRLF(t *testing.T) {
+	t.Parallel()
 	// Header "Flags|Priority|UsageFactor|name": any order, extra column,
 	// case-insensitive titles, CRLF line ends; an empty UsageFactor is 1.
 	tab, st, err := qosRead(t, "qos_reordered_crlf.psv")
@@ -106,6 +109,7 @@ func TestParseQOSReorderedColumnsCRLF(t *testing.T) {
 }
 
 func TestParseQOSRejects(t *testing.T) {
+	t.Parallel()
 	tab, st, err := qosRead(t, "qos_bad.psv")
 	var names []string
 	for _, q := range tab.Rows {
@@ -135,6 +139,7 @@ func TestParseQOSRejects(t *testing.T) {
 }
 
 func TestParseQOSInputs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		in       string

@@ -9,6 +9,7 @@ import (
 // A sacct path that is a directory is refused before it is read; the error
 // names the file once.
 func TestSacctDirectoryNamedOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r, c, err := OpenSacct(dir, SacctOptions{})
 	if err == nil {
@@ -23,6 +24,7 @@ func TestSacctDirectoryNamedOnce(t *testing.T) {
 
 // Errors that do not name the file get the "read <name>" context.
 func TestReadErrorAddsName(t *testing.T) {
+	t.Parallel()
 	err := readError("sacct.txt", io.ErrUnexpectedEOF)
 	if got, want := err.Error(), "read sacct.txt: unexpected EOF"; got != want {
 		t.Errorf("readError = %q, want %q", got, want)

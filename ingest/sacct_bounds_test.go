@@ -27,6 +27,7 @@ func withoutField(line string, i int) string {
 // the file: before, each 18-field row was glued to the next (18+18-1 = 35
 // fields) and the pairs were rejected or, worse, half of them shifted.
 func TestSacctHeaderRowsMismatch(t *testing.T) {
+	t.Parallel()
 	var short strings.Builder
 	short.WriteString(hdr)
 	for i := 0; i < 40; i++ {
@@ -61,6 +62,7 @@ func TestSacctHeaderRowsMismatch(t *testing.T) {
 // JobName holds a '|' (one field more on every row, which recoverPipes
 // places in the free-text JobName).
 func TestSacctHeaderRowsMismatchPasses(t *testing.T) {
+	t.Parallel()
 	var arr strings.Builder
 	arr.WriteString(hdr)
 	for i := 0; i < 20; i++ {
@@ -85,6 +87,7 @@ func TestSacctHeaderRowsMismatchPasses(t *testing.T) {
 // Stats count physical lines: every line after the header is a record's
 // first line, a continuation of one, or blank.
 func TestSacctStatsLines(t *testing.T) {
+	t.Parallel()
 	h := "JobID|User|Account|Partition|Start|End|State|AllocTRES|SubmitLine\n"
 	in := h + "1|u|a|p|2024-01-01T00:00:00|2024-01-01T01:00:00|COMPLETED|cpu=1|bash -c if true\n  then echo 1\nfi\n" +
 		"\n" +
@@ -103,6 +106,7 @@ func TestSacctStatsLines(t *testing.T) {
 // A file cut in its last field (no final newline; sacct ends every line
 // with one) is read, with a warning naming the file and its last line.
 func TestSacctNoFinalNewline(t *testing.T) {
+	t.Parallel()
 	cut := boundsDone[:len(boundsDone)-2] // "...|trai"
 	for _, chunk := range []int{0, 32} {
 		t.Run(fmt.Sprintf("chunk %d", chunk), func(t *testing.T) {
@@ -131,6 +135,7 @@ func TestSacctNoFinalNewline(t *testing.T) {
 // block size: whether the record comes whole in a block (parseChunk) or is
 // skipped in pieces by the producer (sacctSkip).
 func TestSacctRecordOverBound(t *testing.T) {
+	t.Parallel()
 	long := strings.Replace(boundsDone, "|train", "|"+strings.Repeat("x", 1000), 1)
 	long = strings.Replace(long, "100|100|", "102|102|", 1)
 	multi := strings.Replace(boundsDone, "100|100|", "103|103|", 1) + strings.Repeat("\nyyyyyyyyy", 30) // JobName runs on over 30 lines
@@ -174,6 +179,7 @@ func TestSacctRecordOverBound(t *testing.T) {
 // the producer reads it in pieces, rejects it and goes on, whether the
 // line is the record (a JobName of 12 MiB) or a line that continues one.
 func TestSacctLongLineStreamed(t *testing.T) {
+	t.Parallel()
 	const n = 12 << 20
 	prefix := strings.TrimSuffix(boundsDone, "train")
 	in := func(long string) []byte {
@@ -207,6 +213,7 @@ func TestSacctLongLineStreamed(t *testing.T) {
 // The start of an over-long value, cut at a byte count, never ends in half
 // a character.
 func TestTrimPartialRune(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"abc", "abc"},
 		{"ab\xc3", "ab"},             // é cut after its first byte
@@ -227,6 +234,7 @@ func TestTrimPartialRune(t *testing.T) {
 // A sacct file may be a named pipe that sacct writes into: it is opened
 // (and so waits for its writer), not refused.
 func TestSacctNamedPipeStreams(t *testing.T) {
+	t.Parallel()
 	fifo := mkfifo(t, t.TempDir(), "sacct.fifo")
 	go func() {
 		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)

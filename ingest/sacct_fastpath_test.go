@@ -27,6 +27,7 @@ func byteOffsets(rec []byte) []int {
 }
 
 func TestPipeByteMask(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string // eight bytes
 		want uint64
@@ -55,6 +56,7 @@ func TestPipeByteMask(t *testing.T) {
 // TestFieldOffsetsLong checks records longer than the 64-byte blocks,
 // pipes at every position of a block and of the tail, against byteOffsets.
 func TestFieldOffsetsLong(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte("|}{\xfc\\a0\n|")
 	for n := 0; n < 300; n++ {
@@ -102,6 +104,7 @@ func TestFieldOffsetsLong(t *testing.T) {
 }
 
 func TestKeyOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want dictKey
@@ -130,6 +133,7 @@ func TestKeyOf(t *testing.T) {
 // that differ in length only, long ones that differ only between their
 // first and last eight bytes.
 func TestDictIndexKeys(t *testing.T) {
+	t.Parallel()
 	var values stringColumn
 	values.reset()
 	var x dictIndex
@@ -164,6 +168,7 @@ func TestDictIndexKeys(t *testing.T) {
 // for: they leave the allocator's buffer for Go memory and are copied back
 // into a new one, and no buffer is left behind either way.
 func TestFixedColumnOutgrown(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	for _, n := range []int{0, 3, 8, 9, 100} {
@@ -194,6 +199,7 @@ func TestFixedColumnOutgrown(t *testing.T) {
 // parser expect few rows from the next block, then a block of 300 jobs: its
 // batch must equal the one a fresh parser makes of that block alone.
 func TestSacctRowsEstimate(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	const header = "JobID|User|Account|Partition|Start|End|Elapsed|State|AllocTRES"
@@ -231,6 +237,7 @@ func TestSacctRowsEstimate(t *testing.T) {
 // TestClockDigits checks the word-at-a-time clockDigits against digits2,
 // pair by pair, on every byte value in every position.
 func TestClockDigits(t *testing.T) {
+	t.Parallel()
 	ref := func(b []byte) (int, int, int, bool) {
 		h, ok1 := digits2(b[0:2])
 		m, ok2 := digits2(b[3:5])

@@ -12,6 +12,7 @@ import (
 // fixture, testdata/sacct/alloctres_gpu_count_cases_xdmod.json) through the
 // reader: the dense gres/gpu column must equal XDMoD's expected count.
 func TestGPUCountXDMoD(t *testing.T) {
+	t.Parallel()
 	var cases [][2]any
 	if err := json.Unmarshal(mustRead(t, filepath.Join("..", "testdata", "sacct", "alloctres_gpu_count_cases_xdmod.json")), &cases); err != nil {
 		t.Fatal(err)
@@ -39,6 +40,7 @@ func TestGPUCountXDMoD(t *testing.T) {
 // charged on the allocation: 36 CPUs, 184320 MiB, 4 GPUs (the untyped total,
 // not 4+4).
 func TestReqVsAllocTRES(t *testing.T) {
+	t.Parallel()
 	lines := strings.Split(strings.TrimSpace(string(mustRead(t, filepath.Join("..", "testdata", "sacct", "sacct_reqtres_vs_alloctres_exclusive_jobstats-issue6.txt")))), "\n")
 	var req, alloc string
 	for i, l := range lines {

@@ -14,6 +14,7 @@ import (
 // JobIDRaw column job_id_raw is still never null (an array task is
 // rejected, a het component's id derived), as its schema declares.
 func TestSacctNullsDeclared(t *testing.T) {
+	t.Parallel()
 	inputs := map[string][]byte{
 		"no-qos-no-raw.psv": []byte("JobID|Partition|Account|User|Start|End|State|AllocTRES\n" +
 			"7_3|p|a|u|2024-01-01T00:00:00|2024-01-01T01:00:00|COMPLETED|cpu=1\n" +

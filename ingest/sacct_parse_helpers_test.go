@@ -15,6 +15,7 @@ import (
 // values are worked out by hand in the comments.
 
 func TestZeroBytes(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want uint64 }{
 		{0, 0x8080808080808080},
 		{0x0101010101010101, 0},
@@ -38,6 +39,7 @@ func TestZeroBytes(t *testing.T) {
 }
 
 func TestFieldOffsets(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want []int
@@ -67,6 +69,7 @@ func TestFieldOffsets(t *testing.T) {
 }
 
 func TestNthField(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		i    int
@@ -89,6 +92,7 @@ func TestNthField(t *testing.T) {
 }
 
 func TestIsStepID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		i    int
@@ -112,6 +116,7 @@ func TestIsStepID(t *testing.T) {
 }
 
 func TestParseHMS(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want int64
@@ -152,6 +157,7 @@ func TestParseHMS(t *testing.T) {
 }
 
 func TestAppendTRESName(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"gres/GPU:A100", "gres/gpu:a100"},
 		{"mem", "mem"},
@@ -171,6 +177,7 @@ func TestAppendTRESName(t *testing.T) {
 }
 
 func TestDictIndex(t *testing.T) {
+	t.Parallel()
 	var values stringColumn
 	values.reset()
 	var x dictIndex
@@ -232,6 +239,7 @@ func newTestParser(t *testing.T, header string, dense []string) *sacctParser {
 }
 
 func TestTRESMemo(t *testing.T) {
+	t.Parallel()
 	// Dense TRES: cpu, mem, node, gres/gpu (the defaults), gres/gpu:a100.
 	p := newTestParser(t, "JobID|AllocTRES", []string{"gres/gpu:a100"})
 	m := &p.tresMemo
@@ -288,6 +296,7 @@ func TestTRESMemo(t *testing.T) {
 }
 
 func TestTRESMemoBounded(t *testing.T) {
+	t.Parallel()
 	p := newTestParser(t, "JobID|AllocTRES", nil)
 	m := &p.tresMemo
 	for i := 0; i < maxTRESMemo; i++ {
@@ -313,6 +322,7 @@ func TestTRESMemoBounded(t *testing.T) {
 // two remembered dates and a third one; each is checked against its Unix
 // time worked out from 2024-01-01T00:00:00Z = 1704067200.
 func TestParseTimeMemo(t *testing.T) {
+	t.Parallel()
 	c := newLocalClock(time.UTC)
 	tests := []struct {
 		in   string
@@ -354,6 +364,7 @@ func TestParseTimeMemo(t *testing.T) {
 }
 
 func TestParseTimeMemoZone(t *testing.T) {
+	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Skip("no tzdata:", err)
@@ -385,6 +396,7 @@ func TestParseTimeMemoZone(t *testing.T) {
 // goes through '|' recovery (and is then skipped), one with too few fields
 // is rejected as before.
 func TestSacctStepShortcut(t *testing.T) {
+	t.Parallel()
 	step := "100.batch|100.batch|c1||||||2024-01-01T01:00:00|2024-01-01T01:00:00|2024-01-01T02:00:00|01:00:00|00:00:00|COMPLETED|1|4|cpu=4|01:00:00|"
 	in := hdr +
 		step + "batch\n" +
@@ -400,6 +412,7 @@ func TestSacctStepShortcut(t *testing.T) {
 }
 
 func TestStartsWithPipeLine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want bool
@@ -421,6 +434,7 @@ func TestStartsWithPipeLine(t *testing.T) {
 }
 
 func TestSplitRecord(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		header, rec string
 		want        string // the fields as get sees them, or the error

@@ -13,6 +13,7 @@ import (
 // input, counts never fall, and after io.EOF they cover the whole input
 // after the header, however far the reader read ahead.
 func TestSacctParsedBytes(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString(recordsHeader + "\n")
 	header := b.Len()

@@ -11,6 +11,7 @@ import (
 // accounted for; the tricky rows are checked one by one. Expected values are
 // read off the raw lines.
 func TestSacctRealData(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		file     string
 		fields   []string
@@ -71,6 +72,7 @@ func TestSacctRealData(t *testing.T) {
 }
 
 func TestSacctRealDataRows(t *testing.T) {
+	t.Parallel()
 	t.Run("xdmod", func(t *testing.T) {
 		res := readFile(t, "sacct_xdmod_shredder_accounting-logs.psv", SacctOptions{Fields: []string{"xdmod"}})
 		j := res.jobs

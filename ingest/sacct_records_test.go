@@ -458,6 +458,7 @@ var recordsWant = [][]wantRow{
 // block is parsed, so a batch that shared memory with the parser's reused
 // buffers would show it.
 func TestSacctRecords(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	const file = "rec.psv"
@@ -517,6 +518,7 @@ func TestSacctRecords(t *testing.T) {
 // JobID is a plain number), no Cluster and no default (""), no times but
 // Start and End, no ExitCode or JobName ("").
 func TestSacctRecordsAbsentColumns(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	const file = "absent.psv"
@@ -551,6 +553,7 @@ func TestSacctRecordsAbsentColumns(t *testing.T) {
 // dictionaries must hold exactly the batch's values in order of first
 // appearance, and the rows must not depend on the blocking.
 func TestSacctRecordsChunked(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString(recordsHeader + "\n")
 	for i := 0; i < 600; i++ {

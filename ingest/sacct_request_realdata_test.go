@@ -13,6 +13,7 @@ import (
 // testdata/sacct/README.md for their origins); the expected cells are read
 // off the files' lines by hand.
 func TestSacctRequestRealData(t *testing.T) {
+	t.Parallel()
 	read := func(name string) string {
 		data, err := os.ReadFile(filepath.Join("..", "testdata", "sacct", name))
 		if err != nil {

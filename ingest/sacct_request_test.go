@@ -160,6 +160,7 @@ var reqCols = []string{schemas.ColJobID, schemas.ColTimelimitMin, schemas.ColReq
 	schemas.ColPrioritySacct, schemas.ColNice, schemas.ColReqPartitions, schemas.ColBeginRequested, schemas.ColHoldRequested}
 
 func TestSacctRequestColumns(t *testing.T) {
+	t.Parallel()
 	rows, rejects, st := requestRead(t, reqFile, SacctOptions{RequestColumns: true}, reqCols...)
 	row := func(id, tl, cpus, nodes, tres, prio, nice, parts, begin, hold string) map[string]string {
 		return map[string]string{schemas.ColJobID: id, schemas.ColTimelimitMin: tl, schemas.ColReqCPUs: cpus,
@@ -200,6 +201,7 @@ func TestSacctRequestColumns(t *testing.T) {
 // the request columns are neither in the schema nor checked, so the rows
 // with bad request values are ingested as they always were.
 func TestSacctRequestColumnsOff(t *testing.T) {
+	t.Parallel()
 	rows, rejects, st := requestRead(t, reqFile, SacctOptions{}, schemas.ColJobID)
 	// Lines 6 to 10 give plain jobs a JobIDRaw one past their JobID: each
 	// is counted under RemarkJobIDRaw (RequestColumns' test checks only
@@ -221,6 +223,7 @@ func TestSacctRequestColumnsOff(t *testing.T) {
 // TestSacctRequestColumnsAbsent reads a file without any request column:
 // the columns are there, null in every row.
 func TestSacctRequestColumnsAbsent(t *testing.T) {
+	t.Parallel()
 	data := "JobID|User|Account|Partition|Start|End|State|AllocTRES\n" +
 		"1|u|a|p|1700000000|1700000100|COMPLETED|cpu=1\n"
 	rows, _, st := requestRead(t, data, SacctOptions{RequestColumns: true}, reqCols...)
@@ -238,6 +241,7 @@ func TestSacctRequestColumnsAbsent(t *testing.T) {
 // record, as it did before SubmitLine was read, and leaves SubmitLine
 // unread.
 func TestSacctRequestSubmitLinePipe(t *testing.T) {
+	t.Parallel()
 	data := "JobID|User|Account|Partition|Start|End|State|AllocTRES|SubmitLine|WorkDir\n" +
 		"1|u|a|p|1700000000|1700000100|COMPLETED|cpu=1|sbatch -p x job.sh|/home/u|x\n"
 	cols := []string{schemas.ColJobID, schemas.ColNice, schemas.ColReqPartitions}
@@ -265,6 +269,7 @@ var pendFile = pendHeader +
 	"20.batch|20.batch|||||1700000100|1700000100|1700000200|COMPLETED|cpu=1\n"
 
 func TestSacctKeepPendingOff(t *testing.T) {
+	t.Parallel()
 	rows, rejects, st := requestRead(t, pendFile, SacctOptions{}, schemas.ColJobID)
 	wantSkip := map[string]int64{SkipPending: 3, SkipNeverStarted: 1, SkipPendingArray: 1, SkipJobStep: 1}
 	if len(rows) != 1 || len(rejects) != 0 || st.Read != 7 || st.Ingested != 1 || !reflect.DeepEqual(st.Skipped, wantSkip) ||
@@ -274,6 +279,7 @@ func TestSacctKeepPendingOff(t *testing.T) {
 }
 
 func TestSacctKeepPending(t *testing.T) {
+	t.Parallel()
 	cols := []string{schemas.ColJobID, schemas.ColJobIDRaw, schemas.ColArrayJobID, schemas.ColArrayTaskID, schemas.ColPartition,
 		schemas.ColState, schemas.ColCancelledBy, schemas.ColSubmit, schemas.ColEligible, schemas.ColStart, schemas.ColEnd}
 	rows, rejects, st := requestRead(t, pendFile, SacctOptions{KeepPending: true}, cols...)
@@ -316,6 +322,7 @@ func TestSacctKeepPending(t *testing.T) {
 // TestSacctKeepPendingNoJobIDRaw: without JobIDRaw the pending remainder
 // of an array is the array's own job.
 func TestSacctKeepPendingNoJobIDRaw(t *testing.T) {
+	t.Parallel()
 	data := "JobID|User|Account|Partition|Start|End|State|AllocTRES\n" +
 		"40_[3-9]|u|a|p|Unknown|Unknown|PENDING|\n" +
 		"40_2|u|a|p|Unknown|Unknown|PENDING|\n"
@@ -329,6 +336,7 @@ func TestSacctKeepPendingNoJobIDRaw(t *testing.T) {
 // TestSacctKeepPendingRequest reads a pending job's request, the purpose
 // of keeping it: what it asked for while it waited.
 func TestSacctKeepPendingRequest(t *testing.T) {
+	t.Parallel()
 	data := "JobID|User|Account|Partition|Submit|Eligible|Start|End|State|AllocTRES|ReqCPUS|ReqNodes|ReqTRES|Priority|SubmitLine\n" +
 		"50|u|a|a,b|1700000000|1700000000|Unknown|Unknown|PENDING||8|2|billing=8,cpu=8,mem=8G,node=2|4294|sbatch --nice=100 -p a,b -N2 -n8 x.sh\n"
 	rows, _, st := requestRead(t, data, SacctOptions{KeepPending: true, RequestColumns: true},
@@ -345,6 +353,7 @@ func TestSacctKeepPendingRequest(t *testing.T) {
 // rows, so that many distinct ReqTRES under one AllocTRES stay bounded and
 // every row keeps its own values.
 func TestSacctRequestTRESMemoBounded(t *testing.T) {
+	t.Parallel()
 	n := 2*maxTRESMemo + 10
 	var b strings.Builder
 	b.WriteString("JobID|User|Account|Partition|Start|End|State|AllocTRES|ReqTRES\n")

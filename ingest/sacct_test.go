@@ -141,6 +141,7 @@ func readFile(t testing.TB, file string, opt SacctOptions) readResult {
 const hdr = "JobID|JobIDRaw|Cluster|Partition|QOS|Account|User|Submit|Eligible|Start|End|Elapsed|Suspended|State|NNodes|AllocCPUS|AllocTRES|Timelimit|JobName\n"
 
 func TestSacctRowKinds(t *testing.T) {
+	t.Parallel()
 	in := hdr +
 		"100|100|c1|gpu|normal|labA|alice|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|2024-01-01T02:00:00|01:00:00|00:00:00|COMPLETED|1|4|billing=4,cpu=4,gres/gpu:a100=1,gres/gpu=1,mem=16G,node=1|1-00:00:00|train\n" +
 		"100.batch|100.batch|c1||||||2024-01-01T01:00:00|2024-01-01T01:00:00|2024-01-01T02:00:00|01:00:00|00:00:00|COMPLETED|1|4|cpu=4,mem=16G,node=1||batch\n" +
@@ -192,6 +193,7 @@ func TestSacctRowKinds(t *testing.T) {
 }
 
 func TestSacctErrorFormat(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString(hdr)
 	good := "1|1|c|cpu|normal|a|u|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|01:00:00|00:00:00|COMPLETED|1|1|cpu=1,mem=1G,node=1|01:00:00|j\n"
@@ -211,6 +213,7 @@ func TestSacctErrorFormat(t *testing.T) {
 }
 
 func TestSacctRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, row, want string
 	}{
@@ -237,6 +240,7 @@ func TestSacctRejects(t *testing.T) {
 }
 
 func TestSacctHeaderless(t *testing.T) {
+	t.Parallel()
 	row := "1|1|c|p|q|a|u|||2024-01-01T00:00:00|Unknown|00:00:00|00:00:00|RUNNING|1|1|cpu=1|01:00:00|j\n"
 	if _, err := NewSacctReader("n.txt", strings.NewReader(row), SacctOptions{}); err == nil ||
 		!strings.Contains(err.Error(), "no header line") {
@@ -256,6 +260,7 @@ func TestSacctHeaderless(t *testing.T) {
 }
 
 func TestSacctMultiline(t *testing.T) {
+	t.Parallel()
 	h := "JobID|User|Account|Partition|Start|End|State|AllocTRES|SubmitLine\n"
 	in := h + "1|u|a|p|2024-01-01T00:00:00|2024-01-01T01:00:00|COMPLETED|cpu=1|bash -c if true\n  then echo 1\nfi\n" +
 		"2|u|a|p|2024-01-01T00:00:00|2024-01-01T01:00:00|COMPLETED|cpu=2|sbatch x.sh\n"
@@ -273,6 +278,7 @@ func TestSacctMultiline(t *testing.T) {
 // one block and with many workers and tiny blocks: the batches may differ
 // but the rows and the counts must not.
 func TestSacctChunkingInvariant(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString(hdr)
 	for i := 0; i < 3000; i++ {
@@ -300,6 +306,7 @@ func TestSacctChunkingInvariant(t *testing.T) {
 }
 
 func TestSacctDenseExtra(t *testing.T) {
+	t.Parallel()
 	in := hdr + "1|1|c|p|q|a|u|||2024-01-01T00:00:00|Unknown|00:00:00|00:00:00|RUNNING|1|1|cpu=1,gres/gpu:A100=2,gres/gpu=2,license/lic1=3|01:00:00|j\n"
 	res := readAll(t, "d.txt", []byte(in), SacctOptions{DenseTRES: []string{"GRES/gpu:a100", "license/lic1"}})
 	if len(res.jobs) != 1 || res.jobs[0].TRES["gres/gpu:a100"] != 2 {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseJobID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		kind jobKind
@@ -52,6 +53,7 @@ func TestParseJobID(t *testing.T) {
 }
 
 func TestParseTime(t *testing.T) {
+	t.Parallel()
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
 		t.Skip("no tzdata:", err)
@@ -96,6 +98,7 @@ func TestParseTime(t *testing.T) {
 }
 
 func TestParseElapsed(t *testing.T) {
+	t.Parallel()
 	// Vectors from docs/slurm-semantics.md §11.5 (secs2time_str), read backwards.
 	tests := []struct {
 		in   string
@@ -135,6 +138,7 @@ func TestParseElapsed(t *testing.T) {
 }
 
 func TestParseTRESValue(t *testing.T) {
+	t.Parallel()
 	// Memory renderings from docs/slurm-semantics.md §11.5 (convert_num_unit,
 	// from MiB), read backwards to MiB.
 	tests := []struct {
@@ -174,6 +178,7 @@ func TestParseTRESValue(t *testing.T) {
 }
 
 func TestDaysFromCivil(t *testing.T) {
+	t.Parallel()
 	for _, d := range []time.Time{
 		time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(2000, 2, 29, 0, 0, 0, 0, time.UTC),

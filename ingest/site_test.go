@@ -14,6 +14,7 @@ import (
 )
 
 func TestCapErrors(t *testing.T) {
+	t.Parallel()
 	pe := func(file string, line int) error {
 		return &ParseError{File: file, Line: line, Err: errors.New("bad")}
 	}

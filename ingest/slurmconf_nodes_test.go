@@ -21,6 +21,7 @@ func nodeConf(t *testing.T, text string) *Config {
 // cpus_efctv = CPUs − specialised cores × (ThreadsPerCore when CPUs counts
 // threads, else 1).
 func TestNodeGroupCPUs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, line                           string
 		cpus, eff, boards, sockets, coreSpec int64
@@ -76,6 +77,7 @@ func TestNodeGroupCPUs(t *testing.T) {
 }
 
 func TestNodeGroupDefaults(t *testing.T) {
+	t.Parallel()
 	c := nodeConf(t, "NodeName=DEFAULT CPUs=8 RealMemory=1000 State=UNKNOWN\n"+
 		"NodeName=m[1-2] Feature=a,b\n"+
 		"NodeName=DEFAULT RealMemory=2000\n"+
@@ -96,6 +98,7 @@ func TestNodeGroupDefaults(t *testing.T) {
 
 // TestParseNodeGres counts Gres= as gres.c's _get_gres_cnt does.
 func TestParseNodeGres(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		gres string
 		want []TRESCount
@@ -132,6 +135,7 @@ func TestParseNodeGres(t *testing.T) {
 // TestPartitionTotals resolves partitions' Nodes= (ALL, hostlists, NodeSets
 // by feature and by nodes, repeats) and sums their nodes by hand.
 func TestPartitionTotals(t *testing.T) {
+	t.Parallel()
 	c, err := ParseSlurmConf("nodes.conf", strings.NewReader(
 		"NodeName=c[1-4] CPUs=8 RealMemory=1000\n"+
 			"NodeName=g[1-2] CPUs=16 RealMemory=4000 Gres=gpu:a100:4 Feature=gpu\n"+
@@ -181,6 +185,7 @@ func TestPartitionTotals(t *testing.T) {
 // and that has no NodeName line (its node lines in a file not given) is
 // still good for fair share, with one warning.
 func TestPartitionsWithoutNodeLines(t *testing.T) {
+	t.Parallel()
 	c := nodeConf(t, "PartitionName=cpu Nodes=n[1-4]\nPartitionName=gpu Nodes=g1\n")
 	var got []string
 	for _, w := range c.Warnings {
@@ -195,6 +200,7 @@ func TestPartitionsWithoutNodeLines(t *testing.T) {
 }
 
 func TestNodeConfErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, text string
 		want       []string

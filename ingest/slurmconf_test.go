@@ -59,6 +59,7 @@ func confParseErrors(t testing.TB, err error) []*ParseError {
 }
 
 func TestParseSlurmConfDefaults(t *testing.T) {
+	t.Parallel()
 	// Defaults from docs/slurm-semantics.md §2.2 (half-life 7-0), §2.7 (NONE),
 	// §5 (damping 1), Slurm's read_config.c (weights 0, PriorityMaxAge 7-0) and the
 	// PriorityCalcPeriod default of 5 minutes (read_config.h).
@@ -90,6 +91,7 @@ func TestParseSlurmConfDefaults(t *testing.T) {
 }
 
 func TestParseSlurmConfSyntax(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		text  string
@@ -222,6 +224,7 @@ type confErrWant struct {
 }
 
 func TestParseSlurmConfErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		text string
 		want []confErrWant
@@ -278,6 +281,7 @@ func TestParseSlurmConfErrors(t *testing.T) {
 }
 
 func TestParseSlurmConfReportsAllErrorsWithBestEffortConfig(t *testing.T) {
+	t.Parallel()
 	text := "ClusterName=multi\n" +
 		"PriorityDecayHalfLife=bogus\n" +
 		"PriorityWeightAge=12\n" +
@@ -303,6 +307,7 @@ func TestParseSlurmConfReportsAllErrorsWithBestEffortConfig(t *testing.T) {
 }
 
 func TestConfigAlgorithmAndFlags(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		flags string
 		alg   string
@@ -345,6 +350,7 @@ func TestConfigAlgorithmAndFlags(t *testing.T) {
 }
 
 func TestConfigLimitsEnforced(t *testing.T) {
+	t.Parallel()
 	// §2.5: limits, safe and all enforce limits; "2" is read_config.c's
 	// numeric alias for limits, "1" for associations.
 	tests := []struct {
@@ -375,6 +381,7 @@ func TestConfigLimitsEnforced(t *testing.T) {
 }
 
 func TestConfigPartitionLookup(t *testing.T) {
+	t.Parallel()
 	c, err := confParse(t, "PartitionName=gpu TRESBillingWeights=CPU=1\nPartitionName=cpu", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -404,6 +411,7 @@ func TestConfigPartitionLookup(t *testing.T) {
 // (origins in its README.md). Expected
 // values are read off the files by eye, converted by §2.2.
 func TestSlurmConfRealFiles(t *testing.T) {
+	t.Parallel()
 	t.Run("schedmd example: upstream defaults", func(t *testing.T) {
 		c, err := ReadSlurmConf(filepath.Join(confDir, "slurm.conf_schedmd_example.conf"))
 		if err != nil {
@@ -524,6 +532,7 @@ func TestSlurmConfRealFiles(t *testing.T) {
 }
 
 func TestSlurmConfHieraDefaultWeights(t *testing.T) {
+	t.Parallel()
 	// The DEFAULT partition's lower-case "TRESbillingweights" key from the
 	// ULHPC hiera data is inherited by every partition after it.
 	path := filepath.Join(confDir, "hiera_ulhpc_default_tresbillingweights.conf")
@@ -542,6 +551,7 @@ func TestSlurmConfHieraDefaultWeights(t *testing.T) {
 }
 
 func TestSlurmConfInclude(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(confDir, "include")
 	c, err := ReadSlurmConf(filepath.Join(dir, "slurm.conf"))
 	if err != nil {
@@ -560,6 +570,7 @@ func TestSlurmConfInclude(t *testing.T) {
 }
 
 func TestSlurmConfIncludeCycle(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(confDir, "cycle")
 	c, err := ReadSlurmConf(filepath.Join(dir, "a.conf"))
 	errs := confParseErrors(t, err)
@@ -576,6 +587,7 @@ func TestSlurmConfIncludeCycle(t *testing.T) {
 }
 
 func TestSlurmConfIncludeInMemory(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		text  string
@@ -612,6 +624,7 @@ func TestSlurmConfIncludeInMemory(t *testing.T) {
 }
 
 func TestReadSlurmConfMissingFile(t *testing.T) {
+	t.Parallel()
 	_, err := ReadSlurmConf(filepath.Join(confDir, "does-not-exist.conf"))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ReadSlurmConf(missing) error = %v, want os.ErrNotExist", err)

@@ -16,6 +16,7 @@ func unix(h, m, s int) int64 { return time.Date(2026, 11, 26, h, m, s, 0, time.U
 // ticks 61 s and then 59 s apart (one wake-up 0.44 s late), and a job end
 // 385 ms after the tick of its second. Lines of no interest are skipped.
 func TestSlurmctldLogTicks(t *testing.T) {
+	t.Parallel()
 	log := `[2026-11-26T18:20:59.100] Recovered state of 3 partitions
 [2026-11-26T18:21:00.227] _decay_thread: PRIO: Decay factor over 60 seconds goes from 0.999229132965003 -> 0.954842536434163
 [2026-11-26T18:22:01.671] _decay_thread: PRIO: Decay factor over 61 seconds goes from 0.999229132965003 -> 0.954107003201133
@@ -50,6 +51,7 @@ func TestSlurmctldLogTicks(t *testing.T) {
 // at 18:22:01.001, 60 s after a tick logged at 18:21:00.999) stays
 // 18:22:00.
 func TestSlurmctldLogLineInNextSecond(t *testing.T) {
+	t.Parallel()
 	log := "[2026-11-26T18:21:00.999] _decay_thread: PRIO: Decay factor over 60 seconds goes from 1 -> 1\n" +
 		"[2026-11-26T18:22:01.001] _decay_thread: PRIO: Decay factor over 60 seconds goes from 1 -> 1\n"
 	var l SlurmctldLog
@@ -64,6 +66,7 @@ func TestSlurmctldLogLineInNextSecond(t *testing.T) {
 // A restart recovers the last tick from the state file: the ticks after
 // it continue from that exact second, whatever the phase before.
 func TestSlurmctldLogRestart(t *testing.T) {
+	t.Parallel()
 	log := "[2026-11-26T18:21:00.500] _decay_thread: PRIO: Decay factor over 60 seconds goes from 1 -> 1\n" +
 		"[2026-11-26T18:21:29.900] slurmctld version 22.05.8 started on cluster demo\n" +
 		"[2026-11-26T18:21:30.000] _read_last_decay_ran: PRIO: Last ran decay on jobs at " + itoa(unix(18, 21, 0)) + "\n" +
@@ -87,6 +90,7 @@ func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 // Rotated files are merged in time order; the zone is slurmctld's; a line
 // of interest without a time at its start is an error naming it.
 func TestReadSlurmctldLogs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {

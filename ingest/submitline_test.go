@@ -11,6 +11,7 @@ import (
 // expected options are worked out from the commands' option table and
 // arg_set_nice (src/common/slurm_opt.c), not from this parser.
 func TestParseSubmitLine(t *testing.T) {
+	t.Parallel()
 	one := func(o SubmitOptions) []SubmitOptions { return []SubmitOptions{o} }
 	tests := []struct {
 		name, line string
@@ -93,6 +94,7 @@ func TestParseSubmitLine(t *testing.T) {
 }
 
 func TestParseSubmitLineErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, line string
 		unreadable bool // wraps ErrUnreadableSubmitLine

@@ -8,6 +8,7 @@ import (
 )
 
 func TestTimeStrToMins(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want int64
@@ -45,6 +46,7 @@ func TestTimeStrToMins(t *testing.T) {
 }
 
 func TestTimeStrToMinsUnlimited(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{"INFINITE", "infinite", "UNLIMITED", "Unlimited", "-1"} {
 		t.Run(fmt.Sprintf("%q", in), func(t *testing.T) {
 			got, err := TimeStrToMins(in)
@@ -56,6 +58,7 @@ func TestTimeStrToMinsUnlimited(t *testing.T) {
 }
 
 func TestTimeStrToMinsErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		wantErr string

@@ -16,6 +16,7 @@ import (
 // empty string numbered like any other, and a new block numbering afresh
 // although the memo keeps its strings.
 func TestTRESSetColumn(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	const header = "JobID|User|Account|Partition|Start|End|State|AllocTRES|NNodes|AllocCPUS"
@@ -52,6 +53,7 @@ func TestTRESSetColumn(t *testing.T) {
 // numbered before, and no item added after the reset takes the number an
 // item had before it.
 func TestTRESSetMemoReset(t *testing.T) {
+	t.Parallel()
 	p := newTestParser(t, "JobID|AllocTRES", nil)
 	m := &p.tresMemo
 	var c tresColumn

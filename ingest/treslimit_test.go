@@ -12,6 +12,7 @@ import (
 // 2560 → 2.50G, 1572864 → 1.50T, 20480 → 20G, 1000 → 1000M, 1536 → 1.50G,
 // 1048576 → 1T, 0 → 0. Count TRES print plain integers.
 func TestParseTRESLimit(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want []TRESCount
@@ -67,6 +68,7 @@ func TestParseTRESLimit(t *testing.T) {
 // for mem), static TRES by id, then the others by type and name, whatever
 // order the dump listed them in.
 func TestSshareTRES(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{"cpu=6000,mem=20G,gres/gpu=100", "cpu=6000,mem=20480,gres/gpu=100"},
 		{"mem=2G,cpu=5", "cpu=5,mem=2048"},

@@ -33,6 +33,7 @@ func sacctLines(n int) string {
 }
 
 func TestSlurmConfPriorityType(t *testing.T) {
+	t.Parallel()
 	// Slurm has two priority plugins; priority/basic, its default before
 	// 23.11 (docs/slurm-versions.md §7), schedules first in, first out and
 	// computes no fair share.
@@ -83,6 +84,7 @@ func TestSlurmConfPriorityType(t *testing.T) {
 }
 
 func TestSlurmConfPriorityTypeRealFiles(t *testing.T) {
+	t.Parallel()
 	// By eye: the SchedMD example has "#PriorityType=priority/multifactor"
 	// (line 101, commented out); the other three set priority/multifactor.
 	tests := []struct {
@@ -109,6 +111,7 @@ func TestSlurmConfPriorityTypeRealFiles(t *testing.T) {
 }
 
 func TestSlurmConfWrongKind(t *testing.T) {
+	t.Parallel()
 	bad9 := strings.Repeat("just some words\n", 9)
 	tests := []struct {
 		name    string
@@ -157,6 +160,7 @@ func TestSlurmConfWrongKind(t *testing.T) {
 }
 
 func TestSlurmConfKeepsBoundedErrors(t *testing.T) {
+	t.Parallel()
 	// One good line, then 1500 bad ones: 1000 are kept, 500 counted.
 	text := "ClusterName=c\n" + strings.Repeat("junk\n", 1500)
 	_, err := ParseSlurmConf("test.conf", strings.NewReader(text), nil)
@@ -171,6 +175,7 @@ func TestSlurmConfKeepsBoundedErrors(t *testing.T) {
 }
 
 func TestAssocScriptWrongKind(t *testing.T) {
+	t.Parallel()
 	conf := "# slurm.conf\nClusterName=synth\nPriorityType=priority/multifactor\n" + strings.Repeat("PartitionName=p Nodes=n\n", 20)
 	tests := []struct {
 		name    string
@@ -204,6 +209,7 @@ func TestAssocScriptWrongKind(t *testing.T) {
 }
 
 func TestCompressedAssocAndQOS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range compressedHeads {
 		t.Run(c.format, func(t *testing.T) {
@@ -226,6 +232,7 @@ func TestCompressedAssocAndQOS(t *testing.T) {
 }
 
 func TestSacctEmptyOrCompressed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		text   string

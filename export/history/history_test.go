@@ -35,6 +35,7 @@ func openHistory(t *testing.T) *Store {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	jobs, usage, fs, assoc := sampleJobs(), sampleUsage(), sampleFairshare(), sampleAssociations()
 	for _, w := range []struct {
@@ -100,6 +101,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestRowOrderAndInputUntouched(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	usage := sampleUsage()
 	before := slices.Clone(usage)
@@ -129,6 +131,7 @@ func TestRowOrderAndInputUntouched(t *testing.T) {
 // documented types, zstd compression (the jobs table's, per column:
 // TestJobsColumnCodecs) and sorting metadata.
 func TestFileSchemas(t *testing.T) {
+	t.Parallel()
 	if err := checkSchemas(); err != nil {
 		t.Fatalf("checkSchemas: %v", err)
 	}
@@ -265,6 +268,7 @@ func histContentNamed(t *testing.T, h *Store, p Partition) []byte {
 // hand); other rows give another name and the old file leaves the
 // generation.
 func TestIdempotent(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	dir := filepath.Join(h.Dir, CurrentLink, "jobs", "cluster=c1", "month=2025-01")
 	var files [2][]byte
@@ -329,6 +333,7 @@ func TestIdempotent(t *testing.T) {
 // TestSameRowsSameManifest: the manifest holds no timestamps, so the same
 // writes in another order give the same manifest but for the generation.
 func TestSameRowsSameManifest(t *testing.T) {
+	t.Parallel()
 	writes := []func(h *Store) error{
 		func(h *Store) error { return h.WritePartition(schemas.TableJobs, "c1", jan, sampleJobs()) },
 		func(h *Store) error { return h.WritePartition(schemas.TableUsage, "c1", jan, sampleUsage()) },
@@ -374,6 +379,7 @@ func TestSameRowsSameManifest(t *testing.T) {
 // sees, and the next commit's Begin removes its files; a write that fails
 // midway leaves no file and, aborted, the history as it was.
 func TestCrashSafety(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	if err := h.WritePartition(schemas.TableUsage, "c1", jan, sampleUsage()); err != nil {
 		t.Fatal(err)
@@ -476,6 +482,7 @@ func TestCrashSafety(t *testing.T) {
 // and ReadRuns reads every file in start order. The manifest lists every
 // file of the generation, no more, no less, with its size and SHA-256.
 func TestAppendRunAndManifest(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	run := sampleRun()
 	p, err := h.AppendRun("c1", run)
@@ -581,6 +588,7 @@ func TestAppendRunAndManifest(t *testing.T) {
 }
 
 func TestWritePartitionErrors(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	tests := []struct {
 		name, table, cluster string

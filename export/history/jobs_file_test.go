@@ -18,6 +18,7 @@ import (
 // dictionary encoded, job_id DELTA_BYTE_ARRAY, the other columns as their
 // struct tags say.
 func TestJobsEncodings(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	if err := h.WritePartition(schemas.TableJobs, "c1", jan, variedJobs(500, 8, false)); err != nil {
 		t.Fatal(err)
@@ -58,6 +59,7 @@ func TestJobsEncodings(t *testing.T) {
 // in its metadata, as written out by hand here from jobsCodec's table, and
 // parquet-go reads the rows back.
 func TestJobsColumnCodecs(t *testing.T) {
+	t.Parallel()
 	h, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

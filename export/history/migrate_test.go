@@ -143,6 +143,7 @@ func oldManifestRows(t *testing.T, dir string) map[string]int64 {
 }
 
 func TestMigrate(t *testing.T) {
+	t.Parallel()
 	// Read the jobs files 100 rows at a time, as a large file is: the rows
 	// of a chunk must not keep values of the chunk before.
 	defer func(n int) { migrateChunk = n }(migrateChunk)
@@ -273,6 +274,7 @@ func TestMigrate(t *testing.T) {
 // files is finished by the next call; old files no migration left are
 // refused.
 func TestMigrateFinishesInterrupted(t *testing.T) {
+	t.Parallel()
 	h := oldCopy(t)
 	if _, err := h.Migrate(); err != nil {
 		t.Fatal(err)
@@ -332,6 +334,7 @@ func checkUnchanged(t *testing.T, h *Store) {
 }
 
 func TestMigrateRefusesFilesTheManifestDisagreesWith(t *testing.T) {
+	t.Parallel()
 	h := oldCopy(t)
 	// A run killed between a file's rename and the manifest's: the file
 	// on disk is valid Parquet with other bytes than manifest.json says.
@@ -375,6 +378,7 @@ func TestMigrateRefusesFilesTheManifestDisagreesWith(t *testing.T) {
 }
 
 func TestMigrateRefusesUnknownFiles(t *testing.T) {
+	t.Parallel()
 	h := oldCopy(t)
 	notes := filepath.Join(h.Dir, "jobs", "cluster=synth", "notes.txt")
 	if err := os.WriteFile(notes, []byte("mine"), 0o644); err != nil {
@@ -391,6 +395,7 @@ func TestMigrateRefusesUnknownFiles(t *testing.T) {
 }
 
 func TestMigrateEmpty(t *testing.T) {
+	t.Parallel()
 	h, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -406,6 +411,7 @@ func TestMigrateEmpty(t *testing.T) {
 // The old code could leave a stale second entry of a path in manifest.json
 // (see oldManifestRows): the file matches one of them, and is migrated.
 func TestMigrateStaleDuplicateEntry(t *testing.T) {
+	t.Parallel()
 	h := oldCopy(t)
 	name := filepath.Join(h.Dir, "manifest.json")
 	b, err := os.ReadFile(name)

@@ -17,6 +17,7 @@ import (
 // layout, before submit and start rows (no at or event column, every row
 // a snapshot's): its rows come back as pending rows at their snapshot.
 func TestPriorityFirstLayout(t *testing.T) {
+	t.Parallel()
 	type firstRow struct {
 		Snapshot   time.Time `parquet:"snapshot,timestamp(microsecond:utc)"`
 		ComputedAt time.Time `parquet:"computed_at,timestamp(microsecond:utc)"`

@@ -66,6 +66,7 @@ func readHistory(t *testing.T) (h *Store, s1, s2, s3 time.Time) {
 // the settings of the run that computed it (the first run at or after the
 // snapshot, else the latest before; the static TRES without a run).
 func TestReadAPI(t *testing.T) {
+	t.Parallel()
 	h, s1, s2, s3 := readHistory(t)
 	v, err := h.View()
 	if err != nil {
@@ -145,6 +146,7 @@ func TestReadAPI(t *testing.T) {
 // TestReplace: Txn.replace drops a partition's segments and writes their rows
 // as one segment in one commit; segments of two partitions are refused.
 func TestReplace(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	usage := sampleUsage() // three rows of January
 	tx, err := h.Begin()

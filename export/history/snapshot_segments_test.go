@@ -86,6 +86,7 @@ func segmentResult(t *fairshare.Tree, algo fairshare.Algorithm, r *rand.Rand) *f
 // trees, every algorithm, TRESRunMins cells, more rows than a row group,
 // and older rows kept before and after the window.
 func TestSnapshotSegmentsBytes(t *testing.T) {
+	t.Parallel()
 	big := segmentTree(t, 4700, 1) // 29 snapshots of it fill more than a row group
 	small := segmentTree(t, 300, 2)
 	day := func(d int) time.Time { return time.Date(2025, 3, 1+d, 0, 0, 0, 0, time.UTC) }
@@ -237,6 +238,7 @@ func TestSnapshotSegmentsBytes(t *testing.T) {
 // of TRESRunMins cells, an unknown tree and use after Close; and that a
 // month without rows writes no file.
 func TestSnapshotSegmentsRefuse(t *testing.T) {
+	t.Parallel()
 	tr := segmentTree(t, 50, 4)
 	other := segmentTree(t, 60, 5)
 	h := openHistory(t)
@@ -308,6 +310,7 @@ func TestSnapshotSegmentsRefuse(t *testing.T) {
 // ReadFirstFairshareSnapshot returns the oldest; and that a segment with a
 // changed byte is refused by its SHA-256.
 func TestReadFairshareSnapshot(t *testing.T) {
+	t.Parallel()
 	tr := segmentTree(t, 4700, 6)
 	r := rand.New(rand.NewPCG(6, 6))
 	month := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)

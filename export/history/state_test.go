@@ -51,6 +51,7 @@ func TestLock(t *testing.T) {
 // name order, replaced, removed and checked when read; names that are
 // paths are refused; the DuckDB views never see them.
 func TestStates(t *testing.T) {
+	t.Parallel()
 	h, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // bytes on lock and unlock. The lock is opened without following links:
 // it is refused, and the target keeps its bytes.
 func TestLockSymlinkRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target := filepath.Join(t.TempDir(), "precious")
 	if err := os.WriteFile(target, []byte("keep me\n"), 0o644); err != nil {
@@ -37,6 +38,7 @@ func TestLockSymlinkRefused(t *testing.T) {
 // it is refused by readers and writers alike, before anything is written
 // through the link.
 func TestHistoryDirSymlinkRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	h := &Store{Dir: dir}
 	month := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -108,6 +108,7 @@ func oneProblem(t *testing.T, rep VerifyReport, path, what string) Problem {
 }
 
 func TestVerifyClean(t *testing.T) {
+	t.Parallel()
 	h := verifyHistory(t)
 	rep := mustVerify(t, h, "")
 	if len(rep.Problems) != 0 {
@@ -138,6 +139,7 @@ func TestVerifyClean(t *testing.T) {
 }
 
 func TestVerifyFlippedBytes(t *testing.T) {
+	t.Parallel()
 	h := verifyHistory(t)
 	full, rel := onlyFile(t, h, schemas.TableJobs)
 	// Modify the file in place through the current generation's path: the
@@ -185,6 +187,7 @@ func TestVerifyFlippedBytes(t *testing.T) {
 }
 
 func TestVerifyTruncated(t *testing.T) {
+	t.Parallel()
 	h := verifyHistory(t)
 	full, _ := onlyFile(t, h, schemas.TableUsage)
 	fi, err := os.Stat(full)
@@ -203,6 +206,7 @@ func TestVerifyTruncated(t *testing.T) {
 }
 
 func TestVerifyMissing(t *testing.T) {
+	t.Parallel()
 	h := verifyHistory(t)
 	full, _ := onlyFile(t, h, schemas.TableFairshare)
 	if err := os.Remove(full); err != nil {
@@ -221,6 +225,7 @@ func TestVerifyMissing(t *testing.T) {
 }
 
 func TestVerifyStray(t *testing.T) {
+	t.Parallel()
 	h := verifyHistory(t)
 	dir := genDirOf(t, h)
 	stray := filepath.Join(dir, "jobs", "cluster=c", "month=2025-03", "extra.parquet")
@@ -246,6 +251,7 @@ func TestVerifyStray(t *testing.T) {
 }
 
 func TestVerifyCheckpoint(t *testing.T) {
+	t.Parallel()
 	h := verifyHistory(t)
 	// A checkpoint whose bytes are what was committed but not JSON.
 	if err := h.WriteState("c", "checkpoint-20250320T000000Z.json", []byte(`{"version":1,`)); err != nil {
@@ -272,6 +278,7 @@ func TestVerifyCheckpoint(t *testing.T) {
 }
 
 func TestVerifyUnknownClusterAndOldLayout(t *testing.T) {
+	t.Parallel()
 	h := verifyHistory(t)
 	if _, err := h.Verify("nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("unknown cluster: err %v", err)
@@ -406,6 +413,7 @@ func mustRepair(t *testing.T, h *Store, cluster string) VerifyReport {
 }
 
 func TestRepairDataFile(t *testing.T) {
+	t.Parallel()
 	h := repairHistory(t)
 	before, err := h.ReadManifest()
 	if err != nil {
@@ -474,6 +482,7 @@ func TestRepairDataFile(t *testing.T) {
 // start any of them needs: here the origin, as the February usage is
 // before every checkpoint.
 func TestRepairRerunsOnePerCluster(t *testing.T) {
+	t.Parallel()
 	h := repairHistory(t)
 	for _, f := range []struct{ table, month, from string }{
 		{schemas.TableJobs, "2025-03", "--from 2025-03-01T00:00:00Z --to 2025-04-01T00:00:00Z"},
@@ -515,6 +524,7 @@ func TestRepairRerunsOnePerCluster(t *testing.T) {
 }
 
 func TestRepairNewestCheckpoint(t *testing.T) {
+	t.Parallel()
 	h := repairHistory(t)
 	full := filepath.Join(genDirOf(t, h), "state", "cluster=c1", "checkpoint-20250401T000000Z.json")
 	damageInPlace(t, full)
@@ -542,6 +552,7 @@ func TestRepairNewestCheckpoint(t *testing.T) {
 }
 
 func TestRepairOlderCheckpointAndRuns(t *testing.T) {
+	t.Parallel()
 	h := repairHistory(t)
 	cp := filepath.Join(genDirOf(t, h), "state", "cluster=c1", "checkpoint-20250315T000000Z.json")
 	damageInPlace(t, cp)
@@ -572,6 +583,7 @@ func TestRepairOlderCheckpointAndRuns(t *testing.T) {
 // A file deleted from the committed generation is still in the one
 // before: Repair links it back instead of removing it.
 func TestRepairRestoresIntactCopy(t *testing.T) {
+	t.Parallel()
 	h := repairHistory(t)
 	before, err := h.ReadManifest()
 	if err != nil {
@@ -601,6 +613,7 @@ func TestRepairRestoresIntactCopy(t *testing.T) {
 // The only intact checkpoint damaged: the cluster is recomputed from its
 // origin (its checkpoint recorded none here: the first sacct file).
 func TestRepairOnlyCheckpoint(t *testing.T) {
+	t.Parallel()
 	h, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -621,6 +634,7 @@ func TestRepairOnlyCheckpoint(t *testing.T) {
 // Files the manifest does not list are reported, not removed; alone they
 // make no commit.
 func TestRepairStrayOnly(t *testing.T) {
+	t.Parallel()
 	h := repairHistory(t)
 	gen := mustVerify(t, h, "").Generation
 	stray := filepath.Join(genDirOf(t, h), "usage", "cluster=c1", "month=2025-03", "extra.parquet")

@@ -96,6 +96,7 @@ func concCheckRows(rows []record.UsageRow, n int, gen int64) error {
 // commits, never going back); old generations are removed as soon as no
 // reader holds them.
 func TestReadersDuringCommits(t *testing.T) {
+	t.Parallel()
 	const commits = 40
 	h := openHistory(t)
 	if err := concCommit(h, 1); err != nil {
@@ -238,6 +239,7 @@ func TestReadersDuringCommits(t *testing.T) {
 // generation they pinned while later commits remove the generations no
 // one holds; once released, the next commit removes it too.
 func TestPinnedGenerationKept(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	ctx := context.Background()
 	if err := concCommit(h, 1); err != nil {

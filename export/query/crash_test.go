@@ -18,6 +18,7 @@ import (
 // a DuckDB session reads. (The history's TestCrashSafety sets the history
 // up alike and checks its own readers.)
 func TestOpenDuckDBAfterCrash(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	if err := h.WritePartition(schemas.TableUsage, "c1", jan, sampleUsage()); err != nil {
 		t.Fatal(err)
@@ -81,6 +82,7 @@ func TestOpenDuckDBAfterCrash(t *testing.T) {
 // history's TestStates writes such one) has every view, each missing and
 // empty: the views see no checkpoint.
 func TestOpenDuckDBCheckpointsOnly(t *testing.T) {
+	t.Parallel()
 	h, err := history.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -111,6 +111,7 @@ func makeHistory(t *testing.T) string {
 }
 
 func TestOpenDuckDBViews(t *testing.T) {
+	t.Parallel()
 	dir := makeHistory(t)
 	ctx := context.Background()
 	d, err := OpenDuckDB(ctx, dir)
@@ -154,6 +155,7 @@ func TestOpenDuckDBViews(t *testing.T) {
 }
 
 func TestWriteResultTable(t *testing.T) {
+	t.Parallel()
 	r := &Result{Columns: []string{"account", "f"}, Rows: [][]any{{"labA", 0.5}, {"labBB", nil}}}
 	var out bytes.Buffer
 	if err := WriteResult(&out, r, FormatTable); err != nil {
@@ -168,6 +170,7 @@ func TestWriteResultTable(t *testing.T) {
 }
 
 func TestOpenDuckDBNotADir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing, file := filepath.Join(dir, "nope"), filepath.Join(dir, "file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
@@ -188,6 +191,7 @@ func TestOpenDuckDBNotADir(t *testing.T) {
 // naming it, and the message says which generation and how to check the
 // history, instead of a DuckDB error in the middle of a query.
 func TestOpenDuckDBDamaged(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		damage  func(file string) error
@@ -271,6 +275,7 @@ func queryCSV(t *testing.T, d *DB, query string) string {
 // types the view has over a file of the table (hive columns cluster and
 // month included), so that a query written for a full history runs.
 func TestOpenDuckDBEmptyViews(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	empty, err := OpenDuckDB(ctx, t.TempDir())
 	if err != nil {
@@ -309,6 +314,7 @@ func TestOpenDuckDBEmptyViews(t *testing.T) {
 // above the history adds no column to the views (DuckDB would read it as
 // a hive partition).
 func TestOpenDuckDBPathNotAGlob(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	parent := filepath.Join(t.TempDir(), "site=a")
 	odd := sampleHistory(t, filepath.Join(parent, "h[s]*?'q"))
@@ -338,6 +344,7 @@ func TestOpenDuckDBPathNotAGlob(t *testing.T) {
 // with the views there are, and without DuckDB's guess at a system table
 // (pg_constraint was its guess for an empty history).
 func TestOpenDuckDBUnknownTable(t *testing.T) {
+	t.Parallel()
 	d, err := OpenDuckDB(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -361,6 +368,7 @@ func TestOpenDuckDBUnknownTable(t *testing.T) {
 // before it runs; and nothing is written. SELECTs (with DESCRIBE, SHOW,
 // SUMMARIZE, PRAGMA) and EXPLAIN still run.
 func TestDuckDBReadOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := sampleHistory(t, t.TempDir())
 	d, err := OpenDuckDB(ctx, h.Dir)

@@ -112,6 +112,7 @@ var formatCases = []struct {
 }
 
 func TestTextValue(t *testing.T) {
+	t.Parallel()
 	for _, c := range formatCases {
 		if got := textValue(parseColType(c.typ), c.v, false); got != c.text {
 			t.Errorf("%s: textValue(%s, %#v) = %s, want %s", c.name, c.typ, c.v, got, c.text)
@@ -120,6 +121,7 @@ func TestTextValue(t *testing.T) {
 }
 
 func TestJSONValue(t *testing.T) {
+	t.Parallel()
 	for _, c := range formatCases {
 		if got := jsonValue(parseColType(c.typ), c.v); got != c.json {
 			t.Errorf("%s: jsonValue(%s, %#v) = %s, want %s", c.name, c.typ, c.v, got, c.json)
@@ -128,6 +130,7 @@ func TestJSONValue(t *testing.T) {
 }
 
 func TestParseColType(t *testing.T) {
+	t.Parallel()
 	ty := parseColType(`MAP(VARCHAR, STRUCT("a b" DECIMAL(10,3)[2], "c""d" TIMESTAMP)[])`)
 	if ty.name != "MAP" || ty.key.name != "VARCHAR" || ty.val.name != "LIST" {
 		t.Fatalf("map = %+v", ty)
@@ -147,6 +150,7 @@ func TestParseColType(t *testing.T) {
 // A value without a type (or with a type name that does not parse) still
 // prints by its Go type; times as RFC 3339 UTC.
 func TestTextValueUntyped(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		v    any
 		want string
@@ -162,6 +166,7 @@ func TestTextValueUntyped(t *testing.T) {
 }
 
 func TestWriteResultNull(t *testing.T) {
+	t.Parallel()
 	r := &Result{Columns: []string{"user", "n"}, Types: []string{"VARCHAR", "DECIMAL(4,1)"},
 		Rows: [][]any{{"", dec(5, 1)}, {nil, nil}}}
 	for format, want := range map[string]string{
@@ -183,6 +188,7 @@ func TestWriteResultNull(t *testing.T) {
 // checks the text against DuckDB's own VARCHAR cast of the same value (an
 // independent rendering), and the JSON against hand-written forms.
 func TestWriteResultDuckDB(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, err := OpenDuckDB(ctx, t.TempDir())
 	if err != nil {
@@ -261,6 +267,7 @@ func TestWriteResultDuckDB(t *testing.T) {
 }
 
 func TestQuerySeveralStatements(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, err := OpenDuckDB(ctx, t.TempDir())
 	if err != nil {

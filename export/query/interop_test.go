@@ -11,6 +11,7 @@ import (
 // another engine, straight through the current symlink (as the DuckDB CLI
 // reads a history): the map, NULLs, +Inf and microsecond timestamps survive.
 func TestDuckDBReadsHistory(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	if err := h.WritePartition(schemas.TableJobs, "c1", jan, sampleJobs()); err != nil {
 		t.Fatal(err)

@@ -41,6 +41,7 @@ func streamAll(t *testing.T, d *DB, query string) (*Rows, [][]any) {
 // the pages are read by) and types; an empty result has its columns; the
 // session runs the next statement after it.
 func TestStreamPages(t *testing.T) {
+	t.Parallel()
 	d, err := OpenDuckDB(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +86,7 @@ func TestStreamPages(t *testing.T) {
 // TestStreamSameAsQuery: through the temporary table, every value and
 // type prints as the statement's own result does.
 func TestStreamSameAsQuery(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, err := OpenDuckDB(ctx, t.TempDir())
 	if err != nil {
@@ -117,6 +119,7 @@ func TestStreamSameAsQuery(t *testing.T) {
 // TestStreamError: an error while the statement runs comes before any row,
 // worded with the user's statement, not the one that spools it.
 func TestStreamError(t *testing.T) {
+	t.Parallel()
 	d, err := OpenDuckDB(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +136,7 @@ func TestStreamError(t *testing.T) {
 // runes, the last column unpadded): the layout the table had when it was
 // written through tabwriter.
 func TestResultWriterTableLikeTabwriter(t *testing.T) {
+	t.Parallel()
 	cols := []string{"account", "user", "ü", "n"}
 	var rows [][]any
 	for i := range TableWidthRows {
@@ -170,6 +174,7 @@ func TestResultWriterTableLikeTabwriter(t *testing.T) {
 // first TableWidthRows rows; a later, wider value is written whole, two
 // spaces before the next column, and the lines after it keep the widths.
 func TestResultWriterTableWidths(t *testing.T) {
+	t.Parallel()
 	rows := make([][]any, 0, TableWidthRows+2)
 	for range TableWidthRows {
 		rows = append(rows, []any{"x", int64(1)})
@@ -203,6 +208,7 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 // TestResultWriterStopsAtWriteError: a write error (a closed pipe) is
 // returned by the Write that met it, not after the whole result.
 func TestResultWriterStopsAtWriteError(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{FormatCSV, FormatJSON, FormatTable} {
 		fw := &failingWriter{}
 		rw, err := NewResultWriter(fw, format, []string{"s"}, []string{"VARCHAR"})

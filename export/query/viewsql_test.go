@@ -61,6 +61,7 @@ func outsideSum(t *testing.T, db *sql.DB) (float64, string) {
 // generations a commit leaves), reading the file again moves to the newest,
 // and the variable generation pins an older one still on disk.
 func TestViewsSQLOutside(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	for k := 1; k <= 2; k++ {
 		if err := concCommit(h, k); err != nil {
@@ -115,6 +116,7 @@ func TestViewsSQLOutside(t *testing.T) {
 // set, without the history variable, on a directory without a commit and
 // for a generation no longer on disk.
 func TestViewsSQLOutsideErrors(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	for _, c := range []struct {
 		vars []string
@@ -134,6 +136,7 @@ func TestViewsSQLOutsideErrors(t *testing.T) {
 // the session's variables; used in a later session they fail, saying to
 // read views.sql again, rather than answer with no rows.
 func TestViewsSQLOutsideLaterSession(t *testing.T) {
+	t.Parallel()
 	h := openHistory(t)
 	if err := concCommit(h, 1); err != nil {
 		t.Fatal(err)

@@ -302,6 +302,7 @@ func yardstickConf(t *testing.T) string {
 // CPU=0.5,Mem=0.125G,GRES/gpu:v100=5.0; gpu GRES/gpu:a100=20.0; test
 // without weights).
 func TestYardstickSQL(t *testing.T) {
+	t.Parallel()
 	conf := yardstickConf(t)
 	const head = synth.SacctHeader + "\n"
 	row := func(id, part, acct, start string, elapsed int, state, alloc string) string {
@@ -389,6 +390,7 @@ func TestYardstickSQL(t *testing.T) {
 // differences in the last bit; the SQL adds in synth.Billable's order, so
 // every row is expected to agree.
 func TestYardstickBillingMatchesGenerator(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sum, err := synth.WriteDir(dir, synth.Options{Seed: 7, Jobs: 20000, Labs: 30, StepFraction: -1})
 	if err != nil {

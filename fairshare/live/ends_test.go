@@ -14,6 +14,7 @@ import (
 // (tick 4800). A job's end belongs to every snapshot with tick < end < at:
 // one ending in the snapshot's own second still runs at its instant.
 func TestLiveEnds(t *testing.T) {
+	t.Parallel()
 	r := decay.Running
 	jobs := decay.Jobs{
 		Start: []int64{0, 0, 0, 0, 1100, 1210, 0, 4000, 5000, 100, 1100},
@@ -129,6 +130,7 @@ func gridOf(tb testing.TB, origin, period int64) *decay.Schedule {
 // is in tick 61's usage, one ending at 125 in the snapshot at 130 (tick
 // 120).
 func TestLiveEndsLogTicks(t *testing.T) {
+	t.Parallel()
 	s, err := decay.NewSchedule(0, 60, []int64{61, 120})
 	if err != nil {
 		t.Fatal(err)

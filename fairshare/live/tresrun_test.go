@@ -20,6 +20,7 @@ import (
 // instant); then none does (endBy = End + 1: a snapshot in the end's
 // second still sees the job running).
 func TestRunningAt(t *testing.T) {
+	t.Parallel()
 	jobs := decay.Jobs{
 		Start: []int64{0, 900, 899, 100, 1000, 1199, 4800, 600, 10, 5000, 6000},
 		End:   []int64{decay.Running, 2000, 900, 1201, 1100, 1200, decay.Running, 4801, 20, 5000, 7000},
@@ -121,6 +122,7 @@ func TestRunningAt(t *testing.T) {
 //	at 260 (job 2 ended: end ⌊(740 − 190)·0.5⌋ = 275, residue 0; the
 //	restart clears job 1's residue): nothing
 func TestTRESRunCells(t *testing.T) {
+	t.Parallel()
 	tree, err := fairshare.NewTree([]fairshare.Node{
 		{Account: "root", Parent: -1},
 		{Account: "A", Parent: 0, Shares: 1},

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseSlurmVersion(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want, err string }{
 		{"22.05", "22.05", ""},
 		{"22.05.8", "22.05", ""},

@@ -15,6 +15,7 @@ import (
 // from zeros (array task 0, a zero elapsed), in order, per month;
 // February, the smaller month, is read into January's buffer.
 func TestSpillRoundTrip(t *testing.T) {
+	t.Parallel()
 	zero, seven := int64(0), int64(7)
 	by := "1234"
 	start := time.Date(2025, 1, 31, 23, 59, 59, 0, time.UTC)
@@ -142,6 +143,7 @@ func readSpill(t *testing.T, s *Jobs, dict *record.JobDict, month string) []reco
 // timestamps before the start survive the delta encoding; rows sharing a
 // TRES map, or holding equal maps, read back equal maps.
 func TestSpillValues(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
 	before := start.Add(-36 * time.Hour)
 	shared := map[string]float64{"cpu": 2, "mem": 0.5}
@@ -190,6 +192,7 @@ func TestSpillValues(t *testing.T) {
 // whole second, and a job id is only left out when it is job_id_raw in
 // decimal.
 func TestSpillDifferences(t *testing.T) {
+	t.Parallel()
 	at := func(sec, us int64) time.Time { return time.Unix(sec, us*1000).UTC() }
 	ptr := func(v time.Time) *time.Time { return &v }
 	rows := []record.JobRow{
@@ -236,6 +239,7 @@ func TestSpillDifferences(t *testing.T) {
 // ids that only look like them (a leading zero, the wrong separator, a
 // missing array task id) are stored as bytes; all read back exactly.
 func TestSpillJobIDKinds(t *testing.T) {
+	t.Parallel()
 	i64 := func(v int64) *int64 { return &v }
 	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	rows := []record.JobRow{
@@ -279,6 +283,7 @@ func TestSpillJobIDKinds(t *testing.T) {
 // TestSpillFloatForms: putFloat's three forms, byte for byte, from the
 // encoding's definition worked by hand.
 func TestSpillFloatForms(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		v    float64
 		want []byte
@@ -309,6 +314,7 @@ func TestSpillFloatForms(t *testing.T) {
 // the record before writes one byte of zero bits for them, and a changed
 // name is written alone; both read back.
 func TestSpillNamesUnchanged(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC)
 	rows := []record.JobRow{
 		{JobID: "1", JobIDRaw: 1, Start: start, User: "u", Account: "a", Partition: "p", QOS: "q", State: "COMPLETED", SourceFile: "f"},
@@ -340,6 +346,7 @@ func TestSpillNamesUnchanged(t *testing.T) {
 
 // TestParseDecimal: exactly the forms strconv.AppendInt prints.
 func TestParseDecimal(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want int64
@@ -361,6 +368,7 @@ func TestParseDecimal(t *testing.T) {
 // TestSpillTruncated: every proper prefix of a record is an error, not a
 // panic or a record.
 func TestSpillTruncated(t *testing.T) {
+	t.Parallel()
 	i64 := func(v int64) *int64 { return &v }
 	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	rows := []record.JobRow{{JobID: "x9", JobIDRaw: 1 << 40, ArrayJobID: i64(3), ArrayTaskID: i64(4), HetJobID: i64(5),
@@ -388,6 +396,7 @@ func TestSpillTruncated(t *testing.T) {
 // TestSpillManyChunks: a month of more than spillChunk bytes, added in
 // batches of different sizes, comes back whole and in order.
 func TestSpillManyChunks(t *testing.T) {
+	t.Parallel()
 	const n = 300_000 // some 20 bytes a record: several chunks and a part
 	s := testSpill(t)
 	dict := record.NewJobDict()
