@@ -16,7 +16,6 @@ import (
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
-	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/internal/release"
 	"github.com/fairledger/fairledger/pipeline"
 	"github.com/fairledger/fairledger/schemas"
@@ -89,20 +88,9 @@ func sshareCommand(stdout, stderr io.Writer) *cli.Command {
 			if len(snap.Rows) == 0 {
 				return fmt.Errorf("history %s: the fair-share partitions of cluster %s hold no rows", dir, cluster)
 			}
-			tree, res, err := record.FairshareFromRows(snap.Rows)
+			tree, res, err := pipeline.SshareTree(snap.Rows, snap.Time)
 			if err != nil {
 				return err
-			}
-			// GrpTRESMins as sshare prints it: raw counts in TRES order.
-			for p, lim := range tree.GrpTRESMins {
-				if lim == "" {
-					continue
-				}
-				counts, err := ingest.ParseTRESLimit(lim)
-				if err != nil {
-					return fmt.Errorf("fairshare snapshot %s: %s GrpTRESMins=%q: %w", snap.Time.Format(time.RFC3339), tree.Account[p], lim, err)
-				}
-				tree.GrpTRESMins[p] = ingest.SshareTRES(counts)
 			}
 			cfg, err := v.RunConfig(snap.Cluster, snap.Time)
 			if err != nil {
