@@ -10,10 +10,13 @@
 // caller's zerolog logger. The computation itself stays in the pure
 // packages: sshare's query-time rules (the live RawUsage between ticks,
 // TRESRunMins at a snapshot's second) in fairshare/live, which pipeline
-// hands the run's jobs and snapshot times. What stays here is the run's
-// phases and their wiring: reading (stream.go: billing, decay's jobs, the
-// input's duplicate runs, dedup.go), decay with the fair-share snapshots
-// and job priority's queue replay (priority*.go), the jobs merge
+// hands the run's jobs and snapshot times; job priority's queue replay in
+// priority/queue, to which priority.go hands the model read from
+// slurm.conf and the dumps and each sacct batch's jobs as queue.Jobs.
+// What stays here is the run's phases and their wiring: reading
+// (stream.go: billing, decay's jobs, the input's duplicate runs,
+// dedup.go), decay with the fair-share snapshots and their priority rows
+// (fairshare_writer.go), the jobs merge
 // (write.go), checkpoints, the moment seeds and Moment. It does not link
 // DuckDB.
 //

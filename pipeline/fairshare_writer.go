@@ -12,6 +12,7 @@ import (
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/fairshare/live"
+	"github.com/fairledger/fairledger/priority/queue"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -43,7 +44,7 @@ type fairshareWriter struct {
 	afterFS  []record.FairshareRow     // rows of older segments of the month after to, kept
 	afterAsc []record.AssociationRow
 
-	prio *prioWriter // the priority table's rows; nil without job priority
+	prio *queue.Writer // the priority table's rows; nil without job priority
 	// beforePrio and afterPrio are the rows of older segments of the
 	// month up to lo and after to, kept.
 	beforePrio, afterPrio []record.PriorityRow
@@ -71,7 +72,7 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	if w.prio != nil {
 		// The submissions and starts before the snapshot, of the months
 		// before its, then of its own month.
-		w.prio.emit(min(at, mon.Unix()), w.month.Unix())
+		w.prio.Emit(min(at, mon.Unix()), w.month.Unix())
 	}
 	if !mon.Equal(w.month) {
 		if err := w.flush(); err != nil {
@@ -96,8 +97,8 @@ func (w *fairshareWriter) snapshot(at, tick int64, own []float64) error {
 	w.proj[i].RawUsage(own, w.raw)
 	fairshare.Compute(w.m.algo, tree, w.raw, w.m.damp, &w.res)
 	if w.prio != nil {
-		w.prio.emit(at, mon.Unix())
-		w.prio.add(at, tick, i, tree, &w.res)
+		w.prio.Emit(at, mon.Unix())
+		w.prio.Add(at, tick, i, tree, &w.res)
 	}
 	if w.live != nil {
 		live, err := w.live.Usage(w.snapshots, at, tick, own)
@@ -250,8 +251,8 @@ func (w *fairshareWriter) flushPriority() error {
 	if w.prio == nil {
 		return nil
 	}
-	rows := append(w.m.prio.appendRecords(w.beforePrio, &w.prio.out), w.afterPrio...)
-	w.prio.out.reset()
+	rows := append(w.m.prio.AppendRecords(w.beforePrio, &w.prio.Out), w.afterPrio...)
+	w.prio.Out.Reset()
 	w.beforePrio, w.afterPrio = nil, nil
 	if w.seg == nil || len(rows) == 0 {
 		return nil
@@ -268,7 +269,7 @@ func (w *fairshareWriter) flushPriority() error {
 // the last snapshot and those of months without a snapshot.
 func (w *fairshareWriter) finish() error {
 	if w.prio != nil {
-		w.prio.emit(math.MaxInt64, w.month.Unix())
+		w.prio.Emit(math.MaxInt64, w.month.Unix())
 	}
 	if err := w.flush(); err != nil {
 		return err
@@ -276,7 +277,7 @@ func (w *fairshareWriter) finish() error {
 	if w.prio == nil || w.tx == nil || w.dry {
 		return nil
 	}
-	months := slices.Sorted(maps.Keys(w.prio.other))
+	months := slices.Sorted(maps.Keys(w.prio.Other))
 	for _, mon := range months {
 		// A month without a snapshot of the run: its priority file alone,
 		// the rows outside the window kept.
@@ -285,13 +286,13 @@ func (w *fairshareWriter) finish() error {
 		if err != nil {
 			return err
 		}
-		rows := append(w.m.prio.appendRecords(before, w.prio.other[mon]), after...)
+		rows := append(w.m.prio.AppendRecords(before, w.prio.Other[mon]), after...)
 		if _, err := w.tx.Write(schemas.TablePriority, w.m.cluster, w.month, rows, false); err != nil {
 			return err
 		}
 		w.files++
 	}
-	w.prio.other = nil
+	w.prio.Other = nil
 	return nil
 }
 

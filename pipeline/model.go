@@ -11,6 +11,7 @@ import (
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/priority/queue"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -30,8 +31,8 @@ type model struct {
 	res       *decay.Resolver
 	cfg       record.RunConfig
 	qos       *ingest.QOSTable
-	ctld      *ctldLog   // nil without Inputs.SlurmctldLogs
-	prio      *prioModel // nil without Options.Priority
+	ctld      *ctldLog     // nil without Inputs.SlurmctldLogs
+	prio      *queue.Model // nil without Options.Priority
 }
 
 // flatParents is decay's parent list of the universe: every association

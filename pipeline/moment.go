@@ -21,6 +21,7 @@ import (
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/priority/queue"
 )
 
 // A run leaves in the history what `sshare --at T` and `sprio --at T` need
@@ -100,24 +101,7 @@ type seedHeader struct {
 	Extra bool `json:"extra"`
 	// Prio are, with job priority, the jobs that may wait in the queue
 	// at a time the seed answers for.
-	Prio *seedPrio `json:"priority,omitempty"`
-}
-
-// seedPrio are jobs as job priority needs them (prioJob), column by
-// column, their names and requests in tables of their own (Who indexes
-// Users and Accounts, Where QOS and Parts, TRES Vectors, whose [0] is
-// none). FirstEligible holds, for each array of the jobs, the earliest
-// eligible time of all its tasks the run knew: the time its pending
-// remainder waits from.
-type seedPrio struct {
-	Submit, Eligible, Start, End                          []int64
-	ID, ArrayJob, Who, Where, TRES, Nodes, CPUs, LimitMin []uint32
-	Nice                                                  []int32
-	Ran                                                   []int16
-	Held, ArrayPending                                    []int32 // indexes
-	Users, Accounts, QOS, Parts                           []string
-	Vectors                                               [][]uint64
-	FirstEligible                                         map[uint32]int64
+	Prio *queue.Seed `json:"priority,omitempty"`
 }
 
 // seedPoint is where a seed starts, taken while decay runs.
@@ -169,7 +153,7 @@ func decompress(b []byte) ([]byte, error) {
 // a recompute replaces. It runs after decay, while the run's decay jobs
 // are still at hand; dict is a read-only snapshot of the run's dictionary
 // that holds the jobs' TRES sets and QOS (nil without limits enforced).
-func (r *runState) writeSeeds(points []seedPoint, ticks []int64, after map[int32]bool, dict *record.JobDict, prio []prioJob) error {
+func (r *runState) writeSeeds(points []seedPoint, ticks []int64, after map[int32]bool, dict *record.JobDict, prio []queue.Job) error {
 	m, st, tx := r.m, r.st, r.tx
 	for _, p := range tx.Files(history.TableState, m.cluster) {
 		if at, ok := history.MomentSeedTime(path.Base(p.Path)); ok && at >= r.lo && at <= r.to {
@@ -237,7 +221,7 @@ func (r *runState) writeSeeds(points []seedPoint, ticks []int64, after map[int32
 			}
 		}
 		if m.prio != nil {
-			h.Prio = m.prio.seedPrio(prio, waiting[i], firstEligible)
+			h.Prio = m.prio.Seed(prio, waiting[i], firstEligible)
 		}
 		b, err := encodeSeed(z, &h, jobs, &st.extra, dict, members[i], after)
 		if err != nil {
@@ -255,38 +239,38 @@ func (r *runState) writeSeeds(points []seedPoint, ticks []int64, after map[int32
 // started nor ended by its start; the tasks of an array go with it
 // wherever one of them does. It also returns each array's earliest
 // eligible time.
-func seedWaiting(prio []prioJob, points []seedPoint, ends []int64) ([][]int32, map[uint32]int64) {
+func seedWaiting(prio []queue.Job, points []seedPoint, ends []int64) ([][]int32, map[uint32]int64) {
 	n := len(points)
 	waiting := make([][]int32, n)
 	first := map[uint32]int64{}
 	arrays := map[uint32][]int32{}
 	for j := range prio {
 		pj := &prio[j]
-		if pj.arrayJob != 0 {
-			arrays[pj.arrayJob] = append(arrays[pj.arrayJob], int32(j))
-			if e := pj.eligible; e != 0 && (first[pj.arrayJob] == 0 || e < first[pj.arrayJob]) {
-				first[pj.arrayJob] = e
+		if pj.ArrayJob != 0 {
+			arrays[pj.ArrayJob] = append(arrays[pj.ArrayJob], int32(j))
+			if e := pj.Eligible; e != 0 && (first[pj.ArrayJob] == 0 || e < first[pj.ArrayJob]) {
+				first[pj.ArrayJob] = e
 			}
 		}
 	}
-	span := func(pj *prioJob) (int, int) {
-		if pj.submit == 0 {
+	span := func(pj *queue.Job) (int, int) {
+		if pj.Submit == 0 {
 			return 0, 0
 		}
 		leave := int64(math.MaxInt64)
-		if pj.start != 0 {
-			leave = pj.start
+		if pj.Start != 0 {
+			leave = pj.Start
 		}
-		if pj.end != 0 {
-			leave = min(leave, pj.end)
+		if pj.End != 0 {
+			leave = min(leave, pj.End)
 		}
-		i0, _ := slices.BinarySearch(ends, pj.submit)
+		i0, _ := slices.BinarySearch(ends, pj.Submit)
 		i1, _ := slices.BinarySearchFunc(points, leave, func(p seedPoint, t int64) int { return cmp.Compare(p.at, t) })
 		return i0, i1
 	}
 	for j := range prio {
 		pj := &prio[j]
-		if pj.arrayJob != 0 {
+		if pj.ArrayJob != 0 {
 			continue
 		}
 		i0, i1 := span(pj)
@@ -314,108 +298,6 @@ func seedWaiting(prio []prioJob, points []seedPoint, ends []int64) ([][]int32, m
 		slices.Sort(waiting[i]) // the run's order
 	}
 	return waiting, first
-}
-
-// seedPrio lays out the jobs idx of jobs for a seed.
-func (m *prioModel) seedPrio(jobs []prioJob, idx []int32, firstEligible map[uint32]int64) *seedPrio {
-	out := &seedPrio{Vectors: [][]uint64{nil}, FirstEligible: map[uint32]int64{}}
-	wheres := make(map[uint32]prioWhereKey, len(m.whereIdx))
-	for k, i := range m.whereIdx {
-		wheres[i] = k
-	}
-	whoIdx, whereIdx, tresIdx := map[uint32]uint32{}, map[uint32]uint32{}, map[uint32]uint32{0: 0}
-	intern := func(seen map[uint32]uint32, i uint32, add func()) uint32 {
-		if k, ok := seen[i]; ok {
-			return k
-		}
-		k := uint32(len(seen)) // tresIdx starts with none at 0
-		seen[i] = k
-		add()
-		return k
-	}
-	for k, j := range idx {
-		pj := &jobs[j]
-		out.Submit = append(out.Submit, pj.submit)
-		out.Eligible = append(out.Eligible, pj.eligible)
-		out.Start = append(out.Start, pj.start)
-		out.End = append(out.End, pj.end)
-		out.ID = append(out.ID, pj.id)
-		out.ArrayJob = append(out.ArrayJob, pj.arrayJob)
-		out.Who = append(out.Who, intern(whoIdx, pj.who, func() {
-			out.Users = append(out.Users, m.who[pj.who].user)
-			out.Accounts = append(out.Accounts, m.who[pj.who].account)
-		}))
-		out.Where = append(out.Where, intern(whereIdx, pj.where, func() {
-			out.QOS = append(out.QOS, wheres[pj.where].qos)
-			out.Parts = append(out.Parts, wheres[pj.where].parts)
-		}))
-		out.TRES = append(out.TRES, intern(tresIdx, pj.tres, func() { out.Vectors = append(out.Vectors, m.tres[pj.tres]) }))
-		out.Nodes = append(out.Nodes, pj.nodes)
-		out.CPUs = append(out.CPUs, pj.cpus)
-		out.LimitMin = append(out.LimitMin, pj.timeLimitMin)
-		out.Nice = append(out.Nice, pj.nice)
-		out.Ran = append(out.Ran, pj.ran)
-		if pj.held {
-			out.Held = append(out.Held, int32(k))
-		}
-		if pj.arrayPending {
-			out.ArrayPending = append(out.ArrayPending, int32(k))
-		}
-		if pj.arrayJob != 0 {
-			out.FirstEligible[pj.arrayJob] = firstEligible[pj.arrayJob]
-		}
-	}
-	return out
-}
-
-// prioJobs rebuilds the jobs of s for model m (interning their names and
-// requests in m's tables).
-func (s *seedPrio) prioJobs(m *prioModel) ([]prioJob, error) {
-	n := len(s.Submit)
-	for _, l := range []int{len(s.Eligible), len(s.Start), len(s.End), len(s.ID), len(s.ArrayJob), len(s.Who), len(s.Where),
-		len(s.TRES), len(s.Nodes), len(s.CPUs), len(s.LimitMin), len(s.Nice), len(s.Ran)} {
-		if l != n {
-			return nil, errors.New("moment seed: priority columns of unequal lengths")
-		}
-	}
-	if len(s.Users) != len(s.Accounts) || len(s.QOS) != len(s.Parts) {
-		return nil, errors.New("moment seed: priority name tables of unequal lengths")
-	}
-	who := make([]uint32, len(s.Users))
-	for i := range who {
-		who[i] = m.whoOf(s.Users[i], s.Accounts[i])
-	}
-	where := make([]uint32, len(s.QOS))
-	for i := range where {
-		where[i] = m.whereOf(s.QOS[i], s.Parts[i])
-	}
-	tres := make([]uint32, len(s.Vectors))
-	for i, v := range s.Vectors {
-		if i > 0 {
-			tres[i] = m.tresOf(v)
-		}
-	}
-	jobs := make([]prioJob, n)
-	for k := range jobs {
-		if s.Who[k] >= uint32(len(who)) || s.Where[k] >= uint32(len(where)) || s.TRES[k] >= uint32(len(tres)) {
-			return nil, errors.New("moment seed: a priority job's name or request out of range")
-		}
-		jobs[k] = prioJob{submit: s.Submit[k], eligible: s.Eligible[k], start: s.Start[k], end: s.End[k], id: s.ID[k],
-			arrayJob: s.ArrayJob[k], who: who[s.Who[k]], where: where[s.Where[k]], tres: tres[s.TRES[k]], nodes: s.Nodes[k],
-			cpus: s.CPUs[k], timeLimitMin: s.LimitMin[k], nice: s.Nice[k], ran: s.Ran[k]}
-	}
-	for _, list := range []struct {
-		idx []int32
-		set func(*prioJob)
-	}{{s.Held, func(j *prioJob) { j.held = true }}, {s.ArrayPending, func(j *prioJob) { j.arrayPending = true }}} {
-		for _, k := range list.idx {
-			if k < 0 || int(k) >= n {
-				return nil, errors.New("moment seed: a priority flag's job out of range")
-			}
-			list.set(&jobs[k])
-		}
-	}
-	return jobs, nil
 }
 
 // ticksFor are the ticks of the log from the last at or before from (the

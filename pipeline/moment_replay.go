@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"path"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/fairshare/live"
 	"github.com/fairledger/fairledger/internal/release"
+	"github.com/fairledger/fairledger/priority/queue"
 )
 
 // ErrNoMoment is returned (wrapped) by Moment when the history holds no
@@ -149,22 +149,20 @@ func replay(m *model, d *seedData, snaps []int64, fn func(*MomentResult) error) 
 			}
 		}
 		if fw.prio != nil {
-			res.Priority = m.prio.appendRecords([]record.PriorityRow{}, &fw.prio.out)
-			fw.prio.out.reset()
+			res.Priority = m.prio.AppendRecords([]record.PriorityRow{}, &fw.prio.Out)
+			fw.prio.Out.Reset()
 		}
 		return fn(res)
 	}
 	if m.prio != nil && d.Prio != nil {
-		jobs, err := d.Prio.prioJobs(m.prio)
+		jobs, err := d.Prio.Jobs(m.prio)
 		if err != nil {
 			return err
 		}
-		p := &prioWriter{m: m.prio, jobs: jobs, sched: sched, lo: d.At, to: fw.to, pendingOnly: true,
-			dumpAt: func(t int64) int { return m.treeAt(time.Unix(t, 0)) }}
-		p.useDump(m.treeAt(time.Unix(d.At, 0)))
-		p.queue = newQueue(jobs)
-		p.queue.m = m.prio
-		maps.Copy(p.queue.firstEligible, d.Prio.FirstEligible)
+		p := &queue.Writer{Model: m.prio, Jobs: jobs, Sched: sched, Lo: d.At, To: fw.to, PendingOnly: true,
+			DumpAt: func(t int64) int { return m.treeAt(time.Unix(t, 0)) }}
+		p.UseDump(m.treeAt(time.Unix(d.At, 0)))
+		p.StartQueue(d.Prio.FirstEligible)
 		fw.prio = p
 	}
 	if m.params.LimitsEnforced {

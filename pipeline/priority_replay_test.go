@@ -18,6 +18,7 @@ import (
 	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/internal/release"
 	"github.com/fairledger/fairledger/priority"
+	"github.com/fairledger/fairledger/priority/queue"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -30,10 +31,10 @@ import (
 func TestPriorityReplayLive(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "slurm-e2e", "prio")
 	m := liveModel(t, dir)
-	var jobs []prioJob
+	var jobs []queue.Job
 	if _, err := ingest.ReadSacct(filepath.Join(dir, "sacct.psv"), ingest.SacctOptions{KeepPending: true, RequestColumns: true},
 		func(rec arrow.RecordBatch) (err error) {
-			jobs, err = m.appendPrioJobs(jobs, rec)
+			jobs, err = appendPrioJobs(m, jobs, rec)
 			return err
 		}); err != nil {
 		t.Fatal(err)
@@ -44,7 +45,7 @@ func TestPriorityReplayLive(t *testing.T) {
 	}
 	recorded := map[uint32]bool{}
 	for i := range jobs {
-		recorded[jobs[i].id] = true
+		recorded[jobs[i].ID] = true
 	}
 	matched, total := 0, 0
 	for _, cp := range readTSV(t, filepath.Join(dir, "sprio.tsv")) {
@@ -62,15 +63,15 @@ func TestPriorityReplayLive(t *testing.T) {
 		}
 		fs := sshareFairShare(t, filepath.Join(dir, "sshare", strings.TrimSuffix(name, ".txt")+".psv"))
 		var rows []priority.Row
-		q := newQueue(jobs)
-		q.m = m
-		for _, p := range q.at(nil, now, tick) {
-			p.job.FairShare = fs[[2]string{p.job.Account, p.job.User}]
-			rows = m.params.AppendRows(rows, &m.cluster, []priority.Job{p.job}, p.at)
+		q := queue.New(jobs)
+		q.Model = m
+		for _, p := range q.At(nil, now, tick) {
+			p.Job.FairShare = fs[[2]string{p.Job.Account, p.Job.User}]
+			rows = m.Params.AppendRows(rows, &m.Cluster, []priority.Job{p.Job}, p.At)
 		}
 		var b bytes.Buffer
-		if err := priority.WriteSprio(&b, rows, priority.SprioOptions{Release: m.params.Release, Long: true,
-			Weights: m.params.Weights, TRES: m.cluster.TRES}); err != nil {
+		if err := priority.WriteSprio(&b, rows, priority.SprioOptions{Release: m.Params.Release, Long: true,
+			Weights: m.Params.Weights, TRES: m.Cluster.TRES}); err != nil {
 			t.Fatal(err)
 		}
 		want, err := os.ReadFile(filepath.Join(dir, "sprio", name))
@@ -109,7 +110,7 @@ func TestPriorityReplayLive(t *testing.T) {
 
 // liveModel is the priority model of a live capture's scenario (its
 // slurm.conf, sacctmgr dumps and 22.05).
-func liveModel(t *testing.T, dir string) *prioModel {
+func liveModel(t *testing.T, dir string) *queue.Model {
 	t.Helper()
 	conf, err := ingest.ReadSlurmConf(filepath.Join(dir, "slurm.conf"))
 	if err != nil {
@@ -207,18 +208,18 @@ func TestPrioritySubmitLive(t *testing.T) {
 		dir = filepath.Join(c, "prio")
 	}
 	m := liveModel(t, dir)
-	var jobs []prioJob
+	var jobs []queue.Job
 	want := map[uint32]int64{} // JobIDRaw → sacct's Priority
 	if _, err := ingest.ReadSacct(filepath.Join(dir, "sacct.psv"), ingest.SacctOptions{KeepPending: true, RequestColumns: true},
 		func(rec arrow.RecordBatch) (err error) {
 			n := len(jobs)
-			if jobs, err = m.appendPrioJobs(jobs, rec); err != nil {
+			if jobs, err = appendPrioJobs(m, jobs, rec); err != nil {
 				return err
 			}
 			col := rec.Column(rec.Schema().FieldIndices(schemas.ColPrioritySacct)[0]).(*array.Int64)
 			for i := range jobs[n:] {
 				if col.IsValid(i) {
-					want[jobs[n+i].id] = col.Value(i)
+					want[jobs[n+i].ID] = col.Value(i)
 				}
 			}
 			return nil
@@ -263,56 +264,53 @@ func TestPrioritySubmitLive(t *testing.T) {
 		}
 		return nil
 	}
-	p := &prioWriter{m: m, jobs: jobs, lo: math.MinInt64, to: math.MaxInt64}
+	p := &queue.Writer{Model: m, Jobs: jobs, Lo: math.MinInt64, To: math.MaxInt64}
 	matched, total, unknown := 0, 0, 0
 	held := 0
 	for i := range jobs {
-		if j := &jobs[i]; j.held {
+		if j := &jobs[i]; j.Held {
 			held++
-			if w := want[j.id]; w != 0 {
-				t.Errorf("job %d submitted held: sacct's Priority %d, want 0", j.id, w)
+			if w := want[j.ID]; w != 0 {
+				t.Errorf("job %d submitted held: sacct's Priority %d, want 0", j.ID, w)
 			}
 		}
 	}
-	for _, e := range prioEvents(jobs) {
-		j := &jobs[e.job]
-		id := j.id
-		if j.arrayJob != 0 {
-			id = j.arrayJob
+	for _, e := range queue.Events(jobs) {
+		j := &jobs[e.Job]
+		id := j.ID
+		if j.ArrayJob != 0 {
+			id = j.ArrayJob
 		}
 		w, ok := want[id]
-		if e.start || !ok {
+		if e.Start || !ok {
 			continue
 		}
-		if j.held {
+		if j.Held {
 			t.Errorf("job %d submitted held has a submit event", id)
 		}
-		fs := fairShareAt(j.submit)
+		fs := fairShareAt(j.Submit)
 		if fs == nil {
 			unknown++
 			continue
 		}
-		users := map[prioAssocKey]float64{}
+		users := map[queue.AssocKey]float64{}
 		for k, v := range fs {
-			users[prioAssocKey{k[0], k[1]}] = v
+			users[queue.AssocKey{Account: k[0], User: k[1]}] = v
 		}
-		p.fs = prioFairShare{known: true, users: users}
-		if p.rk == nil {
-			p.rk = newRanker(jobs)
-		}
-		p.out.reset()
-		p.submitRow(&p.out, e)
-		out := m.appendRecords(nil, &p.out)
+		p.FS = queue.FairShare{Known: true, Users: users}
+		p.Out.Reset()
+		p.SubmitRow(&p.Out, e)
+		out := m.AppendRecords(nil, &p.Out)
 		total++
 		if len(out) == 0 {
-			t.Errorf("job %d: no submit row; sacct's Priority is %d", j.id, w)
+			t.Errorf("job %d: no submit row; sacct's Priority is %d", j.ID, w)
 			continue
 		}
 		// sacct's Priority is the job's: in its first partition.
 		if got := out[0]; got.Priority == w {
 			matched++
 		} else {
-			t.Errorf("job %d (%s, %s): submit row's priority %d, sacct's Priority %d (%+v)", j.id, got.User, got.Partition, got.Priority, w, got)
+			t.Errorf("job %d (%s, %s): submit row's priority %d, sacct's Priority %d (%+v)", j.ID, got.User, got.Partition, got.Priority, w, got)
 		}
 	}
 	t.Logf("%d/%d submit priorities equal sacct's Priority; %d submitted with no sshare capture between two ticks; %d submitted held (Priority 0, no row)",

@@ -1,81 +1,64 @@
 package pipeline
 
 import (
-	"fmt"
-	"slices"
+	"math"
+	"strings"
 	"testing"
+
+	"github.com/fairledger/fairledger/decay"
+	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/internal/release"
+	"github.com/fairledger/fairledger/priority/queue"
 )
 
-// TestQueue checks which jobs sprio lists at a series of times and when
-// their factors were computed, on jobs worked by hand: a job that starts,
-// one with a begin time cancelled while pending, an array whose second
-// task became eligible when a slot freed, and a job submitted held.
-func TestQueue(t *testing.T) {
-	job := func(id uint32, submit, eligible, start, end int64) prioJob {
-		return prioJob{id: id, submit: submit, eligible: eligible, start: start, end: end}
-	}
-	jobs := []prioJob{
-		job(1, 100, 100, 300, 0),  // waits from 100 to 300
-		job(2, 200, 260, 0, 400),  // --begin: eligible at 260, cancelled pending at 400
-		job(11, 100, 100, 200, 0), // array 9, task 0: starts at 200
-		job(12, 100, 210, 500, 0), // array 9, task 1: eligible when task 0's slot freed
-		job(5, 100, 150, 0, 0),    // submitted held, released at 150, never started
-	}
-	jobs[2].arrayJob, jobs[3].arrayJob = 9, 9
-	jobs[4].held = true
-	q := newQueue(jobs)
-	// Each case: the time, its last tick, and each listed job as
-	// "id@computed/eligible" (the array as one job, id 9, with the
-	// array's eligible time 100).
-	cases := []struct {
-		at, tick int64
-		want     []string
-	}{
-		{150, 120, []string{"1@120/100", "9@120/100", "5@150/150"}}, // 5 released after the tick
-		{250, 240, []string{"1@240/100", "9@240/100", "5@240/150"}}, // 2 not eligible yet
-		{300, 300, []string{"2@300/260", "9@300/100", "5@300/150"}}, // 1 started at 300
-		{400, 360, []string{"9@360/100", "5@360/150"}},              // 2 cancelled at 400
-		{600, 600, []string{"5@600/150"}},                           // the array's last task started at 500
-		{150, 120, []string{"1@120/100", "9@120/100", "5@150/150"}}, // back in time: the same as first
-	}
-	for i, c := range cases {
-		name := fmt.Sprintf("at %d", c.at)
-		if i == len(cases)-1 {
-			name = "back in time to 150"
+// TestPriorityAssocDumps: the association priorities are those of the
+// dump in force. alice's association has priority 50 in the first dump
+// (the highest: factor 1) and 10 in the second, where bob's 40 is the
+// highest (factor 10/40 = 0.25). With PriorityWeightAssoc 1000, her job
+// submitted under the first dump has ASSOC 1000, the one submitted under
+// the second 250.
+func TestPriorityAssocDumps(t *testing.T) {
+	parse := func(text string) *ingest.Associations {
+		a, _, err := ingest.ParseAssoc("assoc.psv", strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Run(name, func(t *testing.T) {
-			var got []string
-			for _, p := range q.at(nil, c.at, c.tick) {
-				got = append(got, fmt.Sprintf("%d@%d/%d", p.job.ID, p.at, p.job.EligibleSec))
-			}
-			slices.Sort(got)
-			want := slices.Sorted(slices.Values(c.want))
-			if !slices.Equal(got, want) {
-				t.Errorf("got %v, want %v", got, want)
-			}
-		})
+		return a
 	}
-}
-
-// TestLatestRecords: of a run given twice (a pending record, then the
-// running one from a later file), the last read is kept; a requeued job's
-// runs (each submitted anew) and an array's pending remainder, which
-// shares its last task's id, are records of their own.
-func TestLatestRecords(t *testing.T) {
-	jobs := []prioJob{
-		{id: 9, submit: 50},                     // 0: another job, out of id order
-		{id: 5, submit: 100},                    // 1: pending in the first file
-		{id: 7, submit: 10, arrayPending: true}, // 2: array 7's pending remainder
-		{id: 5, submit: 100, start: 150},        // 3: the same run, started, in the next file
-		{id: 5, submit: 300, start: 350},        // 4: its run after a requeue
-		{id: 7, submit: 10, start: 40},          // 5: the task that keeps the array's id
+	const head = "Cluster|Account|User|Partition|ParentName|Share|Priority\nc|root||||1|\nc|lab|||root|1|\n"
+	first := parse(head + "c|lab|alice|||1|50\nc|lab|bob|||1|20\n")
+	second := parse(head + "c|lab|alice|||1|10\nc|lab|bob|||1|40\n")
+	conf := &ingest.Config{PriorityWeightAssoc: 1000, Partitions: []ingest.Partition{{Name: "cpu", PriorityJobFactor: 1}}}
+	m, err := newPrioModel(conf, []*ingest.Associations{first, second}, nil, release.Series{Major: 22, Minor: 5})
+	if err != nil {
+		t.Fatal(err)
 	}
-	var got []string
-	for _, j := range latestRecords(slices.Clone(jobs)) {
-		got = append(got, fmt.Sprintf("%d@%d/%d", j.id, j.submit, j.start))
+	const t0, switchAt = 60000, 61000
+	job := func(id uint32, submit int64) queue.Job {
+		return queue.Job{ID: id, Who: m.Who("alice", "lab"), Where: m.Where("", "cpu"), Nodes: 1, CPUs: 1,
+			Submit: submit, Eligible: submit, Ran: -1}
 	}
-	want := []string{"9@50/0", "7@10/0", "5@100/150", "5@300/350", "7@10/40"}
-	if !slices.Equal(got, want) {
-		t.Errorf("kept %v, want %v", got, want)
+	jobs := []queue.Job{job(1, t0+100), job(2, switchAt+100)}
+	sched, err := decay.NewSchedule(0, 60, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &queue.Writer{Model: m, Jobs: jobs, Sched: sched, Lo: t0, To: t0 + 10000, DumpAt: func(t int64) int {
+		if t < switchAt {
+			return 0
+		}
+		return 1
+	}}
+	p.SetFairShare(0, false, nil, nil)
+	p.Emit(math.MaxInt64, 0)
+	out := m.AppendRecords(nil, &p.Out)
+	if len(out) != 2 {
+		t.Fatalf("%d rows, want the 2 submissions: %+v", len(out), out)
+	}
+	for i, want := range []float64{1000, 250} {
+		if r := out[i]; r.Event != record.EventSubmit || r.AssocW != want {
+			t.Errorf("job %d: %s row, ASSOC %v; want a submit row with %v", r.JobID, r.Event, r.AssocW, want)
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare/live"
 	"github.com/fairledger/fairledger/internal/spill"
+	"github.com/fairledger/fairledger/priority/queue"
 )
 
 // Run executes one night for one cluster: see the package documentation.
@@ -510,11 +511,11 @@ func (r *runState) newFairshareWriter(ticks []int64, after map[int32]bool) (*fai
 // newPrioWriter sets up the priority table's rows of the window, with the
 // FairShare in force at its start: a resumed run's, that of the history's
 // last snapshot at or before it; a fresh start's, that of no usage.
-func (r *runState) newPrioWriter(sched *decay.Schedule) (*prioWriter, error) {
+func (r *runState) newPrioWriter(sched *decay.Schedule) (*queue.Writer, error) {
 	m := r.m
-	p := &prioWriter{m: m.prio, jobs: latestRecords(r.st.prio), sched: sched, lo: r.lo, to: r.to,
-		dumpAt: func(t int64) int { return m.treeAt(time.Unix(t, 0)) }}
-	p.useDump(m.treeAt(time.Unix(r.lo, 0)))
+	p := &queue.Writer{Model: m.prio, Jobs: queue.LatestRecords(r.st.prio), Sched: sched, Lo: r.lo, To: r.to,
+		DumpAt: func(t int64) int { return m.treeAt(time.Unix(t, 0)) }}
+	p.UseDump(m.treeAt(time.Unix(r.lo, 0)))
 	var snap history.Snapshot
 	if r.ck != nil && r.tx != nil {
 		var err error
@@ -525,7 +526,7 @@ func (r *runState) newPrioWriter(sched *decay.Schedule) (*prioWriter, error) {
 			snap.Rows = nil // none at or before lo
 		}
 	}
-	p.initFairShare(snap.Time.Unix(), snap.Rows, m.algo, m.trees[m.treeAt(time.Unix(r.lo, 0))], m.damp)
+	p.InitFairShare(snap.Time.Unix(), snap.Rows, m.algo, m.trees[m.treeAt(time.Unix(r.lo, 0))], m.damp)
 	return p, nil
 }
 
@@ -592,9 +593,9 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 		if fw.run != nil {
 			dict = fw.dict
 		}
-		var prio []prioJob
+		var prio []queue.Job
 		if fw.prio != nil {
-			prio = fw.prio.jobs
+			prio = fw.prio.Jobs
 		}
 		err = r.writeSeeds(seeds, ticks, after, dict, prio)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/internal/spill"
+	"github.com/fairledger/fairledger/priority/queue"
 	"github.com/fairledger/fairledger/schemas"
 )
 
@@ -50,8 +51,8 @@ type stream struct {
 	dedup            *dedup  // nil until the first batch
 	charged          []bool  // batch's scratch: rows given to decay
 	inputs           []record.RunInput
-	byMonth          monthRows // batch's scratch
-	prio             []prioJob // every job as its priority needs it; with Options.Priority only
+	byMonth          monthRows   // batch's scratch
+	prio             []queue.Job // every job as its priority needs it; with Options.Priority only
 }
 
 type lateJob struct {
@@ -244,7 +245,7 @@ func (s *stream) started(rec arrow.RecordBatch, sum *Summary, expect int) error 
 		s.prio = slices.Grow(s.prio, max(n, expect+expect/20-len(s.prio), cap(s.prio)/4))
 	}
 	var err error
-	if s.prio, err = s.m.prio.appendPrioJobs(s.prio, rec); err != nil {
+	if s.prio, err = appendPrioJobs(s.m.prio, s.prio, rec); err != nil {
 		return err
 	}
 	start, err := schemas.RecordColumn[*array.Timestamp](rec, schemas.ColStart, "timestamp")

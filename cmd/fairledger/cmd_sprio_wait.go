@@ -17,6 +17,7 @@ import (
 	"github.com/fairledger/fairledger/export/query"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/pipeline"
+	"github.com/fairledger/fairledger/priority/queue"
 )
 
 // sprio --wait JOBID: one job over its whole wait, one line per decay tick
@@ -24,7 +25,7 @@ import (
 // from the priority table's submit and start rows of the job (findWait,
 // waitOf); the queue at
 // each tick is a moment replayed from the history (pipeline.Moments), and
-// the job's rank in it follows the start rows' rule (pipeline.QueueAhead).
+// the job's rank in it follows the start rows' rule (queue.Ahead).
 
 // waitOptions are the options of sprio --wait.
 type waitOptions struct {
@@ -207,7 +208,7 @@ type waitTrack struct {
 // add takes the job's row in the track's partition at moment at (tick),
 // ranked among rows.
 func (t *waitTrack) add(at, tick time.Time, row *record.PriorityRow, rows []record.PriorityRow) {
-	ahead, waiting, ok := pipeline.QueueAhead(rows, row.JobID, t.part)
+	ahead, waiting, ok := queue.Ahead(rows, row.JobID, t.part)
 	if !ok {
 		return
 	}

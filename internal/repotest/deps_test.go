@@ -161,6 +161,7 @@ var splitRules = []struct {
 }{
 	{"internal/spill", true, []string{"export/record"}},
 	{"fairshare/live", false, []string{"decay", "fairshare", "export/record"}},
+	{"priority/queue", false, []string{"priority", "fairshare", "decay", "billing", "schemas", "export/record"}},
 }
 
 // splitPackages checks splitRules.

@@ -1,4 +1,4 @@
-package pipeline
+package queue
 
 import (
 	"math"
@@ -8,12 +8,12 @@ import (
 	"github.com/fairledger/fairledger/priority"
 )
 
-// prioOut is a row of the priority table as a run holds it until its
+// outRow is a row of the priority table as a run holds it until its
 // month is written: pointer-free (names as indexes into the model's
 // tables, absent values as sentinels), so that the month's rows, millions
 // in a busy month, cost the garbage collector nothing to scan.
-// prioModel.record turns it into the table's record.PriorityRow.
-type prioOut struct {
+// Model.record turns it into the table's record.PriorityRow.
+type outRow struct {
 	at, computedAt   int64 // Unix seconds
 	submit, eligible int64 // 0: null
 	snapshot         int64 // noSnapshot: null
@@ -22,18 +22,18 @@ type prioOut struct {
 	jobSize, part, q float64
 	site, nice       int64
 	wait, rank, n    int64 // -1: null (a start's wait, rank and waiting)
-	tres             int32 // offset in prioRows.tres of len(Cluster.TRES) weighted terms; -1: none
+	tres             int32 // offset in Rows.tres of len(Cluster.TRES) weighted terms; -1: none
 	arrayJob         uint32
-	who              uint32 // prioModel.who
+	who              uint32 // Job.Who: index in Model.whos
 	partition        uint16 // Cluster.Partitions
-	qos              uint16 // prioModel.qosNames
-	event            uint8  // index in prioEvents
+	qos              uint16 // Model.qosNames
+	event            uint8  // index in Events
 }
 
 // noSnapshot marks a row with no snapshot: one before the history's first.
 const noSnapshot = math.MinInt64
 
-// The events of prioOut.event.
+// The events of outRow.event.
 const (
 	evSubmit uint8 = iota
 	evPending
@@ -51,18 +51,18 @@ func eventName(ev uint8) string {
 	return record.EventPending
 }
 
-// prioChunk is how many rows a chunk of prioRows holds.
+// prioChunk is how many rows a chunk of Rows holds.
 const prioChunk = 1 << 14
 
-// prioRows holds rows in chunks, so that growing copies none.
-type prioRows struct {
-	chunks [][]prioOut
+// Rows holds rows in chunks, so that growing copies none.
+type Rows struct {
+	chunks [][]outRow
 	tres   []float64
 	n      int
 }
 
 // add appends o, with the weighted TRES terms tres when one is not 0.
-func (r *prioRows) add(o prioOut, tres []float64) {
+func (r *Rows) add(o outRow, tres []float64) {
 	o.tres = -1
 	for _, v := range tres {
 		if v != 0 {
@@ -72,15 +72,15 @@ func (r *prioRows) add(o prioOut, tres []float64) {
 		}
 	}
 	if r.n == len(r.chunks)*prioChunk {
-		r.chunks = append(r.chunks, make([]prioOut, 0, prioChunk))
+		r.chunks = append(r.chunks, make([]outRow, 0, prioChunk))
 	}
 	c := &r.chunks[r.n/prioChunk]
 	*c = append(*c, o)
 	r.n++
 }
 
-// reset empties r, keeping its first chunk.
-func (r *prioRows) reset() {
+// Reset empties r, keeping its first chunk.
+func (r *Rows) Reset() {
 	if len(r.chunks) > 0 {
 		r.chunks = r.chunks[:1]
 		r.chunks[0] = r.chunks[0][:0]
@@ -88,8 +88,8 @@ func (r *prioRows) reset() {
 	r.tres, r.n = r.tres[:0], 0
 }
 
-// appendRecords appends r's rows to dst as the table's records.
-func (m *prioModel) appendRecords(dst []record.PriorityRow, r *prioRows) []record.PriorityRow {
+// AppendRecords appends r's rows to dst as the table's records.
+func (m *Model) AppendRecords(dst []record.PriorityRow, r *Rows) []record.PriorityRow {
 	dst = grow(dst, r.n)
 	var snap *time.Time // shared by the rows of one snapshot
 	for _, c := range r.chunks {
@@ -117,10 +117,10 @@ func grow[T any](s []T, n int) []T {
 
 // record is o as the table's row; snap is its snapshot's time (nil when
 // it has none).
-func (m *prioModel) record(o *prioOut, tres []float64, snap *time.Time) record.PriorityRow {
-	w := &m.who[o.who]
+func (m *Model) record(o *outRow, tres []float64, snap *time.Time) record.PriorityRow {
+	w := &m.whos[o.who]
 	out := record.PriorityRow{At: time.Unix(o.at, 0).UTC(), Event: eventName(o.event), ComputedAt: time.Unix(o.computedAt, 0).UTC(),
-		JobID: o.jobID, User: w.user, Account: w.account, Partition: m.cluster.Partitions[o.partition].Name, QOS: m.qosNames[o.qos],
+		JobID: o.jobID, User: w.user, Account: w.account, Partition: m.Cluster.Partitions[o.partition].Name, QOS: m.qosNames[o.qos],
 		Priority: o.priority, AgeW: o.age, AssocW: o.assoc, FairShareW: o.fs, JobSizeW: o.jobSize, PartitionW: o.part, QOSW: o.q,
 		Site: o.site, Nice: o.nice}
 	if o.snapshot != noSnapshot {
@@ -128,9 +128,9 @@ func (m *prioModel) record(o *prioOut, tres []float64, snap *time.Time) record.P
 	}
 	if o.tres >= 0 { // else no term: an empty map in the table
 		out.TRESW = map[string]float64{}
-		for i, v := range tres[o.tres : int(o.tres)+len(m.cluster.TRES)] {
+		for i, v := range tres[o.tres : int(o.tres)+len(m.Cluster.TRES)] {
 			if v != 0 {
-				out.TRESW[m.cluster.TRES[i]] = v
+				out.TRESW[m.Cluster.TRES[i]] = v
 			}
 		}
 	}
@@ -156,7 +156,7 @@ func (m *prioModel) record(o *prioOut, tres []float64, snap *time.Time) record.P
 }
 
 // qosIndex returns the index of QOS name in m.qosNames, adding it.
-func (m *prioModel) qosIndex(name string) uint16 {
+func (m *Model) qosIndex(name string) uint16 {
 	if i, ok := m.qosIdx[name]; ok {
 		return i
 	}
@@ -169,11 +169,11 @@ func (m *prioModel) qosIndex(name string) uint16 {
 	return i
 }
 
-// out is the row of one priority.Row of the job pend (of user association
+// newRow is the row of one priority.Row of the job pend (of user association
 // who) at time at, event ev, FairShare of the snapshot snap.
-func (m *prioModel) out(at int64, ev uint8, pend *prioPending, who uint32, r *priority.Row, snap int64) prioOut {
+func (m *Model) newRow(at int64, ev uint8, pend *Pending, who uint32, r *priority.Row, snap int64) outRow {
 	w := &r.Weighted
-	o := prioOut{at: at, computedAt: pend.at, submit: max(pend.submit, 0), eligible: max(pend.job.EligibleSec, 0), snapshot: snap,
+	o := outRow{at: at, computedAt: pend.At, submit: max(pend.submit, 0), eligible: max(pend.Job.EligibleSec, 0), snapshot: snap,
 		jobID: int64(r.JobID), priority: int64(r.Priority), age: w.Age, assoc: w.Assoc, fs: w.FairShare, jobSize: w.JobSize,
 		part: w.Partition, q: w.QOS, site: r.Site, nice: r.Nice, wait: -1, rank: -1, n: -1,
 		arrayJob: pend.arrayJob, who: who, qos: m.qosIndex(r.QOS), event: ev}

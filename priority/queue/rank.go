@@ -1,4 +1,4 @@
-package pipeline
+package queue
 
 import (
 	"math"
@@ -17,8 +17,8 @@ import (
 // those still waiting then. A start costs a scan of its partition's list;
 // a group, one priority per job that may wait in it.
 type ranker struct {
-	jobs   []prioJob
-	q      *queue  // the jobs by submit time; each array's first eligible time
+	jobs   []Job
+	q      *Queue  // the jobs by submit time; each array's first eligible time
 	next   int     // q.order[next:] are not yet submitted
 	active []int32 // submitted and neither started nor ended before the group
 	// Each active job has a slot, active[k] slot[k], which holds what its
@@ -38,7 +38,7 @@ type ranker struct {
 
 	built bool
 	tick  int64 // the group: starts from tick to the next tick
-	epoch int   // with FairShare and association dump prioWriter.epoch
+	epoch int   // with FairShare and association dump Writer.epoch
 	parts [][]rankEntry
 	rows  []priority.Row
 }
@@ -61,28 +61,28 @@ func (e *rankEntry) waitingAt(x int64) bool {
 
 // leaves is when j left the queue: it started or ended (math.MaxInt64:
 // neither).
-func (j *prioJob) leaves() int64 {
+func (j *Job) leaves() int64 {
 	switch {
-	case j.start != 0:
-		return j.start
-	case j.end != 0:
-		return j.end
+	case j.Start != 0:
+		return j.Start
+	case j.End != 0:
+		return j.End
 	}
 	return math.MaxInt64
 }
 
-func newRanker(jobs []prioJob) *ranker {
-	return &ranker{jobs: jobs, q: newQueue(jobs)}
+func newRanker(jobs []Job) *ranker {
+	return &ranker{jobs: jobs, q: New(jobs)}
 }
 
 // build computes the priorities of the group of the decay tick tick with
 // p's FairShare and association dump: those of every job that may wait
 // before the next tick, per partition.
-func (r *ranker) build(p *prioWriter, tick int64) {
-	last := p.sched.Next(tick) - 2 // the latest "just before a start" of the group
+func (r *ranker) build(p *Writer, tick int64) {
+	last := p.Sched.Next(tick) - 2 // the latest "just before a start" of the group
 	n := 0
 	for k, i := range r.active {
-		if j := &r.jobs[i]; j.start != 0 && j.start < tick || j.end != 0 && j.end < tick {
+		if j := &r.jobs[i]; j.Start != 0 && j.Start < tick || j.End != 0 && j.End < tick {
 			r.free = append(r.free, r.slot[k]) // started or ended before the group
 			continue
 		}
@@ -96,7 +96,7 @@ func (r *ranker) build(p *prioWriter, tick int64) {
 		}
 		r.pjEpoch = p.epoch
 	}
-	for r.next < len(r.q.order) && r.jobs[r.q.order[r.next]].submit <= last {
+	for r.next < len(r.q.order) && r.jobs[r.q.order[r.next]].Submit <= last {
 		i := r.q.order[r.next]
 		var s int32
 		if f := len(r.free); f > 0 {
@@ -109,7 +109,7 @@ func (r *ranker) build(p *prioWriter, tick int64) {
 		r.active, r.slot = append(r.active, i), append(r.slot, s)
 		r.next++
 	}
-	for len(r.parts) < len(p.m.cluster.Partitions) {
+	for len(r.parts) < len(p.Model.Cluster.Partitions) {
 		r.parts = append(r.parts, nil)
 	}
 	for k := range r.parts {
@@ -131,10 +131,10 @@ func (r *ranker) build(p *prioWriter, tick int64) {
 			if part >= len(r.parts) {
 				continue
 			}
-			if j.arrayJob != 0 {
+			if j.ArrayJob != 0 {
 				// The array's tasks are one job, waiting until the last
 				// leaves.
-				ak := [2]uint32{j.arrayJob, uint32(part)}
+				ak := [2]uint32{j.ArrayJob, uint32(part)}
 				if at, ok := r.arrays[ak]; ok {
 					e := &r.parts[part][at]
 					e.until = max(e.until, j.leaves())
@@ -142,8 +142,8 @@ func (r *ranker) build(p *prioWriter, tick int64) {
 				}
 				r.arrays[ak] = len(r.parts[part])
 			}
-			r.parts[part] = append(r.parts[part], rankEntry{prio: p.m.params.PriorityAt(&r.terms[s][t], at), key: key,
-				submit: j.submit, elig: elig, until: j.leaves()})
+			r.parts[part] = append(r.parts[part], rankEntry{prio: p.Model.Params.PriorityAt(&r.terms[s][t], at), key: key,
+				submit: j.Submit, elig: elig, until: j.leaves()})
 		}
 	}
 	r.built, r.tick, r.epoch = true, tick, p.epoch
@@ -152,11 +152,11 @@ func (r *ranker) build(p *prioWriter, tick int64) {
 // fill sets slot s to job j as it waits now: its id, eligible time and
 // the Terms of its first row in each partition (with several QOS, 24.11,
 // the job's own QOS is the first).
-func (r *ranker) fill(p *prioWriter, s int32, j *prioJob) {
+func (r *ranker) fill(p *Writer, s int32, j *Job) {
 	pj := p.asWaiting(j)
 	r.keys[s], r.eligs[s] = pj.ID, pj.EligibleSec
 	var terms []priority.Terms
-	r.rows, terms = p.cp.AppendRowsTerms(&p.m.params, r.rows[:0], r.terms[s][:0], p.m.clusterOf(p.dump), []priority.Job{pj}, 0)
+	r.rows, terms = p.cp.AppendRowsTerms(&p.Model.Params, r.rows[:0], r.terms[s][:0], p.Model.clusterOf(p.dump), []priority.Job{pj}, 0)
 	n := 0
 	for _, t := range terms {
 		if n == 0 || terms[n-1].Partition != t.Partition {
@@ -170,10 +170,10 @@ func (r *ranker) fill(p *prioWriter, s int32, j *prioJob) {
 // rank returns 1 + the number of jobs waiting in partition part just
 // before t (one second before) whose priority there was above prio, and
 // how many waited there, j included.
-func (r *ranker) rank(j *prioJob, part int, prio uint32, t int64) (rank, waiting int) {
-	self := j.id
-	if j.arrayJob != 0 {
-		self = j.arrayJob
+func (r *ranker) rank(j *Job, part int, prio uint32, t int64) (rank, waiting int) {
+	self := j.ID
+	if j.ArrayJob != 0 {
+		self = j.ArrayJob
 	}
 	rank, waiting = 1, 1
 	if part < 0 || part >= len(r.parts) {
@@ -198,14 +198,14 @@ func (r *ranker) rank(j *prioJob, part int, prio uint32, t int64) (rank, waiting
 // equal priority are not counted ahead of each other.
 func outranks(other, prio uint32) bool { return other > prio }
 
-// QueueAhead ranks the job job among the queue rows (the pending rows of
-// one instant, as MomentResult.Priority holds them) of partition part, by
+// Ahead ranks the job job among the queue rows (the pending rows of
+// one instant, as pipeline.MomentResult.Priority holds them) of partition part, by
 // the rule the start rows' rank follows: it returns the ids of the jobs
 // waiting there ahead of it (a higher priority; an array's pending tasks
 // are one job, listed once, ranked by its first row), sorted, and how
 // many jobs waited there, itself included. Its rank is 1 + len(ahead).
 // ok is false when job has no row in part.
-func QueueAhead(rows []record.PriorityRow, job int64, part string) (ahead []int64, waiting int, ok bool) {
+func Ahead(rows []record.PriorityRow, job int64, part string) (ahead []int64, waiting int, ok bool) {
 	var prio uint32
 	for i := range rows {
 		if r := &rows[i]; r.JobID == job && r.Partition == part {

@@ -1,4 +1,4 @@
-package pipeline
+package queue
 
 import (
 	"slices"
@@ -40,9 +40,9 @@ func TestQueueAhead(t *testing.T) {
 		{job: 2, part: "gpu", ahead: []int64{5}, waiting: 2, ok: true},
 		{job: 1, part: "gpu"},
 	} {
-		ahead, waiting, ok := QueueAhead(rows, c.job, c.part)
+		ahead, waiting, ok := Ahead(rows, c.job, c.part)
 		if !slices.Equal(ahead, c.ahead) || waiting != c.waiting || ok != c.ok {
-			t.Errorf("QueueAhead(job %d, %s) = %v, %d, %v; want %v, %d, %v", c.job, c.part, ahead, waiting, ok, c.ahead, c.waiting, c.ok)
+			t.Errorf("Ahead(job %d, %s) = %v, %d, %v; want %v, %d, %v", c.job, c.part, ahead, waiting, ok, c.ahead, c.waiting, c.ok)
 		}
 	}
 }

@@ -1,0 +1,447 @@
+package queue
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/fairledger/fairledger/priority"
+)
+
+// Model holds what job priority takes from the run's configuration
+// (docs/slurm-semantics.md §13): the weights and flags of slurm.conf, the
+// cluster's and partitions' totals from its NodeName and PartitionName
+// lines, the association priorities of a sacctmgr dump and the QOS
+// priorities of the QOS dump. It also holds the tables a Job's names
+// and requests index, so that the jobs of a run hold no pointers.
+type Model struct {
+	// Params are the weights and flags of slurm.conf.
+	Params priority.Params
+	// Cluster is the cluster of the newest association dump.
+	Cluster priority.Cluster
+	parts   map[string]int // partition name → index in Cluster.Partitions
+	// maxTimeMin is each partition's MaxTime (minutes; math.MaxUint32 for
+	// UNLIMITED), the time limit of a job without one of its own.
+	maxTimeMin []uint32
+	assoc      map[AssocKey]uint32 // (account, user) → effective priority
+	// qosPriority is the QOS dump's priority of a QOS (false: none).
+	qosPriority func(name string) (int64, bool)
+
+	// whos, wheres and tres are what Job.Who, .Where and .TRES index;
+	// their names and slices are shared by every job that asks alike (a
+	// cluster's jobs ask for a few hundred combinations), and a built
+	// priority.Job points into them: the computation only reads them.
+	whos     []whoEntry
+	wheres   []whereEntry
+	tres     [][]uint64 // tres[0] is nil: no requested TRES
+	whoIdx   map[AssocKey]uint32
+	whereIdx map[whereKey]uint32
+	tresIdx  map[string]uint32 // the vector's bytes → index in tres
+	qosSets  map[string][]priority.QOS
+	qosNames []string          // the rows' QOS names (outRow.qos)
+	qosIdx   map[string]uint16 // name → index in qosNames
+	partSets map[string][]int
+	key      []byte // scratch: a TRES vector's bytes
+	single   []int  // single[k] == k: partitionsAt's lists
+	// dumps are the association priorities of each association dump of
+	// the run, in the order of the model's trees.
+	dumps []Dump
+}
+
+// NewModel builds the priority model of a run: its weights and flags
+// (params), its cluster and partitions (cluster; the highest QOS priority
+// set), each partition's MaxTime in minutes (maxTimeMin, in the order of
+// cluster.Partitions; math.MaxUint32 for UNLIMITED), the QOS dump's
+// priority of a QOS (qosPriority; nil without a QOS dump) and the
+// association priorities of each of the run's association dumps (oldest
+// first, in the order of the run's trees; those of the newest are the
+// model's own, and its Cluster is the newest dump's).
+func NewModel(params priority.Params, cluster priority.Cluster, maxTimeMin []uint32, qosPriority func(string) (int64, bool), dumps []Dump) *Model {
+	m := &Model{Params: params, Cluster: cluster, parts: map[string]int{}, maxTimeMin: maxTimeMin,
+		assoc: map[AssocKey]uint32{}, qosPriority: qosPriority, dumps: dumps, tres: [][]uint64{nil},
+		whoIdx: map[AssocKey]uint32{}, whereIdx: map[whereKey]uint32{}, tresIdx: map[string]uint32{},
+		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{}}
+	for k, p := range cluster.Partitions {
+		m.parts[p.Name] = k
+		m.single = append(m.single, k)
+	}
+	if n := len(dumps); n > 0 {
+		m.assoc, m.Cluster = dumps[n-1].Assoc, dumps[n-1].Cluster
+	}
+	return m
+}
+
+// Partition returns the index in Cluster.Partitions of the partition
+// name (false: the cluster has none of that name).
+func (m *Model) Partition(name string) (int, bool) {
+	k, ok := m.parts[name]
+	return k, ok
+}
+
+// DefaultTimeLimitMin is the time limit of a job without one of its own
+// that waits where where (an index Where returned): the MaxTime of its
+// first partition, 0 when it asked for none the cluster has.
+func (m *Model) DefaultTimeLimitMin(where uint32) uint32 {
+	if parts := m.wheres[where].parts; len(parts) > 0 {
+		return m.maxTimeMin[parts[0]]
+	}
+	return 0
+}
+
+// partitionsAt returns the one-partition list of partition k, shared by
+// every job.
+func (m *Model) partitionsAt(k int) []int {
+	return m.single[k : k+1]
+}
+
+// whoEntry is a job's user and account and its association's priority.
+type whoEntry struct {
+	user, account string
+	assocPriority uint32
+}
+
+// whereEntry is a job's QOS and the partitions it waits in.
+type whereEntry struct {
+	qos   []priority.QOS
+	parts []int
+}
+
+type whereKey struct{ qos, parts string }
+
+// qosOf returns the QOS list of a job of QOS name (a string the model may
+// keep), shared by every job of it.
+func (m *Model) qosOf(name string) []priority.QOS {
+	if q, ok := m.qosSets[name]; ok {
+		return q
+	}
+	q := []priority.QOS{{Name: name}}
+	if m.qosPriority != nil { // else no QOS dump: priority 0
+		if p, ok := m.qosPriority(name); ok {
+			q[0].Priority = uint32(min(max(p, 0), math.MaxUint32))
+		}
+	}
+	m.qosSets[name] = q
+	return q
+}
+
+// partitionsOf returns the partition indexes of a comma-separated list (a
+// string the model may keep; unknown names left out, each once), shared by
+// every job with the list.
+func (m *Model) partitionsOf(list string) []int {
+	if p, ok := m.partSets[list]; ok {
+		return p
+	}
+	var out []int
+	for _, name := range strings.Split(list, ",") {
+		if k, ok := m.parts[name]; ok && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	m.partSets[list] = out
+	return out
+}
+
+// Who returns the index of the user and account in the model's table of
+// user associations, the Job.Who of a job of theirs (copied when new: an
+// Arrow string points into its batch's buffers, which the model must not
+// pin).
+func (m *Model) Who(user, account string) uint32 {
+	k := AssocKey{account, user}
+	if i, ok := m.whoIdx[k]; ok {
+		return i
+	}
+	i := uint32(len(m.whos))
+	k = AssocKey{strings.Clone(account), strings.Clone(user)}
+	m.whos = append(m.whos, whoEntry{user: k.User, account: k.Account, assocPriority: m.assoc[k]})
+	m.whoIdx[k] = i
+	return i
+}
+
+// Where returns the index of the QOS name qos and the comma-separated
+// partition list parts in the model's table of where jobs wait, the
+// Job.Where of a job of theirs (copied when new).
+func (m *Model) Where(qos, parts string) uint32 {
+	k := whereKey{qos, parts}
+	if i, ok := m.whereIdx[k]; ok {
+		return i
+	}
+	i := uint32(len(m.wheres))
+	k = whereKey{strings.Clone(qos), strings.Clone(parts)}
+	m.wheres = append(m.wheres, whereEntry{qos: m.qosOf(k.qos), parts: m.partitionsOf(k.parts)})
+	m.whereIdx[k] = i
+	return i
+}
+
+// TRESIndex returns the index in the model's table of requests of a copy
+// of the TRES vector vec (counts in the order of Cluster.TRES), the
+// Job.TRES of a job that asked for it (never 0, which stands for none).
+func (m *Model) TRESIndex(vec []uint64) uint32 {
+	key := m.key[:0]
+	for _, v := range vec {
+		key = binary.LittleEndian.AppendUint64(key, v)
+	}
+	m.key = key
+	if i, ok := m.tresIdx[string(key)]; ok {
+		return i
+	}
+	i := uint32(len(m.tres))
+	m.tres = append(m.tres, slices.Clone(vec))
+	m.tresIdx[string(key)] = i
+	return i
+}
+
+// priorityJob sets *dst to the priority.Job of j, its slices and names
+// shared with the model's tables (FairShare 0: the snapshot's to set),
+// with the association priority of association dump number dump.
+func (m *Model) priorityJob(dst *priority.Job, j *Job, dump int) {
+	w, r := &m.whos[j.Who], &m.wheres[j.Where]
+	*dst = priority.Job{ID: j.ID, User: w.user, Account: w.account, EligibleSec: j.Eligible,
+		AssocPriority: w.assocPriority, QOS: r.qos, Partitions: r.parts, Nodes: j.Nodes, CPUs: j.CPUs,
+		TimeLimitMin: j.TimeLimitMin, TRES: m.tres[j.TRES], Nice: j.Nice}
+	if len(m.dumps) > 1 && dump != len(m.dumps)-1 {
+		dst.AssocPriority = m.dumps[dump].Assoc[AssocKey{w.account, w.user}]
+	}
+}
+
+// clusterOf returns the cluster as association dump number dump has it:
+// its highest association priority is the dump's.
+func (m *Model) clusterOf(dump int) *priority.Cluster {
+	if len(m.dumps) > 1 && dump != len(m.dumps)-1 {
+		return &m.dumps[dump].Cluster
+	}
+	return &m.Cluster
+}
+
+// Dump is what job priority takes from one association dump: each
+// user association's effective priority and the cluster with the dump's
+// highest.
+type Dump struct {
+	Assoc   map[AssocKey]uint32 // user association → effective priority
+	Cluster priority.Cluster
+}
+
+// AssocKey is a user association: its account and user.
+type AssocKey struct{ Account, User string }
+
+// Job is one job as its priority needs it: who, where, what it asked
+// for, and when it was submitted, became eligible, started and ended. It
+// holds no pointers (names and requests are indexes into the Model's
+// tables; Model.priorityJob builds its priority.Job), so that the
+// garbage collector need not scan the millions of a year's jobs.
+type Job struct {
+	Submit       int64  // Unix seconds; 0 unknown
+	Eligible     int64  // 0 unknown
+	Start        int64  // 0: never started
+	End          int64  // 0: none (still pending or running)
+	ID           uint32 // JobIDRaw, the id sprio prints
+	ArrayJob     uint32 // ArrayJobID; 0 unless an array task
+	Who          uint32 // Model.Who's index: user, account
+	Where        uint32 // Model.Where's index: QOS, partitions
+	TRES         uint32 // Model.TRESIndex's index; 0: none requested
+	Nodes, CPUs  uint32
+	TimeLimitMin uint32
+	Nice         int32
+	Ran          int16 // the partition it ran in (index of Cluster.Partitions); -1 unknown or never started
+	Held         bool  // submitted with --hold: Eligible is its release
+	ArrayPending bool  // the pending remainder of an array (JobID A_[…]), whose JobIDRaw its last task keeps
+}
+
+// pendingAt reports whether j waited in the queue at t and sprio would
+// list it (docs/slurm-semantics.md §13.6): submitted, eligible (its begin
+// time, dependency or release reached), not started and not ended.
+func (j *Job) pendingAt(t int64) bool {
+	if j.Submit == 0 || j.Submit > t || j.Eligible == 0 || j.Eligible > t {
+		return false
+	}
+	if j.Start != 0 && j.Start <= t {
+		return false
+	}
+	return j.End == 0 || j.End > t
+}
+
+// computedAt is when slurmctld last computed j's factors as of t, the last
+// decay tick at or before t being tick: at the tick, unless the job was
+// submitted or released after it (slurmctld computes a job's priority
+// when it is submitted and when it is released).
+func (j *Job) computedAt(tick int64) int64 {
+	at := max(tick, j.Submit)
+	if j.Held {
+		at = max(at, j.Eligible)
+	}
+	return at
+}
+
+// Queue finds the jobs sprio lists at a series of increasing times, each
+// job entering once (at its submission) and leaving once (at its start or
+// end), so that a run's snapshots cost the jobs waiting, not all the jobs.
+type Queue struct {
+	jobs          []Job
+	order         []int32 // the jobs with a submit time, by submit time
+	next          int     // order[next:] are not yet submitted
+	active        []int32 // submitted and neither started nor ended as of the last time
+	firstEligible map[uint32]int64
+	arrays        map[uint32]int // scratch: array job id → index in dst
+	last          int64
+	// Model builds the priority.Job of each job listed, with the association
+	// priorities of dump number dump; without it (a test of the queue
+	// alone) a listed job has only its ID and EligibleSec, what the queue
+	// itself decides.
+	Model *Model
+	dump  int
+}
+
+// New prepares the queue of jobs.
+func New(jobs []Job) *Queue {
+	q := &Queue{jobs: jobs, order: make([]int32, 0, len(jobs)), firstEligible: map[uint32]int64{}, arrays: map[uint32]int{},
+		last: math.MinInt64}
+	for i := range jobs {
+		j := &jobs[i]
+		if j.Submit != 0 {
+			q.order = append(q.order, int32(i))
+		}
+		// The pending record of an array keeps the array's eligible time:
+		// the earliest of its tasks (sacct gives a throttled array's later
+		// tasks the time a slot freed).
+		if j.ArrayJob != 0 && j.Eligible != 0 {
+			if e, ok := q.firstEligible[j.ArrayJob]; !ok || j.Eligible < e {
+				q.firstEligible[j.ArrayJob] = j.Eligible
+			}
+		}
+	}
+	slices.SortStableFunc(q.order, func(a, b int32) int { return cmp.Compare(jobs[a].Submit, jobs[b].Submit) })
+	return q
+}
+
+// At appends to dst the jobs sprio lists at t, each with the time its
+// factors were computed at as of the decay tick tick (the last at or
+// before t). Times that increase from call to call cost only the jobs
+// submitted since and those waiting; an earlier time starts over. The pending tasks of a job
+// array are one job, as slurmctld keeps them until a task starts: the
+// array's record, with the array's job id and eligible time.
+func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
+	if t < q.last {
+		q.next, q.active = 0, q.active[:0] // back in time: from the start
+	}
+	q.last = t
+	for q.next < len(q.order) && q.jobs[q.order[q.next]].Submit <= t {
+		q.active = append(q.active, q.order[q.next])
+		q.next++
+	}
+	q.active = slices.DeleteFunc(q.active, func(i int32) bool {
+		j := &q.jobs[i]
+		return j.Start != 0 && j.Start <= t || j.End != 0 && j.End <= t
+	})
+	clear(q.arrays)
+	for _, i := range q.active {
+		j := &q.jobs[i]
+		if j.ArrayJob == 0 {
+			if j.pendingAt(t) {
+				dst = append(dst, Pending{At: j.computedAt(tick), submit: j.Submit, who: j.Who})
+				q.build(&dst[len(dst)-1].Job, j)
+			}
+			continue
+		}
+		if _, ok := q.arrays[j.ArrayJob]; ok {
+			continue
+		}
+		e := q.firstEligible[j.ArrayJob]
+		if e == 0 || e > t {
+			continue // not yet eligible: not listed
+		}
+		q.arrays[j.ArrayJob] = len(dst)
+		dst = append(dst, Pending{At: j.computedAt(tick), submit: j.Submit, arrayJob: j.ArrayJob, who: j.Who})
+		p := &dst[len(dst)-1]
+		q.build(&p.Job, j)
+		p.Job.ID, p.Job.EligibleSec = j.ArrayJob, e
+	}
+	return dst
+}
+
+// build sets *dst to the priority.Job of j (see queue.m).
+func (q *Queue) build(dst *priority.Job, j *Job) {
+	if q.Model == nil {
+		*dst = priority.Job{ID: j.ID, EligibleSec: j.Eligible}
+		return
+	}
+	q.Model.priorityJob(dst, j, q.dump)
+}
+
+// LatestRecords keeps, of the records of a job that the input gives more
+// than once (overlapping sacct files), the last one read: the newest
+// state of the job. A job is its JobIDRaw, and the pending remainder of
+// an array (A_[…]) is another job than the task that keeps the array's
+// id when it starts. A record is the job's run from one submission: the
+// runs of a requeued job, each submitted anew, are records of their own.
+// Records keep their order.
+func LatestRecords(jobs []Job) []Job {
+	// Each record as its job's key (33 bits) over its index (31 bits):
+	// sorted, a job's records are adjacent, the last read last. sacct
+	// lists jobs by id, so the keys of one file are usually in order
+	// already and the sort is skipped.
+	const idxBits = 31
+	if len(jobs) >= 1<<idxBits {
+		panic(fmt.Sprintf("LatestRecords: %d jobs", len(jobs)))
+	}
+	key := func(j *Job) uint64 {
+		k := uint64(j.ID) << 1
+		if j.ArrayPending {
+			k |= 1
+		}
+		return k
+	}
+	sorted := true
+	for i := 1; i < len(jobs) && sorted; i++ {
+		sorted = key(&jobs[i-1]) < key(&jobs[i])
+	}
+	if sorted {
+		return jobs // every key once
+	}
+	keys := make([]uint64, len(jobs))
+	for i := range jobs {
+		keys[i] = key(&jobs[i])<<idxBits | uint64(i)
+	}
+	slices.Sort(keys)
+	const idxMask = 1<<idxBits - 1
+	drop := make([]bool, len(jobs))
+	dup := false
+	for lo := 0; lo < len(keys); {
+		hi := lo + 1
+		for hi < len(keys) && keys[hi]>>idxBits == keys[lo]>>idxBits {
+			hi++
+		}
+		// A job's records (a few): each dropped when a later one is of
+		// the same submission.
+		for a := lo; a < hi; a++ {
+			for b := a + 1; b < hi; b++ {
+				if jobs[keys[a]&idxMask].Submit == jobs[keys[b]&idxMask].Submit {
+					drop[keys[a]&idxMask], dup = true, true
+					break
+				}
+			}
+		}
+		lo = hi
+	}
+	if !dup {
+		return jobs
+	}
+	out := jobs[:0]
+	for i := range jobs {
+		if !drop[i] {
+			out = append(out, jobs[i])
+		}
+	}
+	return out
+}
+
+// Pending is a job sprio lists and the time its factors are of.
+type Pending struct {
+	Job      priority.Job // built by the queue's model
+	At       int64        // when its factors were computed
+	submit   int64        // 0 unknown
+	arrayJob uint32       // the array's job id; 0 unless a job array
+	who      uint32       // its user association (Model.Who)
+
+}

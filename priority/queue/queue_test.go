@@ -1,0 +1,81 @@
+package queue
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestQueue checks which jobs sprio lists at a series of times and when
+// their factors were computed, on jobs worked by hand: a job that starts,
+// one with a begin time cancelled while pending, an array whose second
+// task became eligible when a slot freed, and a job submitted held.
+func TestQueue(t *testing.T) {
+	job := func(id uint32, submit, eligible, start, end int64) Job {
+		return Job{ID: id, Submit: submit, Eligible: eligible, Start: start, End: end}
+	}
+	jobs := []Job{
+		job(1, 100, 100, 300, 0),  // waits from 100 to 300
+		job(2, 200, 260, 0, 400),  // --begin: eligible at 260, cancelled pending at 400
+		job(11, 100, 100, 200, 0), // array 9, task 0: starts at 200
+		job(12, 100, 210, 500, 0), // array 9, task 1: eligible when task 0's slot freed
+		job(5, 100, 150, 0, 0),    // submitted held, released at 150, never started
+	}
+	jobs[2].ArrayJob, jobs[3].ArrayJob = 9, 9
+	jobs[4].Held = true
+	q := New(jobs)
+	// Each case: the time, its last tick, and each listed job as
+	// "id@computed/eligible" (the array as one job, id 9, with the
+	// array's eligible time 100).
+	cases := []struct {
+		at, tick int64
+		want     []string
+	}{
+		{150, 120, []string{"1@120/100", "9@120/100", "5@150/150"}}, // 5 released after the tick
+		{250, 240, []string{"1@240/100", "9@240/100", "5@240/150"}}, // 2 not eligible yet
+		{300, 300, []string{"2@300/260", "9@300/100", "5@300/150"}}, // 1 started at 300
+		{400, 360, []string{"9@360/100", "5@360/150"}},              // 2 cancelled at 400
+		{600, 600, []string{"5@600/150"}},                           // the array's last task started at 500
+		{150, 120, []string{"1@120/100", "9@120/100", "5@150/150"}}, // back in time: the same as first
+	}
+	for i, c := range cases {
+		name := fmt.Sprintf("at %d", c.at)
+		if i == len(cases)-1 {
+			name = "back in time to 150"
+		}
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, p := range q.At(nil, c.at, c.tick) {
+				got = append(got, fmt.Sprintf("%d@%d/%d", p.Job.ID, p.At, p.Job.EligibleSec))
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(c.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestLatestRecords: of a run given twice (a pending record, then the
+// running one from a later file), the last read is kept; a requeued job's
+// runs (each submitted anew) and an array's pending remainder, which
+// shares its last task's id, are records of their own.
+func TestLatestRecords(t *testing.T) {
+	jobs := []Job{
+		{ID: 9, Submit: 50},                     // 0: another job, out of id order
+		{ID: 5, Submit: 100},                    // 1: pending in the first file
+		{ID: 7, Submit: 10, ArrayPending: true}, // 2: array 7's pending remainder
+		{ID: 5, Submit: 100, Start: 150},        // 3: the same run, started, in the next file
+		{ID: 5, Submit: 300, Start: 350},        // 4: its run after a requeue
+		{ID: 7, Submit: 10, Start: 40},          // 5: the task that keeps the array's id
+	}
+	var got []string
+	for _, j := range LatestRecords(slices.Clone(jobs)) {
+		got = append(got, fmt.Sprintf("%d@%d/%d", j.ID, j.Submit, j.Start))
+	}
+	want := []string{"9@50/0", "7@10/0", "5@100/150", "5@300/350", "7@10/40"}
+	if !slices.Equal(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+}
