@@ -87,11 +87,8 @@ func snapshotTimes(lo, to int64, every time.Duration, loc *time.Location) ([]int
 	return out, nil
 }
 
-// monthStart is 00:00 UTC of the first day of t's UTC month.
-func monthStart(t int64) time.Time {
-	u := time.Unix(t, 0).UTC()
-	return time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
-}
+// monthStart is 00:00 UTC of the first day of Unix second t's UTC month.
+func monthStart(t int64) time.Time { return schemas.MonthStart(time.Unix(t, 0)) }
 
 // monthKey is the YYYY-MM of a month start.
 func monthKey(m time.Time) string { return m.Format(schemas.MonthLayout) }

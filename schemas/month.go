@@ -14,3 +14,10 @@ func ParseMonth(s string) (time.Time, error) { return time.Parse(MonthLayout, s)
 // MonthKey returns the partition month (YYYY-MM) holding t: t's month in
 // UTC.
 func MonthKey(t time.Time) string { return t.UTC().Format(MonthLayout) }
+
+// MonthStart returns the first instant (00:00 UTC on the 1st) of the
+// partition month holding t.
+func MonthStart(t time.Time) time.Time {
+	u := t.UTC()
+	return time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
+}

@@ -25,3 +25,21 @@ func TestMonth(t *testing.T) {
 		}
 	}
 }
+
+// TestMonthStart: the month of an instant is its UTC month, whatever
+// zone the instant is written in: 00:30 on 1 March in Berlin is still
+// February in UTC.
+func TestMonthStart(t *testing.T) {
+	t.Parallel()
+	berlin := time.FixedZone("CET", 3600)
+	for _, c := range []struct{ in, want time.Time }{
+		{time.Date(2025, 3, 15, 12, 0, 0, 0, time.UTC), time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)},
+		{time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)},
+		{time.Date(2025, 3, 1, 0, 30, 0, 0, berlin), time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)},
+		{time.Date(2024, 12, 31, 23, 59, 59, 999, time.UTC), time.Date(2024, 12, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		if got := MonthStart(c.in); !got.Equal(c.want) || got.Location() != time.UTC {
+			t.Errorf("MonthStart(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}

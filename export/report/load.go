@@ -564,10 +564,7 @@ func epochLit(t time.Time) string {
 	return strconv.FormatFloat(float64(t.UnixMicro())/1e6, 'f', -1, 64)
 }
 
-func monthStart(t time.Time) time.Time {
-	t = t.UTC()
-	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-}
+func monthStart(t time.Time) time.Time { return schemas.MonthStart(t) }
 
 func tsLit(t time.Time) string {
 	return "TIMESTAMPTZ '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00'"

@@ -9,6 +9,8 @@ import (
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/priority"
+
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // The priority table's submit and start rows (schemas/priority.md): a
@@ -230,7 +232,4 @@ func (p *Writer) InitFairShare(at int64, rows []record.FairshareRow, algo fairsh
 
 // monthStart is 00:00 UTC of the first day of t's UTC month (the
 // priority table's partitions are UTC months).
-func monthStart(t int64) time.Time {
-	u := time.Unix(t, 0).UTC()
-	return time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
-}
+func monthStart(t int64) time.Time { return schemas.MonthStart(time.Unix(t, 0)) }
