@@ -15,15 +15,15 @@ import (
 // (AP and p2 excluded). Raw usage: a1 10, p1 30, p2 20, b1 40, r1 0, so
 // AP 50, A 60, B 40, root 100.
 var fsParentTree = []spec{
-	{name: "root", kind: "root", shares: "1"},
-	{name: "A", kind: "account", parent: "root", shares: "3"},
-	{name: "a1", kind: "user", parent: "A", shares: "1", usage: 10},
-	{name: "AP", kind: "account", parent: "A", shares: "parent"},
-	{name: "p1", kind: "user", parent: "AP", shares: "1", usage: 30},
-	{name: "p2", kind: "user", parent: "AP", shares: "parent", usage: 20},
-	{name: "B", kind: "account", parent: "root", shares: "1"},
-	{name: "b1", kind: "user", parent: "B", shares: "1", usage: 40},
-	{name: "r1", kind: "user", parent: "root", shares: "parent", usage: 0},
+	{Name: "root", Kind: "root", Shares: "1"},
+	{Name: "A", Kind: "account", Parent: "root", Shares: "3"},
+	{Name: "a1", Kind: "user", Parent: "A", Shares: "1", Usage: 10},
+	{Name: "AP", Kind: "account", Parent: "A", Shares: "parent"},
+	{Name: "p1", Kind: "user", Parent: "AP", Shares: "1", Usage: 30},
+	{Name: "p2", Kind: "user", Parent: "AP", Shares: "parent", Usage: 20},
+	{Name: "B", Kind: "account", Parent: "root", Shares: "1"},
+	{Name: "b1", Kind: "user", Parent: "B", Shares: "1", Usage: 40},
+	{Name: "r1", Kind: "user", Parent: "root", Shares: "parent", Usage: 0},
 }
 
 type want3 struct {

@@ -37,13 +37,13 @@ func TestFairTreeHandWorked(t *testing.T) {
 			// s4 rank = rnt = 1 → .2 (rank 2 is skipped).
 			name: "sibling users tied",
 			specs: []spec{
-				{name: "root", kind: "root", shares: "1"},
-				{name: "A", kind: "account", parent: "root", shares: "1"},
-				{name: "s1", kind: "user", parent: "A", shares: "1", usage: 5},
-				{name: "s2", kind: "user", parent: "A", shares: "1", usage: 5},
-				{name: "s3", kind: "user", parent: "A", shares: "2", usage: 0},
-				{name: "s4", kind: "user", parent: "A", shares: "1", usage: 10},
-				{name: "z", kind: "user", parent: "root", shares: "2", usage: 10},
+				{Name: "root", Kind: "root", Shares: "1"},
+				{Name: "A", Kind: "account", Parent: "root", Shares: "1"},
+				{Name: "s1", Kind: "user", Parent: "A", Shares: "1", Usage: 5},
+				{Name: "s2", Kind: "user", Parent: "A", Shares: "1", Usage: 5},
+				{Name: "s3", Kind: "user", Parent: "A", Shares: "2", Usage: 0},
+				{Name: "s4", Kind: "user", Parent: "A", Shares: "1", Usage: 10},
+				{Name: "z", Kind: "user", Parent: "root", Shares: "2", Usage: 10},
 			},
 			want: map[string]string{"root|z": "1.000000", "A|s3": "0.800000",
 				"A|s1": "0.600000", "A|s2": "0.600000", "A|s4": "0.200000"},
@@ -59,12 +59,12 @@ func TestFairTreeHandWorked(t *testing.T) {
 			// gets rnt = 1 → .25.
 			name: "user tied with account",
 			specs: []spec{
-				{name: "root", kind: "root", shares: "1"},
-				{name: "x", kind: "user", parent: "root", shares: "4", usage: 0},
-				{name: "u0", kind: "user", parent: "root", shares: "3", usage: 5},
-				{name: "a1", kind: "account", parent: "root", shares: "3"},
-				{name: "p", kind: "user", parent: "a1", shares: "1", usage: 1},
-				{name: "q", kind: "user", parent: "a1", shares: "1", usage: 4},
+				{Name: "root", Kind: "root", Shares: "1"},
+				{Name: "x", Kind: "user", Parent: "root", Shares: "4", Usage: 0},
+				{Name: "u0", Kind: "user", Parent: "root", Shares: "3", Usage: 5},
+				{Name: "a1", Kind: "account", Parent: "root", Shares: "3"},
+				{Name: "p", Kind: "user", Parent: "a1", Shares: "1", Usage: 1},
+				{Name: "q", Kind: "user", Parent: "a1", Shares: "1", Usage: 4},
 			},
 			want: map[string]string{"root|x": "1.000000", "root|u0": "0.750000",
 				"a1|p": "0.750000", "a1|q": "0.250000"},
@@ -80,13 +80,13 @@ func TestFairTreeHandWorked(t *testing.T) {
 			// a1 = 1/4 = .25.
 			name: "tied accounts",
 			specs: []spec{
-				{name: "root", kind: "root", shares: "1"},
-				{name: "A", kind: "account", parent: "root", shares: "1"},
-				{name: "a1", kind: "user", parent: "A", shares: "1", usage: 6},
-				{name: "a2", kind: "user", parent: "A", shares: "1", usage: 4},
-				{name: "B", kind: "account", parent: "root", shares: "1"},
-				{name: "b1", kind: "user", parent: "B", shares: "1", usage: 5},
-				{name: "b2", kind: "user", parent: "B", shares: "1", usage: 5},
+				{Name: "root", Kind: "root", Shares: "1"},
+				{Name: "A", Kind: "account", Parent: "root", Shares: "1"},
+				{Name: "a1", Kind: "user", Parent: "A", Shares: "1", Usage: 6},
+				{Name: "a2", Kind: "user", Parent: "A", Shares: "1", Usage: 4},
+				{Name: "B", Kind: "account", Parent: "root", Shares: "1"},
+				{Name: "b1", Kind: "user", Parent: "B", Shares: "1", Usage: 5},
+				{Name: "b2", Kind: "user", Parent: "B", Shares: "1", Usage: 5},
 			},
 			want: map[string]string{"A|a2": "1.000000", "A|a1": "0.750000",
 				"B|b1": "0.750000", "B|b2": "0.750000"},
@@ -96,13 +96,13 @@ func TestFairTreeHandWorked(t *testing.T) {
 			// everything ties and every user gets N/N = 1.0.
 			name: "no usage",
 			specs: []spec{
-				{name: "root", kind: "root", shares: "1"},
-				{name: "A", kind: "account", parent: "root", shares: "1"},
-				{name: "x", kind: "user", parent: "A", shares: "1"},
-				{name: "y", kind: "user", parent: "A", shares: "2"},
-				{name: "B", kind: "account", parent: "A", shares: "5"},
-				{name: "w", kind: "user", parent: "B", shares: "1"},
-				{name: "z", kind: "user", parent: "root", shares: "1"},
+				{Name: "root", Kind: "root", Shares: "1"},
+				{Name: "A", Kind: "account", Parent: "root", Shares: "1"},
+				{Name: "x", Kind: "user", Parent: "A", Shares: "1"},
+				{Name: "y", Kind: "user", Parent: "A", Shares: "2"},
+				{Name: "B", Kind: "account", Parent: "A", Shares: "5"},
+				{Name: "w", Kind: "user", Parent: "B", Shares: "1"},
+				{Name: "z", Kind: "user", Parent: "root", Shares: "1"},
 			},
 			want: map[string]string{"A|x": "1.000000", "A|y": "1.000000",
 				"B|w": "1.000000", "root|z": "1.000000"},
@@ -116,13 +116,13 @@ func TestFairTreeHandWorked(t *testing.T) {
 			// level with no shares (S 0, LF 0): rank = rnt = 1 → .25.
 			name: "shares 0",
 			specs: []spec{
-				{name: "root", kind: "root", shares: "1"},
-				{name: "A", kind: "account", parent: "root", shares: "1"},
-				{name: "s0", kind: "user", parent: "A", shares: "0", usage: 5},
-				{name: "s1", kind: "user", parent: "A", shares: "1", usage: 5},
-				{name: "sz", kind: "user", parent: "A", shares: "0", usage: 0},
-				{name: "Z", kind: "account", parent: "root", shares: "0"},
-				{name: "zz", kind: "user", parent: "Z", shares: "0", usage: 0},
+				{Name: "root", Kind: "root", Shares: "1"},
+				{Name: "A", Kind: "account", Parent: "root", Shares: "1"},
+				{Name: "s0", Kind: "user", Parent: "A", Shares: "0", Usage: 5},
+				{Name: "s1", Kind: "user", Parent: "A", Shares: "1", Usage: 5},
+				{Name: "sz", Kind: "user", Parent: "A", Shares: "0", Usage: 0},
+				{Name: "Z", Kind: "account", Parent: "root", Shares: "0"},
+				{Name: "zz", Kind: "user", Parent: "Z", Shares: "0", Usage: 0},
 			},
 			want: map[string]string{"A|s1": "1.000000", "A|s0": "0.750000",
 				"A|sz": "0.750000", "Z|zz": "0.250000"},
@@ -146,7 +146,7 @@ func TestFairTreeHandWorked(t *testing.T) {
 			FairTree(b.tree, b.usage, &r)
 			users := 0
 			for _, s := range tc.specs {
-				if s.kind == "user" {
+				if s.Kind == "user" {
 					users++
 				}
 			}
@@ -173,11 +173,11 @@ func TestFairTreeHandWorked(t *testing.T) {
 
 // partitionTree has a user with a plain and a per-partition association.
 var partitionTree = []spec{
-	{name: "root", kind: "root", shares: "1"},
-	{name: "A", kind: "account", parent: "root", shares: "1"},
-	{name: "bob", kind: "user", parent: "A", shares: "2", usage: 0},
-	{name: "alice", kind: "user", parent: "A", shares: "1", usage: 30, partition: "gpu"},
-	{name: "alice", kind: "user", parent: "A", shares: "1", usage: 10},
+	{Name: "root", Kind: "root", Shares: "1"},
+	{Name: "A", Kind: "account", Parent: "root", Shares: "1"},
+	{Name: "bob", Kind: "user", Parent: "A", Shares: "2", Usage: 0},
+	{Name: "alice", Kind: "user", Parent: "A", Shares: "1", Usage: 30, Partition: "gpu"},
+	{Name: "alice", Kind: "user", Parent: "A", Shares: "1", Usage: 10},
 }
 
 // TestFairTreeFairShareParentCells checks the printed cells of

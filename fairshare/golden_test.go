@@ -17,7 +17,7 @@ func TestFairTreeTest24_4(t *testing.T) {
 	t.Parallel()
 	c := golden.Load(t, test24_4File)
 	want := c.Lines(t, "sshare -a -l -p")[1:] // after the header
-	b := buildSpec(t, caseSpecs(c))
+	b := buildSpec(t, c.Specs())
 	if b.tree.Users != 21 {
 		t.Errorf("Users = %d, want 21", b.tree.Users)
 	}
@@ -63,7 +63,7 @@ func TestFairTreeTest24_4(t *testing.T) {
 func TestClassicTest24_1(t *testing.T) {
 	t.Parallel()
 	c := golden.Load(t, test24_1File)
-	b := buildSpec(t, caseSpecs(c))
+	b := buildSpec(t, c.Specs())
 	var r Result
 	Classic(b.tree, b.usage, 1, &r)
 

@@ -17,10 +17,10 @@ func TestSshareHostileNames(t *testing.T) {
 		user = "u|x\r\b\x7f\u009b1m\ny"
 	)
 	b := buildSpec(t, []spec{
-		{name: "root", kind: "root", shares: "1"},
-		{name: acct, kind: "account", parent: "root", shares: "1"},
-		{name: user, kind: "user", parent: acct, shares: "1", usage: 100},
-		{name: "alice", kind: "account", parent: "root", shares: "1"},
+		{Name: "root", Kind: "root", Shares: "1"},
+		{Name: acct, Kind: "account", Parent: "root", Shares: "1"},
+		{Name: user, Kind: "user", Parent: acct, Shares: "1", Usage: 100},
+		{Name: "alice", Kind: "account", Parent: "root", Shares: "1"},
 	})
 	var r Result
 	FairTree(b.tree, b.usage, &r)

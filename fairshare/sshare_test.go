@@ -422,14 +422,14 @@ func TestSshareFixedWidthFairTreeLong(t *testing.T) {
 func TestSshareFixedWidthCut(t *testing.T) {
 	t.Parallel()
 	specs := []spec{
-		{name: "root", kind: "root", shares: "1"},
+		{Name: "root", Kind: "root", Shares: "1"},
 		// 20 characters: with the one-space indent, 21 > 20.
-		{name: "verylongaccountname1", kind: "account", parent: "root", shares: "1"},
-		{name: "abcdefghijk", kind: "user", parent: "verylongaccountname1", shares: "1", usage: 1, partition: "partitionname"},
-		{name: "abcdefghij", kind: "user", parent: "verylongaccountname1", shares: "1", usage: 12345678901234},
+		{Name: "verylongaccountname1", Kind: "account", Parent: "root", Shares: "1"},
+		{Name: "abcdefghijk", Kind: "user", Parent: "verylongaccountname1", Shares: "1", Usage: 1, Partition: "partitionname"},
+		{Name: "abcdefghij", Kind: "user", Parent: "verylongaccountname1", Shares: "1", Usage: 12345678901234},
 		// B's usage makes the long account's share of usage tiny.
-		{name: "B", kind: "account", parent: "root", shares: "1"},
-		{name: "b", kind: "user", parent: "B", shares: "1", usage: 999999},
+		{Name: "B", Kind: "account", Parent: "root", Shares: "1"},
+		{Name: "b", Kind: "user", Parent: "B", Shares: "1", Usage: 999999},
 	}
 	b := buildSpec(t, specs)
 	var r Result
@@ -470,11 +470,11 @@ func TestSshareFixedWidthCut(t *testing.T) {
 	// U/U(root). Use a tree where that is 1e-6: LF = 0.5/1e-6 = 500000,
 	// "%10f" = "500000.000000" (13 > 10) → "%4.4e" = "5.0000e+05".
 	specs = []spec{
-		{name: "root", kind: "root", shares: "1"},
-		{name: "A", kind: "account", parent: "root", shares: "1"},
-		{name: "a", kind: "user", parent: "A", shares: "1", usage: 1},
-		{name: "B", kind: "account", parent: "root", shares: "1"},
-		{name: "b", kind: "user", parent: "B", shares: "1", usage: 999999},
+		{Name: "root", Kind: "root", Shares: "1"},
+		{Name: "A", Kind: "account", Parent: "root", Shares: "1"},
+		{Name: "a", Kind: "user", Parent: "A", Shares: "1", Usage: 1},
+		{Name: "B", Kind: "account", Parent: "root", Shares: "1"},
+		{Name: "b", Kind: "user", Parent: "B", Shares: "1", Usage: 999999},
 	}
 	b = buildSpec(t, specs)
 	FairTree(b.tree, b.usage, &r)
@@ -631,13 +631,13 @@ func TestSshareTRESRunMins(t *testing.T) {
 func TestSshareNameOrder(t *testing.T) {
 	t.Parallel()
 	b := buildSpec(t, []spec{
-		{name: "root", kind: "root", shares: "1"},
-		{name: "chem", kind: "account", parent: "root", shares: "1"},
-		{name: "chem-lab", kind: "account", parent: "root", shares: "1"},
-		{name: "bob", kind: "user", parent: "chem", shares: "1"},
-		{name: "bob.smith", kind: "user", parent: "chem", shares: "1"},
-		{name: "carol", kind: "user", parent: "chem-lab", shares: "1"},
-		{name: "root", kind: "user", parent: "root", shares: "1"},
+		{Name: "root", Kind: "root", Shares: "1"},
+		{Name: "chem", Kind: "account", Parent: "root", Shares: "1"},
+		{Name: "chem-lab", Kind: "account", Parent: "root", Shares: "1"},
+		{Name: "bob", Kind: "user", Parent: "chem", Shares: "1"},
+		{Name: "bob.smith", Kind: "user", Parent: "chem", Shares: "1"},
+		{Name: "carol", Kind: "user", Parent: "chem-lab", Shares: "1"},
+		{Name: "root", Kind: "user", Parent: "root", Shares: "1"},
 	})
 	var r Result
 	FairTree(b.tree, b.usage, &r)

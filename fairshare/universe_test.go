@@ -24,32 +24,12 @@ func univTree(tb testing.TB, specs []spec, perm []int) *Tree {
 	for k, i := range perm {
 		at[i] = k
 	}
-	acct := map[string]int{}
-	for i, s := range specs {
-		if s.kind != "user" {
-			acct[s.name] = i
-		}
-	}
+	placed := specNodes(tb, specs)
 	nodes := make([]Node, len(specs))
 	for k, i := range perm {
-		s := specs[i]
-		nd := Node{Parent: -1}
-		if s.kind == "user" {
-			nd.Account, nd.User, nd.Partition = s.parent, s.name, s.partition
-		} else {
-			nd.Account = s.name
-		}
-		if s.kind != "root" {
-			p, ok := acct[s.parent]
-			if !ok {
-				tb.Fatalf("spec %q: unknown parent %q", s.name, s.parent)
-			}
-			nd.Parent = at[p]
-		}
-		if s.shares == "parent" {
-			nd.SharesParent = true
-		} else if _, err := fmt.Sscan(s.shares, &nd.Shares); err != nil {
-			tb.Fatalf("spec %q: shares %q: %v", s.name, s.shares, err)
+		nd := placed[i]
+		if nd.Parent >= 0 {
+			nd.Parent = at[nd.Parent]
 		}
 		nodes[k] = nd
 	}
@@ -70,8 +50,8 @@ func univWithout(specs []spec, keys ...string) []spec {
 func univMoved(specs []spec, acct, parent string) []spec {
 	out := slices.Clone(specs)
 	for i := range out {
-		if out[i].kind == "account" && out[i].name == acct {
-			out[i].parent = parent
+		if out[i].Kind == "account" && out[i].Name == acct {
+			out[i].Parent = parent
 		}
 	}
 	return out
@@ -102,15 +82,15 @@ func univOwn(tb testing.TB, u *Universe, byKey map[string]float64) []float64 {
 //	     ─ B ─ b1
 //	     ─ C ─ C1 ─ c1
 var univBase = []spec{
-	{name: "root", kind: "root", shares: "1"},
-	{name: "A", kind: "account", parent: "root", shares: "1"},
-	{name: "a1", kind: "user", parent: "A", shares: "1"},
-	{name: "a2", kind: "user", parent: "A", shares: "1"},
-	{name: "B", kind: "account", parent: "root", shares: "1"},
-	{name: "b1", kind: "user", parent: "B", shares: "1"},
-	{name: "C", kind: "account", parent: "root", shares: "1"},
-	{name: "C1", kind: "account", parent: "C", shares: "1"},
-	{name: "c1", kind: "user", parent: "C1", shares: "1"},
+	{Name: "root", Kind: "root", Shares: "1"},
+	{Name: "A", Kind: "account", Parent: "root", Shares: "1"},
+	{Name: "a1", Kind: "user", Parent: "A", Shares: "1"},
+	{Name: "a2", Kind: "user", Parent: "A", Shares: "1"},
+	{Name: "B", Kind: "account", Parent: "root", Shares: "1"},
+	{Name: "b1", Kind: "user", Parent: "B", Shares: "1"},
+	{Name: "C", Kind: "account", Parent: "root", Shares: "1"},
+	{Name: "C1", Kind: "account", Parent: "C", Shares: "1"},
+	{Name: "c1", Kind: "user", Parent: "C1", Shares: "1"},
 }
 
 // univUserOwn is the own usage of univBase's users: total 10+20+5+7 = 42.
@@ -118,8 +98,8 @@ var univUserOwn = map[string]float64{"A|a1": 10, "A|a2": 20, "B|b1": 5, "C1|c1":
 
 func TestProjectionRawUsage(t *testing.T) {
 	t.Parallel()
-	withB2 := append(slices.Clone(univBase), spec{name: "b2", kind: "user", parent: "B", shares: "1"})
-	withGPU := append(slices.Clone(univBase), spec{name: "a1", kind: "user", parent: "A", shares: "1", partition: "gpu"})
+	withB2 := append(slices.Clone(univBase), spec{Name: "b2", Kind: "user", Parent: "B", Shares: "1"})
+	withGPU := append(slices.Clone(univBase), spec{Name: "a1", Kind: "user", Parent: "A", Shares: "1", Partition: "gpu"})
 	// Accounts' own usage: jobs of users deleted before the first dump.
 	acctOwn := map[string]float64{"A|a1": 10, "A|a2": 20, "B|b1": 5, "C1|c1": 7, "C1": 2, "C": 1}
 	tests := []struct {
@@ -304,8 +284,8 @@ func TestNewUniverseErrors(t *testing.T) {
 	t.Parallel()
 	base := univTree(t, univBase, nil)
 	otherRoot := univTree(t, []spec{
-		{name: "top", kind: "root", shares: "1"},
-		{name: "A", kind: "account", parent: "top", shares: "1"},
+		{Name: "top", Kind: "root", Shares: "1"},
+		{Name: "A", Kind: "account", Parent: "top", Shares: "1"},
 	}, nil)
 	// Account X under both A and B: NewTree accepts it (lineages /A/X/
 	// and /B/X/ differ), but it is one key twice.
@@ -369,8 +349,8 @@ func TestFairTreeUserDeleted(t *testing.T) {
 	}
 	byKey := map[string]float64{}
 	for _, s := range test24_4(t) {
-		if s.usage != 0 {
-			byKey[specKey(s)] = s.usage
+		if s.Usage != 0 {
+			byKey[specKey(s)] = s.Usage
 		}
 	}
 	own := univOwn(t, u, byKey)
@@ -444,14 +424,14 @@ func TestFairTreeUserDeleted(t *testing.T) {
 // nodes changes neither the universe nor a single bit of RawUsage.
 func TestProjectionDeterministic(t *testing.T) {
 	t.Parallel()
-	older := append(slices.Clone(test24_4(t)), spec{name: "uGone", kind: "user", parent: "aBA", shares: "1"})
+	older := append(slices.Clone(test24_4(t)), spec{Name: "uGone", Kind: "user", Parent: "aBA", Shares: "1"})
 	newer := univWithout(univMoved(test24_4(t), "aGA", "aB"), "aAB|uAB1", "aC", "aC|uC1")
 	// Usages with many significant bits, so a change in summation order
 	// would show.
 	byKey := map[string]float64{"aBA|uGone": 1.0 / 3, "aC": 0.1, "aB": 1e-7}
 	for i, s := range test24_4(t) {
-		if s.kind == "user" {
-			byKey[specKey(s)] = s.usage + float64(i)/7 + 1e6/float64(i+3)
+		if s.Kind == "user" {
+			byKey[specKey(s)] = s.Usage + float64(i)/7 + 1e6/float64(i+3)
 		}
 	}
 	build := func(rng *rand.Rand) (*Universe, *Tree, []float64) {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/user"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,49 +13,29 @@ import (
 
 	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/export/record/recordtest"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/internal/golden"
 	"github.com/fairledger/fairledger/schemas"
 )
 
 // assoc is one association of a tree of Slurm's test24.1 and test24.4
-// (testsuite/expect): name, kind,
-// parent account, shares ("parent" for FairShare=parent) and a user's raw
-// usage.
-type assoc struct {
-	name, kind, parent, shares string
-	usage                      float64
-}
+// (testsuite/expect): golden.Spec.
+type assoc = golden.Spec
 
 // tree24_4(t) is the Fair Tree tree of Slurm's test24.4 with its usage:
 // fairshare/testdata/test24_4.txt.
-func tree24_4(t *testing.T) []assoc { return caseAssocs(golden.Load(t, test24_4File)) }
+func tree24_4(t *testing.T) []assoc { return golden.Load(t, test24_4File).Specs() }
 
 // tree24_1(t) is the classic tree of Slurm's test24.1 with its usage:
 // fairshare/testdata/test24_1.txt.
-func tree24_1(t *testing.T) []assoc { return caseAssocs(golden.Load(t, test24_1File)) }
+func tree24_1(t *testing.T) []assoc { return golden.Load(t, test24_1File).Specs() }
 
 // The golden cases of Slurm's test trees, as internal/golden.Load names them.
 const (
 	test24_4File = "fairshare/testdata/test24_4.txt"
 	test24_1File = "fairshare/testdata/test24_1.txt"
 )
-
-// caseAssocs returns a golden case's associations, in its order.
-func caseAssocs(c *golden.Case) []assoc {
-	out := make([]assoc, len(c.Assocs))
-	for i, a := range c.Assocs {
-		kind := "account"
-		switch {
-		case a.IsRoot():
-			kind = "root"
-		case a.IsUser():
-			kind = "user"
-		}
-		out[i] = assoc{a.Name(), kind, a.Parent(), a.Share, a.RawUsage}
-	}
-	return out
-}
 
 // want24_1P(t) is `sshare -a -P` of test24.1: the full output table without
 // NormUsage, indented by depth. It is the case's `sshare -a -l -p` lines
@@ -78,40 +57,7 @@ func want24_1P(t *testing.T) string {
 // snapshotOf computes a tree's fair share with algo and returns its rows.
 func snapshotOf(t *testing.T, specs []assoc, algo fairshare.Algorithm, snap time.Time) []record.FairshareRow {
 	t.Helper()
-	idx := map[string]int{}
-	for i, s := range specs {
-		if s.kind != "user" {
-			idx[s.name] = i
-		}
-	}
-	nodes := make([]fairshare.Node, len(specs))
-	for i, s := range specs {
-		nd := fairshare.Node{Account: s.name, Parent: -1}
-		if s.kind == "user" {
-			nd.Account, nd.User = s.parent, s.name
-		}
-		if s.kind != "root" {
-			nd.Parent = idx[s.parent]
-		}
-		if s.shares == "parent" {
-			nd.SharesParent = true
-		} else if v, err := strconv.ParseInt(s.shares, 10, 64); err == nil {
-			nd.Shares = v
-		} else {
-			t.Fatal(err)
-		}
-		nodes[i] = nd
-	}
-	tree, err := fairshare.NewTree(nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := make([]float64, tree.Len())
-	for i, s := range specs {
-		own[tree.Pos[i]] = s.usage
-	}
-	usage := make([]float64, tree.Len())
-	fairshare.Accumulate(tree, own, usage)
+	tree, usage := recordtest.Tree(t, specs)
 	var r fairshare.Result
 	if algo == fairshare.FairTreeAlgo {
 		fairshare.FairTree(tree, usage, &r)

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -72,41 +71,14 @@ func makeHistory(t *testing.T) string {
 	// A crash between the stage's rename and the symlink switch: a
 	// complete generation 2 (links to generation 1's files, the stray
 	// file, its manifest) that never became current.
-	gen1, gen2 := filepath.Join(h.Dir, genDir, genName(1)), filepath.Join(h.Dir, genDir, genName(2))
-	for _, p := range m.Partitions {
-		dst := filepath.Join(gen2, filepath.FromSlash(p.Path))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Link(filepath.Join(gen1, filepath.FromSlash(p.Path)), dst); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(gen2, filepath.FromSlash(strayPath)), stray, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	sum := sha256.Sum256(stray)
 	m.Generation = 2
 	m.Partitions = append(m.Partitions, history.Partition{Table: "jobs", Cluster: "c1", Month: "2025-01",
 		Path: strayPath, Rows: 1, Bytes: int64(len(stray)), SHA256: hex.EncodeToString(sum[:])})
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(gen2, manifestFile), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	historytest.CrashUncommitted(t, h, m, historytest.File{Path: strayPath, Data: stray})
 	// A crash mid-commit: a stage with a written file and a temp file.
-	stage := filepath.Join(h.Dir, genDir, stagePrefix+genName(3)+"-00c0ffee")
-	if err := os.MkdirAll(filepath.Join(stage, "jobs", "cluster=c1", "month=2025-01"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(stage, filepath.FromSlash(strayPath)), stray, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(stage, "jobs", "cluster=c1", "month=2025-01", ".part-new"+tmpMarker), []byte("partial"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	historytest.CrashStage(t, h, 3, historytest.File{Path: strayPath, Data: stray},
+		historytest.File{Path: "jobs/cluster=c1/month=2025-01/.part-new" + historytest.TmpMarker, Data: []byte("partial")})
 	return h.Dir
 }
 

@@ -4,51 +4,29 @@ import (
 	"bytes"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/export/record/recordtest"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/internal/golden"
 	"github.com/fairledger/fairledger/schemas"
 )
 
-// fsSpec is one association of a test tree in the shape of the tables of
-// Slurm's test24.x trees (docs/slurm-semantics.md §11): name, kind (root, account, user), parent account,
-// shares ("parent" for FairShare=parent), a user's raw usage and partition.
-type fsSpec struct {
-	name, kind, parent, shares string
-	usage                      float64
-	partition                  string
-}
+// fsSpec is one association of a test tree (golden.Spec).
+type fsSpec = golden.Spec
 
 // tree24_4(t) is the Fair Tree tree of docs/slurm-semantics.md §11.2 (Slurm's
 // test24.4) with its usage, row for row: fairshare/testdata/test24_4.txt.
 func tree24_4(tb testing.TB) []fsSpec {
-	return caseSpecs(golden.Load(tb, "fairshare/testdata/test24_4.txt"))
+	return golden.Load(tb, "fairshare/testdata/test24_4.txt").Specs()
 }
 
 // tree24_1(t) is the classic tree of docs/slurm-semantics.md §11.1 (test24.1)
 // with its usage: fairshare/testdata/test24_1.txt.
 func tree24_1(tb testing.TB) []fsSpec {
-	return caseSpecs(golden.Load(tb, "fairshare/testdata/test24_1.txt"))
-}
-
-// caseSpecs returns a golden case's associations as specs, in its order.
-func caseSpecs(c *golden.Case) []fsSpec {
-	specs := make([]fsSpec, len(c.Assocs))
-	for i, a := range c.Assocs {
-		kind := "account"
-		switch {
-		case a.IsRoot():
-			kind = "root"
-		case a.IsUser():
-			kind = "user"
-		}
-		specs[i] = fsSpec{a.Name(), kind, a.Parent(), a.Share, a.RawUsage, ""}
-	}
-	return specs
+	return golden.Load(tb, "fairshare/testdata/test24_1.txt").Specs()
 }
 
 // specLines returns the `sshare -a -l -p` lines of a §11 tree, header
@@ -63,59 +41,14 @@ func specLines(t *testing.T, name string) []string {
 // treePartitions has per-partition user associations: bob in account a on
 // partitions gpu and cpu, with their own shares (raw usage 30 and 10).
 var treePartitions = []fsSpec{
-	{"root", "root", "", "1", 0, ""},
-	{"a", "account", "root", "1", 0, ""},
-	{"bob", "user", "a", "3", 30, "gpu"},
-	{"bob", "user", "a", "1", 10, "cpu"},
+	{Name: "root", Kind: "root", Shares: "1"},
+	{Name: "a", Kind: "account", Parent: "root", Shares: "1"},
+	{Name: "bob", Kind: "user", Parent: "a", Shares: "3", Usage: 30, Partition: "gpu"},
+	{Name: "bob", Kind: "user", Parent: "a", Shares: "1", Usage: 10, Partition: "cpu"},
 }
 
 // buildFS builds the tree of specs and its descendant-inclusive usage.
-func buildFS(tb testing.TB, specs []fsSpec) (*fairshare.Tree, []float64) {
-	tb.Helper()
-	acct := map[string]int{}
-	for i, s := range specs {
-		if s.kind != "user" {
-			acct[s.name] = i
-		}
-	}
-	nodes := make([]fairshare.Node, len(specs))
-	for i, s := range specs {
-		nd := fairshare.Node{Parent: -1}
-		if s.kind == "user" {
-			nd.Account, nd.User, nd.Partition = s.parent, s.name, s.partition
-		} else {
-			nd.Account = s.name
-		}
-		if s.kind != "root" {
-			p, ok := acct[s.parent]
-			if !ok {
-				tb.Fatalf("spec %q: unknown parent %q", s.name, s.parent)
-			}
-			nd.Parent = p
-		}
-		if s.shares == "parent" {
-			nd.SharesParent = true
-		} else {
-			v, err := strconv.ParseInt(s.shares, 10, 64)
-			if err != nil {
-				tb.Fatalf("spec %q: %v", s.name, err)
-			}
-			nd.Shares = v
-		}
-		nodes[i] = nd
-	}
-	t, err := fairshare.NewTree(nodes)
-	if err != nil {
-		tb.Fatalf("NewTree: %v", err)
-	}
-	own := make([]float64, t.Len())
-	for i, s := range specs {
-		own[t.Pos[i]] = s.usage
-	}
-	usage := make([]float64, t.Len())
-	fairshare.Accumulate(t, own, usage)
-	return t, usage
-}
+var buildFS = recordtest.Tree
 
 func sshareString(tb testing.TB, t *fairshare.Tree, r *fairshare.Result, opt fairshare.SshareOptions) string {
 	tb.Helper()

@@ -1,9 +1,6 @@
 package record_test
 
 import (
-	"testing"
-
-	"github.com/fairledger/fairledger/export/history"
 	"github.com/fairledger/fairledger/export/history/historytest"
 	"github.com/fairledger/fairledger/export/record/recordtest"
 )
@@ -21,16 +18,10 @@ func ptr[T any](v T) *T { return &v }
 
 func normalize[T any](rows []T) []T { return recordtest.Normalize(rows) }
 
-func openHistory(t *testing.T) *history.Store {
-	t.Helper()
-	h, err := history.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
-// commitForeign and foreignFile are historytest's.
-var commitForeign = historytest.CommitForeign
+// openHistory, commitForeign and foreignFile are historytest's.
+var (
+	openHistory   = historytest.Open
+	commitForeign = historytest.CommitForeign
+)
 
 type foreignFile = historytest.ForeignFile

@@ -6,7 +6,10 @@
 // replays it read that one file through Load.
 //
 // It is test support: only _test.go files import it. It reads files but
-// imports nothing from the project, so fairshare's own tests can use it.
+// imports nothing from the project, so fairshare's own tests can use it:
+// that is also why a test tree's associations (Spec, from a case or
+// written by hand) are placed by Nodes as plain values that each package
+// copies into its fairshare.Node.
 //
 // # Format
 //

@@ -1,6 +1,11 @@
-// Package historytest helps the tests of the packages above the history
-// store (export/query, and export/record's external tests) build
-// histories through its exported API. Only tests import it.
+// Package historytest helps the tests of the history store's users
+// (export/query, export/record's external tests) and the store's own
+// external tests build histories through its exported API: open one,
+// find its files, commit files another writer made, and leave beside the
+// committed generation what crashed commits leave, which needs the
+// layout on disk (docs/history-store.md) that TestLayout checks against
+// what the store writes. Only tests import it; it touches files only in
+// a test's temporary directory.
 package historytest
 
 import (
