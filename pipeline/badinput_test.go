@@ -50,6 +50,7 @@ func withFutureJob(t *testing.T, in, out string, end time.Time) {
 // the night runs again and the history equals the one the bad run never
 // touched.
 func TestFutureCheckpointRepair(t *testing.T) {
+	t.Parallel()
 	dir, from, _ := nightlyCluster(t, 1500)
 	mid, next := from.AddDate(0, 0, 10), from.AddDate(0, 0, 11)
 	full := filepath.Join(dir, "sacct.psv")
@@ -180,6 +181,7 @@ func unchanged(t *testing.T, before, after map[string]string) {
 // jobs had been written with billing=inf) or after (a PriorityCalcPeriod
 // change, refused when the checkpoint is resumed).
 func TestFailedRunLeavesHistory(t *testing.T) {
+	t.Parallel()
 	dir, from, _ := nightlyCluster(t, 1500)
 	hist := t.TempDir()
 	nights(t, dir, hist, from, from.AddDate(0, 0, 2))
@@ -229,6 +231,7 @@ func TestFailedRunLeavesHistory(t *testing.T) {
 // failed run left the snapshots it had written while the checkpoint
 // stayed older.)
 func TestDiskFullRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns a process")
 	}

@@ -18,6 +18,7 @@ import (
 // be closed on a full disk does, the run fails and the history is byte
 // for byte as it was. A dry run calls it at its end.
 func TestBeforeCommit(t *testing.T) {
+	t.Parallel()
 	dir, files := siteWith(t, rwA+rwB, rwA+rwB+rwC)
 	hist := filepath.Join(t.TempDir(), "history")
 	mustRun(t, dir, hist, rwT1, files[0])

@@ -69,6 +69,7 @@ func checkpointJSON(t *testing.T, hist string, at time.Time) map[string]any {
 // declared start after the checkpoint it is refused as a gap; the file
 // that covers the gap, declared, is accepted and charges every job.
 func TestCoverageMissedNights(t *testing.T) {
+	t.Parallel()
 	dir, from, _ := nightlyCluster(t, 2000)
 	full := filepath.Join(dir, "sacct.psv")
 	hist := t.TempDir()
@@ -133,6 +134,7 @@ func TestCoverageMissedNights(t *testing.T) {
 // as running, "rows read 0". It is refused, with or without a declared
 // span.
 func TestCoverageEmptyInput(t *testing.T) {
+	t.Parallel()
 	dir, from, _ := nightlyCluster(t, 1000)
 	full := filepath.Join(dir, "sacct.psv")
 	hist := t.TempDir()
@@ -165,6 +167,7 @@ func TestCoverageEmptyInput(t *testing.T) {
 // The checkpoint records the zone; HistoryZone reads it, and a run in
 // another zone is refused, a dry run too; the same zone reruns the night.
 func TestZoneIsTheHistorys(t *testing.T) {
+	t.Parallel()
 	dir, from, _ := nightlyCluster(t, 300)
 	hist := t.TempDir()
 	night := from.AddDate(0, 0, 2)
@@ -210,6 +213,7 @@ func TestZoneIsTheHistorys(t *testing.T) {
 // --sacct-end, so with no decay A is charged 01:00 − 00:30 = 1800 s and B
 // 00:50 − 00:30 = 1200 s. A --sacct-end before --to is refused.
 func TestCoverageFreshStart(t *testing.T) {
+	t.Parallel()
 	dir, files := siteWith(t, rwA+rwB)
 	s, e := time.Date(2025, 1, 1, 0, 30, 0, 0, time.UTC), rwT1
 	run := func(hist string, from, to time.Time) (*pipeline.Summary, error) {

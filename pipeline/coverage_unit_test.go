@@ -10,6 +10,7 @@ import (
 // from docs/inputs.md: the times in the run's zone as sacct reads them,
 // with TZ set to it (none for Local, the machine's own).
 func TestSacctCommand(t *testing.T) {
+	t.Parallel()
 	lo, to := int64(1764547200), int64(1764979200) // 2025-12-01T00:00:00Z, 2025-12-06T00:00:00Z
 	cols := "JobID,JobIDRaw,Cluster,Partition,QOS,Account,User,Submit,Eligible,Start,End,Elapsed,ElapsedRaw,Suspended,State,ExitCode,NNodes,AllocCPUS,ReqTRES,AllocTRES,Timelimit,JobName"
 	if got, want := sacctCommand(time.UTC, lo, to, false),
@@ -29,6 +30,7 @@ func TestSacctCommand(t *testing.T) {
 // TestCheckZone: a checkpoint without a zone (written before it was
 // recorded) accepts any; one with a zone only its own.
 func TestCheckZone(t *testing.T) {
+	t.Parallel()
 	cet := time.FixedZone("CET", 3600)
 	for _, c := range []struct {
 		zone string
@@ -54,6 +56,7 @@ func TestCheckZone(t *testing.T) {
 // TestCheckSacctSpan: the declared span must cover the window (lo, to]:
 // a start at lo or before and an end at to or after (times by hand).
 func TestCheckSacctSpan(t *testing.T) {
+	t.Parallel()
 	const lo, to = 1000, 2000
 	at := func(s int64) time.Time { return time.Unix(s, 0) }
 	for _, c := range []struct {

@@ -41,6 +41,7 @@ func sameHistory(t *testing.T, got, want string, cp string) {
 // once, bit for bit, and it counts every record of the second copy as a
 // duplicate.
 func TestSameFileTwiceIsOnce(t *testing.T) {
+	t.Parallel()
 	dir, _, end := nightlyCluster(t, 1500)
 	f := filepath.Join(dir, "sacct.psv")
 	once := t.TempDir()
@@ -80,6 +81,7 @@ func sacctLines(t *testing.T, p string) (string, []string) {
 // place by the second's row of the same (JobIDRaw, Start), then the
 // second's other rows.
 func TestOverlappingNightlyFiles(t *testing.T) {
+	t.Parallel()
 	dir, from, _ := nightlyCluster(t, 3000)
 	d0 := from.AddDate(0, 0, 5)
 	n1, n2 := filepath.Join(dir, "n1.psv"), filepath.Join(dir, "n2.psv")
@@ -216,6 +218,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // once, for its 3600 s (test24_1's site: raw usage is seconds), and the default
 // --to is its end, the latest end, not now: nothing is running any more.
 func TestRunningThenFinishedChargedOnce(t *testing.T) {
+	t.Parallel()
 	dir, files := siteWith(t,
 		"2001|2001|test24_1|normal|normal|AccountB|User1|2025-01-01T00:00:00|2025-01-01T00:00:00|Unknown|00:30:00|RUNNING|1|billing=1,cpu=1,mem=1M,node=1\n"+
 			"2002|2002|test24_1|normal|normal|AccountC|User2|2025-01-01T00:00:00|2025-01-01T00:00:00|2025-01-01T00:10:00|00:10:00|COMPLETED|1|billing=1,cpu=1,mem=1M,node=1\n",

@@ -15,6 +15,7 @@ import (
 // a map of every key: the decay jobs, the dead others, the winners and
 // the number dropped.
 func TestDedupMatchesMap(t *testing.T) {
+	t.Parallel()
 	type rec struct {
 		k       jobKey
 		charged bool

@@ -26,6 +26,7 @@ func dryRun(t *testing.T, dir, hist string, to time.Time, files ...string) (*pip
 // window, counts, charged jobs and snapshots) and leaves the history as it
 // was; on a history that does not exist yet it creates nothing.
 func TestDryRunWritesNothing(t *testing.T) {
+	t.Parallel()
 	dir, files := siteWith(t, rwA+rwB, rwA+rwB+rwC)
 	hist := filepath.Join(t.TempDir(), "history")
 
@@ -116,6 +117,7 @@ const (
 // files byte for byte as before the dry run. The counts wanted are by hand
 // from the jobs above (test24_1: no decay, 1 billing per CPU).
 func TestDryRunMatchesRun(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	type night struct {
 		to, from time.Time

@@ -134,6 +134,7 @@ func goldenSite(t testing.TB, path string) (string, *golden.Case) {
 // Every line of `sshare -a -l -p` must come out exactly as the case's
 // [sshare -a -l -p] section has it, with sshare's indentation.
 func TestSlurmTestTreesAsJobs(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"test24_1", "test24_4"} {
 		t.Run(name, func(t *testing.T) {
 			dir, c := goldenSite(t, "fairshare/testdata/"+name+".txt")
@@ -159,6 +160,7 @@ func TestSlurmTestTreesAsJobs(t *testing.T) {
 // and the jobs tables both end after reading, and the run finishes after
 // both.
 func TestRunPhases(t *testing.T) {
+	t.Parallel()
 	dir, _ := goldenSite(t, "fairshare/testdata/test24_1.txt")
 	to := time.Date(2025, 1, 1, 1, 0, 0, 0, time.UTC)
 	var ticks atomic.Int64 // Now is called from two goroutines

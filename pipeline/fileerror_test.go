@@ -43,6 +43,7 @@ func rewriteSacct(t *testing.T, in, out string, edit func(lines [][]string) [][]
 // good: feeding the right file the next night restored the jobs but not
 // the decay.
 func TestFileErrorLeavesHistory(t *testing.T) {
+	t.Parallel()
 	dir, from, _ := nightlyCluster(t, 1500)
 	hist := t.TempDir()
 	nights(t, dir, hist, from, from.AddDate(0, 0, 2))

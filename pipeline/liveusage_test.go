@@ -74,6 +74,7 @@ func liveSite(t *testing.T, halfLife, enforce string) (string, string) {
 // (slurmctld's tick skips finished jobs): ua 200, ub 60, root 260, NormUsage
 // ua 200/260, ub 60/260.
 func TestLiveRawUsage(t *testing.T) {
+	t.Parallel()
 	to := time.Date(2025, 1, 1, 0, 1, 50, 0, time.UTC)
 	for _, tc := range []struct {
 		name, halfLife, enforce string
@@ -147,6 +148,7 @@ func deref(p *float64) string {
 // The run ending at that second and the moment replayed from a longer
 // history both show it.
 func TestEndInTheSecondAsked(t *testing.T) {
+	t.Parallel()
 	dir, sacct := liveSite(t, "0", "associations,limits")
 	jobs := "JobID|JobIDRaw|Partition|QOS|Account|User|Start|End|Elapsed|State|AllocTRES|Timelimit\n" +
 		"1|1|cpu|normal|acct|ua|2025-01-01T00:00:10|2025-01-01T00:01:40|00:01:30|COMPLETED|billing=4,cpu=4,node=1|00:10:00\n" +

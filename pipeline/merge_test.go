@@ -21,6 +21,7 @@ import (
 // later of two fresh rows wins; rows starting at or after to are dropped;
 // charged_sec runs to the end or to. The writer merged a month before.
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	to := t0.Add(10 * time.Hour)
 	at := func(h int) *time.Time { x := t0.Add(time.Duration(h) * time.Hour); return &x }
@@ -109,6 +110,7 @@ func testHistory(t *testing.T) (*history.Store, *spill.Jobs) {
 // TestMonthsStopsOnCancel: a cancelled run stops the month pipeline with
 // the context's error instead of writing on (or hanging).
 func TestMonthsStopsOnCancel(t *testing.T) {
+	t.Parallel()
 	h, sp := testHistory(t)
 	jan := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	months := []time.Time{jan, jan.AddDate(0, 1, 0), jan.AddDate(0, 2, 0)}
@@ -136,6 +138,7 @@ func TestMonthsStopsOnCancel(t *testing.T) {
 // every segment is rewritten with its rows charged their full two hours,
 // and every month gets a usage segment of the recomputed days.
 func TestMonthsRewritesSeveralMonths(t *testing.T) {
+	t.Parallel()
 	h, sp := testHistory(t)
 	jan := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	var months []time.Time

@@ -66,6 +66,7 @@ func rowsByKey(rows []record.FairshareRow) map[string]string {
 // and the history's last second. The cluster ticks every 5 minutes with
 // limits enforced (RawUsage's end charges and TRESRunMins count).
 func TestMomentEqualsRunTo(t *testing.T) {
+	t.Parallel()
 	dir, from, end := nightlyCluster(t, 600)
 	sacct := filepath.Join(dir, "sacct.psv")
 	single := filepath.Join(t.TempDir(), "single")
@@ -133,6 +134,7 @@ func TestMomentEqualsRunTo(t *testing.T) {
 // run once and night by night; the times are drawn at random, plus a
 // job's submission second and the second after.
 func TestMomentPriorityEqualsRunTo(t *testing.T) {
+	t.Parallel()
 	dir, from, end := nightlyCluster(t, 1500)
 	full := filepath.Join(dir, "sacct.psv")
 	withRequest(t, full)
@@ -235,6 +237,7 @@ func jobColumnTimes(t *testing.T, sacct, column string) []time.Time {
 // a stored snapshot (two seeds, one replay each) gives each minute's
 // moment as Moment alone does.
 func TestMomentsEqualMoment(t *testing.T) {
+	t.Parallel()
 	dir, from, end := nightlyCluster(t, 600)
 	hist := filepath.Join(t.TempDir(), "h")
 	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, "sacct.psv")), runOpts(hist, end)); err != nil {
@@ -278,6 +281,7 @@ func TestMomentsEqualMoment(t *testing.T) {
 // for are then no moment (the seed before it holds only the jobs of its
 // own span), those of the seeds around it still are.
 func TestMomentSeedDamaged(t *testing.T) {
+	t.Parallel()
 	dir, from, end := nightlyCluster(t, 300)
 	hist := filepath.Join(t.TempDir(), "h")
 	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, "sacct.psv")), runOpts(hist, end)); err != nil {
@@ -327,6 +331,7 @@ func TestMomentSeedDamaged(t *testing.T) {
 // seeds of its window and keeps those before: moments before and inside
 // the window still equal the run ending at their second.
 func TestMomentAfterRecompute(t *testing.T) {
+	t.Parallel()
 	dir, from, _ := nightlyCluster(t, 600)
 	full := filepath.Join(dir, "sacct.psv")
 	hist := filepath.Join(t.TempDir(), "h")

@@ -9,6 +9,7 @@ import (
 // reusing one monthRows: each month's rows in row order, the months with
 // rows in key order, and no month of an earlier batch left over.
 func TestMonthRows(t *testing.T) {
+	t.Parallel()
 	var g monthRows
 	batches := []struct {
 		months []string // row i's month

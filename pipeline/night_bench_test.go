@@ -251,6 +251,7 @@ func runChild(b *testing.B, dir, hist, sacct string, to, from time.Time) childRu
 // TestBenchChild is the process the nightly benchmarks run: one run
 // described by its environment. It is not a test on its own.
 func TestBenchChild(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("FAIRLEDGER_BENCH_CHILD_DIR")
 	if dir == "" {
 		t.Skip("run by the nightly benchmarks")

@@ -308,6 +308,7 @@ func jobsWithoutSource(t *testing.T, hist, cluster string) []record.JobRow {
 // usage and fair-share history, bit for bit, as one run over the whole
 // window; the jobs tables agree but for source file and line.
 func TestNightlyEqualsSingleRun(t *testing.T) {
+	t.Parallel()
 	dir, from, end := nightlyCluster(t, 3000)
 	single := t.TempDir()
 	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, "sacct.psv")), runOpts(single, end)); err != nil {
@@ -339,6 +340,7 @@ func TestNightlyEqualsSingleRun(t *testing.T) {
 // TestRerunSameNightIsIdempotent: running a night twice leaves every
 // table's rows (runs apart) and the checkpoints as after one run.
 func TestRerunSameNightIsIdempotent(t *testing.T) {
+	t.Parallel()
 	dir, from, _ := nightlyCluster(t, 1500)
 	hist := t.TempDir()
 	nights(t, dir, hist, from, from.AddDate(0, 0, 3))
@@ -452,6 +454,7 @@ func sacctAsOfAll(t *testing.T, full, out string, since, now time.Time) {
 // night's end among them, with no start yet) gives the same priority
 // table, bit for bit, as one run over the whole window.
 func TestNightlyEqualsSingleRunPriority(t *testing.T) {
+	t.Parallel()
 	dir, from, end := nightlyCluster(t, 1500)
 	full := filepath.Join(dir, "sacct.psv")
 	withRequest(t, full)

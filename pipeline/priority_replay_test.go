@@ -29,6 +29,7 @@ import (
 // of its slurmctld log, every `sprio -l` line slurmctld printed must come
 // out byte for byte, and no other.
 func TestPriorityReplayLive(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("..", "testdata", "slurm-e2e", "prio")
 	m := liveModel(t, dir)
 	var jobs []queue.Job
@@ -203,6 +204,7 @@ func sshareFairShare(t *testing.T, path string) map[[2]string]float64 {
 // FAIRLEDGER_SLURM_CAPTURE names a fresh capture of run.sh (its prio
 // scenario) to check instead of the kept one.
 func TestPrioritySubmitLive(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("..", "testdata", "slurm-e2e", "prio")
 	if c := os.Getenv("FAIRLEDGER_SLURM_CAPTURE"); c != "" {
 		dir = filepath.Join(c, "prio")

@@ -19,6 +19,7 @@ import (
 // submitted under the first dump has ASSOC 1000, the one submitted under
 // the second 250.
 func TestPriorityAssocDumps(t *testing.T) {
+	t.Parallel()
 	parse := func(text string) *ingest.Associations {
 		a, _, err := ingest.ParseAssoc("assoc.psv", strings.NewReader(text))
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 // the byte count it reports is read safely): the bytes and rows it reports
 // never go backwards, never pass the totals, and end at most at them.
 func TestRunProgress(t *testing.T) {
+	t.Parallel()
 	dir, _, end := nightlyCluster(t, 3000)
 	sacct := filepath.Join(dir, "sacct.psv")
 	fi, err := os.Stat(sacct)

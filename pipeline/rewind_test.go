@@ -58,6 +58,7 @@ func refused(t *testing.T, err error, want, hist string, before map[string][]byt
 // used to drop the usage and charged seconds after 01:00 while the
 // snapshot and checkpoint at 02:00 stayed.
 func TestRunRefusesRewind(t *testing.T) {
+	t.Parallel()
 	dir, files := siteWith(t, rwA+rwB, rwA+rwB+rwC)
 	hist := t.TempDir()
 	mustRun(t, dir, hist, rwT1, files[0])
@@ -85,6 +86,7 @@ func TestRunRefusesRewind(t *testing.T) {
 // overwrote the checkpoint with zeros. Both are refused; the same file
 // again is a rerun and allowed.
 func TestRunRefusesFreshStartAfterOrigin(t *testing.T) {
+	t.Parallel()
 	dir, files := siteWith(t, rwA+rwB, "", rwB)
 	hist := t.TempDir()
 	mustRun(t, dir, hist, rwT1, files[0])
@@ -108,6 +110,7 @@ func TestRunRefusesFreshStartAfterOrigin(t *testing.T) {
 // TestRunRefusesToAfterNow: an explicit --to after now would charge running
 // jobs for time that has not passed.
 func TestRunRefusesToAfterNow(t *testing.T) {
+	t.Parallel()
 	dir, files := siteWith(t, rwA)
 	hist := t.TempDir()
 	opt := runOpts(hist, rwT2)
@@ -126,6 +129,7 @@ func TestRunRefusesToAfterNow(t *testing.T) {
 // night) keeps it in the jobs table but cannot charge it: the run counts
 // it, so that the warning names it, and User3's usage at 02:00 is 0.
 func TestRerunWithMissingJobs(t *testing.T) {
+	t.Parallel()
 	dir, files := siteWith(t, rwA+rwB, rwA+rwB+rwC, rwA+rwB)
 	hist := t.TempDir()
 	mustRun(t, dir, hist, rwT1, files[0])
@@ -148,6 +152,7 @@ func TestRerunWithMissingJobs(t *testing.T) {
 // through three nights replaces the checkpoints inside the window, which
 // held the first computation's usage.
 func TestRecomputeRemovesSupersededCheckpoints(t *testing.T) {
+	t.Parallel()
 	dir, files := siteWith(t, rwA+rwB, rwA+rwB+rwC)
 	hist := t.TempDir()
 	mustRun(t, dir, hist, rwT1, files[0])

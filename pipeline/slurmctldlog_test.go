@@ -12,6 +12,7 @@ import (
 // its job ends ordered against the tick of their second by the lines'
 // milliseconds.
 func TestCtldLogOrder(t *testing.T) {
+	t.Parallel()
 	at := func(s string) time.Time {
 		v, err := time.Parse("15:04:05.000", s)
 		if err != nil {

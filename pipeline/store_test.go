@@ -30,6 +30,7 @@ import (
 // segments' statistics and replaced, never duplicated, and the history
 // equals one run over the whole window, as with one-day files.
 func TestLongSacctWindowNights(t *testing.T) {
+	t.Parallel()
 	dir, from, end := nightlyCluster(t, 2500)
 	single := t.TempDir()
 	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, "sacct.psv")), runOpts(single, end)); err != nil {
@@ -138,6 +139,7 @@ func computedState(t *testing.T, hist string, to time.Time) map[string][]byte {
 // byte in a file the night reads (a hot jobs segment) — naming the file,
 // and leaves the history as it was.
 func TestRunRefusesDamagedHistory(t *testing.T) {
+	t.Parallel()
 	dir, from, _ := nightlyCluster(t, 1500)
 	hist := t.TempDir()
 	nights(t, dir, hist, from, from.AddDate(0, 0, 6))
@@ -204,6 +206,7 @@ func TestRunRefusesDamagedHistory(t *testing.T) {
 // class once it has four, so after a run no partition holds more than
 // three of one class, and the history far fewer files than runs × tables.
 func TestNightsFileCount(t *testing.T) {
+	t.Parallel()
 	dir, from, _ := nightlyCluster(t, 1500)
 	hist := t.TempDir()
 	nights(t, dir, hist, from, from.AddDate(0, 0, 21))
@@ -251,6 +254,7 @@ func TestNightsFileCount(t *testing.T) {
 // segments: the usage and jobs tables equal one run's over the whole
 // window.
 func TestLateJobUsage(t *testing.T) {
+	t.Parallel()
 	dir, from, end := nightlyCluster(t, 2000)
 	full := filepath.Join(dir, "sacct.psv")
 	data, err := os.ReadFile(full)
@@ -315,6 +319,7 @@ func TestLateJobUsage(t *testing.T) {
 // every table and the final checkpoint equal those of a history the
 // current code wrote with the same runs.
 func TestRunConvertsOldHistory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := synth.WriteDir(dir, synth.Options{Seed: 5, Jobs: 3000, Labs: 20, Cluster: "synth", Location: time.UTC}); err != nil {
 		t.Fatal(err)
@@ -393,6 +398,7 @@ func fairshareWithoutTRESRun(t *testing.T, hist string) map[string][]byte {
 // the usage, snapshots, association trees, jobs and final checkpoint equal
 // those of the undamaged history.
 func TestRecomputeRebuildsRemovedFiles(t *testing.T) {
+	t.Parallel()
 	dir, from, end := nightlyCluster(t, 2500)
 	want := t.TempDir()
 	nights(t, dir, want, from, end)

@@ -20,6 +20,7 @@ import (
 //	phase 60 s (ticks at 00:01, 00:06, 00:11):   charged 00:01 → 00:11 = 600
 //	@ a tick at 00:03:20 (ticks …, 00:08:20):    charged 00:01 → 00:08:20 = 440
 func TestTickPhase(t *testing.T) {
+	t.Parallel()
 	job := "1|1|test24_1|normal|normal|AccountB|User1|2025-01-01T00:00:00|2025-01-01T00:01:00|2025-01-01T00:20:00|00:19:00|COMPLETED|1|billing=1,cpu=1,mem=1M,node=1\n"
 	dir, files := siteWith(t, job)
 	day := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)

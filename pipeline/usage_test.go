@@ -13,6 +13,7 @@ import (
 // and two cut off at the month's end, one of them running; the sums were
 // used for another month before.
 func TestUsageSums(t *testing.T) {
+	t.Parallel()
 	us := func(s string) int64 { return mustTime(t, s).UnixMicro() }
 	names := []string{"lab", "ann", "cpu", "gpu"}
 	rec := func(part uint32, start, end string, billing, factor float64, cpus int64, mem, gpu float64) record.JobRec {
@@ -83,6 +84,7 @@ func mustTime(t *testing.T, s string) time.Time {
 // with the sums reused after a reset: the rows must come out in the same
 // order with bit-identical sums.
 func TestUsageSumsMatchMap(t *testing.T) {
+	t.Parallel()
 	reference := func(names []string, calls [][]record.JobRec, spans [][2]int64, to int64) []record.UsageRow {
 		acc := map[usageKey]int{}
 		var rows []record.UsageRow

@@ -14,6 +14,7 @@ import (
 // is running). Times are Unix seconds worked out by hand: 1735689600 is
 // 2025-01-01T00:00:00Z, a day is 86400 s.
 func TestWarnStaleRunning(t *testing.T) {
+	t.Parallel()
 	const jan1 = 1735689600
 	for _, c := range []struct {
 		name     string

@@ -9,6 +9,7 @@ import (
 // TestMonthOf checks the cached month key at month boundaries, before
 // 1970 and after going back to an earlier month (times by hand, UTC).
 func TestMonthOf(t *testing.T) {
+	t.Parallel()
 	var m monthOf
 	for _, c := range []struct {
 		t    int64
@@ -33,6 +34,7 @@ func TestMonthOf(t *testing.T) {
 // TestCheckSnapshotEvery checks the intervals a run accepts: 0, divisors of
 // a day, whole days.
 func TestCheckSnapshotEvery(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		every time.Duration
 		ok    bool
@@ -57,6 +59,7 @@ func TestCheckSnapshotEvery(t *testing.T) {
 // A snapshot interval shorter than PriorityCalcPeriod is refused; the
 // period itself, longer intervals and 0 (only at the window's end) are not.
 func TestCheckSnapshotPeriod(t *testing.T) {
+	t.Parallel()
 	const period = 5 * time.Minute
 	for _, c := range []struct {
 		every time.Duration
@@ -75,6 +78,7 @@ func TestCheckSnapshotPeriod(t *testing.T) {
 // days of a DST change too (Europe/Berlin: 2025-03-30 has 23 hours,
 // 2025-10-26 has 25), and a wall time in the spring gap is not taken twice.
 func TestSnapshotTimesDST(t *testing.T) {
+	t.Parallel()
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
 		t.Skip("no tz database:", err)

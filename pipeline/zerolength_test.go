@@ -15,6 +15,7 @@ import (
 // --to and ends after it is left for the next run. With the default --to
 // (the latest end) nothing is left over; night by night equals one run.
 func TestZeroLengthJobAtTo(t *testing.T) {
+	t.Parallel()
 	const (
 		long  = "3001|3001|test24_1|normal|normal|AccountB|User1|2025-01-01T00:00:00|2025-01-01T00:00:00|2025-01-01T01:00:00|01:00:00|COMPLETED|1|billing=1,cpu=1,mem=1M,node=1\n"
 		zero2 = "3002|3002|test24_1|normal|normal|AccountC|User2|2025-01-01T00:30:00|2025-01-01T01:00:00|2025-01-01T01:00:00|00:00:00|CANCELLED by 0|1|billing=1,cpu=1,mem=1M,node=1\n"
