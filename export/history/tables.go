@@ -18,14 +18,16 @@ import (
 // that depends on a table is said here once: the Go rows it writes and
 // reads, their order, their encoder, the statistics a segment's manifest
 // entry records, how files of an older release are upgraded on read, which
-// rows a repair cuts. Write, Read, ReadPartition, Replace, Merge, Verify,
-// Repair and Migrate go through the list and never switch on a table.
+// rows a repair cuts. Write, Read, ReadPartition, replace, merge (and so
+// Compact), Verify, Repair and Migrate go through the list and never
+// switch on a table.
 //
 // A new table is its row type (export/record), its columns
-// (schemas/tables.go), one entry in tables below, its view
-// (schemas/views.sql) and its generated doc (schemas/<table>.md);
-// TestTableList checks that the list and schemas.Tables name the same
-// tables, and the schemas tests that the views and docs do.
+// (schemas/tables.go) and one entry in tables below; its view
+// (schemas/views.sql) and doc (schemas/<table>.md) are generated from the
+// columns (go test ./schemas -update). TestTableList checks that the list
+// and schemas.Tables name the same tables, and the schemas tests that the
+// views and docs do.
 
 // tables is the list, in schemas.Tables' order. Its entries are never
 // modified.
