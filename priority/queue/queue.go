@@ -197,7 +197,9 @@ func (m *Model) TRESIndex(vec []uint64) uint32 {
 
 // priorityJob sets *dst to the priority.Job of j, its slices and names
 // shared with the model's tables (FairShare 0: the snapshot's to set),
-// with the association priority of association dump number dump.
+// with the association priority of association dump number dump. Like
+// Who and Where it adds to the model's tables (its cache of association
+// priorities): a model serves one goroutine.
 func (m *Model) priorityJob(dst *priority.Job, j *Job, dump int) {
 	w, r := &m.whos[j.Who], &m.wheres[j.Where]
 	*dst = priority.Job{ID: j.ID, User: w.user, Account: w.account, EligibleSec: j.Eligible,
