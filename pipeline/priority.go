@@ -68,7 +68,7 @@ func newPrioModel(conf *ingest.Config, assocs []*ingest.Associations, qos *inges
 				p := uint32(min(max(eff[i], 0), math.MaxUint32))
 				d.Cluster.MaxAssocPriority = max(d.Cluster.MaxAssocPriority, p)
 				if r.IsUser() {
-					d.Assoc[queue.AssocKey{Account: r.Account, User: r.User}] = p
+					d.Assoc[queue.AssocKey{Account: r.Account, User: r.User, Partition: r.Partition}] = p
 				}
 			}
 		}

@@ -28,10 +28,12 @@ type FairShare struct {
 	Users map[AssocKey]float64 // each user association's FairShare
 }
 
-// of returns the FairShare of j's user association (0 when the snapshot
-// has none, or NaN).
-func (f *FairShare) of(j *priority.Job) float64 {
-	return f.Users[AssocKey{j.Account, j.User}]
+// of returns the FairShare of the user association k stands for (the
+// association of its partition, else the user's without one; 0 when the
+// snapshot has neither, or NaN).
+func (f *FairShare) of(k AssocKey) float64 {
+	v, _ := lookupAssoc(f.Users, k)
+	return v
 }
 
 // SetFairShare makes the FairShare of each user association of users
@@ -58,7 +60,7 @@ func (p *Writer) setFairShareRows(at int64, rows []record.FairshareRow) {
 		if !r.IsUser || r.FairShare == nil || math.IsNaN(*r.FairShare) {
 			continue
 		}
-		k := AssocKey{r.Account, r.User}
+		k := AssocKey{Account: r.Account, User: r.User, Partition: r.Partition}
 		if _, ok := m[k]; !ok {
 			m[k] = *r.FairShare
 		}
@@ -157,7 +159,7 @@ func (p *Writer) asWaiting(j *Job) priority.Job {
 			pj.EligibleSec = e
 		}
 	}
-	pj.FairShare = p.FS.of(&pj)
+	pj.FairShare = p.FS.of(p.Model.assocKey(&pj))
 	return pj
 }
 

@@ -26,7 +26,10 @@ type Model struct {
 	// maxTimeMin is each partition's MaxTime (minutes; math.MaxUint32 for
 	// UNLIMITED), the time limit of a job without one of its own.
 	maxTimeMin []uint32
-	assoc      map[AssocKey]uint32 // (account, user) → effective priority
+	assoc      map[AssocKey]uint32 // user association → effective priority
+	// assocPrio is the newest dump's association priority of a Job's
+	// Who and Where (its user and account, and its partitions).
+	assocPrio map[[2]uint32]uint32
 	// qosPriority is the QOS dump's priority of a QOS (false: none).
 	qosPriority func(name string) (int64, bool)
 
@@ -97,10 +100,9 @@ func (m *Model) partitionsAt(k int) []int {
 	return m.single[k : k+1]
 }
 
-// whoEntry is a job's user and account and its association's priority.
+// whoEntry is a job's user and account.
 type whoEntry struct {
 	user, account string
-	assocPriority uint32
 }
 
 // whereEntry is a job's QOS and the partitions it waits in.
@@ -149,13 +151,13 @@ func (m *Model) partitionsOf(list string) []int {
 // Arrow string points into its batch's buffers, which the model must not
 // pin).
 func (m *Model) Who(user, account string) uint32 {
-	k := AssocKey{account, user}
+	k := AssocKey{Account: account, User: user}
 	if i, ok := m.whoIdx[k]; ok {
 		return i
 	}
 	i := uint32(len(m.whos))
-	k = AssocKey{strings.Clone(account), strings.Clone(user)}
-	m.whos = append(m.whos, whoEntry{user: k.User, account: k.Account, assocPriority: m.assoc[k]})
+	k = AssocKey{Account: strings.Clone(account), User: strings.Clone(user)}
+	m.whos = append(m.whos, whoEntry{user: k.User, account: k.Account})
 	m.whoIdx[k] = i
 	return i
 }
@@ -195,15 +197,62 @@ func (m *Model) TRESIndex(vec []uint64) uint32 {
 
 // priorityJob sets *dst to the priority.Job of j, its slices and names
 // shared with the model's tables (FairShare 0: the snapshot's to set),
-// with the association priority of association dump number dump.
+// with the association priority of association dump number dump. Like
+// Who and Where it adds to the model's tables (its cache of association
+// priorities): a model serves one goroutine.
 func (m *Model) priorityJob(dst *priority.Job, j *Job, dump int) {
 	w, r := &m.whos[j.Who], &m.wheres[j.Where]
 	*dst = priority.Job{ID: j.ID, User: w.user, Account: w.account, EligibleSec: j.Eligible,
-		AssocPriority: w.assocPriority, QOS: r.qos, Partitions: r.parts, Nodes: j.Nodes, CPUs: j.CPUs,
+		QOS: r.qos, Partitions: r.parts, Nodes: j.Nodes, CPUs: j.CPUs,
 		TimeLimitMin: j.TimeLimitMin, TRES: m.tres[j.TRES], Nice: j.Nice}
 	if len(m.dumps) > 1 && dump != len(m.dumps)-1 {
-		dst.AssocPriority = m.dumps[dump].Assoc[AssocKey{w.account, w.user}]
+		dst.AssocPriority, _ = lookupAssoc(m.dumps[dump].Assoc, m.assocKey(dst))
+		return
 	}
+	// The newest dump's, kept per user and partition list: a snapshot
+	// builds every waiting job anew.
+	k := [2]uint32{j.Who, j.Where}
+	p, ok := m.assocPrio[k]
+	if !ok {
+		p, _ = lookupAssoc(m.assoc, m.assocKey(dst))
+		if m.assocPrio == nil {
+			m.assocPrio = map[[2]uint32]uint32{}
+		}
+		m.assocPrio[k] = p
+	}
+	dst.AssocPriority = p
+}
+
+// assocKey is the user association job j's priority is computed with
+// (docs/slurm-semantics.md §4.4): its account and user, and the first
+// partition it asked for. slurmctld looks the association up with the
+// job's partition (job_mgr.c, job_create: assoc_mgr_fill_in_assoc with
+// assoc_rec.partition set) and refuses a job in several partitions that
+// do not all give the same association (_check_for_part_assocs,
+// ESLURM_PARTITION_ASSOC, since 21.08), so any of its partitions gives
+// the one job_ptr->assoc_ptr that priority/multifactor takes the ASSOC and
+// FAIRSHARE factors of for every row of the job.
+func (m *Model) assocKey(j *priority.Job) AssocKey {
+	k := AssocKey{Account: j.Account, User: j.User}
+	if len(j.Partitions) > 0 {
+		k.Partition = m.Cluster.Partitions[j.Partitions[0]].Name
+	}
+	return k
+}
+
+// lookupAssoc returns the value of the user association k stands for in
+// byAssoc, as assoc_mgr_fill_in_assoc finds it: the association of k's
+// partition when there is one, else the user's association without a
+// partition (false: neither).
+func lookupAssoc[V any](byAssoc map[AssocKey]V, k AssocKey) (V, bool) {
+	if k.Partition != "" {
+		if v, ok := byAssoc[k]; ok {
+			return v, true
+		}
+		k.Partition = ""
+	}
+	v, ok := byAssoc[k]
+	return v, ok
 }
 
 // clusterOf returns the cluster as association dump number dump has it:
@@ -219,12 +268,14 @@ func (m *Model) clusterOf(dump int) *priority.Cluster {
 // user association's effective priority and the cluster with the dump's
 // highest.
 type Dump struct {
-	Assoc   map[AssocKey]uint32 // user association → effective priority
+	Assoc   map[AssocKey]uint32 // user association (per partition too) → effective priority
 	Cluster priority.Cluster
 }
 
-// AssocKey is a user association: its account and user.
-type AssocKey struct{ Account, User string }
+// AssocKey is a user association: its account, user and, for a
+// per-partition association, partition ("" for the user's association
+// without one).
+type AssocKey struct{ Account, User, Partition string }
 
 // Job is one job as its priority needs it: who, where, what it asked
 // for, and when it was submitted, became eligible, started and ended. It

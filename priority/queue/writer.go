@@ -65,7 +65,7 @@ func (p *Writer) Add(at, tick int64, ti int, tree *fairshare.Tree, r *fairshare.
 	p.pending = p.queue.At(p.pending[:0], at, tick)
 	for i := range p.pending {
 		j := &p.pending[i]
-		j.Job.FairShare = p.FS.of(&j.Job)
+		j.Job.FairShare = p.FS.of(p.Model.assocKey(&j.Job))
 		p.rows = p.cp.AppendRows(&p.Model.Params, p.rows[:0], p.Model.clusterOf(p.dump), []priority.Job{j.Job}, j.At)
 		for k := range p.rows {
 			p.Out.add(p.Model.newRow(at, evPending, j, j.who, &p.rows[k], at), p.rows[k].Weighted.TRES)
@@ -73,13 +73,13 @@ func (p *Writer) Add(at, tick int64, ti int, tree *fairshare.Tree, r *fairshare.
 	}
 }
 
-// userNodes maps each user association of tree to its node. A user with
-// per-partition associations in an account maps to the first: sprio's
-// FAIRSHARE is the job's association's.
+// userNodes maps each user association of tree, per-partition ones each
+// under its partition, to its node: sprio's FAIRSHARE is the job's own
+// association's (Model.assocKey).
 func userNodes(tree *fairshare.Tree) map[AssocKey]int {
 	users := map[AssocKey]int{}
 	for i := 0; i < tree.Len(); i++ {
-		if k := (AssocKey{tree.Account[i], tree.User[i]}); tree.User[i] != "" {
+		if k := (AssocKey{Account: tree.Account[i], User: tree.User[i], Partition: tree.Partition[i]}); tree.User[i] != "" {
 			if _, ok := users[k]; !ok {
 				users[k] = i
 			}
