@@ -134,10 +134,6 @@ root_mounted=()
 # root_pids ROOT: the processes whose root directory is ROOT (the daemons
 # and jobs of a run in it).
 root_pids() {
-	local p r
-	for p in /proc/[0-9]*; do
-		r=$(readlink "$p/root" 2>/dev/null) || continue
-		[[ $r == "$1" ]] && echo "${p#/proc/}"
-	done
+	find /proc -mindepth 2 -maxdepth 2 -name root -lname "$1" 2>/dev/null | awk -F/ '$3 ~ /^[0-9]+$/ { print $3 }'
 	return 0
 }

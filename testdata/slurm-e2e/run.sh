@@ -146,10 +146,14 @@ stop_pid() { # PID NAME: SIGTERM, then SIGKILL after 20 s
 # job_pids: the processes of this run's jobs: those of the users created here,
 # and the slurmstepd processes whose SLURM_CONF is one of this run's.
 job_pids() {
-	local u p daemons
-	if [[ -n $root ]]; then # every process in the tree is this run's
-		daemons=" $(cat "$scr"/*/pids.txt 2>/dev/null | cut -d' ' -f1 | tr '\n' ' ') "
-		for p in $(root_pids "$root"); do [[ $daemons == *" $p "* ]] || echo "$p"; done
+	local u p
+	if [[ -n $root ]]; then # in the tree: its slurmstepd and the test users' processes
+		local comm uid
+		for p in $(root_pids "$root"); do
+			comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+			uid=$(awk '/^Uid:/ { print $2 }' "/proc/$p/status" 2>/dev/null) || continue
+			if [[ $comm == slurmstepd || ( -n $uid && $uid != 0 ) ]]; then echo "$p"; fi
+		done
 		return 0
 	fi
 	for u in "${created_users[@]}"; do pgrep -u "$u" || true; done
