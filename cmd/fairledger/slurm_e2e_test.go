@@ -522,3 +522,65 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// TestSacctAllFieldsE2E: the scenario's jobs dumped with every field its
+// release's sacct has (sacct-all.psv: `sacct -o` of every name `sacct
+// --helpformat` lists, 22.05's, 24.11's or 26.05's) give the history the
+// narrow dump gives: the run succeeds with no row rejected, and sshare at
+// the export's second prints the same bytes. Only a live capture
+// (FAIRLEDGER_SLURM_CAPTURE) has sacct-all.psv.
+func TestSacctAllFieldsE2E(t *testing.T) {
+	root, live := os.LookupEnv("FAIRLEDGER_SLURM_CAPTURE")
+	if !live {
+		t.Skip("no live capture (FAIRLEDGER_SLURM_CAPTURE)")
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared := 0
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if !fileExists(filepath.Join(dir, "sacct-all.psv")) {
+			continue
+		}
+		compared++
+		t.Run(e.Name(), func(t *testing.T) {
+			c := readSlurmCapture(t, dir)
+			out := make(map[string]string)
+			for _, file := range []string{"sacct.psv", "sacct-all.psv"} {
+				hist := filepath.Join(t.TempDir(), "h")
+				args := slurmRunArgs(c, hist)
+				i := slices.Index(args, "--sacct")
+				args[i+1] = filepath.Join(dir, file)
+				var stdout, stderr bytes.Buffer
+				if code := run(append(args, "--to", "@"+c.to), &stdout, &stderr); code != 0 {
+					t.Fatalf("run --sacct %s: exit %d: %s", file, code, lastLine(stderr.String()))
+				}
+				stdout.Reset()
+				stderr.Reset()
+				if code := run([]string{"fairledger", "sshare", "--history", hist, "--at", "@" + c.to, "--tz", c.tz, "-a", "-l", "-P", "-m"}, &stdout, &stderr); code != 0 {
+					t.Fatalf("sshare after --sacct %s: exit %d: %s", file, code, lastLine(stderr.String()))
+				}
+				out[file] = stdout.String()
+			}
+			if out["sacct.psv"] != out["sacct-all.psv"] {
+				t.Errorf("sshare differs:\nwith sacct.psv:\n%s\nwith sacct-all.psv:\n%s", out["sacct.psv"], out["sacct-all.psv"])
+			}
+			head, _, _ := strings.Cut(readFileString(t, filepath.Join(dir, "sacct-all.psv")), "\n")
+			t.Logf("%s: sacct-all.psv (%d fields) gives the history sacct.psv gives", e.Name(), strings.Count(head, "|")+1)
+		})
+	}
+	if compared == 0 {
+		t.Skipf("%s: no scenario with sacct-all.psv", root)
+	}
+}
+
+func readFileString(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

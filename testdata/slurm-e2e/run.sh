@@ -729,6 +729,11 @@ for s in "${scenarios[@]}"; do
 	if [[ $s == prio ]]; then fields=$prio_sacct_fields states=(-s "$all_states"); fi
 	SLURM_TIME_FORMAT=%s sacct -a -D -P -S "$(date -d "@$((span_start - 60))" +%Y-%m-%dT%H:%M:%S)" -E now \
 		"${states[@]}" -o "$fields" | sed "s|$d|/scratch|g" >"$c/sacct.psv" # SubmitLine names it
+	# The same jobs with every field this release's sacct has (sacct
+	# --helpformat): ingest must read a site's dump whatever it holds.
+	all_fields=$(sacct --helpformat | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
+	SLURM_TIME_FORMAT=%s sacct -a -D -P -S "$(date -d "@$((span_start - 60))" +%Y-%m-%dT%H:%M:%S)" -E now \
+		"${states[@]}" -o "$all_fields" | sed "s|$d|/scratch|g" >"$c/sacct-all.psv"
 	assoc_fields=Cluster,Account,User,Partition,ParentName,Share,Lineage,GrpTRESMins
 	probe=$(sacctmgr -n -P show assoc format=Lineage 2>&1 || true)
 	if [[ $probe == *"Unknown field"* ]]; then
@@ -767,7 +772,7 @@ say "install ${t_install} s, bring-up ${t_bringup} s, jobs ${t_jobs} s, stop ${t
 cd "$repo/cmd/fairledger"
 # sshare and sprio through the CLI; the submit rows against sacct's
 # Priority (the priority at submission) through the pipeline.
-if ! FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^(TestSlurmE2E|TestSprioE2E|TestNightlyE2E|TestSystemdUnits)$' -test.v -test.count=1 ||
+if ! FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^(TestSlurmE2E|TestSprioE2E|TestNightlyE2E|TestSystemdUnits|TestSacctAllFieldsE2E)$' -test.v -test.count=1 ||
 	! (cd "$repo/pipeline" && FAIRLEDGER_SLURM_CAPTURE=$capture "$work/pipeline.test" -test.run '^TestPrioritySubmitLive$' -test.v -test.count=1); then
 	# What a later look needs when the capture is gone (CI): when each job
 	# was submitted or cancelled, and slurmctld's ticks, job starts and ends.
