@@ -41,10 +41,13 @@ fuzz:
 demo: build
 	./bin/fairledger demo --history .demo
 
-## slurm-e2e: a real Slurm 22.05 cluster (Debian 12's packages; needs root, skips without it)
-## compared with fairledger cell by cell (docs/slurm-e2e.md); about 5 minutes
+## slurm-e2e: real Slurm clusters of three releases, one release after the other (22.05 from
+## Debian 12's packages, 24.11 and 26.05 in debootstrap trees of trixie and sid, cached; needs
+## root, skips without it) compared with fairledger cell by cell (docs/slurm-e2e.md); about 6
+## minutes a release, and 2 more to build each tree the first time. SLURM_RELEASES picks them.
+SLURM_RELEASES ?= 22.05 24.11 26.05
 slurm-e2e:
-	GO=$(GO) testdata/slurm-e2e/run.sh
+	@for r in $(SLURM_RELEASES); do GO=$(GO) testdata/slurm-e2e/run.sh $$r || exit 1; done
 
 # STATICCHECK is pinned: v0.8.2 (staticcheck 2026.2.2) analyses go1.26
 # code; its module comes from the proxy like any other.

@@ -30,6 +30,7 @@ type slurmCapture struct {
 	dir      string
 	to       string // meta.txt's to: Unix seconds of the export, fairledger's --to
 	tz       string
+	release  string // the release series of meta.txt's slurm_version: the runs' --slurm-version
 	captures []sshareCapture
 }
 
@@ -40,15 +41,26 @@ type sshareCapture struct {
 	at   float64
 }
 
-// cellKey names one cell of one capture: the association by account and
-// user (unique in `sshare -a` without partitions) and the column.
+// cellKey names one cell of one capture: the association by account, user
+// and partition (empty but for a user's per-partition associations, in a
+// capture taken with `sshare -m`) and the column.
 type cellKey struct {
-	capture, account, user, column string
+	capture, account, user, partition, column string
 }
 
+// String is the cell's line in the kept files: capture, account, user, the
+// partition when there is one, and the column, tab-separated.
 func (k cellKey) String() string {
-	return k.capture + "\t" + k.account + "\t" + k.user + "\t" + k.column
+	s := k.capture + "\t" + k.account + "\t" + k.user + "\t"
+	if k.partition != "" {
+		s += k.partition + "\t"
+	}
+	return s + k.column
 }
+
+// assocKey is an sshare row's association: account (without its
+// indentation), user and partition.
+type assocKey [3]string
 
 // cellDiff is a cell where fairledger's answer differs from Slurm's.
 type cellDiff struct {
@@ -72,6 +84,7 @@ func readSlurmCapture(t *testing.T, dir string) slurmCapture {
 			c.tz = v
 		}
 	}
+	c.release = sprioRelease(t, dir)
 	if c.to == "" || c.tz == "" {
 		t.Fatalf("%s/meta.txt: want to= and tz= lines", dir)
 	}
@@ -99,8 +112,9 @@ func readSlurmCapture(t *testing.T, dir string) slurmCapture {
 }
 
 // parseSshare reads `sshare -P` output into its header and its rows keyed by
-// (account without its indentation, user); the row order is kept in keys.
-func parseSshare(text string) (header []string, keys [][2]string, rows map[[2]string][]string, err error) {
+// (account without its indentation, user, partition when the output has the
+// Partition column); the row order is kept in keys.
+func parseSshare(text string) (header []string, keys []assocKey, rows map[assocKey][]string, err error) {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	if len(lines) == 0 || lines[0] == "" {
 		return nil, nil, nil, fmt.Errorf("empty sshare output")
@@ -110,15 +124,19 @@ func parseSshare(text string) (header []string, keys [][2]string, rows map[[2]st
 	if ia < 0 || iu < 0 {
 		return nil, nil, nil, fmt.Errorf("sshare header %q: no Account or User column", lines[0])
 	}
-	rows = make(map[[2]string][]string)
+	ip := slices.Index(header, "Partition")
+	rows = make(map[assocKey][]string)
 	for i, l := range lines[1:] {
 		f := strings.Split(l, "|")
 		if len(f) != len(header) {
 			return nil, nil, nil, fmt.Errorf("line %d: %d fields, header has %d", i+2, len(f), len(header))
 		}
-		k := [2]string{strings.TrimLeft(f[ia], " "), f[iu]}
+		k := assocKey{strings.TrimLeft(f[ia], " "), f[iu]}
+		if ip >= 0 {
+			k[2] = f[ip]
+		}
 		if _, dup := rows[k]; dup {
-			return nil, nil, nil, fmt.Errorf("line %d: association %s/%s twice", i+2, k[0], k[1])
+			return nil, nil, nil, fmt.Errorf("line %d: association %s/%s/%s twice", i+2, k[0], k[1], k[2])
 		}
 		keys = append(keys, k)
 		rows[k] = f
@@ -152,7 +170,7 @@ func slurmRunArgs(c slurmCapture, hist string) []string {
 	args := []string{"fairledger", "--log-format", "json", "--log-level", "warn", "run",
 		"--slurm-conf", filepath.Join(c.dir, "slurm.conf"), "--assoc", filepath.Join(c.dir, "assoc.psv"),
 		"--qos", filepath.Join(c.dir, "qos.psv"), "--sacct", filepath.Join(c.dir, "sacct.psv"),
-		"--history", hist, "--tz", c.tz, "--progress", "never"}
+		"--history", hist, "--tz", c.tz, "--progress", "never", "--slurm-version", c.release}
 	// The ticks of the capture's slurmctld: its log (DebugFlags=Priority)
 	// when the capture has one, as a site gives it to every night's run;
 	// else, as a site reads them from its StateSaveLocation, the last
@@ -243,26 +261,31 @@ func compareCapture(t *testing.T, c slurmCapture, cp sshareCapture, hist, at, fa
 	}
 	var stdout, stderr bytes.Buffer
 	var gh []string
-	var grows map[[2]string][]string
+	var gkeys []assocKey
+	var grows map[assocKey][]string
 	code := 0
 	if failed == "" {
-		code = run([]string{"fairledger", "--log-format", "json", "--log-level", "info", "sshare",
-			"--history", hist, "--at", at, "--tz", c.tz, "-a", "-l", "-P"}, &stdout, &stderr)
+		args := []string{"fairledger", "--log-format", "json", "--log-level", "info", "sshare",
+			"--history", hist, "--at", at, "--tz", c.tz, "-a", "-l", "-P"}
+		if slices.Contains(wh, "Partition") { // captured with sshare -m
+			args = append(args, "-m")
+		}
+		code = run(args, &stdout, &stderr)
 		note = lastLogMessage(stderr.String())
 	}
 	if failed == "" && code != 0 {
 		failed = fmt.Sprintf("(sshare --at %s: exit %d: %s)", at, code, lastLine(stderr.String()))
-	} else if gh, _, grows, err = parseSshare(stdout.String()); failed == "" && err != nil {
+	} else if gh, gkeys, grows, err = parseSshare(stdout.String()); failed == "" && err != nil {
 		failed = fmt.Sprintf("(sshare --at %s: %v)", at, err)
 	}
 	for _, k := range wkeys {
 		wf := wrows[k]
 		gf, ok := grows[k]
 		for i, col := range wh {
-			if col == "Account" || col == "User" {
+			if col == "Account" || col == "User" || col == "Partition" {
 				continue
 			}
-			key := cellKey{cp.file, k[0], k[1], col}
+			key := cellKey{cp.file, k[0], k[1], k[2], col}
 			got := failed
 			if got == "" {
 				got = "(no such row)"
@@ -282,8 +305,13 @@ func compareCapture(t *testing.T, c slurmCapture, cp sshareCapture, hist, at, fa
 	}
 	for k := range grows {
 		if _, ok := wrows[k]; !ok {
-			diffs = append(diffs, cellDiff{cellKey{cp.file, k[0], k[1], "(row)"}, "(no such row)", "(row)"})
+			diffs = append(diffs, cellDiff{cellKey{cp.file, k[0], k[1], k[2], "(row)"}, "(no such row)", "(row)"})
 		}
+	}
+	// The rows' order, the release's (docs/slurm-versions.md §5): not a
+	// cell, a difference when it differs.
+	if failed == "" && len(gkeys) == len(wkeys) && !slices.Equal(gkeys, wkeys) {
+		diffs = append(diffs, cellDiff{cellKey{cp.file, "", "", "", "(row order)"}, fmt.Sprint(wkeys), fmt.Sprint(gkeys)})
 	}
 	return matched, diffs, note
 }
@@ -493,4 +521,66 @@ func checkMatching(t *testing.T, file string, matched []string, differs map[stri
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// TestSacctAllFieldsE2E: the scenario's jobs dumped with every field its
+// release's sacct has (sacct-all.psv: `sacct -o` of every name `sacct
+// --helpformat` lists, 22.05's, 24.11's or 26.05's) give the history the
+// narrow dump gives: the run succeeds with no row rejected, and sshare at
+// the export's second prints the same bytes. Only a live capture
+// (FAIRLEDGER_SLURM_CAPTURE) has sacct-all.psv.
+func TestSacctAllFieldsE2E(t *testing.T) {
+	root, live := os.LookupEnv("FAIRLEDGER_SLURM_CAPTURE")
+	if !live {
+		t.Skip("no live capture (FAIRLEDGER_SLURM_CAPTURE)")
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared := 0
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if !fileExists(filepath.Join(dir, "sacct-all.psv")) {
+			continue
+		}
+		compared++
+		t.Run(e.Name(), func(t *testing.T) {
+			c := readSlurmCapture(t, dir)
+			out := make(map[string]string)
+			for _, file := range []string{"sacct.psv", "sacct-all.psv"} {
+				hist := filepath.Join(t.TempDir(), "h")
+				args := slurmRunArgs(c, hist)
+				i := slices.Index(args, "--sacct")
+				args[i+1] = filepath.Join(dir, file)
+				var stdout, stderr bytes.Buffer
+				if code := run(append(args, "--to", "@"+c.to), &stdout, &stderr); code != 0 {
+					t.Fatalf("run --sacct %s: exit %d: %s", file, code, lastLine(stderr.String()))
+				}
+				stdout.Reset()
+				stderr.Reset()
+				if code := run([]string{"fairledger", "sshare", "--history", hist, "--at", "@" + c.to, "--tz", c.tz, "-a", "-l", "-P", "-m"}, &stdout, &stderr); code != 0 {
+					t.Fatalf("sshare after --sacct %s: exit %d: %s", file, code, lastLine(stderr.String()))
+				}
+				out[file] = stdout.String()
+			}
+			if out["sacct.psv"] != out["sacct-all.psv"] {
+				t.Errorf("sshare differs:\nwith sacct.psv:\n%s\nwith sacct-all.psv:\n%s", out["sacct.psv"], out["sacct-all.psv"])
+			}
+			head, _, _ := strings.Cut(readFileString(t, filepath.Join(dir, "sacct-all.psv")), "\n")
+			t.Logf("%s: sacct-all.psv (%d fields) gives the history sacct.psv gives", e.Name(), strings.Count(head, "|")+1)
+		})
+	}
+	if compared == 0 {
+		t.Skipf("%s: no scenario with sacct-all.psv", root)
+	}
+}
+
+func readFileString(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

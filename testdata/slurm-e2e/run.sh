@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# run.sh: run a real Slurm cluster (Debian 12's slurm-wlm 22.05) on this
-# machine, capture what it prints, and compare fairledger with it cell by cell.
-# `make slurm-e2e` calls it; docs/slurm-e2e.md describes it.
+# run.sh [RELEASE]: run real Slurm clusters of one release on this machine,
+# capture what they print, and compare fairledger with them cell by cell.
+# `make slurm-e2e` calls it once per release; docs/slurm-e2e.md describes it.
+#
+# RELEASE is 22.05 (the default: Debian 12's slurm-wlm, installed on the
+# host), 24.11 (Debian trixie's) or 26.05 (Debian sid's); the two newer ones
+# run in a chroot tree that root.sh builds with debootstrap and caches.
 #
 # Three scenarios run side by side, each a complete cluster of its own (munged,
 # MariaDB, slurmdbd, slurmctld, slurmd, all started here, no systemd, every file
@@ -18,7 +22,10 @@
 #
 # Environment:
 #   FAIRLEDGER_REQUIRE_SLURM=1  fail (instead of skipping) without root or apt-get
-#   FAIRLEDGER_SLURM_KEEP=DIR   keep the capture directory as DIR (must not exist)
+#   FAIRLEDGER_SLURM_KEEP=DIR   keep the capture directory as DIR/RELEASE (must not exist)
+#   FAIRLEDGER_SLURM_ROOTS=DIR  where the chroot trees are cached
+#                               (default /var/cache/fairledger/slurm-e2e)
+#   FAIRLEDGER_DEBIAN_MIRROR=URL  the mirror debootstrap reads
 #   FAIRLEDGER_SLURM_EXACT=1    the comparison requires every cell to be equal
 #   FAIRLEDGER_SLURM_MINUTES=N  minutes of jobs (default 4, at least 3)
 #   GO                          the go command (default go)
@@ -33,6 +40,7 @@ t_begin=$(now)
 # The daemons and their logs in UTC: the captures read the same on any machine.
 export TZ=UTC
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+release=${1:-22.05}
 GO=${GO:-go}
 minutes=${FAIRLEDGER_SLURM_MINUTES:-4}
 [[ $minutes =~ ^[0-9]+$ ]] && ((minutes >= 3)) || die "FAIRLEDGER_SLURM_MINUTES=$minutes: want a whole number ≥ 3"
@@ -44,19 +52,40 @@ skip() {
 	say "skipped: $* (set FAIRLEDGER_REQUIRE_SLURM=1 to fail instead)"
 	exit 0
 }
+# shellcheck source=root.sh
+. "$repo/testdata/slurm-e2e/root.sh"
+suite=$(release_suite "$release") || die "release $release: want 22.05, 24.11 or 26.05"
 [[ $(id -u) == 0 ]] || skip "needs root to install Slurm and start its daemons"
 command -v apt-get >/dev/null || skip "needs apt-get (Debian 12) to install Slurm"
-if [[ -n ${FAIRLEDGER_SLURM_KEEP:-} && -e $FAIRLEDGER_SLURM_KEEP ]]; then
-	die "FAIRLEDGER_SLURM_KEEP=$FAIRLEDGER_SLURM_KEEP already exists"
+keep=
+if [[ -n ${FAIRLEDGER_SLURM_KEEP:-} ]]; then
+	keep=$FAIRLEDGER_SLURM_KEEP/$release
+	[[ -e $keep ]] && die "$keep already exists (FAIRLEDGER_SLURM_KEEP=$FAIRLEDGER_SLURM_KEEP)"
 fi
 
 # ---- install -----------------------------------------------------------------
+# 22.05: the host's packages. 24.11, 26.05: a chroot tree (root.sh); every
+# Slurm, munge and MariaDB command then runs in it, through the functions
+# below, and the daemons through start's "${in_root[@]}".
+in_root=()
+root=
 packages=(slurm-wlm slurmctld slurmd slurm-client slurmdbd munge mariadb-server)
 missing=()
-for p in "${packages[@]}"; do
-	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
+if [[ $suite == host ]]; then
+	for p in "${packages[@]}"; do
+		dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+fi
 t0=$(now)
+if [[ $suite != host ]]; then
+	root=$(root_build "$suite")
+	in_root=(chroot "$root")
+	for c in mungekey munged mariadb-install-db mariadbd mariadb slurmdbd slurmctld slurmd sacctmgr sacct sbatch \
+		scancel squeue sinfo sshare sprio scontrol useradd; do
+		# shellcheck disable=SC2139 # expanded here, on purpose
+		eval "$c() { chroot \"\$root\" $c \"\$@\"; }"
+	done
+fi
 if ((${#missing[@]})); then
 	say "installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
@@ -82,20 +111,17 @@ if ((${#missing[@]})); then
 fi
 t_install=$(secs "$t0" "$(now)")
 version=$(slurmctld -V | awk '{print $2}')
-case $version in
-22.05.*) ;;
-*) say "warning: slurmctld is $version; this harness was written for Debian 12's 22.05" ;;
-esac
+[[ $version == "$release".* ]] || die "slurmctld is $version, not $release"
 
 # ---- scratch, capture, cleanup ------------------------------------------------
 work=$(mktemp -d /tmp/slurm-e2e.XXXXXX)
 chmod 755 "$work"                     # the jobs run as the test users and write under it
 scr=$work/cluster                     # everything the daemons touch
 mkdir -m 755 "$scr"
-capture=${FAIRLEDGER_SLURM_KEEP:-$work/capture}
+capture=${keep:-$work/capture}
 mkdir -p "$capture"
 capture=$(cd "$capture" && pwd)
-users=(fl_alice fl_bob fl_carol fl_dave)
+users=(fl_alice fl_bob fl_carol fl_dave fl_eve)
 created_users=()
 scenarios=(decay nodecay prio)
 declare -A halflife=([decay]=0-0:15 [nodecay]=0 [prio]=0-0:15)
@@ -121,6 +147,15 @@ stop_pid() { # PID NAME: SIGTERM, then SIGKILL after 20 s
 # and the slurmstepd processes whose SLURM_CONF is one of this run's.
 job_pids() {
 	local u p
+	if [[ -n $root ]]; then # in the tree: its slurmstepd and the test users' processes
+		local comm uid
+		for p in $(root_pids "$root"); do
+			comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+			uid=$(awk '/^Uid:/ { print $2 }' "/proc/$p/status" 2>/dev/null) || continue
+			if [[ $comm == slurmstepd || ( -n $uid && $uid != 0 ) ]]; then echo "$p"; fi
+		done
+		return 0
+	fi
 	for u in "${created_users[@]}"; do pgrep -u "$u" || true; done
 	for p in /proc/[0-9]*; do
 		[[ $(cat "$p/comm" 2>/dev/null) == slurmstepd ]] || continue
@@ -137,7 +172,7 @@ stop_clusters() {
 		[[ -f $scr/$s/pids.txt ]] || continue
 		if grep -q ' slurmctld$' "$scr/$s/pids.txt"; then
 			export SLURM_CONF=$scr/$s/etc/slurm.conf
-			for j in $(timeout 10 squeue -h -o %F 2>/dev/null | sort -u); do timeout 10 scancel "$j" 2>/dev/null; done
+			for j in $(timeout 10 "${in_root[@]}" squeue -h -o %F 2>/dev/null | sort -u); do timeout 10 "${in_root[@]}" scancel "$j" 2>/dev/null; done
 			unset SLURM_CONF
 		fi
 	done
@@ -151,6 +186,9 @@ stop_clusters() {
 		mapfile -t lines < <(tac "$scr/$s/pids.txt") # not a pipe: wait needs the daemons to be this shell's children
 		for pid in "${lines[@]}"; do stop_pid "${pid% *}" "${pid#* }"; done
 	done
+	if [[ -n $root ]]; then
+		for pid in $(root_pids "$root"); do say "process $pid left in $root: SIGKILL"; kill -9 "$pid" 2>/dev/null || true; done
+	fi
 	cluster_up=0
 }
 
@@ -160,9 +198,10 @@ cleanup() {
 	trap - EXIT INT TERM
 	if ((rc)) && [[ -n $failing && -d $failing ]]; then dump_logs "$failing"; fi
 	stop_clusters
+	root_leave
 	for u in "${created_users[@]}"; do userdel "$u" 2>/dev/null || say "userdel $u failed"; done
 	created_users=()
-	if [[ -n ${FAIRLEDGER_SLURM_KEEP:-} ]]; then
+	if [[ -n $keep ]]; then
 		say "capture kept in $capture"
 	fi
 	rm -rf "$work"
@@ -179,12 +218,21 @@ trap 'exit 130' INT TERM
 build_pid=$!
 
 # ---- users ------------------------------------------------------------------------
-for u in "${users[@]}"; do
-	if ! id "$u" >/dev/null 2>&1; then
-		useradd --no-create-home --no-user-group --home-dir /nonexistent --shell /usr/sbin/nologin "$u"
-		created_users+=("$u")
-	fi
-done
+# In a chroot tree the users are the tree's own: created once, kept with it.
+if [[ -n $root ]]; then
+	root_enter "$root" "$work"
+	for u in "${users[@]}"; do
+		chroot "$root" id "$u" >/dev/null 2>&1 ||
+			useradd --no-create-home --no-user-group --home-dir /nonexistent --shell /usr/sbin/nologin "$u"
+	done
+else
+	for u in "${users[@]}"; do
+		if ! id "$u" >/dev/null 2>&1; then
+			useradd --no-create-home --no-user-group --home-dir /nonexistent --shell /usr/sbin/nologin "$u"
+			created_users+=("$u")
+		fi
+	done
+fi
 
 # ---- ports ------------------------------------------------------------------------
 taken=" "
@@ -201,10 +249,24 @@ free_port() { # VAR: a TCP port nothing listens on, and not given before
 }
 
 # ---- bring-up ---------------------------------------------------------------------
+# What differs by release in how the daemons start and what slurm.conf says:
+# 22.05 has task/none and jobacct_gather/none (later releases have neither,
+# and their slurmd needs cgroup.conf's CgroupPlugin=disabled without
+# cgroups); trixie's and sid's MariaDB (11.8) needs snapshot isolation off
+# for slurmdbd's transactions, and their slurmdbd bookworm's client library
+# (root.sh).
+release_conf=$'TaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none'
+mariadb_args=()
+slurmdbd_cmd=(slurmdbd -D)
+if [[ $release != 22.05 ]]; then
+	release_conf=
+	mariadb_args=(--innodb-snapshot-isolation=OFF)
+	slurmdbd_cmd=(env "LD_LIBRARY_PATH=$root_libdir" slurmdbd -D)
+fi
 start() { # SCENARIO NAME COMMAND...: start a daemon in the foreground, record its PID
 	local s=$1 name=$2
 	shift 2
-	"$@" >"$scr/$s/log/$name.out" 2>&1 &
+	"${in_root[@]}" "$@" >"$scr/$s/log/$name.out" 2>&1 &
 	echo "$! $name" >>"$scr/$s/pids.txt"
 }
 
@@ -254,10 +316,10 @@ bring_up() { # SCENARIO
 	start "$s" mariadbd mariadbd --no-defaults --datadir="$d/db" --socket="$d/run/mysql.sock" \
 		--pid-file="$d/run/mariadbd.pid" --port="$p_db" --bind-address=127.0.0.1 --user=root \
 		--log-error="$d/log/mariadb.log" --init-file="$d/etc/db-init.sql" --skip-log-bin \
-		--innodb-buffer-pool-size=128M --innodb-lock-wait-timeout=900
+		--innodb-buffer-pool-size=128M --innodb-lock-wait-timeout=900 "${mariadb_args[@]}"
 	wait_for 30 MariaDB mariadb --no-defaults -h 127.0.0.1 -P "$p_db" -u slurm -pslurm-e2e -e 'SELECT 1'
 
-	# slurm.conf: one node with more CPUs and memory than the machine has
+	# slurm.conf: per release (release_conf), then one node with more CPUs and memory than the machine has
 	# (config_overrides), four GPUs on character devices (22.05 drops a GPU
 	# without File= and refuses a regular file), no cgroups.
 	# prio: every job-priority weight, the partitions' PriorityJobFactor 1 and 10.
@@ -285,8 +347,7 @@ bring_up() { # SCENARIO
 		SlurmdDebug=info
 		DebugFlags=Priority
 		ProctrackType=proctrack/linuxproc
-		TaskPlugin=task/none
-		JobAcctGatherType=jobacct_gather/none
+		$release_conf
 		SlurmdParameters=config_overrides
 		SelectType=select/cons_tres
 		SelectTypeParameters=CR_Core_Memory
@@ -312,6 +373,7 @@ bring_up() { # SCENARIO
 		PartitionName=gpu Nodes=node1 MaxTime=INFINITE State=UP$pjf_gpu TRESBillingWeights="CPU=1.0,Mem=0.25G,GRES/gpu=2.0"
 	EOF
 	echo "NodeName=node1 Name=gpu File=$d/dev/gpu[0-3]" >"$d/etc/gres.conf"
+	if [[ $release != 22.05 ]]; then echo "CgroupPlugin=disabled" >"$d/etc/cgroup.conf"; fi
 	(umask 077 && cat >"$d/etc/slurmdbd.conf") <<-EOF
 		AuthType=auth/munge
 		AuthInfo=socket=$d/run/munge.sock
@@ -330,12 +392,13 @@ bring_up() { # SCENARIO
 		StorageLoc=slurm_acct_db
 	EOF
 	export SLURM_CONF=$d/etc/slurm.conf # slurmdbd finds slurmdbd.conf beside it
-	start "$s" slurmdbd slurmdbd -D
+	start "$s" slurmdbd "${slurmdbd_cmd[@]}"
 	wait_for 30 slurmdbd sacctmgr -n show cluster
 	setup_accounts "$s" >"$d/log/sacctmgr-setup.log" 2>&1
 	start "$s" slurmctld slurmctld -D -i
 	start "$s" slurmd slurmd -D -N node1
-	wait_for 30 "node1 of $s" sh -c 'sinfo -h -n node1 -o %T | grep -qx idle'
+	node_idle() { [[ $(sinfo -h -n node1 -o %T) == idle ]]; }
+	wait_for 30 "node1 of $s" node_idle
 	unset SLURM_CONF
 }
 
@@ -343,9 +406,9 @@ setup_accounts() { # SCENARIO: a tree with a nested account, a fairshare=parent 
 	local c=fl$1
 	# prio: QOS priorities 0 (normal), 100 and 500; association priorities on
 	# physics, chem and fl_bob/theory; theory and the others inherit theirs.
-	local qp= hp= pp= cp= bp= qs=normal,half
+	local qp= hp= pp= cp= bp= ep= qs=normal,half
 	if [[ $1 == prio ]]; then
-		qp=priority=100 hp=priority=500 pp=priority=10 cp=priority=50 bp=priority=100 qs=normal,half,high
+		qp=priority=100 hp=priority=500 pp=priority=10 cp=priority=50 bp=priority=100 ep=priority=80 qs=normal,half,high
 	fi
 	sacctmgr -i add cluster "$c"
 	sacctmgr -i add qos half UsageFactor=0.5 $qp
@@ -360,6 +423,10 @@ setup_accounts() { # SCENARIO: a tree with a nested account, a fairshare=parent 
 	sacctmgr -i add user fl_carol cluster="$c" account=theory fairshare=parent "${q[@]}"
 	sacctmgr -i add user fl_dave cluster="$c" account=chem fairshare=3 "${q[@]}"
 	sacctmgr -i add user fl_dave cluster="$c" account=theory fairshare=2 "${q[@]}"
+	# fl_eve has one association per partition in chem, gpu's made first:
+	# its own shares, usage and (prio) priority; cpu's inherits chem's.
+	sacctmgr -i add user fl_eve cluster="$c" account=chem partition=gpu fairshare=4 "${q[@]}" $ep
+	sacctmgr -i add user fl_eve cluster="$c" account=chem partition=cpu fairshare=1 "${q[@]}"
 }
 
 cluster_up=1
@@ -400,7 +467,7 @@ workload() {
 	capture_sshare() {
 		local n=$1 t
 		t=$(now)
-		sshare -a -l -P >"$capture/$s/sshare/$n.psv"
+		sshare -a -l -P -m >"$capture/$s/sshare/$n.psv"
 		printf '%s.psv\t%s\n' "$n" "$t" >>"$capture/$s/captures.tsv"
 	}
 	capture_sprio() { # sprio -l as users read it, and its normalised factors
@@ -426,6 +493,9 @@ workload() {
 			--wrap 'sleep $((30 + 20 * SLURM_ARRAY_TASK_ID))' >/dev/null
 		j_long=$(sub fl_dave theory cpu -J d-cancelled -q half -c 8 --mem=8G -t 20 --wrap 'sleep 400')
 		j_pend=$(sub fl_bob theory cpu -J b-pending -c 1 --mem=1G -t 5 --begin=now+1hour --wrap 'sleep 60')
+		at 10
+		sub fl_eve chem gpu -J e-gpu -c 1 --mem=1G --gres=gpu:1 -t 5 --wrap 'sleep 120' >/dev/null
+		sub fl_eve chem cpu -J e-cpu -c 4 --mem=2G -t 5 --wrap 'sleep 90' >/dev/null
 		at 30
 		sub fl_alice physics gpu -J a-running -c 2 --mem=2G --gres=gpu:1 -t 30 --wrap 'sleep 900' >/dev/null
 		at 60
@@ -462,7 +532,7 @@ workload() {
 	# --begin, a dependency, a throttled array, a two-partition job, a
 	# cancel while pending; then a second wave that waits behind the first.
 	prio_events() {
-		local blocker p1 p9 p11 i
+		local blocker p1 p9 p11 p15 i
 		at 0
 		blocker=$(sub fl_alice physics cpu -J blocker -c 32 --mem=1G -t 5 --wrap 'sleep 140')
 		for ((i = 0; i < 300; i++)); do
@@ -482,9 +552,18 @@ workload() {
 		sub fl_dave chem gpu -J p-gpu-half -q half -c 2 --mem=4G --gres=gpu:2 -t 5 --wrap 'sleep 60' >/dev/null
 		p11=$(sub fl_alice physics cpu -J p-cancelled -c 8 --mem=16G -t 5 --wrap 'sleep 60')
 		sub fl_carol theory cpu -J p-whole-node -c 32 --mem=8G -t 5 --wrap 'sleep 60' >/dev/null
+		sub fl_eve chem cpu -J p-eve-cpu -c 2 --mem=1G -t 5 --wrap 'sleep 60' >/dev/null
+		sub fl_eve chem gpu -J p-eve-gpu -c 1 --mem=1G --gres=gpu:1 -t 5 --wrap 'sleep 60' >/dev/null
+		p15=$(sub fl_carol theory cpu -J p-hold-later -c 1 --mem=500M -t 3 --wrap 'sleep 30')
+		at 30
+		scontrol hold "$p15" # held after it has been pending: in no dump, only in slurmctld's log
+		note "held $p15"
 		at 60
 		scontrol release "$p9"
 		note "released $p9"
+		at 90
+		scontrol release "$p15"
+		note "released $p15"
 		at 100
 		cancel "$p11"
 		at 160
@@ -507,7 +586,17 @@ workload() {
 			sleep 0.1
 		done
 		[[ -x $bin ]] || { echo "nightly: no fairledger binary after 300 s"; return 1; }
-		sed -e "s|^history = .*|history = \"$dir/history\"|" -e "s|^spool = .*|spool = \"$dir/spool\"|" \
+		# In a chroot tree, sacct and sacctmgr are scripts entering it.
+		local clients=()
+		if [[ -n $root ]]; then
+			mkdir -p "$work/bin"
+			for c in sacct sacctmgr; do
+				printf '#!/bin/sh\nexec chroot %q %s "$@"\n' "$root" "$c" >"$work/bin/$c"
+				chmod 755 "$work/bin/$c"
+				clients+=(-e "s|^# $c = .*|$c = \"$work/bin/$c\"|")
+			done
+		fi
+		sed "${clients[@]}" -e "s|^history = .*|history = \"$dir/history\"|" -e "s|^spool = .*|spool = \"$dir/spool\"|" \
 			-e "s|^log_file = .*|log_file = \"$dir/nightly.log\"|" -e "s|^name = .*|name = \"fl$s\"|" \
 			-e "s|^slurm_conf = .*|slurm_conf = \"$d/etc/slurm.conf\"|" -e "s|^first_day = .*|first_day = \"@$((span_start - 60))\"|" \
 			-e "/^timezone = /d" -e "s|^window_end = .*|window_end = \"now\"|" "$repo/dist/fairledger.toml" >"$cfg"
@@ -558,7 +647,7 @@ workload() {
 					sleep 0.1
 				done
 				night n03-slurmdbd-down 03.psv "$t" 1
-				start "$s" slurmdbd slurmdbd -D
+				start "$s" slurmdbd "${slurmdbd_cmd[@]}"
 				wait_for 30 slurmdbd sacctmgr -n show cluster
 				night n03 03.psv "$t" 0
 				;;
@@ -567,10 +656,31 @@ workload() {
 			esac
 		done
 	}
-	local ev tick= nl=
+	# restart_ctld: slurmctld stopped (its PID, SIGTERM) and started again
+	# at 100 s, while jobs run: it reloads the associations' usage from its
+	# state file, rebuilds TRESRunMins from the running jobs and starts a
+	# new tick grid.
+	restart_ctld() {
+		local pid i
+		at 100
+		pid=$(awk '$2 == "slurmctld" { p = $1 } END { print p }' "$d/pids.txt")
+		kill "$pid"
+		for ((i = 0; i < 300; i++)); do
+			[[ $(ps -o stat= -p "$pid" 2>/dev/null) == Z* || -z $(ps -o pid= -p "$pid" 2>/dev/null) ]] && break
+			sleep 0.1
+		done
+		note "slurmctld stopped"
+		grep -v " slurmctld\$" "$d/pids.txt" >"$d/pids.txt.new"
+		mv "$d/pids.txt.new" "$d/pids.txt"
+		start "$s" slurmctld slurmctld -D
+		note "slurmctld started"
+	}
+	local ev tick= nl= rs=
 	if [[ $s == decay ]]; then
 		nightly_nights >"$d/log/nightly.log" 2>&1 &
 		nl=$!
+		restart_ctld &
+		rs=$!
 	fi
 	if [[ $s == prio ]]; then
 		prio_events &
@@ -588,6 +698,7 @@ workload() {
 	done
 	wait "$ev" || die "$s: a job submission failed"
 	if [[ -n $tick ]]; then wait "$tick" || die "$s: the cancellation at a tick failed"; fi
+	if [[ -n $rs ]]; then wait "$rs" || die "$s: the restart of slurmctld failed"; fi
 	if [[ -n $nl ]]; then wait "$nl" || { cat "$d/log/nightly.log" >&2; die "$s: the nightly nights failed"; }; fi
 }
 
@@ -618,6 +729,11 @@ for s in "${scenarios[@]}"; do
 	if [[ $s == prio ]]; then fields=$prio_sacct_fields states=(-s "$all_states"); fi
 	SLURM_TIME_FORMAT=%s sacct -a -D -P -S "$(date -d "@$((span_start - 60))" +%Y-%m-%dT%H:%M:%S)" -E now \
 		"${states[@]}" -o "$fields" | sed "s|$d|/scratch|g" >"$c/sacct.psv" # SubmitLine names it
+	# The same jobs with every field this release's sacct has (sacct
+	# --helpformat): ingest must read a site's dump whatever it holds.
+	all_fields=$(sacct --helpformat | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
+	SLURM_TIME_FORMAT=%s sacct -a -D -P -S "$(date -d "@$((span_start - 60))" +%Y-%m-%dT%H:%M:%S)" -E now \
+		"${states[@]}" -o "$all_fields" | sed "s|$d|/scratch|g" >"$c/sacct-all.psv"
 	assoc_fields=Cluster,Account,User,Partition,ParentName,Share,Lineage,GrpTRESMins
 	probe=$(sacctmgr -n -P show assoc format=Lineage 2>&1 || true)
 	if [[ $probe == *"Unknown field"* ]]; then
@@ -656,7 +772,7 @@ say "install ${t_install} s, bring-up ${t_bringup} s, jobs ${t_jobs} s, stop ${t
 cd "$repo/cmd/fairledger"
 # sshare and sprio through the CLI; the submit rows against sacct's
 # Priority (the priority at submission) through the pipeline.
-if ! FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^(TestSlurmE2E|TestSprioE2E|TestNightlyE2E|TestSystemdUnits)$' -test.v -test.count=1 ||
+if ! FAIRLEDGER_SLURM_CAPTURE=$capture "$work/fairledger.test" -test.run '^(TestSlurmE2E|TestSprioE2E|TestNightlyE2E|TestSystemdUnits|TestSacctAllFieldsE2E)$' -test.v -test.count=1 ||
 	! (cd "$repo/pipeline" && FAIRLEDGER_SLURM_CAPTURE=$capture "$work/pipeline.test" -test.run '^TestPrioritySubmitLive$' -test.v -test.count=1); then
 	# What a later look needs when the capture is gone (CI): when each job
 	# was submitted or cancelled, and slurmctld's ticks, job starts and ends.
