@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The Slurm end-to-end comparison (docs/slurm-e2e.md): a live Slurm cluster's
@@ -195,6 +196,55 @@ func captureSecond(at float64) string {
 	return "@" + strconv.FormatInt(int64(math.Floor(at)), 10)
 }
 
+// querySecond is the whole second whose answer is the state Slurm printed
+// at the capture's instant at, as slurmctld's log (in dir) dates its job
+// starts, job ends and ticks to the millisecond. fairledger's second T
+// counts the jobs started before T, the jobs ended and the ticks made in T
+// or before; so T, the capture's own second, is Slurm's instant unless a
+// job started in T before the capture (sshare then shows it running,
+// TRESRunMins and all). Then T+1 is, when nothing else happened from the
+// capture to the end of T+1; when something did, no whole second is, and T
+// stays (its differences are reported as any other).
+func querySecond(t *testing.T, dir, tz string, at float64) string {
+	t.Helper()
+	sec := math.Floor(at)
+	b, err := os.ReadFile(filepath.Join(dir, "slurmctld.log"))
+	if err != nil {
+		return captureSecond(at) // no log: the whole second
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startedBefore, afterward := false, false
+	for _, l := range strings.Split(string(b), "\n") {
+		ts, rest, ok := strings.Cut(strings.TrimPrefix(l, "["), "] ")
+		if !ok || !strings.HasPrefix(ts, strconv.Itoa(time.Unix(int64(sec), 0).In(loc).Year())) {
+			continue
+		}
+		start := strings.Contains(rest, "sched: Allocate JobId=") || strings.Contains(rest, "_start_job: Started JobId=")
+		event := start || strings.Contains(rest, "_job_complete: JobId=") || strings.Contains(rest, "_decay_thread: PRIO: Decay factor")
+		if !event {
+			continue
+		}
+		when, err := time.ParseInLocation("2006-01-02T15:04:05.000", ts, loc)
+		if err != nil {
+			continue
+		}
+		x := float64(when.UnixMilli()) / 1000
+		switch {
+		case start && x >= sec && x < at:
+			startedBefore = true
+		case x >= at && x < sec+2:
+			afterward = true
+		}
+	}
+	if startedBefore && !afterward {
+		return "@" + strconv.FormatInt(int64(sec)+1, 10)
+	}
+	return captureSecond(at)
+}
+
 // compareSlurmCapture runs fairledger on the capture's dumps in mode m and
 // compares every cell of every captured sshare with fairledger's `sshare
 // --at` the capture's second. It returns the cells that match and those that
@@ -208,7 +258,7 @@ func compareSlurmCapture(t *testing.T, c slurmCapture, m e2eMode) (matched []cel
 	notes = make(map[string]string, len(c.captures))
 	var stdout, stderr bytes.Buffer
 	compare := func(cp sshareCapture, failed string) {
-		mk, d, note := compareCapture(t, c, cp, hist, captureSecond(cp.at), failed)
+		mk, d, note := compareCapture(t, c, cp, hist, querySecond(t, c.dir, c.tz, cp.at), failed)
 		matched, diffs, notes[cp.file] = append(matched, mk...), append(diffs, d...), note
 	}
 	if m.oneRun {
@@ -233,7 +283,7 @@ func compareSlurmCapture(t *testing.T, c slurmCapture, m e2eMode) (matched []cel
 	for _, cp := range c.captures {
 		stdout.Reset()
 		stderr.Reset()
-		at := captureSecond(cp.at)
+		at := querySecond(t, c.dir, c.tz, cp.at)
 		failed := ""
 		code := run(append(slices.Clip(runArgs), "--to", at), &stdout, &stderr)
 		if code != 0 && code != exitRejected {
@@ -423,7 +473,7 @@ func logDiffs(t *testing.T, c slurmCapture, title string, matched []cellKey, dif
 	}
 	shown := 0
 	for _, cp := range c.captures {
-		t.Logf("%s: %s (at %.3f, --at %s): %d/%d cells match", title, cp.file, cp.at, captureSecond(cp.at), ok[cp.file], ok[cp.file]+bad[cp.file])
+		t.Logf("%s: %s (at %.3f, --at %s): %d/%d cells match", title, cp.file, cp.at, querySecond(t, c.dir, c.tz, cp.at), ok[cp.file], ok[cp.file]+bad[cp.file])
 		if n := notes[cp.file]; n != "" {
 			t.Logf("  fairledger: %s", n)
 		}

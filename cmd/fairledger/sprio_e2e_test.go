@@ -118,7 +118,7 @@ func compareSprio(t *testing.T, dir string, m e2eMode, live, exact bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		when := captureSecond(sec)
+		when := querySecond(t, dir, c.tz, sec)
 		if !m.oneRun {
 			// One run per capture, ending at its second.
 			hist = t.TempDir()
