@@ -30,6 +30,7 @@ type slurmCapture struct {
 	dir      string
 	to       string // meta.txt's to: Unix seconds of the export, fairledger's --to
 	tz       string
+	release  string // meta.txt's slurm_version as a series (22.05), fairledger's --slurm-version; "" if absent
 	captures []sshareCapture
 }
 
@@ -70,6 +71,10 @@ func readSlurmCapture(t *testing.T, dir string) slurmCapture {
 			c.to = v
 		case "tz":
 			c.tz = v
+		case "slurm_version":
+			if f := strings.Split(v, "."); len(f) >= 2 {
+				c.release = f[0] + "." + f[1]
+			}
 		}
 	}
 	if c.to == "" || c.tz == "" {
@@ -153,6 +158,11 @@ func slurmRunArgs(c slurmCapture, hist string) []string {
 		"--slurm-conf", filepath.Join(c.dir, "slurm.conf"), "--assoc", filepath.Join(c.dir, "assoc.psv"),
 		"--qos", filepath.Join(c.dir, "qos.psv"), "--sacct", filepath.Join(c.dir, "sacct.psv"),
 		"--history", hist, "--tz", c.tz, "--progress", "never"}
+	// The release the capture's cluster ran (the TRES it tracks, sshare's
+	// row order depend on it).
+	if c.release != "" {
+		args = append(args, "--slurm-version", c.release)
+	}
 	// The ticks of the capture's slurmctld: its log (DebugFlags=Priority)
 	// when the capture has one, as a site gives it to every night's run;
 	// else, as a site reads them from its StateSaveLocation, the last
