@@ -147,3 +147,73 @@ func TestAssocScriptPriorityErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAssocDumpInheritedValues reads a dump as 24.11 and 26.05 sacctmgr
+// print it (`sacctmgr -P show assoc format=Cluster,Account,User,Partition,
+// ParentName,Share,Lineage,GrpTRESMins,Priority`), whose Priority cells of
+// child rows repeat an ancestor's value and whose GrpTRESMins has a unit on
+// mem. Both are the same in 22.05 (docs/slurm-versions.md §12.3):
+//
+//   - Priority: slurmdbd fills an association's unset priority with its
+//     parent's when it hands the list out (as_mysql_assoc.c
+//     _cluster_get_assocs, `assoc->priority = parent_prio`, at
+//     slurm-22-05-8-1 and slurm-26-05-3-1 alike), to sacctmgr and to
+//     slurmctld, and sacctmgr prints that (association_functions.c, case
+//     PRINT_PRIO). So the printed value is the one the ASSOC factor uses:
+//     bio's 80 is its own, bio/gus's and bio/gus/batch's 80 inherited, and
+//     EffectivePriorities must give 80 for all three (the value read as
+//     the row's own gives the same number: inheriting from an ancestor that
+//     prints the same value changes nothing).
+//   - GrpTRESMins: sacctmgr_print_tres (src/sacctmgr/common.c) prints
+//     through slurmdb_make_tres_string_from_simple with
+//     CONVERT_NUM_UNIT_EXACT, and mem goes through convert_num_unit from
+//     MiB, which divides by 1024 while the value is at least 1024 and a
+//     multiple of 512 (convert_num_unit2, src/common/slurm_protocol_api.c):
+//     2000000 = 2^7 · 15625 is not a multiple of 512, so it prints
+//     "2000000M", i.e. 2000000 MiB-minutes; 1024000 = 2^13 · 125 is one,
+//     so it is divided once and prints "1000G" (1000 < 1024), i.e.
+//     1024000 MiB-minutes.
+func TestAssocDumpInheritedValues(t *testing.T) {
+	t.Parallel()
+	dump := "Cluster|Account|User|Partition|ParentName|Share|Lineage|GrpTRESMins|Priority\n" +
+		"tc|root||||1|/||\n" +
+		"tc|root|root|||1|/0-root/||\n" +
+		"tc|bio|||root|1|/bio/|cpu=100000,mem=2000000M|80\n" +
+		"tc|bio|gus|||1|/bio/0-gus/||80\n" +
+		"tc|bio|gus|batch||1|/bio/0-gus/batch/||80\n" +
+		"tc|bio|gus|fast||1|/bio/0-gus/fast/||40\n" +
+		"tc|chem|||root|1|/chem/|mem=1000G|\n" +
+		"tc|chem|ann|||1|/chem/0-ann/||\n"
+	a, st, err := ParseAssoc("assoc-26.05.psv", strings.NewReader(dump))
+	if err != nil || st.Ingested != 8 {
+		t.Fatalf("ParseAssoc: %v, stats %s", err, st.String())
+	}
+	want := []string{
+		"/=0(-)",
+		"/0-root/=0(-)",
+		"/bio/=80(80)",
+		"/bio/0-gus/=80(80)",
+		"/bio/0-gus/batch/=80(80)",
+		"/bio/0-gus/fast/=40(40)",
+		"/chem/=0(-)",
+		"/chem/0-ann/=0(-)",
+	}
+	if got := priorityOf(a); !reflect.DeepEqual(got, want) {
+		t.Errorf("priorities\n got %q\nwant %q", got, want)
+	}
+	limits := map[string]string{}
+	for _, r := range a.Rows {
+		if r.GrpTRESMins == "" {
+			continue
+		}
+		counts, err := ParseTRESLimit(r.GrpTRESMins)
+		if err != nil {
+			t.Fatalf("%s: ParseTRESLimit(%q): %v", r.Lineage, r.GrpTRESMins, err)
+		}
+		limits[r.Lineage] = SshareTRES(counts)
+	}
+	// sshare -l prints the raw counts (MiB for mem), no unit.
+	if want := map[string]string{"/bio/": "cpu=100000,mem=2000000", "/chem/": "mem=1024000"}; !reflect.DeepEqual(limits, want) {
+		t.Errorf("GrpTRESMins as sshare prints them = %q, want %q", limits, want)
+	}
+}

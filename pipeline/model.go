@@ -132,7 +132,7 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		UsageResetPeriod: orNone(conf.UsageResetPeriod), PriorityFlags: conf.PriorityFlags,
 		DampeningFactor: int64(m.damp), AccountingStorageEnforce: conf.AccountingStorageEnforce,
 		LimitsEnforced: m.params.LimitsEnforced, TimeZone: opt.Location.String(), SnapshotEvery: every,
-		TRES: schemas.ClusterTRES(conf.AccountingStorageTRES), Partitions: rparts, SlurmVersion: version.String(),
+		TRES: schemas.ClusterTRES(conf.AccountingStorageTRES, version), Partitions: rparts, SlurmVersion: version.String(),
 	}
 	if opt.Priority {
 		// Association priorities from each dump, in force from its date

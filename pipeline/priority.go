@@ -21,7 +21,7 @@ import (
 // run's association dumps (oldest first; those of the newest are the
 // model's own).
 func newPrioModel(conf *ingest.Config, assocs []*ingest.Associations, qos *ingest.QOSTable, rel release.Series) (*queue.Model, error) {
-	tres := schemas.ClusterTRES(conf.AccountingStorageTRES)
+	tres := schemas.ClusterTRES(conf.AccountingStorageTRES, rel)
 	w := priority.Weights{
 		Age: weight32(conf.PriorityWeightAge), Assoc: weight32(conf.PriorityWeightAssoc),
 		FairShare: weight32(conf.PriorityWeightFairshare), JobSize: weight32(conf.PriorityWeightJobSize),

@@ -35,7 +35,8 @@ type RunConfig struct {
 	// only at the end of each run).
 	SnapshotEvery string `json:"snapshot_every"`
 	// TRES are the cluster's TRES in the order sshare lists them
-	// (schemas.ClusterTRES of AccountingStorageTRES); absent in histories
+	// (schemas.ClusterTRES of AccountingStorageTRES and the run's Slurm
+	// release, which adds gres/gpumem and gres/gpuutil from 23.02); absent in histories
 	// written before fairledger recorded them.
 	TRES []string `json:"tres,omitempty"`
 	// SlurmVersion is the release series of the site's slurmctld the run
