@@ -175,7 +175,7 @@ func replay(m *model, d *seedData, snaps []int64, fn func(*MomentResult) error) 
 		fw.live = live.NewEnds(d.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
 	}
 	_, err = decay.Advance(m.params, &st, decay.Window{
-		Parent: m.flatParents(), Jobs: d.jobs, To: fw.to, Snapshots: snaps, Ticks: d.Ticks, EndsAfterTick: d.after,
+		Parent: m.flatParents(), Jobs: d.jobs, To: fw.to, Snapshots: snaps, Ticks: d.Ticks, EndsAfterTick: d.after, Reloads: d.Restarts,
 		OnSnapshot: fw.snapshot,
 	})
 	if err != nil {

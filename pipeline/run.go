@@ -595,9 +595,13 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 		}
 	}
 	seedAt(lo)
+	var reloads []int64 // slurmctld's starts: each reads usage back rounded
+	if m.ctld != nil {
+		reloads = m.ctld.restarts
+	}
 	var err error
 	sum.Decay, err = decay.Advance(m.params, state, decay.Window{
-		Parent: m.flatParents(), Jobs: st.jobs, To: to, Snapshots: fw.snaps, Ticks: ticks, EndsAfterTick: after,
+		Parent: m.flatParents(), Jobs: st.jobs, To: to, Snapshots: fw.snaps, Ticks: ticks, EndsAfterTick: after, Reloads: reloads,
 		OnSnapshot: func(at, tick int64, usage []float64) error {
 			if err := wctx.Err(); err != nil {
 				return err
