@@ -88,6 +88,16 @@ type Window struct {
 	// before that tick: its last chunk is charged at its end and decayed by
 	// the tick.
 	EndsAfterTick map[int32]bool
+	// EndCharge holds, with limits, the jobs (indexes into Jobs) whose end
+	// slurmctld charged over another span than the seconds since the tick
+	// before it, as its log shows: the run_delta of the end's charge. A
+	// job end processed after a tick's pass had charged the job but before
+	// the tick moved g_last_ran charges the job's run since the tick
+	// before again (docs/slurm-versions.md §10): such a job is charged by
+	// its tick as running (EndsAfterTick, or an end in a later second)
+	// and its end adds rate·δ·d^δ with this δ, decayed by the next tick as
+	// any end's charge.
+	EndCharge map[int32]int64
 	// Reloads are the times (Unix seconds, sorted) slurmctld started and
 	// read its usage back from its state file, as its log shows them:
 	// the first tick after each decays usage as the file held it, every
@@ -876,6 +886,9 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 			}
 			if x&evFlagB != 0 {
 				tail := jobs.End[j] - max(L, jobs.Start[j])
+				if sec, ok := e.w.EndCharge[j]; ok {
+					tail = sec
+				}
 				e.tails[a].add(toFixed(r * e.runDecay(tail)))
 				e.markPoint(a, rel)
 			}

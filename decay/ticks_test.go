@@ -271,3 +271,47 @@ func TestReload(t *testing.T) {
 		}
 	}
 }
+
+// The double charge (docs/slurm-versions.md §10's case): limits; H = 3600
+// s, P = 60 s, ticks at 60, 120, 180; one job of rate 4 from 0 to 120,
+// its end after the tick at 120 and after that tick's pass had charged it,
+// so its end charges (60, 120] again: c = 4·60·d^60 = 237.243683071, and
+// the tick at 120 holds c·d^60 + c = 471.762704558 (the end's charge comes
+// after it: decayed at 180 with everything else, as any end's charge).
+// U(180) = (c·d^60 + 2c)·d^60 = 700.863694674 against 466.344673187
+// charged once. By hand at 40 digits.
+func TestEndChargedTwice(t *testing.T) {
+	t.Parallel()
+	p := Params{HalfLifeSec: 3600, CalcPeriodSec: 60, LimitsEnforced: true}
+	for _, c := range []struct {
+		name   string
+		charge map[int32]int64
+		want   float64
+	}{
+		{"once", nil, 466.344673187},
+		{"twice", map[int32]int64{0: 60}, 700.863694674},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			st := mustState(t, p, 1, 0)
+			var got []snap
+			_, err := Advance(p, st, Window{
+				Parent: []int32{-1}, Jobs: columns([]job{{0, 120, 4, 0}}), To: 200, Ticks: []int64{60, 120, 180},
+				EndsAfterTick: map[int32]bool{0: true}, EndCharge: c.charge, Snapshots: []int64{150, 190},
+				OnSnapshot: func(at, tick int64, usage []float64) error {
+					got = append(got, snap{at, tick, append([]float64(nil), usage...)})
+					return nil
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !near(got[0].usage[0], 471.762704558) {
+				t.Errorf("U(120) = %.9f, want 471.762704558", got[0].usage[0])
+			}
+			if !near(got[1].usage[0], c.want) {
+				t.Errorf("U(180) = %.9f, want %.9f", got[1].usage[0], c.want)
+			}
+		})
+	}
+}
