@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -163,4 +164,30 @@ func TestSlurmctldLogEndCharges(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "slurmctld.log:1") || !strings.Contains(err.Error(), `"many"`) {
 		t.Errorf("bad run_delta: err = %v", err)
 	}
+}
+
+// FuzzSlurmctldLog: any text either parses or is refused with a
+// ParseError; a parsed job end's charged δ is −1 (none logged) or more.
+func FuzzSlurmctldLog(f *testing.F) {
+	f.Add("[2026-11-29T03:32:50.002] priority/multifactor: _decay_thread: PRIO: Decay factor over 30 seconds goes from 1 -> 1\n" +
+		"[2026-11-29T03:32:50.008] priority/multifactor: _apply_new_usage: job 8 ran for 30 seconds with TRES counts of\n" +
+		"[2026-11-29T03:32:50.019] priority/multifactor: priority_p_job_end: PRIO: priority_p_job_end: called for job 8\n" +
+		"[2026-11-29T03:32:50.019] priority/multifactor: _apply_new_usage: job 8 ran for 31 seconds with TRES counts of\n")
+	f.Add("[2026-11-29T03:32:45.000] slurmctld version 22.05.8 started on cluster c\n" +
+		"[2026-11-29T03:32:45.010] priority/multifactor: _read_last_decay_ran: PRIO: Last ran decay on jobs at 1764386700\n")
+	f.Fuzz(func(t *testing.T, log string) {
+		var l SlurmctldLog
+		if err := parseSlurmctldLog("slurmctld.log", strings.NewReader(log), time.UTC, &l); err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a ParseError", err)
+			}
+			return
+		}
+		for _, e := range l.JobEnds {
+			if e.RanSec < -1 || e.JobID <= 0 {
+				t.Fatalf("job end %+v", e)
+			}
+		}
+	})
 }
