@@ -35,6 +35,7 @@ fuzz:
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzSacctRequest$$' -fuzztime 20s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseSubmitLine$$' -fuzztime 10s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzExpandHostlist$$' -fuzztime 10s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzSlurmctldLog$$' -fuzztime 20s
 	$(GO) test ./billing -run '^$$' -fuzz '^FuzzParseWeights$$' -fuzztime 20s
 
 ## demo: the whole pipeline on the embedded demo cluster into the history .demo

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strconv"
 )
 
 // Running is the Jobs.End value of a job that is still running: it is
@@ -87,6 +88,21 @@ type Window struct {
 	// before that tick: its last chunk is charged at its end and decayed by
 	// the tick.
 	EndsAfterTick map[int32]bool
+	// EndCharge holds, with limits, the jobs (indexes into Jobs) whose end
+	// slurmctld charged over another span than the seconds since the tick
+	// before it, as its log shows: the run_delta of the end's charge. A
+	// job end processed after a tick's pass had charged the job but before
+	// the tick moved g_last_ran charges the job's run since the tick
+	// before again (docs/slurm-versions.md §10): such a job is charged by
+	// its tick as running (EndsAfterTick, or an end in a later second)
+	// and its end adds rate·δ·d^δ with this δ, decayed by the next tick as
+	// any end's charge.
+	EndCharge map[int32]int64
+	// Reloads are the times (Unix seconds, sorted) slurmctld started and
+	// read its usage back from its state file, as its log shows them:
+	// the first tick after each decays usage as the file held it, every
+	// association's own usage rounded to six decimals (Reload).
+	Reloads []int64
 	// Snapshots are times (Unix seconds, sorted, within [State.Tick, To]) at
 	// which OnSnapshot receives usage as of the last tick at or before each.
 	Snapshots []int64
@@ -695,6 +711,7 @@ type engine struct {
 	pointDirty []int32
 	deferred   []int32 // jobs whose rate joins at the next tick
 	deferNext  []int32
+	reloadBuf  []float64 // own usage at a reload (Window.Reloads), tree windows only
 }
 
 func newEngine(p Params, st *State, w Window, period ResetPeriod) *engine {
@@ -869,6 +886,9 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 			}
 			if x&evFlagB != 0 {
 				tail := jobs.End[j] - max(L, jobs.Start[j])
+				if sec, ok := e.w.EndCharge[j]; ok {
+					tail = sec
+				}
 				e.tails[a].add(toFixed(r * e.runDecay(tail)))
 				e.markPoint(a, rel)
 			}
@@ -878,6 +898,11 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 			e.activate(a)
 		}
 		e.rateDirty = e.rateDirty[:0]
+		if k, _ := slices.BinarySearch(e.w.Reloads, L+1); k < len(e.w.Reloads) && e.w.Reloads[k] <= T {
+			// slurmctld started in (L, T]: the usage it stopped with (the
+			// tick's, and the ends charged since) as its file held it.
+			e.reload()
+		}
 		for _, a := range e.pointDirty {
 			v := e.chunks[a].float()
 			if !reset {
@@ -916,6 +941,76 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 		}
 	}
 	return nil
+}
+
+// reload is slurmctld's start between the last tick and this one: every
+// association's own usage (usage_raw less its children's, which for a
+// flat forest is usage_raw) with the job-end tails charged since the last
+// tick, rounded as the state file holds it (Reload), then summed up the
+// tree again. The tails are folded in, so the tick adds none.
+func (e *engine) reload() {
+	u := e.st.Usage
+	for _, a := range e.pointDirty {
+		if t := e.tails[a]; t != (fixed{}) {
+			e.tails[a] = fixed{}
+			e.markOwn(a, t.float())
+		}
+	}
+	if e.flat {
+		for a, x := range u {
+			u[a] = Reload(x)
+		}
+		return
+	}
+	own := e.reloadBuf[:0]
+	own = append(own, u...)
+	for a := len(u) - 1; a >= 0; a-- {
+		if p := e.up[a]; p != int32(a) {
+			own[p] -= u[a]
+		}
+	}
+	for a, x := range own {
+		u[a] = Reload(x)
+	}
+	for a := len(u) - 1; a >= 0; a-- {
+		if p := e.up[a]; p != int32(a) {
+			u[p] += u[a]
+		}
+	}
+	e.reloadBuf = own
+}
+
+// markOwn adds x to association a's usage and every ancestor's: a job-end
+// charge made before a reload.
+func (e *engine) markOwn(a int32, x float64) {
+	u := e.st.Usage
+	for {
+		u[a] += x
+		p := e.up[a]
+		if p == a {
+			return
+		}
+		a = p
+	}
+}
+
+// Reload returns usage as slurmctld reads it back at a start: its state
+// file (StateSaveLocation/assoc_usage, written by dump_assoc_mgr_state in
+// src/common/assoc_mgr.c) holds each association's own usage_raw packed
+// by packlongdouble (src/common/pack.c) as the string "%Lf" prints, six
+// decimals rounded to nearest, and load_assoc_usage scans it back and adds
+// it to the association and each ancestor. The same in every release
+// 22.05–26.05 (slurm-22-05-8-1, slurm-24-11-5-1, slurm-26-05-3-1). The
+// decimal rounding of the float64 is that of the long double but within
+// a long double's precision of a tie.
+func Reload(x float64) float64 {
+	var buf [40]byte
+	b := strconv.AppendFloat(buf[:0], x, 'f', 6, 64)
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil { // cannot happen for a formatted float
+		return x
+	}
+	return v
 }
 
 // The explicit float64 conversions in the kernels forbid the compiler from

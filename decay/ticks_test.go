@@ -199,3 +199,119 @@ func TestStartBeforeTheLog(t *testing.T) {
 		}
 	}
 }
+
+// A slurmctld start between two ticks reads usage back from its state
+// file, every association's own usage_raw rounded to six decimals
+// ("%Lf", packlongdouble in src/common/pack.c; load_assoc_usage adds each
+// to its ancestors), before its first tick decays it. Limits; H = 3600 s,
+// P = 60 s, d = 1 − 0.693/3600; ticks at 60 and 90 (the new process's
+// first, slurmctld started at 85), then 150. Root 0 with associations 1
+// and 2; job a on 1, rate 1, from 0 and still running; job b on 2, rate
+// 0.5, from 0 to 75 (its end charges 0.5·15·d^15 before the start). By
+// hand, at 50 digits:
+//
+//	U1(60) = 60·d^60 = 59.3109207677     U2(60) = 30·d^60 = 29.6554603838
+//	reloaded: U1 = 59.310921             U2 = r6(29.6554603838 + 7.5·d^15 = 37.1338325…) = 37.133833
+//	U1(90) = 59.310921·d^30 + 30·d^30 = 88.796587492621
+//	U2(90) = 37.133833·d^30           = 36.919982618037
+//	root   = 125.716570110658
+//
+// Without the reload: 88.796587261649, 36.919982907673, 125.716570169323.
+// A flat forest (fairledger run's: own usage per association) rounds the
+// same own values.
+func TestReloadAtStart(t *testing.T) {
+	t.Parallel()
+	p := Params{HalfLifeSec: 3600, CalcPeriodSec: 60, LimitsEnforced: true}
+	js := []job{{0, Running, 1, 1}, {0, 75, 0.5, 2}}
+	for _, c := range []struct {
+		name   string
+		parent []int32
+		want   []float64
+	}{
+		{"tree", []int32{-1, 0, 0}, []float64{125.716570110658, 88.796587492621, 36.919982618037}},
+		{"flat", []int32{-1, -1, -1}, []float64{0, 88.796587492621, 36.919982618037}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			st := mustState(t, p, 3, 0)
+			var got []float64
+			_, err := Advance(p, st, Window{
+				Parent: c.parent, Jobs: columns(js), To: 100, Ticks: []int64{60, 90, 150}, Reloads: []int64{85},
+				Snapshots: []int64{95},
+				OnSnapshot: func(at, tick int64, usage []float64) error {
+					got = append([]float64(nil), usage...)
+					return nil
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for a, w := range c.want {
+				if math.Abs(got[a]-w) > 1e-9 {
+					t.Errorf("U%d(90) = %.12f, want %.12f", a, got[a], w)
+				}
+			}
+		})
+	}
+}
+
+// Reload rounds to six decimals as printf's "%Lf" does: to nearest, on
+// the number's exact binary value.
+func TestReload(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want float64 }{
+		{86.6013715, 86.601371}, // 86.60137149999999… in binary: down
+		{86.60137151, 86.601372},
+		{0.0000004, 0},
+		{0.0000005000001, 0.000001},
+		{123, 123},
+	} {
+		if got := Reload(c.in); got != c.want {
+			t.Errorf("Reload(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+// The double charge (docs/slurm-versions.md §10's case): limits; H = 3600
+// s, P = 60 s, ticks at 60, 120, 180; one job of rate 4 from 0 to 120,
+// its end after the tick at 120 and after that tick's pass had charged it,
+// so its end charges (60, 120] again: c = 4·60·d^60 = 237.243683071, and
+// the tick at 120 holds c·d^60 + c = 471.762704558 (the end's charge comes
+// after it: decayed at 180 with everything else, as any end's charge).
+// U(180) = (c·d^60 + 2c)·d^60 = 700.863694674 against 466.344673187
+// charged once. By hand at 40 digits.
+func TestEndChargedTwice(t *testing.T) {
+	t.Parallel()
+	p := Params{HalfLifeSec: 3600, CalcPeriodSec: 60, LimitsEnforced: true}
+	for _, c := range []struct {
+		name   string
+		charge map[int32]int64
+		want   float64
+	}{
+		{"once", nil, 466.344673187},
+		{"twice", map[int32]int64{0: 60}, 700.863694674},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			st := mustState(t, p, 1, 0)
+			var got []snap
+			_, err := Advance(p, st, Window{
+				Parent: []int32{-1}, Jobs: columns([]job{{0, 120, 4, 0}}), To: 200, Ticks: []int64{60, 120, 180},
+				EndsAfterTick: map[int32]bool{0: true}, EndCharge: c.charge, Snapshots: []int64{150, 190},
+				OnSnapshot: func(at, tick int64, usage []float64) error {
+					got = append(got, snap{at, tick, append([]float64(nil), usage...)})
+					return nil
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !near(got[0].usage[0], 471.762704558) {
+				t.Errorf("U(120) = %.9f, want 471.762704558", got[0].usage[0])
+			}
+			if !near(got[1].usage[0], c.want) {
+				t.Errorf("U(180) = %.9f, want %.9f", got[1].usage[0], c.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +51,16 @@ type LogJobEnd struct {
 	Logged time.Time
 	File   string
 	Line   int
+	// RanSec is the run_delta the end charged, from the "job N ran for
+	// δ seconds" line _apply_new_usage logs right after the end's line;
+	// −1 when no such line follows (an end already charged, or a log
+	// without it).
+	RanSec int64
+	// PassCharged reports that the decay pass of the tick before the end
+	// had charged the job ("job N ran for" logged after that tick's
+	// "Decay factor" line and before the end's line): an end processed
+	// before the tick set g_last_ran then charges the same seconds again.
+	PassCharged bool
 }
 
 // LogRecovered is a "Last ran decay on jobs at" line: a tick's exact Unix
@@ -117,6 +128,7 @@ func readSlurmctldLog(path string, loc *time.Location, out *SlurmctldLog) error 
 // log r (called name in errors) to out.
 func parseSlurmctldLog(name string, r io.Reader, loc *time.Location, out *SlurmctldLog) error {
 	br := bufio.NewReaderSize(r, 64<<10)
+	sc := &logScan{pass: map[int64]bool{}, ends: map[int64]int{}}
 	line := 0
 	for {
 		text, err := br.ReadSlice('\n')
@@ -140,7 +152,7 @@ func parseSlurmctldLog(name string, r io.Reader, loc *time.Location, out *Slurmc
 		line++
 		out.Lines++
 		if len(text) <= maxLogLine {
-			if perr := parseLogLine(name, line, string(text), loc, out); perr != nil {
+			if perr := parseLogLine(name, line, string(text), loc, out, sc); perr != nil {
 				return perr
 			}
 		}
@@ -155,12 +167,13 @@ func parseSlurmctldLog(name string, r io.Reader, loc *time.Location, out *Slurmc
 
 // parseLogLine records one line if it is a tick, a job end or a
 // recovered tick; other lines are ignored.
-func parseLogLine(name string, line int, text string, loc *time.Location, out *SlurmctldLog) *ParseError {
+func parseLogLine(name string, line int, text string, loc *time.Location, out *SlurmctldLog, sc *logScan) *ParseError {
 	const (
 		decay     = "Decay factor over "
 		recovered = "Last ran decay on jobs at "
 		jobEnd    = "priority_p_job_end: "
 		started   = " started on cluster "
+		ranFor    = " ran for "
 	)
 	var kind int
 	switch {
@@ -172,6 +185,8 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 		kind = 3
 	case strings.Contains(text, "slurmctld version ") && strings.Contains(text, started):
 		kind = 4
+	case strings.Contains(text, "_apply_new_usage: job ") && strings.Contains(text, ranFor):
+		kind = 5
 	default:
 		return nil
 	}
@@ -201,7 +216,8 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 		if err != nil || id <= 0 {
 			return &ParseError{File: name, Line: line, Field: "job", Value: num, Err: errors.New("not a job id")}
 		}
-		out.JobEnds = append(out.JobEnds, LogJobEnd{JobID: id, Logged: at, File: name, Line: line})
+		sc.ends[id] = len(out.JobEnds)
+		out.JobEnds = append(out.JobEnds, LogJobEnd{JobID: id, Logged: at, File: name, Line: line, RanSec: -1, PassCharged: sc.pass[id]})
 	case 3:
 		num := strings.TrimRight(text[strings.Index(text, recovered)+len(recovered):], "\r\n ")
 		u, err := strconv.ParseInt(num, 10, 64)
@@ -211,8 +227,42 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 		out.Recovered = append(out.Recovered, LogRecovered{Unix: u, Logged: at, File: name, Line: line})
 	case 4:
 		out.Starts = append(out.Starts, at)
+		clear(sc.pass)
+		clear(sc.ends)
+	case 5:
+		rest := text[strings.Index(text, "_apply_new_usage: job ")+len("_apply_new_usage: job "):]
+		idStr, rest, _ := strings.Cut(rest, " ran for ")
+		secStr, _, _ := strings.Cut(rest, " ")
+		id, err := strconv.ParseInt(idStr, 10, 64)
+		if err != nil || id <= 0 {
+			return &ParseError{File: name, Line: line, Field: "job", Value: idStr, Err: errors.New("not a job id")}
+		}
+		// run_delta printed with %g: whole seconds, six significant
+		// digits (1.23457e+06 beyond 999999 s).
+		sec, err := strconv.ParseFloat(secStr, 64)
+		if err != nil || sec < 0 || math.IsInf(sec, 0) {
+			return &ParseError{File: name, Line: line, Field: "run_delta", Value: secStr, Err: errors.New("not a number of seconds")}
+		}
+		if i, ok := sc.ends[id]; ok {
+			// The end's own charge, logged right after its line.
+			out.JobEnds[i].RanSec = int64(math.Round(sec))
+			delete(sc.ends, id)
+		} else {
+			sc.pass[id] = true // charged by the tick's pass
+		}
+	}
+	if kind == 1 {
+		clear(sc.pass) // a new pass begins
 	}
 	return nil
+}
+
+// logScan is what reading one log file keeps from line to line: the jobs
+// the current tick's pass has charged, and the job ends whose "ran for"
+// line has not come yet (indexes into SlurmctldLog.JobEnds).
+type logScan struct {
+	pass map[int64]bool
+	ends map[int64]int
 }
 
 // logTime reads the time a slurmctld log line starts with:

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -117,4 +118,76 @@ func TestReadSlurmctldLogs(t *testing.T) {
 		!strings.Contains(err.Error(), "LogTimeFormat=iso8601_ms") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// The lines that show slurmctld's double charge (docs/slurm-versions.md
+// §10), as 22.05.8 wrote them in a live run: the tick's pass charges job
+// 8 ("ran for 30 seconds" after the tick's line), then the job's end logs
+// its own charge, 31 s from the tick before. Job 9 ends after the tick
+// with no pass line of its own before its end (a job the pass skipped);
+// job 10's end line has no "ran for" line (an end already charged).
+func TestSlurmctldLogEndCharges(t *testing.T) {
+	t.Parallel()
+	log := `[2026-11-29T03:32:50.002] priority/multifactor: _decay_thread: PRIO: Decay factor over 30 seconds goes from 0.999230000000000 -> 0.977167967014806
+[2026-11-29T03:32:50.008] priority/multifactor: _apply_new_usage: job 8 ran for 30 seconds with TRES counts of
+[2026-11-29T03:32:50.008] priority/multifactor: _apply_new_usage: TRES cpu: 1
+[2026-11-29T03:32:50.019] _job_complete: JobId=5_0(8) WEXITSTATUS 0
+[2026-11-29T03:32:50.019] priority/multifactor: priority_p_job_end: PRIO: priority_p_job_end: called for job 8
+[2026-11-29T03:32:50.019] priority/multifactor: _apply_new_usage: job 8 ran for 31 seconds with TRES counts of
+[2026-11-29T03:32:50.020] priority/multifactor: priority_p_job_end: PRIO: priority_p_job_end: called for job 9
+[2026-11-29T03:32:50.020] priority/multifactor: _apply_new_usage: job 9 ran for 12 seconds with TRES counts of
+[2026-11-29T03:32:51.000] priority/multifactor: priority_p_job_end: PRIO: priority_p_job_end: called for job 10
+[2026-11-29T03:33:20.002] priority/multifactor: _decay_thread: PRIO: Decay factor over 30 seconds goes from 0.999230000000000 -> 0.977167967014806
+[2026-11-29T03:33:20.010] priority/multifactor: _apply_new_usage: job 11 ran for 1.23457e+06 seconds with TRES counts of
+[2026-11-29T03:33:21.000] priority/multifactor: priority_p_job_end: PRIO: priority_p_job_end: called for job 11
+[2026-11-29T03:33:21.000] priority/multifactor: _apply_new_usage: job 11 ran for 1 seconds with TRES counts of
+`
+	var l SlurmctldLog
+	if err := parseSlurmctldLog("slurmctld.log", strings.NewReader(log), time.UTC, &l); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		id, sec int64
+		pass    bool
+	}{{8, 31, true}, {9, 12, false}, {10, -1, false}, {11, 1, true}}
+	if len(l.JobEnds) != len(want) {
+		t.Fatalf("job ends %+v, want %d", l.JobEnds, len(want))
+	}
+	for i, w := range want {
+		if e := l.JobEnds[i]; e.JobID != w.id || e.RanSec != w.sec || e.PassCharged != w.pass {
+			t.Errorf("end %d: job %d ran for %d, pass charged %v; want job %d, %d, %v", i, e.JobID, e.RanSec, e.PassCharged, w.id, w.sec, w.pass)
+		}
+	}
+	// A "ran for" line that is not a number is refused with its line.
+	bad := "[2026-11-29T03:32:50.008] priority/multifactor: _apply_new_usage: job 8 ran for many seconds with TRES counts of\n"
+	err := parseSlurmctldLog("slurmctld.log", strings.NewReader(bad), time.UTC, &l)
+	if err == nil || !strings.Contains(err.Error(), "slurmctld.log:1") || !strings.Contains(err.Error(), `"many"`) {
+		t.Errorf("bad run_delta: err = %v", err)
+	}
+}
+
+// FuzzSlurmctldLog: any text either parses or is refused with a
+// ParseError; a parsed job end's charged δ is −1 (none logged) or more.
+func FuzzSlurmctldLog(f *testing.F) {
+	f.Add("[2026-11-29T03:32:50.002] priority/multifactor: _decay_thread: PRIO: Decay factor over 30 seconds goes from 1 -> 1\n" +
+		"[2026-11-29T03:32:50.008] priority/multifactor: _apply_new_usage: job 8 ran for 30 seconds with TRES counts of\n" +
+		"[2026-11-29T03:32:50.019] priority/multifactor: priority_p_job_end: PRIO: priority_p_job_end: called for job 8\n" +
+		"[2026-11-29T03:32:50.019] priority/multifactor: _apply_new_usage: job 8 ran for 31 seconds with TRES counts of\n")
+	f.Add("[2026-11-29T03:32:45.000] slurmctld version 22.05.8 started on cluster c\n" +
+		"[2026-11-29T03:32:45.010] priority/multifactor: _read_last_decay_ran: PRIO: Last ran decay on jobs at 1764386700\n")
+	f.Fuzz(func(t *testing.T, log string) {
+		var l SlurmctldLog
+		if err := parseSlurmctldLog("slurmctld.log", strings.NewReader(log), time.UTC, &l); err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a ParseError", err)
+			}
+			return
+		}
+		for _, e := range l.JobEnds {
+			if e.RanSec < -1 || e.JobID <= 0 {
+				t.Fatalf("job end %+v", e)
+			}
+		}
+	})
 }

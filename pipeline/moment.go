@@ -91,6 +91,9 @@ type seedHeader struct {
 	// After are the jobs (indexes) whose end came after the tick of its
 	// second (decay.Window.EndsAfterTick).
 	After []int32 `json:"ends_after_tick,omitempty"`
+	// Twice are the jobs (index, δ) whose end slurmctld charged on top of
+	// its tick's pass, with the δ it charged (decay.Window.EndCharge).
+	Twice [][2]int64 `json:"ends_charged_twice,omitempty"`
 	// TRESSets and Names are what the jobs' TRES and QOS index; index 0
 	// of each is the empty set and the empty name.
 	TRESSets []map[string]float64 `json:"tres_sets,omitempty"`
@@ -357,6 +360,9 @@ func encodeSeed(z *compressor, h *seedHeader, jobs decay.Jobs, extra *jobExtra, 
 		if after[j] {
 			h.After = append(h.After, int32(k))
 		}
+		if sec, ok := extra.twice[j]; ok {
+			h.Twice = append(h.Twice, [2]int64{int64(k), sec})
+		}
 		if !h.Extra {
 			continue
 		}
@@ -505,6 +511,15 @@ func decodeSeed(z []byte) (*seedData, error) {
 			d.after = map[int32]bool{}
 		}
 		d.after[j] = true
+	}
+	for _, x := range d.Twice {
+		if x[0] < 0 || x[0] >= int64(d.Jobs) || x[1] < 0 {
+			return nil, bad
+		}
+		if d.extra.twice == nil {
+			d.extra.twice = map[int32]int64{}
+		}
+		d.extra.twice[int32(x[0])] = x[1]
 	}
 	return d, nil
 }

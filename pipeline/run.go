@@ -459,6 +459,7 @@ func (r *runState) decayTicks() (ticks []int64, after map[int32]bool, err error)
 		}
 	}
 	r.sum.EndsAfterTick = len(after)
+	r.sum.EndsChargedTwice = len(st.extra.twice)
 	return ticks, after, nil
 }
 
@@ -501,11 +502,39 @@ func (r *runState) newFairshareWriter(ticks []int64, after map[int32]bool) (*fai
 			}
 		}
 		fw.dict = r.dict.Snapshot()
-		fw.run = newTRESRun(m, st, fw.dict, lo, snaps, sched, after, restarts, residueFrom, carried)
-		fw.live = live.NewEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec)
+		runSched, err := r.chainSchedule(sched, ticks)
+		if err != nil {
+			return nil, err
+		}
+		fw.run = newTRESRun(m, st, fw.dict, lo, snaps, runSched, after, restarts, residueFrom, carried)
+		fw.live = live.NewEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec, st.extra.twice)
 	}
 	r.residueFrom, r.residueChain = residueFrom, residueChain
 	return fw, nil
+}
+
+// chainSchedule is the tick schedule TRESRunMins walks (sched, the
+// window's, for a fresh start): a job running at a resumed run's start
+// had its values decremented at every tick since its own start, before
+// the checkpoint too, and rebuilt at a slurmctld start from the tick
+// before it (fairshare.RunSecs). The window's schedule knows only the
+// ticks after the checkpoint's and puts those before it on a regular grid
+// back from it, which is not where slurmctld ticked when a restart (an
+// irregular tick, a new phase) came before the checkpoint: a job of QOS
+// UsageFactor 0.5 running across it was rebuilt from the wrong tick and
+// held less than one run over the whole span gives it. With slurmctld's
+// log, the chain's schedule is the one its fresh run used, from the
+// checkpoint's Origin with every tick of the log, so that the resumed run
+// walks the ticks one run walks.
+func (r *runState) chainSchedule(sched *decay.Schedule, ticks []int64) (*decay.Schedule, error) {
+	if r.ck == nil || len(ticks) == 0 || r.origin == 0 || r.origin >= r.state.Tick {
+		return sched, nil
+	}
+	s, err := decay.NewSchedule(r.origin, r.m.calcPeriod(), ticks)
+	if err != nil {
+		return nil, fmt.Errorf("decay: the ticks since the history's origin: %w", err)
+	}
+	return s, nil
 }
 
 // newPrioWriter sets up the priority table's rows of the window, with the
@@ -567,9 +596,13 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 		}
 	}
 	seedAt(lo)
+	var reloads []int64 // slurmctld's starts: each reads usage back rounded
+	if m.ctld != nil {
+		reloads = m.ctld.restarts
+	}
 	var err error
 	sum.Decay, err = decay.Advance(m.params, state, decay.Window{
-		Parent: m.flatParents(), Jobs: st.jobs, To: to, Snapshots: fw.snaps, Ticks: ticks, EndsAfterTick: after,
+		Parent: m.flatParents(), Jobs: st.jobs, To: to, Snapshots: fw.snaps, Ticks: ticks, EndsAfterTick: after, EndCharge: st.extra.twice, Reloads: reloads,
 		OnSnapshot: func(at, tick int64, usage []float64) error {
 			if err := wctx.Err(); err != nil {
 				return err

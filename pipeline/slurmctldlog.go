@@ -19,6 +19,10 @@ type ctldLog struct {
 	// after holds (job id, end second) of every job end logged after the
 	// tick of its second: such a job is charged by that tick as running.
 	after map[[2]int64]bool
+	// twice holds (job id, end second) → δ of every job end that
+	// slurmctld charged on top of the tick's pass (the double charge,
+	// docs/slurm-versions.md §10): the seconds its end charged again.
+	twice map[[2]int64]int64
 	// restarts are the seconds slurmctld started ("started on cluster"
 	// and "Last ran decay on jobs at" lines): each rebuilds TRESRunMins
 	// and drops what ended jobs left in it.
@@ -45,7 +49,7 @@ func readCtldLog(paths []string, loc *time.Location) (*ctldLog, error) {
 
 // newCtldLog takes the ticks and job ends of a read log.
 func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
-	c := &ctldLog{after: map[[2]int64]bool{}, ordered: l.Millis, lines: l.Lines, jobEnds: len(l.JobEnds)}
+	c := &ctldLog{after: map[[2]int64]bool{}, twice: map[[2]int64]int64{}, ordered: l.Millis, lines: l.Lines, jobEnds: len(l.JobEnds)}
 	times := l.TickTimes()
 	for i, t := range times {
 		c.ticks = append(c.ticks, t)
@@ -77,6 +81,14 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 		if i > 0 && times[i-1] == e.Logged.Unix() {
 			c.after[[2]int64{e.JobID, times[i-1]}] = true
 		}
+		// The double charge: the tick's pass charged the job, then its
+		// end, processed before the tick moved g_last_ran, charged from
+		// the tick before again. An end after g_last_ran moved charges at
+		// most the seconds since the tick (its δ counts from it); one
+		// counted from the tick before is more.
+		if i > 0 && e.PassCharged && e.RanSec > e.Logged.Unix()-times[i-1] {
+			c.twice[[2]int64{e.JobID, e.Logged.Unix()}] = e.RanSec
+		}
 	}
 	return c
 }
@@ -91,6 +103,17 @@ func (c *ctldLog) residuesFrom() int64 {
 		from = min(from, c.restarts[0])
 	}
 	return from
+}
+
+// chargedTwice returns the seconds slurmctld charged a second time at the
+// end of the job run with id that ended at end (Unix seconds), the tick's
+// pass having charged it already, and whether it did.
+func (c *ctldLog) chargedTwice(id, end int64) (int64, bool) {
+	if c == nil {
+		return 0, false
+	}
+	sec, ok := c.twice[[2]int64{id, end}]
+	return sec, ok
 }
 
 // endsAfter reports whether the job run with id that ended at end (Unix

@@ -48,3 +48,40 @@ func TestCtldLogOrder(t *testing.T) {
 		t.Error("a log without milliseconds ordered job 8 after its tick")
 	}
 }
+
+// The double charge from the log's lines (docs/slurm-versions.md §10):
+// an end after the tick's line whose job the tick's pass had charged
+// (PassCharged), with its own "ran for" δ counted from before the tick,
+// was charged twice; ticks at 00:01:00 and 00:02:00.
+func TestCtldLogChargedTwice(t *testing.T) {
+	t.Parallel()
+	at := func(s string) time.Time {
+		v, err := time.Parse("15:04:05.000", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Date(2025, 1, 1, v.Hour(), v.Minute(), v.Second(), v.Nanosecond(), time.UTC)
+	}
+	base := at("00:00:00.000").Unix()
+	l := &ingest.SlurmctldLog{Millis: true,
+		Ticks: []ingest.LogTick{{Logged: at("00:01:00.227"), DeltaSec: 60}, {Logged: at("00:02:00.227"), DeltaSec: 60}},
+		JobEnds: []ingest.LogJobEnd{
+			{JobID: 8, Logged: at("00:02:00.300"), RanSec: 60, PassCharged: true},   // from 00:01:00 again: twice
+			{JobID: 9, Logged: at("00:02:00.400"), RanSec: 0, PassCharged: true},    // after g_last_ran moved
+			{JobID: 10, Logged: at("00:02:00.500"), RanSec: 60, PassCharged: false}, // before the pass: once
+			{JobID: 11, Logged: at("00:02:01.100"), RanSec: 61, PassCharged: true},  // the next second, from 00:01:00: twice
+			{JobID: 12, Logged: at("00:02:30.000"), RanSec: 30, PassCharged: true},  // 30 s after the tick: once
+			{JobID: 13, Logged: at("00:02:00.600"), RanSec: -1, PassCharged: true},  // no "ran for" line
+		},
+	}
+	c := newCtldLog(l)
+	for _, x := range []struct {
+		id, end int64
+		sec     int64
+		twice   bool
+	}{{8, base + 120, 60, true}, {9, base + 120, 0, false}, {10, base + 120, 0, false}, {11, base + 121, 61, true}, {12, base + 150, 0, false}, {13, base + 120, 0, false}} {
+		if sec, ok := c.chargedTwice(x.id, x.end); ok != x.twice || sec != x.sec {
+			t.Errorf("job %d: charged twice %v (%d s), want %v (%d s)", x.id, ok, sec, x.twice, x.sec)
+		}
+	}
+}

@@ -385,6 +385,12 @@ func (s *stream) batch(rec arrow.RecordBatch, sum *Summary, expect int) error {
 				s.extra.add(r)
 			}
 			if s.m.ctld != nil {
+				if sec, ok := s.m.ctld.chargedTwice(r.JobIDRaw, unixSec(r.End)); ok && !r.Running() {
+					if s.extra.twice == nil {
+						s.extra.twice = map[int32]int64{}
+					}
+					s.extra.twice[int32(len(s.extra.after))] = sec
+				}
 				s.extra.after = append(s.extra.after, !r.Running() && s.m.ctld.endsAfter(r.JobIDRaw, unixSec(r.End)))
 			}
 		}

@@ -46,6 +46,10 @@ type Summary struct {
 	// EndsAfterTick counts the jobs whose end, in a decay tick's second,
 	// came after that tick as slurmctld's log says (Inputs.SlurmctldLogs).
 	EndsAfterTick int
+	// EndsChargedTwice counts the job ends slurmctld charged on top of
+	// its tick's pass, as its log shows (the double charge,
+	// docs/slurm-versions.md §10); each is charged as slurmctld did.
+	EndsChargedTwice int
 	// Unrecharged counts jobs of the history that charge time in the
 	// window, which the run recomputes, but are missing from its input
 	// (a night rerun with a smaller sacct file): they stay in the jobs

@@ -20,6 +20,10 @@ type jobExtra struct {
 	// after, with a slurmctld log only, says of every job whether it ended
 	// after the tick of its end's second (decay.Window.EndsAfterTick).
 	after []bool
+	// twice, with a slurmctld log only, holds the jobs whose end slurmctld
+	// charged on top of its tick's pass (ctldLog.chargedTwice): the
+	// seconds the end charged (decay.Window.EndCharge).
+	twice map[int32]int64
 }
 
 // add appends the extra columns of one job record.
@@ -68,6 +72,12 @@ func (x *jobExtra) move(dst, src int) {
 	if len(x.after) > 0 {
 		x.after[dst] = x.after[src]
 	}
+	if sec, ok := x.twice[int32(src)]; ok {
+		x.twice[int32(dst)] = sec
+		delete(x.twice, int32(src))
+	} else {
+		delete(x.twice, int32(dst))
+	}
 	if len(x.tres) == 0 {
 		return
 	}
@@ -78,6 +88,11 @@ func (x *jobExtra) move(dst, src int) {
 func (x *jobExtra) truncate(n int) {
 	if len(x.after) > 0 {
 		x.after = x.after[:n]
+	}
+	for j := range x.twice {
+		if int(j) >= n {
+			delete(x.twice, j)
+		}
 	}
 	if len(x.tres) == 0 {
 		return

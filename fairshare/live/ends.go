@@ -39,12 +39,18 @@ type Ends struct {
 	ticks    []int64    // the tick each snapshot's usage is taken at
 	at       [][]int32  // per snapshot: the jobs ending in (ticks[i], snaps[i]]
 	own      []float64  // scratch: own usage plus the end charges
+	// charge holds the jobs whose end slurmctld charged over another span
+	// than the seconds since the tick (decay.Window.EndCharge): such a
+	// job's end is charged with its δ, and one ending in its tick's own
+	// second (the double charge) counts from that tick's snapshots on.
+	charge map[int32]int64
 }
 
 // NewEnds places the ends of jobs in the snapshots snaps (sorted) of a
-// run ticking on sched, every periodSec but for the ticks a log gives.
-func NewEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSec, halfLife int64) *Ends {
-	l := &Ends{jobs: jobs, halfLife: halfLife, snaps: snaps,
+// run ticking on sched, every periodSec but for the ticks a log gives;
+// charge is decay.Window.EndCharge (nil for none).
+func NewEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSec, halfLife int64, charge map[int32]int64) *Ends {
+	l := &Ends{jobs: jobs, halfLife: halfLife, snaps: snaps, charge: charge,
 		ticks: make([]int64, len(snaps)), at: make([][]int32, len(snaps))}
 	n := len(snaps)
 	if n == 0 {
@@ -67,7 +73,10 @@ func NewEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSec, h
 		}
 	}
 	for j, e := range jobs.End {
-		if e == decay.Running || e > hi || e <= lo || e <= jobs.Start[j] || !(jobs.Rate[j] > 0) {
+		// An end charged twice in its tick's own second came after the
+		// tick: the snapshots of that tick hold it.
+		_, twice := charge[int32(j)]
+		if e == decay.Running || e > hi || e < lo || e == lo && !twice || e <= jobs.Start[j] || !(jobs.Rate[j] > 0) {
 			continue
 		}
 		var i int
@@ -79,7 +88,7 @@ func NewEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSec, h
 		}
 		// Snapshots i, i+1, … are after E; those whose tick is
 		// before E hold it (their tick is then the last one before E).
-		for ; i < n && l.ticks[i] < e; i++ {
+		for ; i < n && (l.ticks[i] < e || twice && l.ticks[i] == e); i++ {
 			l.at[i] = append(l.at[i], int32(j))
 		}
 	}
@@ -100,6 +109,9 @@ func (l *Ends) Usage(i int, at, tick int64, own []float64) ([]float64, error) {
 	l.own = append(l.own[:0], own...)
 	for _, j := range l.at[i] {
 		sec := l.jobs.End[j] - max(tick, l.jobs.Start[j])
+		if c, ok := l.charge[j]; ok {
+			sec = c
+		}
 		l.own[l.jobs.Assoc[j]] += float64(l.jobs.Rate[j] * decay.Chunk(l.halfLife, sec))
 	}
 	return l.own, nil
