@@ -657,12 +657,13 @@ workload() {
 		done
 	}
 	# restart_ctld: slurmctld stopped (its PID, SIGTERM) and started again
-	# at 100 s, while jobs run: it reloads the associations' usage from its
-	# state file, rebuilds TRESRunMins from the running jobs and starts a
-	# new tick grid.
+	# at 115 s, while jobs run but none ends (the nearest end at about 100 s,
+	# the next at 130 s): it reloads the associations' usage from its state
+	# file, rebuilds TRESRunMins from the running jobs, charges them at once
+	# for the time it was down and starts a new tick grid.
 	restart_ctld() {
 		local pid i
-		at 100
+		at 115
 		pid=$(awk '$2 == "slurmctld" { p = $1 } END { print p }' "$d/pids.txt")
 		kill "$pid"
 		for ((i = 0; i < 300; i++)); do
