@@ -60,6 +60,12 @@ func TestNightlyE2E(t *testing.T) {
 		if cp.file == "" {
 			t.Fatalf("night %s: capture %s not in captures.tsv", n.name, n.capture)
 		}
+		if q := querySecond(t, c.dir, c.tz, cp.at); q != "@"+n.to {
+			// A job started in the night's last second, before the capture:
+			// Slurm's instant is after the end of the night's history.
+			t.Logf("night %s: not compared with %s: a job started in its last second before the capture (Slurm's instant is %s, the night ended at @%s)", n.name, cp.file, q, n.to)
+			continue
+		}
 		m, d, note := compareCapture(t, c, cp, hist, "@"+n.to, "")
 		matched, diffs, notes[cp.file] = append(matched, m...), append(diffs, d...), note
 		compared++
