@@ -345,7 +345,7 @@ const (
 // exact.
 func parseNumber(num string, kind numKind) (float64, error) {
 	lit := num
-	if kind == numHex && strings.IndexAny(num, "pP") < 0 {
+	if kind == numHex && !strings.ContainsAny(num, "pP") {
 		lit += "p0" // Go wants the binary exponent strtod leaves optional
 	}
 	v, err := strconv.ParseFloat(lit, 64)
