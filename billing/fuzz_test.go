@@ -22,7 +22,7 @@ func FuzzParseWeights(f *testing.F) {
 		"Mem=256K", "Mem=1T", "CPU=1K", "bb/datawarp=1G", "fs/disk=1P",
 		"CPU=-1.5,node=.5", "GRES/gpu:a100=20,gres/gpu=10", "billing=3",
 		"energy=1", "CPU=1X", "foo=1", "=", ",,", "CPU=1e999", "Mem=0.25GB",
-		"cpu=1e-320", "CPU=+.5e+2k",
+		"cpu=1e-320", "CPU=+.5e+2k", "CPU=0x1.8p1", "CPU=-0x1p-1074", "CPU=nan(x)", "Mem=G", "CPU=-inf",
 	} {
 		f.Add(s)
 	}

@@ -333,3 +333,98 @@ func TestBillableMatchesFormula(t *testing.T) {
 		}
 	}
 }
+
+// TestBillableNegative checks negative and fractional weights worked by
+// hand from assoc_mgr_tres_weighted (src/common/assoc_mgr.c, the same at
+// slurm-22-05-8-1, slurm-24-11-5-1 and slurm-26-05-3-1 but for
+// MAX_TRES_GRES, 25.05 on): v = count × weight per TRES, the node max and
+// the global sum both starting at +0, B = max + sum, in slurmctld's TRES
+// order, whatever the sign. billing= is B truncated into a uint64
+// (job_set_alloc_tres), on x86-64 the two's-complement bits of the
+// truncated value, which Truncate gives as the int64 of the same bits.
+func TestBillableNegative(t *testing.T) {
+	t.Parallel()
+	sum, maxT, maxG := []string(nil), []string{"MAX_TRES"}, []string{"MAX_TRES_GRES"}
+	type m = map[string]float64
+	const mixed = "CPU=2,GRES/gpu=-10,license/lic1=-1.5"
+	mixedJob := m{"cpu": 4, "mem": 1024, "node": 1, "gres/gpu": 2, "license/lic1": 3}
+	tests := []struct {
+		name    string
+		flags   []string
+		weights string
+		alloc   m
+		want    float64
+		wantInt int64
+	}{
+		// cpu 4·2 = 8, gres/gpu 2·−10 = −20, license 3·−1.5 = −4.5.
+		// SUM: 8 − 20 − 4.5 = −16.5, truncated −16 (bits 2^64 − 16).
+		{"SUM mixed signs, negative total", sum, mixed, mixedJob, -16.5, -16},
+		// MAX_TRES: gres is node-level; max(8, mem 0, node 0, −20) = 8,
+		// plus the global −4.5: 3.5, truncated 3.
+		{"MAX_TRES negative gres loses the max", maxT, mixed, mixedJob, 3.5, 3},
+		// MAX_TRES_GRES: max(8, 0, 0) = 8, plus gres −20 (billable_gres),
+		// plus global −4.5: 8 − 20 − 4.5 = −16.5.
+		{"MAX_TRES_GRES negative gres summed", maxG, mixed, mixedJob, -16.5, -16},
+		// Every node-level v negative: MAX_TRES's max stays at its initial
+		// 0 (and an unweighted node gives v = 0 anyway): B = 0.
+		{"MAX_TRES all node-level negative", maxT, "CPU=-1,Mem=-1G,node=-3", m{"cpu": 2, "mem": 2048, "node": 1}, 0, 0},
+		// 2·0.5 + 3·−0.75 = 1 − 2.25 = −1.25, truncated −1 (INFINITE64's
+		// bits; sacct prints billing=NONE).
+		{"SUM −1.25", sum, "CPU=0.5,GRES/gpu=-0.75", m{"cpu": 2, "gres/gpu": 3}, -1.25, -1},
+		// 1 CPU, 5 GiB at CPU=1,Mem=-0.5G: 1 − 5120·0.5/1024 = 1 − 2.5 =
+		// −1.5; −2.x would be NO_VAL64's bits: 1 CPU, 7 GiB = −2.5 → −2.
+		{"SUM −1.5", sum, "CPU=1,Mem=-0.5G", m{"cpu": 1, "mem": 5120}, -1.5, -1},
+		{"SUM −2.5", sum, "CPU=1,Mem=-0.5G", m{"cpu": 1, "mem": 7168}, -2.5, -2},
+		// (−1, 0) truncates to 0, which a uint64 holds: defined in C.
+		{"SUM −0.5", sum, "CPU=1,Mem=-0.5G", m{"cpu": 1, "mem": 3072}, -0.5, 0},
+		// Fractional: 0.1·3 rounds to 0.30000000000000004 (0.1 is
+		// 0.1000000000000000055511151231257827, ×3 exactly
+		// 0.30000000000000001665, nearest double 0.3000000000000000444);
+		// + 0.2·1 = 0.500000000000000055511151231257827021181583404541015625
+		// exactly, the midpoint of 0.5 and 0.5 + 2^-53: ties to even, 0.5.
+		{"fractional 0.1·3 + 0.2", sum, "CPU=0.1,node=0.2", m{"cpu": 3, "node": 1}, 0.5, 0},
+		{"fractional 0.1·3", sum, "CPU=0.1", m{"cpu": 3}, 0.30000000000000004, 0},
+		// Hexadecimal, as strtod reads it: 0x1.8p1 = 3 per CPU, −0x10 = −16
+		// per license: 2·3 − 16 = −10.
+		{"hexadecimal weights", sum, "CPU=0x1.8p1,license/lic1=-0x10", m{"cpu": 2, "license/lic1": 1}, -10, -10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, bs := bill(t, tt.weights, tt.flags, nil, tt.alloc)
+			if b != tt.want || bs != tt.wantInt {
+				t.Errorf("%s: Billable(%s, %q, %v) = %v (billing=%d), want %v (billing=%d)",
+					tt.name, ModeFromFlags(tt.flags), tt.weights, tt.alloc, b, bs, tt.want, tt.wantInt)
+			}
+		})
+	}
+}
+
+// TestBillableOneNegativePartition: one partition with a negative weight
+// beside one without changes only its own jobs' billing. pos
+// CPU=1,Mem=0.25G, neg CPU=1,Mem=-0.25G (−0.25/1024 per MiB):
+//
+//	4 CPUs, 8 GiB:  pos 4 + 8192·0.25/1024 = 4 + 2 = 6;  neg 4 − 2 = 2
+//	1 CPU, 16 GiB:  pos 1 + 4 = 5;                        neg 1 − 4 = −3
+func TestBillableOneNegativePartition(t *testing.T) {
+	t.Parallel()
+	tab, err := Compile([]Partition{
+		{Name: "pos", TRESBillingWeights: "CPU=1,Mem=0.25G"},
+		{Name: "neg", TRESBillingWeights: "CPU=1,Mem=-0.25G"},
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, neg := tab.PartitionIndex("pos"), tab.PartitionIndex("neg")
+	part := []int32{pos, neg, pos, neg}
+	cols := [][]float64{{4, 4, 1, 1}, {8192, 8192, 16384, 16384}} // cpu, mem
+	out := make([]float64, 4)
+	Billable(out, part, cols, tab)
+	trunc := make([]int64, 4)
+	Truncate(trunc, out)
+	if want := []float64{6, 2, 5, -3}; !reflect.DeepEqual(out, want) {
+		t.Errorf("Billable = %v, want %v", out, want)
+	}
+	if want := []int64{6, 2, 5, -3}; !reflect.DeepEqual(trunc, want) {
+		t.Errorf("Truncate = %v, want %v", trunc, want)
+	}
+}

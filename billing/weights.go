@@ -3,6 +3,8 @@ package billing
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,8 +17,11 @@ import (
 var (
 	// ErrSyntax: the item is not TYPE[/NAME]=NUMBER[UNIT].
 	ErrSyntax = errors.New("want TYPE[/NAME]=NUMBER[K|M|G|T|P]")
-	// ErrNumber: the weight does not start with a finite decimal number.
-	ErrNumber = errors.New("weight is not a finite decimal number")
+	// ErrNumber: the weight is no number strtod reads (and no unit
+	// either), one slurmctld refuses (strtod's ERANGE: it overflows or
+	// underflows), or an infinity or NaN, which slurmctld takes but no
+	// billing can be computed from.
+	ErrNumber = errors.New("weight is not a finite number")
 	// ErrUnit: the character after the number is not a unit suffix.
 	ErrUnit = errors.New("unit suffix must be one of K, M, G, T, P")
 	// ErrUnknownType: the TRES type is not one Slurm knows, or it lacks (or
@@ -63,10 +68,18 @@ func (w Weights) Get(tres string) (float64, bool) {
 }
 
 // String formats the weights per base unit without suffixes, in a form
-// ParseWeights reads back to the same values: "cpu=1,mem=0.000244140625".
+// ParseWeights reads back to the same values: "cpu=1,mem=0.000244140625"
+// (a subnormal weight in hexadecimal, "cpu=0x1p-1074").
 func (w Weights) String() string {
 	return string(treslist.Append(nil, len(w), func(i int) string { return w[i].TRES },
-		func(b []byte, i int) []byte { return strconv.AppendFloat(b, w[i].PerUnit, 'g', -1, 64) }))
+		func(b []byte, i int) []byte {
+			if v := w[i].PerUnit; v != 0 && math.Abs(v) < 0x1p-1022 {
+				// A subnormal's shortest decimal is not exact, and strtod
+				// refuses an inexact subnormal: hexadecimal is.
+				return strconv.AppendFloat(b, v, 'x', -1, 64)
+			}
+			return strconv.AppendFloat(b, w[i].PerUnit, 'g', -1, 64)
+		}))
 }
 
 // TRESLess orders canonical TRES names the way Slurm sums them: the order
@@ -129,8 +142,12 @@ func (e *WeightsError) Unwrap() []error {
 //     skipped (Slurm tokenises with strtok); type and name are
 //     case-insensitive and split at the first '/', so GRES/gpu:A100 is the
 //     typed GRES gres/gpu:a100;
-//   - NUMBER is a decimal floating-point number, sign, fraction and exponent
-//     allowed (strtod); infinities, NaN and hexadecimal are refused;
+//   - NUMBER is what strtod reads (parseWeightValue): decimal or
+//     hexadecimal, sign, fraction and exponent allowed, negative weights
+//     included; a number strtod reports out of range is refused as
+//     slurmctld refuses it, and so are infinities and NaN, which slurmctld
+//     takes but which make a job's billing ±inf or NaN; no number before a
+//     unit ("Mem=G") is a weight of 0, as in Slurm;
 //   - UNIT is the one character after the number, K, M, G, T or P in either
 //     case. mem and bb/* are counted in MiB: a suffix larger than M divides
 //     the weight by 1024 per step (Mem=0.25G → 0.25/1024 per MiB) and K or M
@@ -263,20 +280,41 @@ func baseUnit(typ string) int {
 	return unitNone
 }
 
-// parseWeightValue reads NUMBER[UNIT…] and applies the unit relative to base.
+// parseWeightValue reads NUMBER[UNIT…] the way _tres_weight_item does
+// with strtod and get_convert_unit_val, and applies the unit relative to
+// base.
+//
+// strtod's number is decimal ("1e-3", "+2", ".5", "5.") or hexadecimal
+// ("0x10" is 16, "0x1.8p1" is 3), or an infinity or NaN ("inf",
+// "infinity", "nan", "nan(…)", any case). slurmctld refuses a weight
+// whose strtod sets ERANGE: one that overflows ("1e999") and one that
+// underflows to 0 or to an inexact subnormal ("1e-400", "1e-310"); it
+// accepts an infinite or NaN weight, but the billing of a job from it is
+// ±inf or NaN (0 × inf is NaN), which no usage can be computed from, so
+// ParseWeights refuses those too (ErrNumber). When strtod reads no number
+// at all it returns 0 and the first character must still be a unit:
+// "Mem=G" is a weight of 0 in Slurm (0/1024), "CPU=abc" an error.
 func parseWeightValue(val string, base int) (float64, error) {
-	n := scanDecimal(val)
-	if n == 0 {
-		return 0, fmt.Errorf("%w: %q", ErrNumber, val)
-	}
-	v, err := strconv.ParseFloat(val[:n], 64)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %q is out of range", ErrNumber, val[:n])
+	n, kind := scanNumber(val)
+	var v float64
+	switch kind {
+	case numNone:
+		if unitIndex(val[0]) == 0 {
+			return 0, fmt.Errorf("%w: %q", ErrNumber, val)
+		}
+	case numInf, numNaN:
+		return 0, fmt.Errorf("%w: %q: Slurm reads it, but a job's billing from it is ±inf or NaN, which no usage can be charged with",
+			ErrNumber, val[:n])
+	default:
+		var err error
+		if v, err = parseNumber(val[:n], kind); err != nil {
+			return 0, err
+		}
 	}
 	if n == len(val) {
 		return v, nil
 	}
-	u := strings.IndexByte("KMGTP", upper(val[n])) + 1
+	u := unitIndex(val[n])
 	if u == 0 {
 		return 0, fmt.Errorf("%w, have %q in %q", ErrUnit, val[n:n+1], val)
 	}
@@ -286,6 +324,65 @@ func parseWeightValue(val string, base int) (float64, error) {
 	return v, nil
 }
 
+// unitIndex is get_unit_type: 1 to 5 for K, M, G, T, P in either case, 0
+// for any other character.
+func unitIndex(c byte) int { return strings.IndexByte("KMGTP", upper(c)) + 1 }
+
+// numKind is the form of the number strtod reads at the start of a string.
+type numKind int
+
+const (
+	numNone numKind = iota // no number: strtod converts nothing
+	numDecimal
+	numHex
+	numInf
+	numNaN
+)
+
+// parseNumber converts a decimal or hexadecimal number of scanNumber and
+// refuses it where glibc's strtod sets ERANGE: on overflow, and on an
+// underflow, a nonzero number whose double is 0 or a subnormal that is not
+// exact.
+func parseNumber(num string, kind numKind) (float64, error) {
+	lit := num
+	if kind == numHex && !strings.ContainsAny(num, "pP") {
+		lit += "p0" // Go wants the binary exponent strtod leaves optional
+	}
+	v, err := strconv.ParseFloat(lit, 64)
+	if err != nil || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%w: %q is out of range (strtod sets ERANGE and slurmctld refuses it)", ErrNumber, num)
+	}
+	if math.Abs(v) < 0x1p-1022 && !exactDouble(lit, kind, v) {
+		return 0, fmt.Errorf("%w: %q is out of range: it underflows (strtod sets ERANGE and slurmctld refuses it)", ErrNumber, num)
+	}
+	return v, nil
+}
+
+// exactDouble reports whether the number lit (of kind numDecimal or
+// numHex) equals the double v exactly. It is called only for 0 and
+// subnormal v, where the exact value is small to hold: lit is then a
+// subnormal or smaller, or it underflowed to 0, which only a zero
+// mantissa does exactly.
+func exactDouble(lit string, kind numKind, v float64) bool {
+	digits := strings.TrimLeft(lit, "+-")
+	marker := "eE"
+	if kind == numHex {
+		digits, marker = digits[2:], "pP"
+	}
+	if i := strings.IndexAny(digits, marker); i >= 0 {
+		digits = digits[:i]
+	}
+	if v == 0 {
+		return strings.Trim(digits, "0.") == ""
+	}
+	if kind == numHex {
+		f, _, err := big.ParseFloat(lit, 0, uint(4*len(lit)+64), big.ToNearestEven)
+		return err == nil && f.Cmp(new(big.Float).SetFloat64(v)) == 0
+	}
+	r, ok := new(big.Rat).SetString(strings.TrimPrefix(lit, "+"))
+	return ok && r.Cmp(new(big.Rat).SetFloat64(v)) == 0
+}
+
 func upper(c byte) byte {
 	if 'a' <= c && c <= 'z' {
 		return c - 'a' + 'A'
@@ -293,43 +390,89 @@ func upper(c byte) byte {
 	return c
 }
 
-// scanDecimal returns the length of the longest prefix of s that is a
-// decimal floating-point number as strtod reads it: [+-]digits[.digits]
-// [(e|E)[+-]digits], at least one digit in the mantissa. An exponent marker
-// without digits is not consumed ("1e" is 1 followed by "e").
-func scanDecimal(s string) int {
+// scanNumber returns the length of the number strtod reads at the start of
+// s (s has no leading blanks) and its form: [+-] then "inf" or "infinity",
+// "nan" or "nan(chars)" (letters, digits and '_'), "0x" with at least one
+// hexadecimal digit, an optional '.' and more, and an optional binary
+// exponent p[+-]digits, or a decimal number, digits with an optional '.'
+// and more (at least one digit) and an optional exponent e[+-]digits. An
+// exponent marker without digits is not consumed ("1e" is 1 followed by
+// "e"; "0x" is 0 followed by "x").
+func scanNumber(s string) (int, numKind) {
 	i := 0
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {
 		i++
 	}
-	digits := 0
-	for i < len(s) && isDigit(s[i]) {
-		i++
-		digits++
+	rest := strings.ToLower(s[i:])
+	switch {
+	case strings.HasPrefix(rest, "infinity"):
+		return i + len("infinity"), numInf
+	case strings.HasPrefix(rest, "inf"):
+		return i + len("inf"), numInf
+	case strings.HasPrefix(rest, "nan"):
+		n := i + len("nan")
+		if n < len(s) && s[n] == '(' {
+			j := n + 1
+			for j < len(s) && (isDigit(s[j]) || 'a' <= s[j]|0x20 && s[j]|0x20 <= 'z' || s[j] == '_') {
+				j++
+			}
+			if j < len(s) && s[j] == ')' {
+				n = j + 1
+			}
+		}
+		return n, numNaN
+	case len(rest) > 2 && rest[0] == '0' && rest[1] == 'x':
+		if n := scanMantissa(s[i+2:], true); n > 0 {
+			return i + 2 + n + scanExponent(s[i+2+n:], 'p'), numHex
+		}
+	}
+	n := scanMantissa(s[i:], false)
+	if n == 0 {
+		return 0, numNone
+	}
+	return i + n + scanExponent(s[i+n:], 'e'), numDecimal
+}
+
+// scanMantissa returns the length of digits[.digits] at the start of s,
+// hexadecimal digits when hex, or 0 when it holds no digit.
+func scanMantissa(s string, hex bool) int {
+	digit := func(c byte) bool { return isDigit(c) || hex && isHexLetter(c) }
+	i, digits := 0, 0
+	for i < len(s) && digit(s[i]) {
+		i, digits = i+1, digits+1
 	}
 	if i < len(s) && s[i] == '.' {
 		i++
-		for i < len(s) && isDigit(s[i]) {
-			i++
-			digits++
+		for i < len(s) && digit(s[i]) {
+			i, digits = i+1, digits+1
 		}
 	}
 	if digits == 0 {
 		return 0
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if j < len(s) && isDigit(s[j]) {
-			for j < len(s) && isDigit(s[j]) {
-				j++
-			}
-			i = j
-		}
-	}
 	return i
 }
+
+// scanExponent returns the length of an exponent (marker, either case,
+// then [+-]digits) at the start of s, 0 when s holds none.
+func scanExponent(s string, marker byte) int {
+	if len(s) == 0 || s[0]|0x20 != marker {
+		return 0
+	}
+	j := 1
+	if j < len(s) && (s[j] == '+' || s[j] == '-') {
+		j++
+	}
+	k := j
+	for k < len(s) && isDigit(s[k]) {
+		k++
+	}
+	if k == j {
+		return 0
+	}
+	return k
+}
+
+func isHexLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'f' }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -57,6 +57,25 @@ func TestParseWeights(t *testing.T) {
 		{"CPU=1e-3", Weights{{"cpu", 0.001}}},
 		{"CPU=2.5E2", Weights{{"cpu", 250}}},
 		{"Mem=-0.5G", Weights{{"mem", -0.5 / 1024}}},
+		{"CPU=-0.25,Mem=-2G", Weights{{"cpu", -0.25}, {"mem", -2.0 / 1024}}},
+		// strtod reads hexadecimal too (glibc strtod("0x10") = 16, checked
+		// with a C program on x86-64): _tres_weight_item takes it.
+		{"CPU=0x10", Weights{{"cpu", 16}}},
+		{"CPU=-0x10", Weights{{"cpu", -16}}},
+		{"CPU=0x1.8p1", Weights{{"cpu", 3}}},
+		{"CPU=0x.8", Weights{{"cpu", 0.5}}},
+		{"cpu=0X1P+2K", Weights{{"cpu", 4.0 / 1024}}},
+		// An exact subnormal: glibc's strtod leaves errno 0 (no underflow
+		// exception for an exact result), so slurmctld takes it.
+		{"CPU=0x1p-1074", Weights{{"cpu", 0x1p-1074}}},
+		{"CPU=2.2250738585072014e-308", Weights{{"cpu", 0x1p-1022}}},
+		// An exact 0 is no underflow: "0e-400" is 0 with errno 0.
+		{"CPU=0e-400", Weights{{"cpu", 0}}},
+		// No number before a unit: strtod converts nothing and returns 0,
+		// val_unit is "G", get_convert_unit_val(MiB, 'G') = 1024, so the
+		// weight is 0/1024 = 0 (_tres_weight_item).
+		{"Mem=G", Weights{{"mem", 0}}},
+		{"CPU=k", Weights{{"cpu", 0}}},
 		// case-insensitive type and name; typed GRES keeps its type.
 		{"gReS/GPU:A100=20", Weights{{"gres/gpu:a100", 20}}},
 		{"License/MATLAB=3", Weights{{"license/matlab", 3}}},
@@ -104,14 +123,28 @@ func TestParseWeightsErrors(t *testing.T) {
 		{"CPU=", nil, ErrSyntax, "no weight after '='"},
 		{"=1", nil, ErrSyntax, "no TRES before '='"},
 		{"CPU=abc", nil, ErrNumber, `"abc"`},
-		{"Mem=G", nil, ErrNumber, `"G"`},
+		{"CPU=-", nil, ErrNumber, `"-"`},
+		// strtod reads infinities and NaN (errno 0) and slurmctld takes
+		// them, but a job's billing is then ±inf, or NaN for a count of 0
+		// (0 × inf): refused as no usage can be computed.
 		{"CPU=inf", nil, ErrNumber, `"inf"`},
+		{"CPU=-Infinity", nil, ErrNumber, `"-Infinity"`},
 		{"CPU=nan", nil, ErrNumber, `"nan"`},
+		{"CPU=nan(0x12)", nil, ErrNumber, `"nan(0x12)"`},
+		// strtod sets ERANGE and _tres_weight_item fails, so slurmctld
+		// refuses the line: overflow, underflow to 0, an inexact
+		// subnormal (glibc: strtod("1e-310") = 1e-310 with errno 34).
 		{"CPU=1e999", nil, ErrNumber, "out of range"},
+		{"CPU=0x1p1024", nil, ErrNumber, "out of range"},
+		{"CPU=1e-400", nil, ErrNumber, "underflows"},
+		{"CPU=1e-310", nil, ErrNumber, "underflows"},
+		{"CPU=-0x1.0000000000001p-1060", nil, ErrNumber, "underflows"},
 		{"CPU=1X", nil, ErrUnit, `have "X" in "1X"`},
 		{"CPU=1 K", nil, ErrUnit, `have " "`},
 		{"CPU=1e", nil, ErrUnit, `have "e"`},
-		{"CPU=0x10", nil, ErrUnit, `have "x"`},
+		// "0x" without a hexadecimal digit: strtod reads the 0 alone.
+		{"CPU=0x", nil, ErrUnit, `have "x"`},
+		{"CPU=0xg", nil, ErrUnit, `have "x"`},
 		{"foo=1", nil, ErrUnknownType, `type "foo"`},
 		{"gres=1", nil, ErrUnknownType, "gres needs a name"},
 		{"gres/=1", nil, ErrUnknownType, "gres needs a name"},

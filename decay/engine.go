@@ -17,7 +17,11 @@ const Running int64 = math.MaxInt64
 // tick arithmetic cannot overflow.
 const maxTime = 1 << 40
 
-// maxRate bounds a job's rate; far above any real billable TRES × UsageFactor.
+// maxRate bounds a job's rate in magnitude; far above any real billable
+// TRES × UsageFactor. A rate may be negative: a partition's
+// TRESBillingWeights may hold negative weights, and Slurm charges the
+// negative billing as it comes (_apply_new_usage adds run_decay ×
+// billable_tres to usage_raw, whatever its sign).
 const maxRate = 1 << 40
 
 // Jobs are the charged job records as parallel columns, one row per job
@@ -29,7 +33,8 @@ type Jobs struct {
 	// End is the job's end time (Unix seconds), or Running.
 	End []int64
 	// Rate is the billable TRES B times the QOS UsageFactor q: the usage
-	// the job accrues per second before decay.
+	// the job accrues per second before decay. It is negative when B is
+	// (negative TRESBillingWeights), and takes usage away as Slurm does.
 	Rate []float64
 	// Assoc is the job's association index (0..N−1).
 	Assoc []int32
@@ -516,14 +521,14 @@ func (g *grid) countEvents(j Jobs, nAssoc int, stats *Stats, count []uint32) (in
 		switch {
 		case a < 0 || int(a) >= nAssoc:
 			return 0, fmt.Errorf("job %d: association %d out of range [0, %d)", i, a, nAssoc)
-		case !(r >= 0 && r < maxRate):
-			return 0, fmt.Errorf("job %d: rate %v outside [0, 2^40)", i, r)
+		case !(r > -maxRate && r < maxRate):
+			return 0, fmt.Errorf("job %d: rate %v outside (-2^40, 2^40)", i, r)
 		case s < 0 || s >= maxTime:
 			return 0, fmt.Errorf("job %d: start %d out of range", i, s)
 		case e != Running && (e < s || e >= maxTime):
 			return 0, fmt.Errorf("job %d: end %d before start %d or out of range", i, e, s)
 		}
-		sumRate += r
+		sumRate += math.Abs(r)
 		if e == s {
 			stats.JobsEmpty++
 			continue
@@ -658,10 +663,21 @@ type fixed struct {
 	lo uint64
 }
 
-// toFixed truncates v (0 ≤ v < 2^62) to a multiple of 2^-64.
+// toFixed truncates v (|v| < 2^62) toward zero to a multiple of 2^-64. A
+// negative v is the negation of −v's: its fraction taken as v − ⌊v⌋ would
+// round to 1 for a tiny negative v (−1e−30 + 1 is 1 in float64).
 func toFixed(v float64) fixed {
+	if v < 0 {
+		return toFixed(-v).neg()
+	}
 	ip := math.Floor(v)
 	return fixed{hi: int64(ip), lo: uint64((v - ip) * 0x1p64)}
+}
+
+// neg returns −a (two's complement over the 128 bits).
+func (a fixed) neg() fixed {
+	lo, c := bits.Sub64(0, a.lo, 0)
+	return fixed{hi: -a.hi - int64(c), lo: lo}
 }
 
 func (a *fixed) add(b fixed) {
@@ -677,8 +693,14 @@ func (a *fixed) sub(b fixed) {
 }
 
 // float converts a to float64 deterministically (not necessarily correctly
-// rounded).
-func (a fixed) float() float64 { return float64(a.hi) + float64(float64(a.lo)*0x1p-64) }
+// rounded). A negative a converts as the negation of −a: hi + lo·2^-64
+// with hi = −1 would cancel, losing the bits of a small negative sum.
+func (a fixed) float() float64 {
+	if a.hi < 0 {
+		return -a.neg().float()
+	}
+	return float64(a.hi) + float64(float64(a.lo)*0x1p-64)
+}
 
 // engine holds the per-association working arrays of one run.
 type engine struct {

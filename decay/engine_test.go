@@ -240,6 +240,68 @@ func TestNoDecayIsPlainSum(t *testing.T) {
 	}
 }
 
+// TestNegativeRates: negative TRESBillingWeights give negative billing,
+// and Slurm's _apply_new_usage adds run_decay × billable_tres ×
+// UsageFactor to usage_raw of the association and every ancestor whatever
+// its sign. H = 0 (no decay: plain sums), P = 300, limits, tree root 0
+// with children 1 and 2:
+//
+//	assoc 1: [0, 600) rate 2: 2·600 = 1200; [0, 600) rate −0.5: −300  → 900
+//	assoc 2: [100, 700) rate −1.5 (a negative total): tick 300 −1.5·200,
+//	         tick 600 −1.5·300, tail at 700 −1.5·100: −900 in all;
+//	         [0, 600) rate −1e−30: −3e−28 a tick, below 2^−64, truncated
+//	         toward zero to 0 by the exact sums                     → −900
+//	root: 900 − 900 = 0
+//
+// With H = 3600 the same jobs with every rate negated give the negated
+// usage (up to the last bits of the fixed-point conversion).
+func TestNegativeRates(t *testing.T) {
+	t.Parallel()
+	parent := []int32{-1, 0, 0}
+	js := []job{{0, 600, 2, 1}, {0, 600, -0.5, 1}, {100, 700, -1.5, 2}, {0, 600, -1e-30, 2}}
+	p := Params{CalcPeriodSec: 300, LimitsEnforced: true}
+	st := mustState(t, p, len(parent), 0)
+	runWindow(t, p, st, parent, js, 900)
+	for i, want := range []float64{0, 900, -900} {
+		if st.Usage[i] != want {
+			t.Errorf("H=0: usage[%d] = %v, want %v", i, st.Usage[i], want)
+		}
+	}
+	p.HalfLifeSec = 3600
+	pos, neg := slices.Clone(js), slices.Clone(js)
+	for i := range neg {
+		neg[i].rate = -neg[i].rate
+	}
+	a, b := mustState(t, p, len(parent), 0), mustState(t, p, len(parent), 0)
+	runWindow(t, p, a, parent, pos, 1500)
+	runWindow(t, p, b, parent, neg, 1500)
+	for i := range parent {
+		if !relClose(b.Usage[i], -a.Usage[i], 1e-14) || (a.Usage[i] != 0 && math.Signbit(a.Usage[i]) == math.Signbit(b.Usage[i])) {
+			t.Errorf("H=3600: usage[%d] with rates negated = %v, want −%v", i, b.Usage[i], a.Usage[i])
+		}
+	}
+}
+
+// TestToFixedNegative: a negative value converts as the negation of its
+// magnitude, truncated toward zero; v − ⌊v⌋ would make −1e−30 into −1 +
+// (1.0 rounded)·2^64, which does not fit the fraction.
+func TestToFixedNegative(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ v, want float64 }{
+		{-4.5, -4.5}, {-0.25, -0.25}, {-1e-30, 0}, {-0x1p-64, -0x1p-64}, {-(1<<40 + 0.75), -(1<<40 + 0.75)}, {3.125, 3.125},
+	} {
+		if got := toFixed(tt.v).float(); got != tt.want {
+			t.Errorf("toFixed(%v).float() = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+	var sum fixed
+	sum.add(toFixed(2.75))
+	sum.add(toFixed(-2.75))
+	if sum != (fixed{}) {
+		t.Errorf("toFixed(2.75) + toFixed(-2.75) = %+v, want 0", sum)
+	}
+}
+
 // Ticks every 300 s, H = 3600: f = d^300 = 0.9438806422256244 (§11.4) and a
 // full chunk is c = 300·d^300 = 283.1641926676873.
 //
@@ -417,7 +479,9 @@ func TestAdvanceErrors(t *testing.T) {
 		{"parent after child", p, func(w *Window, _ *State) { w.Parent = []int32{-1, 1} }},
 		{"tree shrank", p, func(w *Window, _ *State) { w.Parent = []int32{-1} }},
 		{"assoc out of range", p, func(w *Window, _ *State) { w.Jobs.Assoc[0] = 2 }},
-		{"negative rate", p, func(w *Window, _ *State) { w.Jobs.Rate[0] = -1 }},
+		// A negative rate is charged (TestNegativeRates); one of −2^40 or
+		// below is out of the exact sums' range, as 2^40 is.
+		{"rate -2^40", p, func(w *Window, _ *State) { w.Jobs.Rate[0] = -(1 << 40) }},
 		{"NaN rate", p, func(w *Window, _ *State) { w.Jobs.Rate[0] = math.NaN() }},
 		{"end before start", p, func(w *Window, _ *State) { w.Jobs.End[0] = -1 }},
 		{"ragged columns", p, func(w *Window, _ *State) { w.Jobs.Rate = nil }},

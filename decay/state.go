@@ -161,7 +161,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	}
 	for i := range t.Usage {
 		u := math.Float64frombits(binary.LittleEndian.Uint64(b[stateHeader+8*i:]))
-		if !(u >= 0) || math.IsInf(u, 0) {
+		if math.IsNaN(u) || math.IsInf(u, 0) {
 			return fmt.Errorf("unmarshal decay state: association %d usage %v", i, u)
 		}
 		t.Usage[i] = u

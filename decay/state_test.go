@@ -94,12 +94,20 @@ func TestStateUnmarshalErrors(t *testing.T) {
 	if err := s.UnmarshalBinary(v2); err == nil {
 		t.Errorf("UnmarshalBinary(version 2) = nil, want an error")
 	}
-	// A negative usage is refused even with a valid checksum.
-	neg := slices.Clone(good[:len(good)-4])
-	binary.LittleEndian.PutUint64(neg[52:], math.Float64bits(-1))
-	neg = binary.LittleEndian.AppendUint32(neg, crcOf(neg))
-	if err := s.UnmarshalBinary(neg); err == nil {
-		t.Errorf("UnmarshalBinary(negative usage) = nil, want an error")
+	// A negative usage is a usage (negative TRESBillingWeights charge
+	// negative billing, as Slurm does): it is read back. An infinite or
+	// NaN one is refused even with a valid checksum.
+	for _, u := range []float64{-1, math.Inf(1), math.Inf(-1), math.NaN()} {
+		b := slices.Clone(good[:len(good)-4])
+		binary.LittleEndian.PutUint64(b[52:], math.Float64bits(u))
+		b = binary.LittleEndian.AppendUint32(b, crcOf(b))
+		err := s.UnmarshalBinary(b)
+		switch {
+		case u == -1 && (err != nil || s.Usage[0] != -1):
+			t.Errorf("UnmarshalBinary(usage -1) = %v, usage %v; want nil, -1", err, s.Usage)
+		case u != -1 && err == nil:
+			t.Errorf("UnmarshalBinary(usage %v) = nil, want an error", u)
+		}
 	}
 }
 

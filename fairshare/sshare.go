@@ -635,12 +635,24 @@ func appendF(b []byte, v float64) []byte {
 	return strconv.AppendFloat(b, v, 'f', 6, 64)
 }
 
-// rawUsage converts usage to sshare's RawUsage: C's (uint64) cast truncates
-// toward zero; negative or NaN usage prints 0 and overflow saturates.
+// rawUsage converts usage to sshare's RawUsage, slurmctld's
+// (uint64_t)assoc->usage->usage_raw (assoc_mgr_get_shares,
+// src/common/assoc_mgr.c, 22.05–26.05): the cast truncates toward zero.
+// Usage is negative only under negative TRESBillingWeights; converting a
+// negative value of −1 or below to uint64 is undefined in C, and on x86-64
+// GCC's x87 conversion of the long double stores the two's-complement
+// bits of the truncated value (−3.5 prints 18446744073709551613; −2^63
+// and below, the integer-indefinite 2^63), checked with a C program built
+// by Debian's gcc 12; a value in (−1, 0) truncates to 0. NaN prints 0 and
+// overflow saturates.
 func rawUsage(v float64) uint64 {
 	switch {
-	case !(v > 0):
+	case v != v || v > -1 && v < 1:
 		return 0
+	case v <= -0x1p63:
+		return 1 << 63
+	case v < 0:
+		return uint64(int64(v))
 	case v >= 18446744073709551615.0:
 		return math.MaxUint64
 	}

@@ -253,7 +253,14 @@ func TestSshareRawUsage(t *testing.T) {
 		{"zero", 0, 0},
 		{"fraction truncated", 10.9999, 10},
 		{"§11.4 decayed chunk", 582.921119, 582},
-		{"negative is 0", -3, 0},
+		// Negative usage (negative TRESBillingWeights): x86-64's cast of
+		// the long double, worked in rawUsage's comment: −3 → 2^64 − 3,
+		// −3.5 truncated to −3 first; (−1, 0) → 0; −2^63 or below → 2^63.
+		{"negative: the x86-64 bits of −3", -3, 18446744073709551613},
+		{"negative fraction truncated first", -3.5, 18446744073709551613},
+		{"above −1 is 0", -0.75, 0},
+		{"−1", -1, 18446744073709551615},
+		{"below −2^63 is 2^63", -1e19, 1 << 63},
 		{"beyond uint64 saturates", 1e300, 1<<64 - 1},
 	}
 	for _, tc := range tests {

@@ -89,6 +89,29 @@ func TestSacctTRESOverflow(t *testing.T) {
 			}
 		})
 	}
+	// A negative billing (negative TRESBillingWeights) reaches sacct as
+	// the uint64 slurmctld cast it to (job_set_alloc_tres), the x86-64
+	// bits of its truncation: −3.5 → 2^64 − 3 = 18446744073709551613, and
+	// −1.x → INFINITE64, printed "NONE" by
+	// slurmdb_make_tres_string_from_simple. Both rows are ingested with the
+	// negative integer; the same count of another TRES is still damage.
+	for _, tt := range []struct{ tres, want string }{
+		{"billing=18446744073709551613,cpu=1,node=1", "-3"},
+		{"billing=NONE,cpu=1,node=1", "-1"},
+		{"billing=9223372036854775808,cpu=1,node=1", "-9.223372036854776e+18"}, // −2^63
+	} {
+		in := hdr + judgedRow("1963", "1963", "2024-01-01T00:00:00", "2024-01-01T00:00:00", "2024-01-01T01:00:00",
+			"01:00:00", "00:00:00", "COMPLETED", tt.tres)
+		res := readAll(t, "neg.txt", []byte(in), SacctOptions{})
+		if len(res.rejects) != 0 || len(res.jobs) != 1 || res.jobs[0].BillingSacct != tt.want {
+			t.Errorf("%s: rejects %q, jobs %+v; want one job of billing %s", tt.tres, res.rejects, res.jobs, tt.want)
+		}
+	}
+	if res := readAll(t, "neg.txt", []byte(hdr+judgedRow("1964", "1964", "2024-01-01T00:00:00", "2024-01-01T00:00:00", "2024-01-01T01:00:00",
+		"01:00:00", "00:00:00", "COMPLETED", "cpu=18446744073709551613,node=1")), SacctOptions{}); len(res.rejects) != 1 {
+		t.Errorf("cpu=18446744073709551613: rejects %q, want the row refused", res.rejects)
+	}
+
 	// AllocCPUS and NNodes stand in for a missing cpu or node TRES.
 	in := hdr + "7|7|c1|cpu|normal|labA|alice|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|01:00:00|00:00:00|COMPLETED|1|2000000000000||01:00:00|j\n"
 	res := readAll(t, "big.txt", []byte(in), SacctOptions{})

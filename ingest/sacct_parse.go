@@ -1166,6 +1166,9 @@ func (p *sacctParser) addTRESTo(c sacctCol, v []byte) (int32, *ParseError) {
 		m.names = appendTRESName(m.names, item[:eq])
 		name := m.names[start:]
 		val, err := parseTRESValue(name, item[eq+1:])
+		if string(name) == "billing" {
+			val, err = billingCount(item[eq+1:], val, err)
+		}
 		if err == nil {
 			err = checkCount(val)
 		}

@@ -541,6 +541,28 @@ func parseTRESValue(name, v []byte) (float64, error) {
 // never a job's allocation), not a job.
 const MaxTRESCount = 1 << 40
 
+// billingCount reads sacct's billing= count, given parseTRESValue's
+// result for it. slurmctld stores a job's billing (a double) in a uint64
+// (job_set_alloc_tres, src/slurmctld/job_mgr.c, 22.05–26.05); a negative
+// billing (negative TRESBillingWeights) is undefined there in C, and on
+// x86-64 keeps the two's-complement bits of its truncation. sacct prints
+// the count as it comes (_print_tres_field →
+// slurmdb_make_tres_string_from_simple, src/common/slurmdb_defs.c): −3.5
+// as 18446744073709551613, −1.x as INFINITE64, which it prints "NONE";
+// −2.x is NO_VAL64, which it leaves out, and (−1, 0) is 0, also left
+// out. Those counts read back as the negative integer Slurm truncated the
+// billing to (the jobs table's billing_slurm holds the same), so the row
+// is not refused as damaged.
+func billingCount(v []byte, val float64, err error) (float64, error) {
+	if string(v) == "NONE" {
+		return -1, nil
+	}
+	if u, perr := strconv.ParseUint(string(v), 10, 64); perr == nil && u >= 1<<63 {
+		return float64(int64(u)), nil
+	}
+	return val, err
+}
+
 // checkCount rejects a TRES count of MaxTRESCount or more.
 func checkCount(v float64) error {
 	if v >= MaxTRESCount {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fairledger/fairledger/billing"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/internal/release"
 )
@@ -124,6 +125,11 @@ type Partition struct {
 	File string
 	// Line is the physical line where the partition line starts.
 	Line int
+	// WeightsFile and WeightsLine are where TRESBillingWeights is written:
+	// the partition's own line, or the PartitionName=DEFAULT line it
+	// inherits them from; "" and 0 without weights.
+	WeightsFile string
+	WeightsLine int
 }
 
 // Default values, from Slurm's read_config.c and docs/slurm-semantics.md §2.
@@ -308,6 +314,7 @@ func ParseSlurmConf(name string, r io.Reader, open func(path string) (io.ReadClo
 	p.resolveNodes()
 	p.priorityType()
 	p.priorityFlags()
+	p.negativeWeights()
 
 	sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].seq < p.errs[j].seq })
 	errs := make([]error, len(p.errs))
@@ -359,6 +366,67 @@ func (p *confParser) priorityFlags() {
 				"%s:%d: PriorityFlags item %q is no flag Slurm knows: ignored, as slurmctld ignores it (it reads only the flags it knows; check the spelling)",
 				v.file, v.line, f))
 		}
+	}
+}
+
+// negativeWeights warns, once per line that writes them, of negative
+// TRESBillingWeights, naming the file, the line, the partitions that take
+// them (several when they inherit PartitionName=DEFAULT's) and each
+// negative weight. slurmctld takes any number strtod reads
+// (_tres_weight_item, src/common/slurm_protocol_api.c, 22.05–26.05), and
+// charges the billing it gives, negative too: a job's billing, and the
+// usage charged with it, may fall below 0 (docs/slurm-semantics.md §3).
+// fairledger computes them as Slurm does; the warning is there because a
+// negative weight is more often a typing slip than a policy. Items that
+// do not parse are left to the run, which refuses them.
+func (p *confParser) negativeWeights() {
+	type at struct {
+		file string
+		line int
+	}
+	var lines []at
+	parts := make(map[at][]string)
+	for _, pt := range p.cfg.Partitions {
+		if pt.TRESBillingWeights == "" {
+			continue
+		}
+		k := at{pt.WeightsFile, pt.WeightsLine}
+		if _, seen := parts[k]; !seen {
+			lines = append(lines, k)
+		}
+		parts[k] = append(parts[k], pt.Name)
+	}
+	for _, k := range lines {
+		names := parts[k]
+		weights := ""
+		for _, pt := range p.cfg.Partitions {
+			if pt.WeightsFile == k.file && pt.WeightsLine == k.line {
+				weights = pt.TRESBillingWeights
+				break
+			}
+		}
+		var neg []string
+		for _, item := range strings.Split(weights, ",") {
+			w, err := billing.ParseWeights(item, nil)
+			if err != nil || len(w) != 1 || w[0].PerUnit >= 0 {
+				continue
+			}
+			unit := "unit"
+			if typ, _, _ := strings.Cut(w[0].TRES, "/"); typ == "mem" || typ == "bb" {
+				unit = "MiB"
+			}
+			neg = append(neg, fmt.Sprintf("%s (%s=%g per %s)", strings.TrimSpace(item), w[0].TRES, w[0].PerUnit, unit))
+		}
+		if len(neg) == 0 {
+			continue
+		}
+		which := "partition " + names[0]
+		if len(names) > 1 {
+			which = "partitions " + strings.Join(names, ", ")
+		}
+		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf(
+			"%s:%d: TRESBillingWeights=%q of %s: negative weight %s: Slurm takes it, and a job's billing and the usage charged with it can fall below 0; fairledger computes them as Slurm does",
+			k.file, k.line, weights, which, strings.Join(neg, ", ")))
 	}
 }
 
@@ -741,7 +809,7 @@ func (p *confParser) partition(file string, line, seq int, pairs []confPair) {
 	}
 	part := Partition{Name: name, PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, File: file, Line: line}
 	if v, ok := get("tresbillingweights"); ok {
-		part.TRESBillingWeights = v.value
+		part.TRESBillingWeights, part.WeightsFile, part.WeightsLine = v.value, v.file, v.line
 	}
 	if v, ok := get("priorityjobfactor"); ok {
 		if n, err := confUint(v.value, 0xffff); err != nil {

@@ -128,7 +128,8 @@ func TestParseSlurmConfSyntax(t *testing.T) {
 		}},
 		{"continued partition line keeps its first line number", "\nPartitionName=gpu \\  \n  Nodes=g[01-04] \\\n  TRESBillingWeights=\"CPU=1.0,Mem=0.25G,GRES/gpu=2.0\" Default=NO\nPartitionName=cpu", func(t *testing.T, c *Config) {
 			confWant(t, "Partitions", c.Partitions, []Partition{
-				{Name: "gpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G,GRES/gpu=2.0", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, Nodes: "g[01-04]", File: "test.conf", Line: 2},
+				{Name: "gpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G,GRES/gpu=2.0", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, Nodes: "g[01-04]", File: "test.conf", Line: 2,
+					WeightsFile: "test.conf", WeightsLine: 2},
 				{Name: "cpu", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, File: "test.conf", Line: 5},
 			})
 		}},
@@ -183,9 +184,9 @@ func TestParseSlurmConfSyntax(t *testing.T) {
 				// replaces the weights and keeps Priority=9.
 				confWant(t, "Partitions", c.Partitions, []Partition{
 					{Name: "early", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, Nodes: "a", File: "test.conf", Line: 1},
-					{Name: "mid", TRESBillingWeights: "CPU=1.0", PriorityJobFactor: 9, PriorityTier: 9, MaxTimeMin: -1, File: "test.conf", Line: 4},
-					{Name: "own", TRESBillingWeights: "CPU=2.0", PriorityJobFactor: 9, PriorityTier: 9, MaxTimeMin: -1, File: "test.conf", Line: 5},
-					{Name: "late", TRESBillingWeights: "CPU=0.5", PriorityJobFactor: 9, PriorityTier: 9, MaxTimeMin: -1, File: "test.conf", Line: 7},
+					{Name: "mid", TRESBillingWeights: "CPU=1.0", PriorityJobFactor: 9, PriorityTier: 9, MaxTimeMin: -1, File: "test.conf", Line: 4, WeightsFile: "test.conf", WeightsLine: 2},
+					{Name: "own", TRESBillingWeights: "CPU=2.0", PriorityJobFactor: 9, PriorityTier: 9, MaxTimeMin: -1, File: "test.conf", Line: 5, WeightsFile: "test.conf", WeightsLine: 5},
+					{Name: "late", TRESBillingWeights: "CPU=0.5", PriorityJobFactor: 9, PriorityTier: 9, MaxTimeMin: -1, File: "test.conf", Line: 7, WeightsFile: "test.conf", WeightsLine: 6},
 				})
 			}},
 		{"PriorityJobFactor on the line", "PartitionName=p PriorityJobFactor=20\nPartitionName=DEFAULT PriorityJobFactor=10\nPartitionName=q", func(t *testing.T, c *Config) {
@@ -542,9 +543,9 @@ func TestSlurmConfHieraDefaultWeights(t *testing.T) {
 	}
 	const w = "CPU=1.0,Mem=0.25G,GRES/gpu=15.0"
 	confWant(t, "Partitions", c.Partitions, []Partition{
-		{Name: "admin", TRESBillingWeights: w, PriorityJobFactor: 100, PriorityTier: 100, MaxTimeMin: 5 * 1440, Nodes: "node-[1-2]", File: path, Line: 10},
-		{Name: "interactive", TRESBillingWeights: w, PriorityJobFactor: 20, PriorityTier: 20, MaxTimeMin: 4 * 60, Nodes: "node-1", File: path, Line: 11},
-		{Name: "batch", TRESBillingWeights: w, PriorityJobFactor: 20, PriorityTier: 20, MaxTimeMin: 5 * 1440, Nodes: "node-[2-2]", File: path, Line: 12},
+		{Name: "admin", TRESBillingWeights: w, PriorityJobFactor: 100, PriorityTier: 100, MaxTimeMin: 5 * 1440, Nodes: "node-[1-2]", File: path, Line: 10, WeightsFile: path, WeightsLine: 9},
+		{Name: "interactive", TRESBillingWeights: w, PriorityJobFactor: 20, PriorityTier: 20, MaxTimeMin: 4 * 60, Nodes: "node-1", File: path, Line: 11, WeightsFile: path, WeightsLine: 9},
+		{Name: "batch", TRESBillingWeights: w, PriorityJobFactor: 20, PriorityTier: 20, MaxTimeMin: 5 * 1440, Nodes: "node-[2-2]", File: path, Line: 12, WeightsFile: path, WeightsLine: 9},
 	})
 	confWant(t, "AccountingStorageTRES", c.AccountingStorageTRES, []string{"gres/gpu", "gres/gpu:volta"})
 	confWant(t, "PriorityWeightTRES", c.PriorityWeightTRES, "CPU=1000,Mem=2000,GRES/gpu=300")
@@ -562,10 +563,12 @@ func TestSlurmConfInclude(t *testing.T) {
 	confWant(t, "Algorithm", c.Algorithm().String(), "classic")
 	confWant(t, "LimitsEnforced", c.LimitsEnforced(), true) // from extra.conf, two levels down
 	confWant(t, "Partitions", c.Partitions, []Partition{
-		{Name: "cpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, Nodes: "c[01-10]", File: filepath.Join(dir, "parts", "incltest.conf"), Line: 2},
+		{Name: "cpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, Nodes: "c[01-10]", File: filepath.Join(dir, "parts", "incltest.conf"), Line: 2,
+			WeightsFile: filepath.Join(dir, "parts", "incltest.conf"), WeightsLine: 1},
 		// The DEFAULT line in parts/incltest.conf still applies after the
 		// nested include returns to extra.conf, which was read later.
-		{Name: "gpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G,GRES/gpu=2.0", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, Nodes: "g[01-04]", File: filepath.Join(dir, "extra.conf"), Line: 2},
+		{Name: "gpu", TRESBillingWeights: "CPU=1.0,Mem=0.25G,GRES/gpu=2.0", PriorityJobFactor: 1, PriorityTier: 1, MaxTimeMin: -1, Nodes: "g[01-04]", File: filepath.Join(dir, "extra.conf"), Line: 2,
+			WeightsFile: filepath.Join(dir, "extra.conf"), WeightsLine: 2},
 	})
 }
 
@@ -647,4 +650,35 @@ func BenchmarkParseSlurmConf(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// TestSlurmConfNegativeWeights: negative TRESBillingWeights are taken
+// (slurmctld's _tres_weight_item takes any number strtod reads) and
+// warned of once per line that writes them, naming the file, the line,
+// the partitions that take them and each negative weight per base unit
+// (mem per MiB: -1G is -1/1024). A line without a negative weight, and an
+// item that does not parse (left to the run, which refuses it), give no
+// warning of their own.
+func TestSlurmConfNegativeWeights(t *testing.T) {
+	t.Parallel()
+	c, err := confParse(t, "PartitionName=DEFAULT TRESBillingWeights=\"CPU=1,Mem=-1G\"\n"+
+		"PartitionName=a Nodes=n1\n"+
+		"PartitionName=b Nodes=n2\n"+
+		"PartitionName=c TRESBillingWeights=\"CPU=2,GRES/gpu=4\"\n"+
+		"PartitionName=d TRESBillingWeights=\"CPU=-0.5,node=-0x10,foo=-1\"\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range c.Warnings {
+		if strings.Contains(w, "TRESBillingWeights") {
+			got = append(got, w)
+		}
+	}
+	confWant(t, "TRESBillingWeights warnings", got, []string{
+		`test.conf:1: TRESBillingWeights="CPU=1,Mem=-1G" of partitions a, b: negative weight Mem=-1G (mem=-0.0009765625 per MiB): ` +
+			"Slurm takes it, and a job's billing and the usage charged with it can fall below 0; fairledger computes them as Slurm does",
+		`test.conf:5: TRESBillingWeights="CPU=-0.5,node=-0x10,foo=-1" of partition d: negative weight CPU=-0.5 (cpu=-0.5 per unit), node=-0x10 (node=-16 per unit): ` +
+			"Slurm takes it, and a job's billing and the usage charged with it can fall below 0; fairledger computes them as Slurm does",
+	})
 }

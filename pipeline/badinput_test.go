@@ -197,7 +197,10 @@ func TestFailedRunLeavesHistory(t *testing.T) {
 		name, old, new, want string
 	}{
 		{"huge weight", `TRESBillingWeights="CPU=1.0,Mem=0.25G"`, `TRESBillingWeights="CPU=1e308,Mem=0.25G"`,
-			`partition shared: weight of cpu is 1e+308 per unit: want 0 to 1e+06`},
+			// Refused still, as a job's billing from it is not finite;
+			// the message no longer says "want 0 to 1e+06": negative
+			// weights are taken as Slurm takes them (issue 37).
+			`partition shared: weight of cpu is 1e+308 per unit: a job's billing from weights this large may not be finite`},
 		{"calc period changed", "PriorityCalcPeriod=5\n", "PriorityCalcPeriod=10\n", "PriorityCalcPeriod"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

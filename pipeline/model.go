@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -79,7 +80,7 @@ func newModel(in Inputs, opt Options) (*model, error) {
 		rparts = append(rparts, record.RunPartition{Name: p.Name, TRESBillingWeights: p.TRESBillingWeights})
 	}
 	bill, err := billing.Compile(parts, conf.PriorityFlags, append(billing.AlwaysTracked(), conf.AccountingStorageTRES...))
-	if rerr := checkWeightRange(conf); err != nil || rerr != nil {
+	if rerr := checkWeightBound(conf); err != nil || rerr != nil {
 		if err != nil {
 			err = weightsError(conf, err)
 		}
@@ -179,16 +180,16 @@ func (m *model) setTickPhase(cps []*storedCheckpoint, origin *int64) error {
 	return nil
 }
 
-// MaxWeight is the largest TRESBillingWeights weight a run accepts per
-// unit of a TRES: a million CPU-hours per CPU-hour is far beyond any
-// site's weights, and keeps the billing of the largest jobs finite.
-// Slurm itself takes any number strtod reads, negative ones included; but
-// a negative weight takes usage away and a huge one overflows a job's
-// billing to infinity, so a run refuses both, naming the line.
-const MaxWeight = 1e6
-
-// checkWeightRange refuses TRESBillingWeights outside [0, MaxWeight].
-func checkWeightRange(conf *ingest.Config) error {
+// checkWeightBound refuses the TRESBillingWeights of a partition whose
+// weights are so large that a job's billing may not be finite: Σ|weight|
+// × ingest.MaxTRESCount (2^40, beyond any count a sacct row may hold)
+// overflows a double, so some job's billing would be ±inf, or NaN where
+// weights of both signs meet, and no usage can be charged with it
+// (CPU=1e308 is refused; CPU=1e290 is not). Any other weight Slurm reads is
+// taken, negative ones included: slurmctld takes them
+// (_tres_weight_item, src/common/slurm_protocol_api.c) and charges the
+// billing they give, and ingest warns of them (Config.Warnings).
+func checkWeightBound(conf *ingest.Config) error {
 	var errs []error
 	for _, p := range conf.Partitions {
 		// Item by item: the items Compile refused do not hide the others.
@@ -198,11 +199,18 @@ func checkWeightRange(conf *ingest.Config) error {
 				w = append(w, x...)
 			}
 		}
-		for _, x := range w {
-			if x.PerUnit < 0 || x.PerUnit > MaxWeight {
-				errs = append(errs, &ingest.ParseError{File: p.File, Line: p.Line, Field: "TRESBillingWeights", Value: p.TRESBillingWeights,
-					Err: fmt.Errorf("partition %s: weight of %s is %g per unit: want 0 to %g", p.Name, x.TRES, x.PerUnit, float64(MaxWeight))})
+		sum, largest := 0.0, -1
+		for i, x := range w {
+			sum += math.Abs(x.PerUnit)
+			if largest < 0 || math.Abs(x.PerUnit) > math.Abs(w[largest].PerUnit) {
+				largest = i
 			}
+		}
+		if largest >= 0 && math.IsInf(sum*ingest.MaxTRESCount, 0) {
+			x := w[largest]
+			errs = append(errs, &ingest.ParseError{File: p.WeightsFile, Line: p.WeightsLine, Field: "TRESBillingWeights", Value: p.TRESBillingWeights,
+				Err: fmt.Errorf("partition %s: weight of %s is %g per unit: a job's billing from weights this large may not be finite (the sum of their magnitudes times 2^40, the largest count a job may hold, overflows)",
+					p.Name, x.TRES, x.PerUnit)})
 		}
 	}
 	return errors.Join(errs...)
@@ -223,7 +231,7 @@ func weightsError(conf *ingest.Config, err error) error {
 			perr = errors.Join(items...)
 		}
 		if perr != nil {
-			errs = append(errs, &ingest.ParseError{File: p.File, Line: p.Line, Field: "TRESBillingWeights", Value: p.TRESBillingWeights,
+			errs = append(errs, &ingest.ParseError{File: p.WeightsFile, Line: p.WeightsLine, Field: "TRESBillingWeights", Value: p.TRESBillingWeights,
 				Err: fmt.Errorf("partition %s: %w", p.Name, perr)})
 		}
 	}
