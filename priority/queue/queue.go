@@ -49,6 +49,9 @@ type Model struct {
 	// dumps are the association priorities of each association dump of
 	// the run, in the order of the model's trees.
 	dumps []Dump
+	// throttle is each job array's ArrayTaskThrottle (array job id → the
+	// most tasks that run at once), for the arrays that have one.
+	throttle map[uint32]uint32
 }
 
 // NewModel builds the priority model of a run: its weights and flags
@@ -63,7 +66,7 @@ func NewModel(params priority.Params, cluster priority.Cluster, maxTimeMin []uin
 	m := &Model{Params: params, Cluster: cluster, parts: map[string]int{}, maxTimeMin: maxTimeMin,
 		assoc: map[AssocKey]uint32{}, qosPriority: qosPriority, dumps: dumps, tres: [][]uint64{nil},
 		whoIdx: map[AssocKey]uint32{}, whereIdx: map[whereKey]uint32{}, tresIdx: map[string]uint32{},
-		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{}}
+		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{}, throttle: map[uint32]uint32{}}
 	for k, p := range cluster.Partitions {
 		m.parts[p.Name] = k
 		m.single = append(m.single, k)
@@ -72,6 +75,18 @@ func NewModel(params priority.Params, cluster priority.Cluster, maxTimeMin []uin
 		m.assoc, m.Cluster = dumps[n-1].Assoc, dumps[n-1].Cluster
 	}
 	return m
+}
+
+// SetArrayThrottle records that job array arrayJob runs at most limit
+// tasks at once (sbatch --array=…%limit; 0: no limit), which decides when
+// its pending tasks are listed and from when they accrue age
+// (docs/slurm-semantics.md §13.6.2). The last call for an array holds.
+func (m *Model) SetArrayThrottle(arrayJob, limit uint32) {
+	if limit == 0 {
+		delete(m.throttle, arrayJob)
+		return
+	}
+	m.throttle[arrayJob] = limit
 }
 
 // Partition returns the index in Cluster.Partitions of the partition
@@ -284,7 +299,17 @@ type Queue struct {
 	active        []int32 // submitted and neither started nor ended as of the last time
 	firstEligible map[uint32]int64
 	arrays        map[uint32]int // scratch: array job id → index in dst
-	last          int64
+	// members holds each array's records (tasks and pending remainder),
+	// by array job id; throttle is each array's ArrayTaskThrottle (the
+	// Model's, see Model.SetArrayThrottle) and accrue the eligible time
+	// its pending remainder accrues from (arrayEligible), once worked out.
+	members  map[uint32][]int32
+	throttle map[uint32]uint32
+	accrue   map[uint32]int64
+	// accrueAlways is PriorityFlags=ACCRUE_ALWAYS: sprio lists a job from
+	// its submission, and a throttled array's remainder with it.
+	accrueAlways bool
+	last         int64
 	// Model builds the priority.Job of each job listed, with the association
 	// priorities of dump number dump; without it (a test of the queue
 	// alone) a listed job has only its ID and EligibleSec, what the queue
@@ -296,7 +321,7 @@ type Queue struct {
 // New prepares the queue of jobs.
 func New(jobs []Job) *Queue {
 	q := &Queue{jobs: jobs, order: make([]int32, 0, len(jobs)), firstEligible: map[uint32]int64{}, arrays: map[uint32]int{},
-		last: math.MinInt64}
+		members: map[uint32][]int32{}, accrue: map[uint32]int64{}, last: math.MinInt64}
 	for i := range jobs {
 		j := &jobs[i]
 		if j.Submit != 0 {
@@ -305,6 +330,9 @@ func New(jobs []Job) *Queue {
 		// The pending record of an array keeps the array's eligible time:
 		// the earliest of its tasks (sacct gives a throttled array's later
 		// tasks the time a slot freed).
+		if j.ArrayJob != 0 {
+			q.members[j.ArrayJob] = append(q.members[j.ArrayJob], int32(i))
+		}
 		if j.ArrayJob != 0 && j.Eligible != 0 {
 			if e, ok := q.firstEligible[j.ArrayJob]; !ok || j.Eligible < e {
 				q.firstEligible[j.ArrayJob] = j.Eligible
@@ -351,6 +379,10 @@ func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
 		if e == 0 || e > t {
 			continue // not yet eligible: not listed
 		}
+		if q.throttled(j.ArrayJob, t) {
+			continue // its begin time cleared while its tasks run at the limit
+		}
+		e = q.arrayEligible(j.ArrayJob)
 		q.arrays[j.ArrayJob] = len(dst)
 		dst = append(dst, Pending{At: j.computedAt(tick), submit: j.Submit, arrayJob: j.ArrayJob, who: j.Who})
 		p := &dst[len(dst)-1]
@@ -358,6 +390,64 @@ func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
 		p.Job.ID, p.Job.EligibleSec = j.ArrayJob, e
 	}
 	return dst
+}
+
+// running counts the tasks of array a that run at t: started at or
+// before it and not ended.
+func (q *Queue) running(a uint32, t int64) uint32 {
+	var n uint32
+	for _, i := range q.members[a] {
+		if j := &q.jobs[i]; j.Start != 0 && j.Start <= t && (j.End == 0 || j.End > t) {
+			n++
+		}
+	}
+	return n
+}
+
+// throttled reports whether sprio leaves array a out at t
+// (docs/slurm-semantics.md §13.6.2): it has an ArrayTaskThrottle and as
+// many of its tasks run at t, so slurmctld's job_array_start_test has
+// cleared its pending record's begin time, and
+// priority_p_get_priority_factors_list skips a job without one (unless
+// ACCRUE_ALWAYS, which looks at the submit time instead).
+func (q *Queue) throttled(a uint32, t int64) bool {
+	lim := q.throttle[a]
+	return lim != 0 && !q.accrueAlways && q.running(a, t) >= lim
+}
+
+// arrayEligible is the time the pending record of array a accrues age
+// from (docs/slurm-semantics.md §13.6.2): the array's first eligible time,
+// unless its tasks already ran at the throttle by the end of that
+// scheduling pass, which cleared the begin time before any pass set an
+// accrue time; then the first later time a slot freed (an eligible time
+// of its records) at which the limit was not reached again, and 0 (no
+// age) when there is none.
+func (q *Queue) arrayEligible(a uint32) int64 {
+	first := q.firstEligible[a]
+	lim := q.throttle[a]
+	if lim == 0 || q.accrueAlways {
+		return first
+	}
+	if e, ok := q.accrue[a]; ok {
+		return e
+	}
+	var times []int64
+	for _, i := range q.members[a] {
+		if e := q.jobs[i].Eligible; e >= first && e != 0 {
+			times = append(times, e)
+		}
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	var e int64
+	for _, t := range times {
+		if q.running(a, t) < lim {
+			e = t
+			break
+		}
+	}
+	q.accrue[a] = e
+	return e
 }
 
 // build sets *dst to the priority.Job of j (see queue.m).

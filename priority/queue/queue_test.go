@@ -79,3 +79,69 @@ func TestLatestRecords(t *testing.T) {
 		t.Errorf("kept %v, want %v", got, want)
 	}
 }
+
+// TestQueueArrayThrottle: a job array submitted with --array=0-5%2
+// (docs/slurm-semantics.md §13.6.2). While two of its tasks run, slurmctld's
+// job_array_start_test clears the pending record's begin time and sprio
+// does not list it; the record accrues age from the first pass at which
+// its begin time was set and the limit not reached by the end of it.
+// Worked by hand:
+//
+//   - array 30: tasks 0 and 1 (ids 31, 32) start in the pass of the
+//     submission (1000) and end at 1100; task 2 (33) becomes eligible at
+//     1102, when the pass after the freed slots sets the begin time again,
+//     and starts then; the remainder 30_[3-5%2] still waits, eligible 1102.
+//     At 1000 two tasks ran at once: no accrue time was set then; at 1102
+//     one task runs (33): the accrue time is 1102.
+//   - array 40: tasks 0 and 1 (41, 42) wait from 1000 (the cluster full)
+//     and run from 1050 to 1100; the remainder waits, eligible 1000. Its
+//     accrue time was set at 1000, before the limit was reached, and the
+//     throttle does not clear it: 1000.
+func TestQueueArrayThrottle(t *testing.T) {
+	t.Parallel()
+	task := func(id, array uint32, eligible, start, end int64) Job {
+		return Job{ID: id, ArrayJob: array, Submit: 1000, Eligible: eligible, Start: start, End: end}
+	}
+	jobs := []Job{
+		task(31, 30, 1000, 1000, 1100),
+		task(32, 30, 1000, 1000, 1100),
+		task(33, 30, 1102, 1102, 1300),
+		task(30, 30, 1102, 0, 0), // the pending remainder
+		task(41, 40, 1000, 1050, 1100),
+		task(42, 40, 1000, 1050, 1100),
+		task(40, 40, 1000, 0, 0),
+	}
+	jobs[3].ArrayPending, jobs[6].ArrayPending = true, true
+	throttle := map[uint32]uint32{30: 2, 40: 2}
+	cases := []struct {
+		name         string
+		accrueAlways bool
+		at           int64
+		want         []string // "id/eligible"
+	}{
+		// 30's two tasks run; 40's none yet (it waits since 1000).
+		{"at 1006", false, 1006, []string{"40/1000"}},
+		// both arrays at the limit: neither listed.
+		{"at 1060", false, 1060, nil},
+		// 30: one task runs (33), accrues from 1102; 40: none runs.
+		{"at 1150", false, 1150, []string{"30/1102", "40/1000"}},
+		// ACCRUE_ALWAYS: sprio looks at the submit time, and the accrue
+		// time is the caller's (the first eligible, as without a throttle).
+		{"ACCRUE_ALWAYS at 1060", true, 1060, []string{"30/1000", "40/1000"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			q := New(slices.Clone(jobs))
+			q.throttle, q.accrueAlways = throttle, c.accrueAlways
+			var got []string
+			for _, p := range q.At(nil, c.at, c.at) {
+				got = append(got, fmt.Sprintf("%d/%d", p.Job.ID, p.Job.EligibleSec))
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("listed %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -17,6 +17,10 @@ type Seed struct {
 	Users, Accounts, QOS, Parts                           []string
 	Vectors                                               [][]uint64
 	FirstEligible                                         map[uint32]int64
+	// Throttle holds the ArrayTaskThrottle of each array of the jobs that
+	// has one (Model.SetArrayThrottle); absent from a seed written before
+	// it was kept.
+	Throttle map[uint32]uint32 `json:",omitempty"`
 }
 
 // Seed lays out the jobs idx of jobs for a seed.
@@ -66,6 +70,12 @@ func (m *Model) Seed(jobs []Job, idx []int32, firstEligible map[uint32]int64) *S
 		}
 		if pj.ArrayJob != 0 {
 			out.FirstEligible[pj.ArrayJob] = firstEligible[pj.ArrayJob]
+			if lim := m.throttle[pj.ArrayJob]; lim != 0 {
+				if out.Throttle == nil {
+					out.Throttle = map[uint32]uint32{}
+				}
+				out.Throttle[pj.ArrayJob] = lim
+			}
 		}
 	}
 	return out
@@ -97,6 +107,9 @@ func (s *Seed) Jobs(m *Model) ([]Job, error) {
 		if i > 0 {
 			tres[i] = m.TRESIndex(v)
 		}
+	}
+	for a, lim := range s.Throttle {
+		m.SetArrayThrottle(a, lim)
 	}
 	jobs := make([]Job, n)
 	for k := range jobs {
