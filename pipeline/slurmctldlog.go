@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/priority/queue"
 )
 
 // ctldLog is what slurmctld's log tells a run (Inputs.SlurmctldLogs): the
@@ -28,6 +30,15 @@ type ctldLog struct {
 	ordered bool
 	lines   int64
 	jobEnds int
+	// holds are the holds of jobs the log shows, each from its hold to its
+	// release (0: none logged), in the order of the holds.
+	holds []logHold
+}
+
+// logHold is a job's hold from slurmctld's log.
+type logHold struct {
+	id          uint32
+	from, until int64
 }
 
 // readCtldLog reads slurmctld's log files, their times in loc.
@@ -63,6 +74,25 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 	}
 	slices.Sort(c.restarts)
 	c.restarts = slices.Compact(c.restarts)
+	// A hold is open until the job's next release; a release without a
+	// hold before it (a job submitted held) is left to the job's record.
+	open := map[int64]int{}
+	for _, h := range l.Holds {
+		if h.JobID > math.MaxUint32 {
+			continue
+		}
+		if !h.Release {
+			if _, ok := open[h.JobID]; !ok {
+				open[h.JobID] = len(c.holds)
+				c.holds = append(c.holds, logHold{id: uint32(h.JobID), from: h.Logged.Unix()})
+			}
+			continue
+		}
+		if i, ok := open[h.JobID]; ok {
+			c.holds[i].until = h.Logged.Unix()
+			delete(open, h.JobID)
+		}
+	}
 	if !c.ordered {
 		return c
 	}
@@ -79,6 +109,13 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 		}
 	}
 	return c
+}
+
+// addHolds gives the priority model m the holds of the log.
+func (c *ctldLog) addHolds(m *queue.Model) {
+	for _, h := range c.holds {
+		m.AddHold(h.id, h.from, h.until)
+	}
 }
 
 // residuesFrom is when the log begins for TRESRunMins: what a job with a

@@ -48,3 +48,27 @@ func TestCtldLogOrder(t *testing.T) {
 		t.Error("a log without milliseconds ordered job 8 after its tick")
 	}
 }
+
+// The log's holds pair with the job's next release: job 10 held and
+// released, held again and never released; job 11 only released (it was
+// submitted held: its record says so, not the log).
+func TestCtldLogHolds(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
+	l := &ingest.SlurmctldLog{Millis: true,
+		Ticks: []ingest.LogTick{{Logged: at(60), DeltaSec: 60}},
+		Holds: []ingest.LogHold{
+			{JobID: 10, Logged: at(100)},
+			{JobID: 11, Release: true, Logged: at(110)},
+			{JobID: 10, Release: true, Logged: at(200)},
+			{JobID: 10, Logged: at(300)},
+		},
+	}
+	c := newCtldLog(l)
+	b := base.Unix()
+	want := []logHold{{10, b + 100, b + 200}, {10, b + 300, 0}}
+	if !slices.Equal(c.holds, want) {
+		t.Errorf("holds %+v, want %+v", c.holds, want)
+	}
+}

@@ -52,7 +52,14 @@ type Model struct {
 	// throttle is each job array's ArrayTaskThrottle (array job id → the
 	// most tasks that run at once), for the arrays that have one.
 	throttle map[uint32]uint32
+	// holds are the holds of jobs that slurmctld's log shows (AddHold),
+	// by job id (an array's pending record: the array's id).
+	holds map[uint32][]Hold
 }
+
+// Hold is a hold of a job from From until its release (Until; 0: none
+// seen), as slurmctld's log shows it (_hold_job_rec, _release_job_rec).
+type Hold struct{ From, Until int64 }
 
 // NewModel builds the priority model of a run: its weights and flags
 // (params), its cluster and partitions (cluster; the highest QOS priority
@@ -66,7 +73,8 @@ func NewModel(params priority.Params, cluster priority.Cluster, maxTimeMin []uin
 	m := &Model{Params: params, Cluster: cluster, parts: map[string]int{}, maxTimeMin: maxTimeMin,
 		assoc: map[AssocKey]uint32{}, qosPriority: qosPriority, dumps: dumps, tres: [][]uint64{nil},
 		whoIdx: map[AssocKey]uint32{}, whereIdx: map[whereKey]uint32{}, tresIdx: map[string]uint32{},
-		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{}, throttle: map[uint32]uint32{}}
+		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{}, throttle: map[uint32]uint32{},
+		holds: map[uint32][]Hold{}}
 	for k, p := range cluster.Partitions {
 		m.parts[p.Name] = k
 		m.single = append(m.single, k)
@@ -87,6 +95,15 @@ func (m *Model) SetArrayThrottle(arrayJob, limit uint32) {
 		return
 	}
 	m.throttle[arrayJob] = limit
+}
+
+// AddHold records that job id (JobIDRaw; an array's id for its pending
+// record) was held at from and released at until (0: no release seen),
+// from slurmctld's log: held, a job has priority 0 and sprio does not list
+// it; released, its priority is computed anew (docs/slurm-semantics.md
+// §13.6.3). Holds are added in time order.
+func (m *Model) AddHold(id uint32, from, until int64) {
+	m.holds[id] = append(m.holds[id], Hold{From: from, Until: until})
 }
 
 // Partition returns the index in Cluster.Partitions of the partition
@@ -306,6 +323,8 @@ type Queue struct {
 	members  map[uint32][]int32
 	throttle map[uint32]uint32
 	accrue   map[uint32]int64
+	// holds are the model's holds from slurmctld's log (Model.AddHold).
+	holds map[uint32][]Hold
 	// accrueAlways is PriorityFlags=ACCRUE_ALWAYS: sprio lists a job from
 	// its submission, and a throttled array's remainder with it.
 	accrueAlways bool
@@ -367,7 +386,11 @@ func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
 		j := &q.jobs[i]
 		if j.ArrayJob == 0 {
 			if j.pendingAt(t) {
-				dst = append(dst, Pending{At: j.computedAt(tick), submit: j.Submit, who: j.Who})
+				released, held := q.heldAt(j.ID, t)
+				if held {
+					continue
+				}
+				dst = append(dst, Pending{At: max(j.computedAt(tick), released), submit: j.Submit, who: j.Who})
 				q.build(&dst[len(dst)-1].Job, j)
 			}
 			continue
@@ -382,14 +405,34 @@ func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
 		if q.throttled(j.ArrayJob, t) {
 			continue // its begin time cleared while its tasks run at the limit
 		}
+		released, held := q.heldAt(j.ArrayJob, t)
+		if held {
+			continue
+		}
 		e = q.arrayEligible(j.ArrayJob)
 		q.arrays[j.ArrayJob] = len(dst)
-		dst = append(dst, Pending{At: j.computedAt(tick), submit: j.Submit, arrayJob: j.ArrayJob, who: j.Who})
+		dst = append(dst, Pending{At: max(j.computedAt(tick), released), submit: j.Submit, arrayJob: j.ArrayJob, who: j.Who})
 		p := &dst[len(dst)-1]
 		q.build(&p.Job, j)
 		p.Job.ID, p.Job.EligibleSec = j.ArrayJob, e
 	}
 	return dst
+}
+
+// heldAt reports whether slurmctld's log shows job id held at t, and the
+// time of its last release at or before t (0: none), when slurmctld
+// computed its priority anew (_release_job_rec calls set_job_prio).
+func (q *Queue) heldAt(id uint32, t int64) (released int64, held bool) {
+	for _, h := range q.holds[id] {
+		if h.From > t {
+			break
+		}
+		if h.Until == 0 || h.Until > t {
+			return released, true
+		}
+		released = h.Until
+	}
+	return released, false
 }
 
 // running counts the tasks of array a that run at t: started at or

@@ -145,3 +145,40 @@ func TestQueueArrayThrottle(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueHolds: holds that only slurmctld's log shows
+// (docs/slurm-semantics.md §13.6.3). Job 50 waits from 100, is held at 200
+// and released at 300; job 51 is held at 200 and never released. Held, a
+// job has priority 0 and sprio leaves it out; at its release
+// _release_job_rec computes its priority anew (set_job_prio), so until the
+// next tick its factors are of the release. Worked by hand:
+//
+//	at 150 (tick 120): 50 and 51, computed at the tick 120
+//	at 250 (tick 240): neither (both held)
+//	at 320 (tick 290): 50, computed at its release 300 (after the tick)
+//	at 400 (tick 360): 50, computed at the tick 360
+func TestQueueHolds(t *testing.T) {
+	t.Parallel()
+	jobs := []Job{{ID: 50, Submit: 100, Eligible: 100}, {ID: 51, Submit: 100, Eligible: 100}}
+	q := New(jobs)
+	q.holds = map[uint32][]Hold{50: {{From: 200, Until: 300}}, 51: {{From: 200}}}
+	cases := []struct {
+		at, tick int64
+		want     []string // "id@computed"
+	}{
+		{150, 120, []string{"50@120", "51@120"}},
+		{250, 240, nil},
+		{320, 290, []string{"50@300"}},
+		{400, 360, []string{"50@360"}},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, p := range q.At(nil, c.at, c.tick) {
+			got = append(got, fmt.Sprintf("%d@%d", p.Job.ID, p.At))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("at %d: listed %v, want %v", c.at, got, c.want)
+		}
+	}
+}

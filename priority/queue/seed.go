@@ -21,6 +21,8 @@ type Seed struct {
 	// has one (Model.SetArrayThrottle); absent from a seed written before
 	// it was kept.
 	Throttle map[uint32]uint32 `json:",omitempty"`
+	// Holds holds the holds from slurmctld's log of the jobs (Model.AddHold).
+	Holds map[uint32][]Hold `json:",omitempty"`
 }
 
 // Seed lays out the jobs idx of jobs for a seed.
@@ -68,6 +70,14 @@ func (m *Model) Seed(jobs []Job, idx []int32, firstEligible map[uint32]int64) *S
 		if pj.ArrayPending {
 			out.ArrayPending = append(out.ArrayPending, int32(k))
 		}
+		for _, id := range []uint32{pj.ID, pj.ArrayJob} {
+			if h := m.holds[id]; id != 0 && len(h) > 0 {
+				if out.Holds == nil {
+					out.Holds = map[uint32][]Hold{}
+				}
+				out.Holds[id] = h
+			}
+		}
 		if pj.ArrayJob != 0 {
 			out.FirstEligible[pj.ArrayJob] = firstEligible[pj.ArrayJob]
 			if lim := m.throttle[pj.ArrayJob]; lim != 0 {
@@ -110,6 +120,13 @@ func (s *Seed) Jobs(m *Model) ([]Job, error) {
 	}
 	for a, lim := range s.Throttle {
 		m.SetArrayThrottle(a, lim)
+	}
+	for id, hs := range s.Holds {
+		if len(m.holds[id]) == 0 {
+			for _, h := range hs {
+				m.AddHold(id, h.From, h.Until)
+			}
+		}
 	}
 	jobs := make([]Job, n)
 	for k := range jobs {
