@@ -140,7 +140,7 @@ func startRun(in Inputs, opt Options) (*runState, error) {
 		}
 		l := m.ctld
 		if m.prio != nil {
-			l.addHolds(m.prio)
+			l.addToPrio(m.prio)
 		}
 		ev := opt.Log.Info().Int("ticks", len(l.ticks)).Time("first_tick", time.Unix(l.ticks[0], 0).UTC()).
 			Time("last_tick", time.Unix(l.ticks[len(l.ticks)-1], 0).UTC()).Int("job_ends", l.jobEnds).

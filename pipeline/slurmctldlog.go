@@ -33,6 +33,9 @@ type ctldLog struct {
 	// holds are the holds of jobs the log shows, each from its hold to its
 	// release (0: none logged), in the order of the holds.
 	holds []logHold
+	// restartTicks are, for each start of slurmctld the log shows with
+	// the tick it recovered, that tick and the first tick after the start.
+	restartTicks [][2]int64
 }
 
 // logHold is a job's hold from slurmctld's log.
@@ -74,6 +77,12 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 	}
 	slices.Sort(c.restarts)
 	c.restarts = slices.Compact(c.restarts)
+	for _, r := range l.Recovered {
+		// The first tick logged after the start is the start's own.
+		if i, _ := slices.BinarySearchFunc(l.Ticks, r.Logged, func(t ingest.LogTick, at time.Time) int { return t.Logged.Compare(at) }); i < len(times) && times[i] > r.Unix {
+			c.restartTicks = append(c.restartTicks, [2]int64{r.Unix, times[i]})
+		}
+	}
 	// A hold is open until the job's next release; a release without a
 	// hold before it (a job submitted held) is left to the job's record.
 	open := map[int64]int{}
@@ -111,10 +120,14 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 	return c
 }
 
-// addHolds gives the priority model m the holds of the log.
-func (c *ctldLog) addHolds(m *queue.Model) {
+// addToPrio gives the priority model m the holds and restarts of the
+// log.
+func (c *ctldLog) addToPrio(m *queue.Model) {
 	for _, h := range c.holds {
 		m.AddHold(h.id, h.from, h.until)
+	}
+	for _, r := range c.restartTicks {
+		m.AddRestart(r[0], r[1])
 	}
 }
 

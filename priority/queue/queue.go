@@ -55,7 +55,15 @@ type Model struct {
 	// holds are the holds of jobs that slurmctld's log shows (AddHold),
 	// by job id (an array's pending record: the array's id).
 	holds map[uint32][]Hold
+	// restarts are slurmctld's starts that slurmctld's log shows
+	// (AddRestart), in time order.
+	restarts []Restart
 }
+
+// Restart is a start of slurmctld: the last decay tick before it stopped
+// (LastRan, read back from its state file) and the first tick after it
+// (Tick), which its decay thread runs as it starts.
+type Restart struct{ LastRan, Tick int64 }
 
 // Hold is a hold of a job from From until its release (Until; 0: none
 // seen), as slurmctld's log shows it (_hold_job_rec, _release_job_rec).
@@ -104,6 +112,16 @@ func (m *Model) SetArrayThrottle(arrayJob, limit uint32) {
 // §13.6.3). Holds are added in time order.
 func (m *Model) AddHold(id uint32, from, until int64) {
 	m.holds[id] = append(m.holds[id], Hold{From: from, Until: until})
+}
+
+// AddRestart records a start of slurmctld from slurmctld's log: the last
+// tick before it stopped and the first after it starts. At that first
+// tick no scheduling pass has run yet, and a job that became eligible
+// while slurmctld was down has no accrue time: its age is 0 until the
+// next tick (docs/slurm-semantics.md §13.6.4). Restarts are added in time
+// order.
+func (m *Model) AddRestart(lastRan, tick int64) {
+	m.restarts = append(m.restarts, Restart{LastRan: lastRan, Tick: tick})
 }
 
 // Partition returns the index in Cluster.Partitions of the partition
@@ -323,8 +341,10 @@ type Queue struct {
 	members  map[uint32][]int32
 	throttle map[uint32]uint32
 	accrue   map[uint32]int64
-	// holds are the model's holds from slurmctld's log (Model.AddHold).
-	holds map[uint32][]Hold
+	// holds and restarts are the model's, from slurmctld's log
+	// (Model.AddHold, Model.AddRestart).
+	holds    map[uint32][]Hold
+	restarts []Restart
 	// accrueAlways is PriorityFlags=ACCRUE_ALWAYS: sprio lists a job from
 	// its submission, and a throttled array's remainder with it.
 	accrueAlways bool
@@ -392,6 +412,7 @@ func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
 				}
 				dst = append(dst, Pending{At: max(j.computedAt(tick), released), submit: j.Submit, who: j.Who})
 				q.build(&dst[len(dst)-1].Job, j)
+				q.notAccruedYet(&dst[len(dst)-1], tick)
 			}
 			continue
 		}
@@ -415,8 +436,28 @@ func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
 		p := &dst[len(dst)-1]
 		q.build(&p.Job, j)
 		p.Job.ID, p.Job.EligibleSec = j.ArrayJob, e
+		q.notAccruedYet(p, tick)
 	}
 	return dst
+}
+
+// notAccruedYet clears the accrue time of p when its factors were
+// computed at tick, the first tick of a slurmctld start, and it became
+// eligible while slurmctld was down: its accrue time is set by the first
+// scheduling pass after the start, which comes after that tick
+// (docs/slurm-semantics.md §13.6.4). Its age is then 0.
+func (q *Queue) notAccruedYet(p *Pending, tick int64) {
+	if p.At != tick || q.accrueAlways {
+		return
+	}
+	for _, r := range q.restarts {
+		if r.Tick == tick {
+			if e := p.Job.EligibleSec; e > r.LastRan && e <= tick {
+				p.Job.EligibleSec = 0
+			}
+			return
+		}
+	}
 }
 
 // heldAt reports whether slurmctld's log shows job id held at t, and the

@@ -182,3 +182,36 @@ func TestQueueHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueRestartTick: slurmctld stopped after its tick at 450 and
+// started again; its decay thread ran its first tick, 560, as it started,
+// before any scheduling pass (docs/slurm-semantics.md §13.6.4). Job 60's
+// --begin (500) passed while it was down: no pass has set its accrue
+// time, so at the tick 560 its age is 0 (eligible 0), and from the next
+// tick (620) it accrues from 500, as acct_policy_handle_accrue_time sets
+// it to the begin time. Job 61, eligible at 100, kept its accrue time in
+// slurmctld's state. Job 62 was submitted at 565, after the tick: its
+// factors are of its submission.
+func TestQueueRestartTick(t *testing.T) {
+	t.Parallel()
+	jobs := []Job{{ID: 60, Submit: 100, Eligible: 500}, {ID: 61, Submit: 100, Eligible: 100}, {ID: 62, Submit: 565, Eligible: 565}}
+	q := New(jobs)
+	q.restarts = []Restart{{LastRan: 450, Tick: 560}}
+	cases := []struct {
+		at, tick int64
+		want     []string // "id@computed/eligible"
+	}{
+		{570, 560, []string{"60@560/0", "61@560/100", "62@565/565"}},
+		{630, 620, []string{"60@620/500", "61@620/100", "62@620/565"}},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, p := range q.At(nil, c.at, c.tick) {
+			got = append(got, fmt.Sprintf("%d@%d/%d", p.Job.ID, p.At, p.Job.EligibleSec))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("at %d: listed %v, want %v", c.at, got, c.want)
+		}
+	}
+}

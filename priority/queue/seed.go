@@ -23,11 +23,13 @@ type Seed struct {
 	Throttle map[uint32]uint32 `json:",omitempty"`
 	// Holds holds the holds from slurmctld's log of the jobs (Model.AddHold).
 	Holds map[uint32][]Hold `json:",omitempty"`
+	// Restarts are slurmctld's starts from its log (Model.AddRestart).
+	Restarts []Restart `json:",omitempty"`
 }
 
 // Seed lays out the jobs idx of jobs for a seed.
 func (m *Model) Seed(jobs []Job, idx []int32, firstEligible map[uint32]int64) *Seed {
-	out := &Seed{Vectors: [][]uint64{nil}, FirstEligible: map[uint32]int64{}}
+	out := &Seed{Vectors: [][]uint64{nil}, FirstEligible: map[uint32]int64{}, Restarts: m.restarts}
 	wheres := make(map[uint32]whereKey, len(m.whereIdx))
 	for k, i := range m.whereIdx {
 		wheres[i] = k
@@ -120,6 +122,11 @@ func (s *Seed) Jobs(m *Model) ([]Job, error) {
 	}
 	for a, lim := range s.Throttle {
 		m.SetArrayThrottle(a, lim)
+	}
+	if len(m.restarts) == 0 {
+		for _, r := range s.Restarts {
+			m.AddRestart(r.LastRan, r.Tick)
+		}
 	}
 	for id, hs := range s.Holds {
 		if len(m.holds[id]) == 0 {

@@ -102,7 +102,8 @@ func (p *Writer) newQueue() *Queue {
 	q := New(p.Jobs)
 	q.Model = p.Model
 	if p.Model != nil {
-		q.throttle, q.accrueAlways, q.holds = p.Model.throttle, p.Model.Params.Flags.AccrueAlways, p.Model.holds
+		q.throttle, q.accrueAlways = p.Model.throttle, p.Model.Params.Flags.AccrueAlways
+		q.holds, q.restarts = p.Model.holds, p.Model.restarts
 	}
 	return q
 }
