@@ -389,6 +389,7 @@ func New(jobs []Job) *Queue {
 // array are one job, as slurmctld keeps them until a task starts: the
 // array's record, with the array's job id and eligible time.
 func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
+	q.fromModel()
 	if t < q.last {
 		q.next, q.active = 0, q.active[:0] // back in time: from the start
 	}
@@ -474,6 +475,15 @@ func (q *Queue) heldAt(id uint32, t int64) (released int64, held bool) {
 		released = h.Until
 	}
 	return released, false
+}
+
+// fromModel takes the array throttles, holds, restarts and flags of the
+// queue's model, when it has one.
+func (q *Queue) fromModel() {
+	if m := q.Model; m != nil {
+		q.throttle, q.holds, q.restarts = m.throttle, m.holds, m.restarts
+		q.accrueAlways = m.Params.Flags.AccrueAlways
+	}
 }
 
 // running counts the tasks of array a that run at t: started at or

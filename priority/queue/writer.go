@@ -101,9 +101,6 @@ func (p *Writer) StartQueue(firstEligible map[uint32]int64) {
 func (p *Writer) newQueue() *Queue {
 	q := New(p.Jobs)
 	q.Model = p.Model
-	if p.Model != nil {
-		q.throttle, q.accrueAlways = p.Model.throttle, p.Model.Params.Flags.AccrueAlways
-		q.holds, q.restarts = p.Model.holds, p.Model.restarts
-	}
+	q.fromModel()
 	return q
 }
