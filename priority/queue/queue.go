@@ -486,8 +486,8 @@ func (q *Queue) fromModel() {
 	}
 }
 
-// running counts the tasks of array a that run at t: started at or
-// before it and not ended.
+// running counts the tasks of array a that run after the scheduling pass
+// of second t: started at or before it and not ended.
 func (q *Queue) running(a uint32, t int64) uint32 {
 	var n uint32
 	for _, i := range q.members[a] {
@@ -506,7 +506,19 @@ func (q *Queue) running(a uint32, t int64) uint32 {
 // ACCRUE_ALWAYS, which looks at the submit time instead).
 func (q *Queue) throttled(a uint32, t int64) bool {
 	lim := q.throttle[a]
-	return lim != 0 && !q.accrueAlways && q.running(a, t) >= lim
+	if lim == 0 || q.accrueAlways {
+		return false
+	}
+	// At the instant t (t.000): a task whose start sacct gives as second
+	// t started in the pass that then reached the limit, after t.000, and
+	// one whose end is second t still runs.
+	var n uint32
+	for _, i := range q.members[a] {
+		if j := &q.jobs[i]; j.Start != 0 && j.Start < t && (j.End == 0 || j.End >= t) {
+			n++
+		}
+	}
+	return n >= lim
 }
 
 // arrayEligible is the time the pending record of array a accrues age

@@ -85,7 +85,8 @@ func TestLatestRecords(t *testing.T) {
 // job_array_start_test clears the pending record's begin time and sprio
 // does not list it; the record accrues age from the first pass at which
 // its begin time was set and the limit not reached by the end of it.
-// Worked by hand:
+// A moment is the instant T.000: tasks sacct gives as starting or ending
+// in second T do so after it. Worked by hand:
 //
 //   - array 30: tasks 0 and 1 (ids 31, 32) start in the pass of the
 //     submission (1000) and end at 1100; task 2 (33) becomes eligible at
@@ -121,8 +122,12 @@ func TestQueueArrayThrottle(t *testing.T) {
 	}{
 		// 30's two tasks run; 40's none yet (it waits since 1000).
 		{"at 1006", false, 1006, []string{"40/1000"}},
+		// the instant 1050.000: 40's tasks start later in that second.
+		{"at 1050", false, 1050, []string{"40/1000"}},
 		// both arrays at the limit: neither listed.
 		{"at 1060", false, 1060, nil},
+		// the instant 1100.000: the four tasks end later in that second.
+		{"at 1100", false, 1100, nil},
 		// 30: one task runs (33), accrues from 1102; 40: none runs.
 		{"at 1150", false, 1150, []string{"30/1102", "40/1000"}},
 		// ACCRUE_ALWAYS: sprio looks at the submit time, and the accrue
