@@ -99,6 +99,7 @@ func (p *sacctParser) appendRow(r *sacctRow) {
 		q.parts.append(v.parts) // nil is null
 		q.begin.appendOpt(v.begin, v.submitOK)
 		q.hold.appendOpt(v.hold, v.submitOK)
+		q.throttle.appendOpt(v.throttle, v.submitOK)
 	}
 	c.rows++
 }
@@ -161,6 +162,7 @@ func (p *sacctParser) newRecord() arrow.RecordBatch {
 		put(schemas.ColReqPartitions, &q.parts)
 		put(schemas.ColBeginRequested, &q.begin)
 		put(schemas.ColHoldRequested, &q.hold)
+		put(schemas.ColArrayThrottle, &q.throttle)
 	}
 	for i, a := range cols {
 		if a == nil {
@@ -196,10 +198,10 @@ type jobColumns struct {
 
 // reqColumns are the request columns (schemas.RequestFields).
 type reqColumns struct {
-	cpus, nodes, prio, nice fixedColumn[int64]
-	tres                    tresColumn // appended with appendEntries: no sets
-	parts                   dictColumn
-	begin, hold             boolColumn
+	cpus, nodes, prio, nice, throttle fixedColumn[int64]
+	tres                              tresColumn // appended with appendEntries: no sets
+	parts                             dictColumn
+	begin, hold                       boolColumn
 }
 
 func (c *jobColumns) init(dense int, req bool) {
@@ -228,7 +230,7 @@ func (c *jobColumns) fixed() (ints []*fixedColumn[int64], floats []*fixedColumn[
 	}
 	codes = append(codes, &c.tres.sets)
 	if q := c.req; q != nil {
-		ints = append(ints, &q.cpus, &q.nodes, &q.prio, &q.nice)
+		ints = append(ints, &q.cpus, &q.nodes, &q.prio, &q.nice, &q.throttle)
 		codes = append(codes, &q.parts.codes)
 	}
 	return ints, floats, codes
@@ -283,7 +285,7 @@ func (c *jobColumns) reset() {
 		c.dense[i].reset()
 	}
 	if q := c.req; q != nil {
-		for _, f := range []*fixedColumn[int64]{&q.cpus, &q.nodes, &q.prio, &q.nice} {
+		for _, f := range []*fixedColumn[int64]{&q.cpus, &q.nodes, &q.prio, &q.nice, &q.throttle} {
 			f.reset()
 		}
 		q.tres.reset()

@@ -20,6 +20,7 @@ type reqRow struct {
 	// What SubmitLine gave: nice, begin and hold are valid with submitOK;
 	// parts is nil without a -p (or when submitOK is false).
 	nice        int64
+	throttle    int64 // -a/--array's %N
 	begin, hold bool
 	submitOK    bool
 	parts       []byte
@@ -119,6 +120,7 @@ func (p *sacctParser) parseSubmit(r *sacctRow, v []byte, st *Stats) *ParseError 
 	}
 	o := &q.lastSub.Components[comp]
 	q.nice, q.begin, q.hold, q.submitOK = o.Nice, o.Begin, o.Hold, true
+	q.throttle = o.ArrayThrottle
 	if o.Partitions != "" {
 		q.partBuf = append(q.partBuf[:0], o.Partitions...)
 		q.parts = q.partBuf

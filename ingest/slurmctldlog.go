@@ -63,6 +63,28 @@ type LogJobEnd struct {
 	PassCharged bool
 }
 
+// LogHold is a hold or a release of a job by scontrol (hold, uhold,
+// release), which slurmctld's _hold_job_rec and _release_job_rec log at
+// the info level (sched_info, so SlurmctldDebug=info or more) in
+// src/slurmctld/job_mgr.c, the same at 22.05, 24.11 and 26.05:
+//
+//	[2026-11-29T01:56:35.807] sched: _hold_job_rec: hold on JobId=10 by uid 0
+//	[2026-11-29T01:56:35.807] sched: _release_job_rec: release hold on JobId=10 by uid 0
+//
+// The job is printed as %pJ does: JobId=N, JobId=A_T(N) for an array
+// task, JobId=A_* for an array's pending record (whose id is A) and
+// JobId=H+K(N) for a het-job component.
+type LogHold struct {
+	// JobID is the job's id (JobIDRaw; the array's id for its pending
+	// record).
+	JobID int64
+	// Release is true for a release, false for a hold.
+	Release bool
+	Logged  time.Time
+	File    string
+	Line    int
+}
+
 // LogRecovered is a "Last ran decay on jobs at" line: a tick's exact Unix
 // second, read back from the state file at a start of slurmctld.
 type LogRecovered struct {
@@ -79,6 +101,8 @@ type SlurmctldLog struct {
 	Ticks     []LogTick
 	JobEnds   []LogJobEnd
 	Recovered []LogRecovered
+	// Holds are the holds and releases of jobs, in time order.
+	Holds []LogHold
 	// Starts are the times slurmctld started ("slurmctld version …
 	// started on cluster …", logged at every start at the info level).
 	Starts []time.Time
@@ -105,6 +129,7 @@ func ReadSlurmctldLogs(paths []string, loc *time.Location) (*SlurmctldLog, error
 	slices.SortStableFunc(out.Ticks, func(a, b LogTick) int { return a.Logged.Compare(b.Logged) })
 	slices.SortStableFunc(out.JobEnds, func(a, b LogJobEnd) int { return a.Logged.Compare(b.Logged) })
 	slices.SortStableFunc(out.Recovered, func(a, b LogRecovered) int { return a.Logged.Compare(b.Logged) })
+	slices.SortStableFunc(out.Holds, func(a, b LogHold) int { return a.Logged.Compare(b.Logged) })
 	slices.SortFunc(out.Starts, time.Time.Compare)
 	return out, nil
 }
@@ -174,6 +199,8 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 		jobEnd    = "priority_p_job_end: "
 		started   = " started on cluster "
 		ranFor    = " ran for "
+		hold      = "_hold_job_rec: hold on "
+		release   = "_release_job_rec: release hold on "
 	)
 	var kind int
 	switch {
@@ -187,6 +214,10 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 		kind = 4
 	case strings.Contains(text, "_apply_new_usage: job ") && strings.Contains(text, ranFor):
 		kind = 5
+	case strings.Contains(text, hold):
+		kind = 6
+	case strings.Contains(text, release):
+		kind = 7
 	default:
 		return nil
 	}
@@ -250,6 +281,18 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 		} else {
 			sc.pass[id] = true // charged by the tick's pass
 		}
+	case 6, 7:
+		word := hold
+		if kind == 7 {
+			word = release
+		}
+		rest := text[strings.Index(text, word)+len(word):]
+		id, ok := logJobID(rest)
+		if !ok {
+			num, _, _ := strings.Cut(strings.TrimRight(rest, "\r\n"), " ")
+			return &ParseError{File: name, Line: line, Field: "job", Value: num, Err: errors.New("not a job as %pJ prints it (JobId=N, JobId=A_T(N), JobId=A_*)")}
+		}
+		out.Holds = append(out.Holds, LogHold{JobID: id, Release: kind == 7, Logged: at, File: name, Line: line})
 	}
 	if kind == 1 {
 		clear(sc.pass) // a new pass begins
@@ -263,6 +306,23 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 type logScan struct {
 	pass map[int64]bool
 	ends map[int64]int
+}
+
+// logJobID reads the job id of a "JobId=…" word as %pJ prints it: N; the
+// raw id N of A_T(N) or H+K(N); the array's id A of A_*.
+func logJobID(s string) (int64, bool) {
+	s, ok := strings.CutPrefix(s, "JobId=")
+	if !ok {
+		return 0, false
+	}
+	word, _, _ := strings.Cut(strings.TrimRight(s, "\r\n"), " ")
+	if open := strings.IndexByte(word, '('); open >= 0 && strings.HasSuffix(word, ")") {
+		word = word[open+1 : len(word)-1]
+	} else if a, ok := strings.CutSuffix(word, "_*"); ok {
+		word = a
+	}
+	id, err := strconv.ParseInt(word, 10, 64)
+	return id, err == nil && id > 0
 }
 
 // logTime reads the time a slurmctld log line starts with:

@@ -191,3 +191,43 @@ func FuzzSlurmctldLog(f *testing.F) {
 		}
 	})
 }
+
+// Holds and releases as _hold_job_rec and _release_job_rec log them
+// (sched_info, src/slurmctld/job_mgr.c at 22.05, 24.11 and 26.05), the job
+// printed as %pJ prints it (log.c _jobid2fmt): a plain job, an array task
+// (its raw id in parentheses), an array's pending record (the array's id)
+// and a het-job component. The release of job 10 is the kept 22.05
+// capture's line (testdata/slurm-e2e/prio/slurmctld.log).
+func TestSlurmctldLogHolds(t *testing.T) {
+	t.Parallel()
+	log := `[2026-11-29T01:56:30.100] sched: _hold_job_rec: hold on JobId=10 by uid 0
+[2026-11-29T01:56:31.000] sched: _hold_job_rec: hold on JobId=7_3(20) by uid 1000
+[2026-11-29T01:56:32.000] sched: _hold_job_rec: hold on JobId=7_* by uid 1000
+[2026-11-29T01:56:33.000] sched: _hold_job_rec: hold on JobId=30+1(31) by uid 0
+[2026-11-29T01:56:35.807] sched: _release_job_rec: release hold on JobId=10 by uid 0
+`
+	var l SlurmctldLog
+	if err := parseSlurmctldLog("slurmctld.log", strings.NewReader(log), time.UTC, &l); err != nil {
+		t.Fatal(err)
+	}
+	type hold struct {
+		id      int64
+		release bool
+		ms      int
+	}
+	want := []hold{{10, false, 100}, {20, false, 0}, {7, false, 0}, {31, false, 0}, {10, true, 807}}
+	if len(l.Holds) != len(want) {
+		t.Fatalf("holds %+v, want %v", l.Holds, want)
+	}
+	for i, h := range l.Holds {
+		if got := (hold{h.JobID, h.Release, h.Logged.Nanosecond() / 1e6}); got != want[i] || h.Line != i+1 {
+			t.Errorf("hold %d: %+v (line %d), want %+v", i, got, h.Line, want[i])
+		}
+	}
+	// A job the line does not name as %pJ does is an error naming it.
+	var bad SlurmctldLog
+	err := parseSlurmctldLog("slurmctld.log", strings.NewReader("[2026-11-29T01:56:30.100] sched: _hold_job_rec: hold on job 10 by uid 0\n"), time.UTC, &bad)
+	if err == nil || !strings.Contains(err.Error(), `slurmctld.log:1`) || !strings.Contains(err.Error(), `"job"`) {
+		t.Errorf("bad hold line: %v", err)
+	}
+}

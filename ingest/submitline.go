@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -56,6 +57,11 @@ type SubmitOptions struct {
 	// Hold reports whether -H/--hold was given: the job was submitted held
 	// (priority 0) until released.
 	Hold bool
+	// ArrayThrottle is the N of -a/--array's "%N" suffix, the most tasks
+	// of the array that run at once (array_recs->max_run_tasks, which
+	// slurmctld's _create_job_array reads with atoi after the first '%'
+	// and keeps when above 0), 0 without the option or the suffix.
+	ArrayThrottle int64
 }
 
 // ErrUnreadableSubmitLine marks a SubmitLine ParseSubmitLine cannot read:
@@ -259,6 +265,13 @@ func (o *SubmitOptions) apply(opt *submitOption, val string, hasVal bool) error 
 		o.Begin = true
 	case "hold":
 		o.Hold = true
+	case "array":
+		o.ArrayThrottle = 0
+		if _, limit, ok := strings.Cut(val, "%"); ok {
+			if n, ok := strtoll(limit); ok && n > 0 && n <= math.MaxInt32 {
+				o.ArrayThrottle = n
+			}
+		}
 	}
 	return nil
 }

@@ -55,6 +55,12 @@ func TestParseSubmitLine(t *testing.T) {
 		// its argument, not --hold; in "-Hk" both are options.
 		{"-kH is no-kill=H", "sbatch -kH job.sh", "sbatch", one(SubmitOptions{})},
 		{"-Hk is hold and no-kill", "sbatch -Hk job.sh", "sbatch", one(SubmitOptions{Hold: true})},
+		// The array throttle: the N after the first '%' of --array
+		// (_create_job_array, atoi), kept when above 0.
+		{"--array=0-5%2", "sbatch --array=0-5%2 --wrap sleep 30", "sbatch", one(SubmitOptions{ArrayThrottle: 2})},
+		{"-a 1,3,5%10", "sbatch -a 1,3,5%10 job.sh", "sbatch", one(SubmitOptions{ArrayThrottle: 10})},
+		{"--array without %", "sbatch --array=0-9 job.sh", "sbatch", one(SubmitOptions{})},
+		{"--array %0 is no throttle", "sbatch --array=0-9%0 job.sh", "sbatch", one(SubmitOptions{})},
 		// -W takes no argument in sbatch (--wait) but one in srun (--wait=sec).
 		{"sbatch -W", "sbatch -W -p a job.sh", "sbatch", one(SubmitOptions{Partitions: "a"})},
 		{"srun -W sec", "srun -W 5 -p a hostname", "srun", one(SubmitOptions{Partitions: "a"})},

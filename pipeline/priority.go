@@ -137,13 +137,14 @@ func appendPrioJobs(m *queue.Model, dst []queue.Job, rec arrow.RecordBatch) ([]q
 			return dst, err
 		}
 	}
-	var raw, arrayJob, arrayTask, limit, reqCPUs, reqNodes, nice, allocCPUs, nnodes *array.Int64
+	var raw, arrayJob, arrayTask, limit, reqCPUs, reqNodes, nice, allocCPUs, nnodes, throttle *array.Int64
 	for _, c := range []struct {
 		a    **array.Int64
 		name string
 	}{{&raw, schemas.ColJobIDRaw}, {&arrayJob, schemas.ColArrayJobID}, {&arrayTask, schemas.ColArrayTaskID},
 		{&limit, schemas.ColTimelimitMin}, {&reqCPUs, schemas.ColReqCPUs}, {&reqNodes, schemas.ColReqNodes},
-		{&nice, schemas.ColNice}, {&allocCPUs, schemas.ColAllocCPUs}, {&nnodes, schemas.ColNNodes}} {
+		{&nice, schemas.ColNice}, {&allocCPUs, schemas.ColAllocCPUs}, {&nnodes, schemas.ColNNodes},
+		{&throttle, schemas.ColArrayThrottle}} {
 		if *c.a, err = schemas.RecordColumn[*array.Int64](rec, c.name, "int64"); err != nil {
 			return dst, err
 		}
@@ -178,6 +179,11 @@ func appendPrioJobs(m *queue.Model, dst []queue.Job, rec arrow.RecordBatch) ([]q
 		if arrayJob.IsValid(i) {
 			pj.ArrayJob = uint32(arrayJob.Value(i))
 			pj.ArrayPending = arrayTask.IsNull(i)
+			// Every record of an array has its SubmitLine, and so the
+			// array's throttle (the last read holds).
+			if throttle.IsValid(i) {
+				m.SetArrayThrottle(pj.ArrayJob, uint32(min(max(throttle.Value(i), 0), math.MaxUint32)))
+			}
 		}
 		wk := [2]int32{code(user, i), code(account, i)}
 		w, ok := whoOf[wk]

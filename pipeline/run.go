@@ -139,9 +139,12 @@ func startRun(in Inputs, opt Options) (*runState, error) {
 			return nil, err
 		}
 		l := m.ctld
+		if m.prio != nil {
+			l.addToPrio(m.prio)
+		}
 		ev := opt.Log.Info().Int("ticks", len(l.ticks)).Time("first_tick", time.Unix(l.ticks[0], 0).UTC()).
 			Time("last_tick", time.Unix(l.ticks[len(l.ticks)-1], 0).UTC()).Int("job_ends", l.jobEnds).
-			Int("job_ends_after_tick", len(l.after)).Int64("lines", l.lines)
+			Int("job_ends_after_tick", len(l.after)).Int("holds", len(l.holds)).Int64("lines", l.lines)
 		ev.Msg("slurmctld log")
 		if !l.ordered {
 			opt.Log.Warn().Msg("slurmctld log without milliseconds: a job end in a tick's second is taken as before the tick")

@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/priority/queue"
 )
 
 // ctldLog is what slurmctld's log tells a run (Inputs.SlurmctldLogs): the
@@ -32,6 +34,18 @@ type ctldLog struct {
 	ordered bool
 	lines   int64
 	jobEnds int
+	// holds are the holds of jobs the log shows, each from its hold to its
+	// release (0: none logged), in the order of the holds.
+	holds []logHold
+	// restartTicks are, for each start of slurmctld the log shows with
+	// the tick it recovered, that tick and the first tick after the start.
+	restartTicks [][2]int64
+}
+
+// logHold is a job's hold from slurmctld's log.
+type logHold struct {
+	id          uint32
+	from, until int64
 }
 
 // readCtldLog reads slurmctld's log files, their times in loc.
@@ -67,6 +81,31 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 	}
 	slices.Sort(c.restarts)
 	c.restarts = slices.Compact(c.restarts)
+	for _, r := range l.Recovered {
+		// The first tick logged after the start is the start's own.
+		if i, _ := slices.BinarySearchFunc(l.Ticks, r.Logged, func(t ingest.LogTick, at time.Time) int { return t.Logged.Compare(at) }); i < len(times) && times[i] > r.Unix {
+			c.restartTicks = append(c.restartTicks, [2]int64{r.Unix, times[i]})
+		}
+	}
+	// A hold is open until the job's next release; a release without a
+	// hold before it (a job submitted held) is left to the job's record.
+	open := map[int64]int{}
+	for _, h := range l.Holds {
+		if h.JobID > math.MaxUint32 {
+			continue
+		}
+		if !h.Release {
+			if _, ok := open[h.JobID]; !ok {
+				open[h.JobID] = len(c.holds)
+				c.holds = append(c.holds, logHold{id: uint32(h.JobID), from: h.Logged.Unix()})
+			}
+			continue
+		}
+		if i, ok := open[h.JobID]; ok {
+			c.holds[i].until = h.Logged.Unix()
+			delete(open, h.JobID)
+		}
+	}
 	if !c.ordered {
 		return c
 	}
@@ -91,6 +130,17 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 		}
 	}
 	return c
+}
+
+// addToPrio gives the priority model m the holds and restarts of the
+// log.
+func (c *ctldLog) addToPrio(m *queue.Model) {
+	for _, h := range c.holds {
+		m.AddHold(h.id, h.from, h.until)
+	}
+	for _, r := range c.restartTicks {
+		m.AddRestart(r[0], r[1])
+	}
 }
 
 // residuesFrom is when the log begins for TRESRunMins: what a job with a

@@ -85,3 +85,46 @@ func TestCtldLogChargedTwice(t *testing.T) {
 		}
 	}
 }
+
+// The log's holds pair with the job's next release: job 10 held and
+// released, held again and never released; job 11 only released (it was
+// submitted held: its record says so, not the log).
+func TestCtldLogHolds(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
+	l := &ingest.SlurmctldLog{Millis: true,
+		Ticks: []ingest.LogTick{{Logged: at(60), DeltaSec: 60}},
+		Holds: []ingest.LogHold{
+			{JobID: 10, Logged: at(100)},
+			{JobID: 11, Release: true, Logged: at(110)},
+			{JobID: 10, Release: true, Logged: at(200)},
+			{JobID: 10, Logged: at(300)},
+		},
+	}
+	c := newCtldLog(l)
+	b := base.Unix()
+	want := []logHold{{10, b + 100, b + 200}, {10, b + 300, 0}}
+	if !slices.Equal(c.holds, want) {
+		t.Errorf("holds %+v, want %+v", c.holds, want)
+	}
+}
+
+// A start of slurmctld that recovered its last tick (1000 s after base)
+// and logged its first tick 118 s after it: the restart's tick is
+// 1000 + 118, the first logged after the start.
+func TestCtldLogRestartTicks(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+	b := base.Unix()
+	l := &ingest.SlurmctldLog{Millis: true,
+		Ticks: []ingest.LogTick{{Logged: at(940_100), DeltaSec: 60}, {Logged: at(1_000_100), DeltaSec: 60},
+			{Logged: at(1_118_200), DeltaSec: 118}, {Logged: at(1_178_200), DeltaSec: 60}},
+		Recovered: []ingest.LogRecovered{{Unix: b + 1000, Logged: at(1_117_900)}},
+	}
+	c := newCtldLog(l)
+	if want := [][2]int64{{b + 1000, b + 1118}}; !slices.Equal(c.restartTicks, want) {
+		t.Errorf("restart ticks %v, want %v", c.restartTicks, want)
+	}
+}

@@ -80,6 +80,7 @@ const (
 	ColReqPartitions  = "req_partitions"  // dictionary<int32, utf8>, -p/--partition from SubmitLine as given ("a,b"); null without it
 	ColBeginRequested = "begin_requested" // bool, SubmitLine has -b/--begin; null when SubmitLine is blank or unread
 	ColHoldRequested  = "hold_requested"  // bool, SubmitLine has -H/--hold; null when SubmitLine is blank or unread
+	ColArrayThrottle  = "array_throttle"  // int64, the %N of SubmitLine's -a/--array (0 without one); null when SubmitLine is blank or unread
 )
 
 // Dense TRES columns. Every jobs batch carries float64 columns for cpu,
@@ -216,6 +217,7 @@ func RequestFields() []arrow.Field {
 		{Name: ColReqPartitions, Type: dictString, Nullable: true},
 		{Name: ColBeginRequested, Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
 		{Name: ColHoldRequested, Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: ColArrayThrottle, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	}
 }
 

@@ -120,7 +120,7 @@ func (p *Writer) Emit(before, cur int64) {
 	}
 	if p.events == nil {
 		p.events = Events(p.Jobs)
-		p.rk = newRanker(p.Jobs)
+		p.rk = newRanker(p)
 	}
 	for ; p.evNext < len(p.events) && p.events[p.evNext].T < before; p.evNext++ {
 		e := p.events[p.evNext]
@@ -155,8 +155,8 @@ func (p *Writer) asWaiting(j *Job) priority.Job {
 	p.Model.priorityJob(&pj, j, p.dump)
 	if j.ArrayJob != 0 {
 		pj.ID = j.ArrayJob
-		if e := p.rk.q.firstEligible[j.ArrayJob]; e != 0 {
-			pj.EligibleSec = e
+		if p.rk.q.firstEligible[j.ArrayJob] != 0 {
+			pj.EligibleSec = p.rk.q.arrayEligible(j.ArrayJob)
 		}
 	}
 	pj.FairShare = p.FS.of(p.Model.assocKey(&pj))
@@ -168,7 +168,7 @@ func (p *Writer) asWaiting(j *Job) priority.Job {
 // the FairShare in force (FS).
 func (p *Writer) SubmitRow(dst *Rows, e Event) {
 	if p.rk == nil {
-		p.rk = newRanker(p.Jobs) // the arrays' first eligible times
+		p.rk = newRanker(p) // the arrays' first eligible times
 	}
 	j := &p.Jobs[e.Job]
 	pj := p.asWaiting(j)

@@ -52,7 +52,25 @@ type Model struct {
 	// dumps are the association priorities of each association dump of
 	// the run, in the order of the model's trees.
 	dumps []Dump
+	// throttle is each job array's ArrayTaskThrottle (array job id → the
+	// most tasks that run at once), for the arrays that have one.
+	throttle map[uint32]uint32
+	// holds are the holds of jobs that slurmctld's log shows (AddHold),
+	// by job id (an array's pending record: the array's id).
+	holds map[uint32][]Hold
+	// restarts are slurmctld's starts that slurmctld's log shows
+	// (AddRestart), in time order.
+	restarts []Restart
 }
+
+// Restart is a start of slurmctld: the last decay tick before it stopped
+// (LastRan, read back from its state file) and the first tick after it
+// (Tick), which its decay thread runs as it starts.
+type Restart struct{ LastRan, Tick int64 }
+
+// Hold is a hold of a job from From until its release (Until; 0: none
+// seen), as slurmctld's log shows it (_hold_job_rec, _release_job_rec).
+type Hold struct{ From, Until int64 }
 
 // NewModel builds the priority model of a run: its weights and flags
 // (params), its cluster and partitions (cluster; the highest QOS priority
@@ -66,7 +84,8 @@ func NewModel(params priority.Params, cluster priority.Cluster, maxTimeMin []uin
 	m := &Model{Params: params, Cluster: cluster, parts: map[string]int{}, maxTimeMin: maxTimeMin,
 		assoc: map[AssocKey]uint32{}, qosPriority: qosPriority, dumps: dumps, tres: [][]uint64{nil},
 		whoIdx: map[AssocKey]uint32{}, whereIdx: map[whereKey]uint32{}, tresIdx: map[string]uint32{},
-		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{}}
+		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{}, throttle: map[uint32]uint32{},
+		holds: map[uint32][]Hold{}}
 	for k, p := range cluster.Partitions {
 		m.parts[p.Name] = k
 		m.single = append(m.single, k)
@@ -75,6 +94,37 @@ func NewModel(params priority.Params, cluster priority.Cluster, maxTimeMin []uin
 		m.assoc, m.Cluster = dumps[n-1].Assoc, dumps[n-1].Cluster
 	}
 	return m
+}
+
+// SetArrayThrottle records that job array arrayJob runs at most limit
+// tasks at once (sbatch --array=…%limit; 0: no limit), which decides when
+// its pending tasks are listed and from when they accrue age
+// (docs/slurm-semantics.md §13.6.2). The last call for an array holds.
+func (m *Model) SetArrayThrottle(arrayJob, limit uint32) {
+	if limit == 0 {
+		delete(m.throttle, arrayJob)
+		return
+	}
+	m.throttle[arrayJob] = limit
+}
+
+// AddHold records that job id (JobIDRaw; an array's id for its pending
+// record) was held at from and released at until (0: no release seen),
+// from slurmctld's log: held, a job has priority 0 and sprio does not list
+// it; released, its priority is computed anew (docs/slurm-semantics.md
+// §13.6.3). Holds are added in time order.
+func (m *Model) AddHold(id uint32, from, until int64) {
+	m.holds[id] = append(m.holds[id], Hold{From: from, Until: until})
+}
+
+// AddRestart records a start of slurmctld from slurmctld's log: the last
+// tick before it stopped and the first after it starts. At that first
+// tick no scheduling pass has run yet, and a job that became eligible
+// while slurmctld was down has no accrue time: its age is 0 until the
+// next tick (docs/slurm-semantics.md §13.6.4). Restarts are added in time
+// order.
+func (m *Model) AddRestart(lastRan, tick int64) {
+	m.restarts = append(m.restarts, Restart{LastRan: lastRan, Tick: tick})
 }
 
 // Partition returns the index in Cluster.Partitions of the partition
@@ -335,7 +385,21 @@ type Queue struct {
 	active        []int32 // submitted and neither started nor ended as of the last time
 	firstEligible map[uint32]int64
 	arrays        map[uint32]int // scratch: array job id → index in dst
-	last          int64
+	// members holds each array's records (tasks and pending remainder),
+	// by array job id; throttle is each array's ArrayTaskThrottle (the
+	// Model's, see Model.SetArrayThrottle) and accrue the eligible time
+	// its pending remainder accrues from (arrayEligible), once worked out.
+	members  map[uint32][]int32
+	throttle map[uint32]uint32
+	accrue   map[uint32]int64
+	// holds and restarts are the model's, from slurmctld's log
+	// (Model.AddHold, Model.AddRestart).
+	holds    map[uint32][]Hold
+	restarts []Restart
+	// accrueAlways is PriorityFlags=ACCRUE_ALWAYS: sprio lists a job from
+	// its submission, and a throttled array's remainder with it.
+	accrueAlways bool
+	last         int64
 	// Model builds the priority.Job of each job listed, with the association
 	// priorities of dump number dump; without it (a test of the queue
 	// alone) a listed job has only its ID and EligibleSec, what the queue
@@ -347,7 +411,7 @@ type Queue struct {
 // New prepares the queue of jobs.
 func New(jobs []Job) *Queue {
 	q := &Queue{jobs: jobs, order: make([]int32, 0, len(jobs)), firstEligible: map[uint32]int64{}, arrays: map[uint32]int{},
-		last: math.MinInt64}
+		members: map[uint32][]int32{}, accrue: map[uint32]int64{}, last: math.MinInt64}
 	for i := range jobs {
 		j := &jobs[i]
 		if j.Submit != 0 {
@@ -356,6 +420,9 @@ func New(jobs []Job) *Queue {
 		// The pending record of an array keeps the array's eligible time:
 		// the earliest of its tasks (sacct gives a throttled array's later
 		// tasks the time a slot freed).
+		if j.ArrayJob != 0 {
+			q.members[j.ArrayJob] = append(q.members[j.ArrayJob], int32(i))
+		}
 		if j.ArrayJob != 0 && j.Eligible != 0 {
 			if e, ok := q.firstEligible[j.ArrayJob]; !ok || j.Eligible < e {
 				q.firstEligible[j.ArrayJob] = j.Eligible
@@ -373,6 +440,7 @@ func New(jobs []Job) *Queue {
 // array are one job, as slurmctld keeps them until a task starts: the
 // array's record, with the array's job id and eligible time.
 func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
+	q.fromModel()
 	if t < q.last {
 		q.next, q.active = 0, q.active[:0] // back in time: from the start
 	}
@@ -390,8 +458,13 @@ func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
 		j := &q.jobs[i]
 		if j.ArrayJob == 0 {
 			if j.pendingAt(t) {
-				dst = append(dst, Pending{At: j.computedAt(tick), submit: j.Submit, who: j.Who})
+				released, held := q.heldAt(j.ID, t)
+				if held {
+					continue
+				}
+				dst = append(dst, Pending{At: max(j.computedAt(tick), released), submit: j.Submit, who: j.Who})
 				q.build(&dst[len(dst)-1].Job, j)
+				q.notAccruedYet(&dst[len(dst)-1], tick)
 			}
 			continue
 		}
@@ -402,13 +475,136 @@ func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
 		if e == 0 || e > t {
 			continue // not yet eligible: not listed
 		}
+		if q.throttled(j.ArrayJob, t) {
+			continue // its begin time cleared while its tasks run at the limit
+		}
+		released, held := q.heldAt(j.ArrayJob, t)
+		if held {
+			continue
+		}
+		e = q.arrayEligible(j.ArrayJob)
 		q.arrays[j.ArrayJob] = len(dst)
-		dst = append(dst, Pending{At: j.computedAt(tick), submit: j.Submit, arrayJob: j.ArrayJob, who: j.Who})
+		dst = append(dst, Pending{At: max(j.computedAt(tick), released), submit: j.Submit, arrayJob: j.ArrayJob, who: j.Who})
 		p := &dst[len(dst)-1]
 		q.build(&p.Job, j)
 		p.Job.ID, p.Job.EligibleSec = j.ArrayJob, e
+		q.notAccruedYet(p, tick)
 	}
 	return dst
+}
+
+// notAccruedYet clears the accrue time of p when its factors were
+// computed at tick, the first tick of a slurmctld start, and it became
+// eligible while slurmctld was down: its accrue time is set by the first
+// scheduling pass after the start, which comes after that tick
+// (docs/slurm-semantics.md §13.6.4). Its age is then 0.
+func (q *Queue) notAccruedYet(p *Pending, tick int64) {
+	if p.At != tick || q.accrueAlways {
+		return
+	}
+	for _, r := range q.restarts {
+		if r.Tick == tick {
+			if e := p.Job.EligibleSec; e > r.LastRan && e <= tick {
+				p.Job.EligibleSec = 0
+			}
+			return
+		}
+	}
+}
+
+// heldAt reports whether slurmctld's log shows job id held at t, and the
+// time of its last release at or before t (0: none), when slurmctld
+// computed its priority anew (_release_job_rec calls set_job_prio).
+func (q *Queue) heldAt(id uint32, t int64) (released int64, held bool) {
+	for _, h := range q.holds[id] {
+		if h.From > t {
+			break
+		}
+		if h.Until == 0 || h.Until > t {
+			return released, true
+		}
+		released = h.Until
+	}
+	return released, false
+}
+
+// fromModel takes the array throttles, holds, restarts and flags of the
+// queue's model, when it has one.
+func (q *Queue) fromModel() {
+	if m := q.Model; m != nil {
+		q.throttle, q.holds, q.restarts = m.throttle, m.holds, m.restarts
+		q.accrueAlways = m.Params.Flags.AccrueAlways
+	}
+}
+
+// running counts the tasks of array a that run after the scheduling pass
+// of second t: started at or before it and not ended.
+func (q *Queue) running(a uint32, t int64) uint32 {
+	var n uint32
+	for _, i := range q.members[a] {
+		if j := &q.jobs[i]; j.Start != 0 && j.Start <= t && (j.End == 0 || j.End > t) {
+			n++
+		}
+	}
+	return n
+}
+
+// throttled reports whether sprio leaves array a out at t
+// (docs/slurm-semantics.md §13.6.2): it has an ArrayTaskThrottle and as
+// many of its tasks run at t, so slurmctld's job_array_start_test has
+// cleared its pending record's begin time, and
+// priority_p_get_priority_factors_list skips a job without one (unless
+// ACCRUE_ALWAYS, which looks at the submit time instead).
+func (q *Queue) throttled(a uint32, t int64) bool {
+	lim := q.throttle[a]
+	if lim == 0 || q.accrueAlways {
+		return false
+	}
+	// At the instant t (t.000): a task whose start sacct gives as second
+	// t started in the pass that then reached the limit, after t.000, and
+	// one whose end is second t still runs.
+	var n uint32
+	for _, i := range q.members[a] {
+		if j := &q.jobs[i]; j.Start != 0 && j.Start < t && (j.End == 0 || j.End >= t) {
+			n++
+		}
+	}
+	return n >= lim
+}
+
+// arrayEligible is the time the pending record of array a accrues age
+// from (docs/slurm-semantics.md §13.6.2): the array's first eligible time,
+// unless its tasks already ran at the throttle by the end of that
+// scheduling pass, which cleared the begin time before any pass set an
+// accrue time; then the first later time a slot freed (an eligible time
+// of its records) at which the limit was not reached again, and 0 (no
+// age) when there is none.
+func (q *Queue) arrayEligible(a uint32) int64 {
+	first := q.firstEligible[a]
+	lim := q.throttle[a]
+	if lim == 0 || q.accrueAlways {
+		return first
+	}
+	if e, ok := q.accrue[a]; ok {
+		return e
+	}
+	var times []int64
+	for _, i := range q.members[a] {
+		if e := q.jobs[i].Eligible; e >= first && e != 0 {
+			times = append(times, e)
+		}
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	var e int64
+	for _, t := range times {
+		if q.running(a, t) < lim {
+			e = t
+			break
+		}
+	}
+	q.accrue[a] = e
+	return e
 }
 
 // build sets *dst to the priority.Job of j (see queue.m).

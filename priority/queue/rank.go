@@ -71,8 +71,8 @@ func (j *Job) leaves() int64 {
 	return math.MaxInt64
 }
 
-func newRanker(jobs []Job) *ranker {
-	return &ranker{jobs: jobs, q: New(jobs)}
+func newRanker(p *Writer) *ranker {
+	return &ranker{jobs: p.Jobs, q: p.newQueue()}
 }
 
 // build computes the priorities of the group of the decay tick tick with

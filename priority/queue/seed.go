@@ -17,11 +17,19 @@ type Seed struct {
 	Users, Accounts, QOS, Parts                           []string
 	Vectors                                               [][]uint64
 	FirstEligible                                         map[uint32]int64
+	// Throttle holds the ArrayTaskThrottle of each array of the jobs that
+	// has one (Model.SetArrayThrottle); absent from a seed written before
+	// it was kept.
+	Throttle map[uint32]uint32 `json:",omitempty"`
+	// Holds holds the holds from slurmctld's log of the jobs (Model.AddHold).
+	Holds map[uint32][]Hold `json:",omitempty"`
+	// Restarts are slurmctld's starts from its log (Model.AddRestart).
+	Restarts []Restart `json:",omitempty"`
 }
 
 // Seed lays out the jobs idx of jobs for a seed.
 func (m *Model) Seed(jobs []Job, idx []int32, firstEligible map[uint32]int64) *Seed {
-	out := &Seed{Vectors: [][]uint64{nil}, FirstEligible: map[uint32]int64{}}
+	out := &Seed{Vectors: [][]uint64{nil}, FirstEligible: map[uint32]int64{}, Restarts: m.restarts}
 	wheres := make(map[uint32]whereKey, len(m.whereIdx))
 	for k, i := range m.whereIdx {
 		wheres[i] = k
@@ -64,8 +72,22 @@ func (m *Model) Seed(jobs []Job, idx []int32, firstEligible map[uint32]int64) *S
 		if pj.ArrayPending {
 			out.ArrayPending = append(out.ArrayPending, int32(k))
 		}
+		for _, id := range []uint32{pj.ID, pj.ArrayJob} {
+			if h := m.holds[id]; id != 0 && len(h) > 0 {
+				if out.Holds == nil {
+					out.Holds = map[uint32][]Hold{}
+				}
+				out.Holds[id] = h
+			}
+		}
 		if pj.ArrayJob != 0 {
 			out.FirstEligible[pj.ArrayJob] = firstEligible[pj.ArrayJob]
+			if lim := m.throttle[pj.ArrayJob]; lim != 0 {
+				if out.Throttle == nil {
+					out.Throttle = map[uint32]uint32{}
+				}
+				out.Throttle[pj.ArrayJob] = lim
+			}
 		}
 	}
 	return out
@@ -96,6 +118,21 @@ func (s *Seed) Jobs(m *Model) ([]Job, error) {
 	for i, v := range s.Vectors {
 		if i > 0 {
 			tres[i] = m.TRESIndex(v)
+		}
+	}
+	for a, lim := range s.Throttle {
+		m.SetArrayThrottle(a, lim)
+	}
+	if len(m.restarts) == 0 {
+		for _, r := range s.Restarts {
+			m.AddRestart(r.LastRan, r.Tick)
+		}
+	}
+	for id, hs := range s.Holds {
+		if len(m.holds[id]) == 0 {
+			for _, h := range hs {
+				m.AddHold(id, h.From, h.Until)
+			}
 		}
 	}
 	jobs := make([]Job, n)

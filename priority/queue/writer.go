@@ -57,8 +57,7 @@ func (p *Writer) Add(at, tick int64, ti int, tree *fairshare.Tree, r *fairshare.
 		p.treeUsers[ti] = users
 	}
 	if p.queue == nil {
-		p.queue = New(p.Jobs)
-		p.queue.Model = p.Model
+		p.queue = p.newQueue()
 	}
 	p.SetFairShare(at, true, users, r.FairShare)
 	p.UseDump(ti)
@@ -93,7 +92,15 @@ func userNodes(tree *fairshare.Tree) map[AssocKey]int {
 // jobs give: a moment seed holds only the tasks that may wait in its span,
 // and an array's pending remainder waits from the earliest of them all.
 func (p *Writer) StartQueue(firstEligible map[uint32]int64) {
-	p.queue = New(p.Jobs)
-	p.queue.Model = p.Model
+	p.queue = p.newQueue()
 	maps.Copy(p.queue.firstEligible, firstEligible)
+}
+
+// newQueue is the queue of p's jobs with the model's array throttles and
+// flags.
+func (p *Writer) newQueue() *Queue {
+	q := New(p.Jobs)
+	q.Model = p.Model
+	q.fromModel()
+	return q
 }
