@@ -206,13 +206,15 @@ func captureSecond(at float64) string {
 
 // querySecond is the whole second whose answer is the state Slurm printed
 // at the capture's instant at, as slurmctld's log (in dir) dates its job
-// starts, job ends and ticks to the millisecond. fairledger's second T
-// counts the jobs started before T, the jobs ended and the ticks made in T
-// or before; so T, the capture's own second, is Slurm's instant unless a
-// job started in T before the capture (sshare then shows it running,
-// TRESRunMins and all). Then T+1 is, when nothing else happened from the
-// capture to the end of T+1; when something did, no whole second is, and T
-// stays (its differences are reported as any other).
+// starts, job ends and decay ticks to the millisecond. fairledger's second
+// T is the instant T.000: a job starting or ending in T does so after it
+// (a whole-second record cannot say when in T), a tick of second T is in
+// it (slurmctld's tick is dated by its own whole second). So T is Slurm's
+// instant unless a job started or ended in T before the capture, or a tick
+// of T came after it. Then T+1 is, when no job starts or ends from the
+// capture to the end of T and no tick comes from the capture to the end of
+// T+1; when one does, no whole second is, and T stays (its differences
+// show as any other).
 func querySecond(t *testing.T, dir, tz string, at float64) string {
 	t.Helper()
 	sec := math.Floor(at)
@@ -224,15 +226,17 @@ func querySecond(t *testing.T, dir, tz string, at float64) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startedBefore, afterward := false, false
+	year := strconv.Itoa(time.Unix(int64(sec), 0).In(loc).Year())
+	var jobBefore, tickAfterInT, jobAfterInT, tickAfter bool
 	for _, l := range strings.Split(string(b), "\n") {
 		ts, rest, ok := strings.Cut(strings.TrimPrefix(l, "["), "] ")
-		if !ok || !strings.HasPrefix(ts, strconv.Itoa(time.Unix(int64(sec), 0).In(loc).Year())) {
+		if !ok || !strings.HasPrefix(ts, year) {
 			continue
 		}
-		start := strings.Contains(rest, "sched: Allocate JobId=") || strings.Contains(rest, "_start_job: Started JobId=")
-		event := start || strings.Contains(rest, "_job_complete: JobId=") || strings.Contains(rest, "_decay_thread: PRIO: Decay factor")
-		if !event {
+		job := strings.Contains(rest, "sched: Allocate JobId=") || strings.Contains(rest, "_start_job: Started JobId=") ||
+			strings.Contains(rest, "_job_complete: JobId=") || strings.Contains(rest, "priority_p_job_end: called for job")
+		tick := strings.Contains(rest, "_decay_thread: PRIO: Decay factor")
+		if !job && !tick {
 			continue
 		}
 		when, err := time.ParseInLocation("2006-01-02T15:04:05.000", ts, loc)
@@ -241,13 +245,17 @@ func querySecond(t *testing.T, dir, tz string, at float64) string {
 		}
 		x := float64(when.UnixMilli()) / 1000
 		switch {
-		case start && x >= sec && x < at:
-			startedBefore = true
-		case x >= at && x < sec+2:
-			afterward = true
+		case job && x >= sec && x < at:
+			jobBefore = true
+		case job && x >= at && x < sec+1:
+			jobAfterInT = true
+		case tick && x >= at && x < sec+1:
+			tickAfterInT, tickAfter = true, true
+		case tick && x >= at && x < sec+2:
+			tickAfter = true
 		}
 	}
-	if startedBefore && !afterward {
+	if (jobBefore || tickAfterInT) && !jobAfterInT && !tickAfter {
 		return "@" + strconv.FormatInt(int64(sec)+1, 10)
 	}
 	return captureSecond(at)
