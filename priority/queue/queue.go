@@ -465,6 +465,13 @@ func (q *Queue) At(dst []Pending, t, tick int64) []Pending {
 				dst = append(dst, Pending{At: max(j.computedAt(tick), released), submit: j.Submit, who: j.Who})
 				q.build(&dst[len(dst)-1].Job, j)
 				q.notAccruedYet(&dst[len(dst)-1], tick)
+			} else if q.waitedBeforeHold(j, t) {
+				// Held after it had been pending: sacct's Eligible is the
+				// release's; before the hold it waited from its submission.
+				dst = append(dst, Pending{At: j.computedAt(tick), submit: j.Submit, who: j.Who})
+				q.build(&dst[len(dst)-1].Job, j)
+				dst[len(dst)-1].Job.EligibleSec = j.Submit
+				q.notAccruedYet(&dst[len(dst)-1], tick)
 			}
 			continue
 		}
@@ -510,6 +517,20 @@ func (q *Queue) notAccruedYet(p *Pending, tick int64) {
 			return
 		}
 	}
+}
+
+// waitedBeforeHold reports whether j, which sacct shows eligible only at
+// or after the first hold slurmctld's log gives it, waited in the queue at
+// t, before that hold: a job held after it had been pending keeps, in
+// slurmdbd, only the eligible time of its release (_release_job_rec sets
+// a new begin time), and one submitted without --hold was eligible from
+// its submission (docs/slurm-semantics.md §13.6.3).
+func (q *Queue) waitedBeforeHold(j *Job, t int64) bool {
+	h := q.holds[j.ID]
+	if j.Held || len(h) == 0 || t >= h[0].From || j.Submit == 0 || j.Submit > t || j.Eligible < h[0].From {
+		return false
+	}
+	return (j.Start == 0 || j.Start > t) && (j.End == 0 || j.End > t)
 }
 
 // heldAt reports whether slurmctld's log shows job id held at t, and the

@@ -188,6 +188,39 @@ func TestQueueHolds(t *testing.T) {
 	}
 }
 
+// TestQueueHeldAfterPending: job 70 was submitted at 100 without --hold,
+// held at 200 and released at 300, so slurmdbd keeps Eligible 300 (the
+// release's begin time, as the live 22.05 capture's p-hold-later shows).
+// Before the hold it waited from its submission: listed at 150 with
+// eligible 100 and the factors of its submission (no tick since); held at
+// 250; from the release on as sacct says. Job 71, submitted with --hold
+// (Held) and released at 300, waited at no time before its release.
+func TestQueueHeldAfterPending(t *testing.T) {
+	t.Parallel()
+	jobs := []Job{{ID: 70, Submit: 100, Eligible: 300}, {ID: 71, Submit: 100, Eligible: 300, Held: true}}
+	q := New(jobs)
+	q.holds = map[uint32][]Hold{70: {{From: 200, Until: 300}}, 71: {{From: 300, Until: 300}}}
+	cases := []struct {
+		at, tick int64
+		want     []string // "id@computed/eligible"
+	}{
+		{150, 90, []string{"70@100/100"}},
+		{190, 180, []string{"70@180/100"}},
+		{250, 240, nil},
+		{320, 300, []string{"70@300/300", "71@300/300"}},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, p := range q.At(nil, c.at, c.tick) {
+			got = append(got, fmt.Sprintf("%d@%d/%d", p.Job.ID, p.At, p.Job.EligibleSec))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("at %d: listed %v, want %v", c.at, got, c.want)
+		}
+	}
+}
+
 // TestQueueRestartTick: slurmctld stopped after its tick at 450 and
 // started again; its decay thread ran its first tick, 560, as it started,
 // before any scheduling pass (docs/slurm-semantics.md §13.6.4). Job 60's
