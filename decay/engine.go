@@ -103,6 +103,14 @@ type Window struct {
 	// and its end adds rate·δ·d^δ with this δ, decayed by the next tick as
 	// any end's charge.
 	EndCharge map[int32]int64
+	// EndChargeInPass are the jobs of EndCharge whose end's charge came
+	// before the fair-share step of its tick's pass (Fair Tree's
+	// _apply_priority_fs, docs/slurm-versions.md §10): the charge,
+	// rate·δ·d^δ with EndCharge's δ, belongs to that tick (the last one
+	// before the end, the one that charged the job as running), added
+	// after its decay as a first chunk is, and the end adds nothing. A
+	// window starting at or after that tick has it in its state already.
+	EndChargeInPass map[int32]bool
 	// Reloads are the times (Unix seconds, sorted) slurmctld started and
 	// read its usage back from its state file, as its log shows them:
 	// the first tick after each decays usage as the file held it, every
@@ -868,6 +876,7 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 			}
 		}
 	}
+	inPass := e.passCharges(g)
 	L := st.Tick
 	for rel := uint32(1); int64(rel) <= g.kEnd-g.k0; rel++ {
 		k := g.k0 + int64(rel)
@@ -906,7 +915,7 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 				e.rate[a].sub(toFixed(r))
 				e.markRate(a, rel)
 			}
-			if x&evFlagB != 0 {
+			if x&evFlagB != 0 && !e.w.EndChargeInPass[j] {
 				tail := jobs.End[j] - max(L, jobs.Start[j])
 				if sec, ok := e.w.EndCharge[j]; ok {
 					tail = sec
@@ -914,6 +923,13 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 				e.tails[a].add(toFixed(r * e.runDecay(tail)))
 				e.markPoint(a, rel)
 			}
+		}
+		for _, j := range inPass[rel] {
+			// An end charged twice before the tick's fair-share step: in
+			// the tick's own usage, as a chunk.
+			a := jobs.Assoc[j]
+			e.chunks[a].add(toFixed(jobs.Rate[j] * e.runDecay(e.w.EndCharge[j])))
+			e.markPoint(a, rel)
 		}
 		for _, a := range e.rateDirty {
 			e.rateF[a] = e.rate[a].float()
@@ -963,6 +979,31 @@ func (e *engine) run(ev *tickEvents, g grid, stats *Stats) error {
 		}
 	}
 	return nil
+}
+
+// passCharges returns, by tick relative to k0, the jobs of
+// Window.EndChargeInPass whose tick is in the window: the last tick before
+// the job's end, which charged it as running (ticksOf's kLast).
+func (e *engine) passCharges(g grid) map[uint32][]int32 {
+	if len(e.w.EndChargeInPass) == 0 || !g.limits {
+		return nil
+	}
+	jobs := e.w.Jobs
+	out := map[uint32][]int32{}
+	for j, ok := range e.w.EndChargeInPass {
+		sec, charged := e.w.EndCharge[j]
+		if !ok || !charged || sec < 0 || j < 0 || int(j) >= jobs.Len() || jobs.End[j] == Running || jobs.End[j] <= jobs.Start[j] {
+			continue
+		}
+		k := g.ticksOf(j, jobs.Start[j], jobs.End[j]).kLast
+		if k > g.k0 && k <= g.kEnd {
+			out[uint32(k-g.k0)] = append(out[uint32(k-g.k0)], j)
+		}
+	}
+	for _, js := range out {
+		slices.Sort(js) // a map's order is random; sums are exact anyway
+	}
+	return out
 }
 
 // reload is slurmctld's start between the last tick and this one: every

@@ -315,3 +315,58 @@ func TestEndChargedTwice(t *testing.T) {
 		})
 	}
 }
+
+// The double charge before the tick's fair-share step (Window.
+// EndChargeInPass, docs/slurm-versions.md §10): TestEndChargedTwice's
+// job, its end charged again before Fair Tree's _apply_priority_fs of the
+// tick at 120, is in that tick's usage: with c = 4·60·d^60 =
+// 237.243683071 (d = 1 − 0.693/3600), U(120) = c·d^60 + c + c =
+// 709.006387629, and U(180) = U(120)·d^60 = 700.863694674, what the
+// charge after the step gives too (it is the same charge, decayed by the
+// same tick). A job ending at 121, its end charged (60, 121] again (δ = 61)
+// before the step of the tick at 120: U(120) = c·d^60 + c + 4·61·d^61 =
+// 712.914018448, U(180) = 704.726447705. Resumed from a state at 120 that
+// holds the charge (709.006387629), the end adds nothing: U(180) =
+// 700.863694674. By hand at 40 digits.
+func TestEndChargedInPass(t *testing.T) {
+	t.Parallel()
+	p := Params{HalfLifeSec: 3600, CalcPeriodSec: 60, LimitsEnforced: true}
+	for _, c := range []struct {
+		name       string
+		end, from  int64
+		start      float64
+		sec        int64
+		want120, w float64
+	}{
+		{"same second", 120, 0, 0, 60, 709.006387629, 700.863694674},
+		{"next second", 121, 0, 0, 61, 712.914018448, 704.726447705},
+		{"resumed", 120, 120, 709.006387629, 60, 709.006387629, 700.863694674},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			st := mustState(t, p, 1, 0)
+			if c.from > 0 {
+				st.Tick, st.Usage[0] = c.from, c.start
+			}
+			var got []snap
+			_, err := Advance(p, st, Window{
+				Parent: []int32{-1}, Jobs: columns([]job{{0, c.end, 4, 0}}), To: 200, Ticks: []int64{60, 120, 180},
+				EndsAfterTick: map[int32]bool{0: c.end == 120}, EndCharge: map[int32]int64{0: c.sec},
+				EndChargeInPass: map[int32]bool{0: true}, Snapshots: []int64{150, 190},
+				OnSnapshot: func(at, tick int64, usage []float64) error {
+					got = append(got, snap{at, tick, append([]float64(nil), usage...)})
+					return nil
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !near(got[0].usage[0], c.want120) {
+				t.Errorf("U(120) = %.9f, want %.9f", got[0].usage[0], c.want120)
+			}
+			if !near(got[1].usage[0], c.w) {
+				t.Errorf("U(180) = %.9f, want %.9f", got[1].usage[0], c.w)
+			}
+		})
+	}
+}

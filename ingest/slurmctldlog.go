@@ -61,6 +61,15 @@ type LogJobEnd struct {
 	// "Decay factor" line and before the end's line): an end processed
 	// before the tick set g_last_ran then charges the same seconds again.
 	PassCharged bool
+	// BeforeFairShare reports that the end's charge (its "Adding … new
+	// usage to assoc" lines, written under the association lock) came
+	// after the tick's "Decay factor" line but before that tick's pass
+	// logged "_apply_priority_fs: … Fair Tree fairshare algorithm" (Fair
+	// Tree's fair-share step, fair_tree_decay in fair_tree.c): the charge
+	// is then in the usage that step computes NormUsage, EffectvUsage and
+	// LevelFS from. Never set for a log without that line (classic or
+	// depth-oblivious fair share).
+	BeforeFairShare bool
 }
 
 // LogHold is a hold or a release of a job by scontrol (hold, uhold,
@@ -153,7 +162,7 @@ func readSlurmctldLog(path string, loc *time.Location, out *SlurmctldLog) error 
 // log r (called name in errors) to out.
 func parseSlurmctldLog(name string, r io.Reader, loc *time.Location, out *SlurmctldLog) error {
 	br := bufio.NewReaderSize(r, 64<<10)
-	sc := &logScan{pass: map[int64]bool{}, ends: map[int64]int{}}
+	sc := &logScan{pass: map[int64]bool{}, ends: map[int64]int{}, charging: -1}
 	line := 0
 	for {
 		text, err := br.ReadSlice('\n')
@@ -201,6 +210,8 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 		ranFor    = " ran for "
 		hold      = "_hold_job_rec: hold on "
 		release   = "_release_job_rec: release hold on "
+		fairTree  = "_apply_priority_fs: "
+		adding    = "_apply_new_usage: PRIO: Adding "
 	)
 	var kind int
 	switch {
@@ -218,6 +229,10 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 		kind = 6
 	case strings.Contains(text, release):
 		kind = 7
+	case strings.Contains(text, fairTree) && strings.Contains(text, "Fair Tree fairshare algorithm"):
+		kind = 8
+	case strings.Contains(text, adding) && strings.Contains(text, " new usage to assoc "):
+		kind = 9
 	default:
 		return nil
 	}
@@ -260,6 +275,7 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 		out.Starts = append(out.Starts, at)
 		clear(sc.pass)
 		clear(sc.ends)
+		sc.open, sc.charging, sc.preFS = false, -1, sc.preFS[:0]
 	case 5:
 		rest := text[strings.Index(text, "_apply_new_usage: job ")+len("_apply_new_usage: job "):]
 		idStr, rest, _ := strings.Cut(rest, " ran for ")
@@ -278,8 +294,10 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 			// The end's own charge, logged right after its line.
 			out.JobEnds[i].RanSec = int64(math.Round(sec))
 			delete(sc.ends, id)
+			sc.charging = i
 		} else {
 			sc.pass[id] = true // charged by the tick's pass
+			sc.charging = -1
 		}
 	case 6, 7:
 		word := hold
@@ -293,19 +311,45 @@ func parseLogLine(name string, line int, text string, loc *time.Location, out *S
 			return &ParseError{File: name, Line: line, Field: "job", Value: num, Err: errors.New("not a job as %pJ prints it (JobId=N, JobId=A_T(N), JobId=A_*)")}
 		}
 		out.Holds = append(out.Holds, LogHold{JobID: id, Release: kind == 7, Logged: at, File: name, Line: line})
+	case 8:
+		// Fair Tree's fair-share step of the tick's pass: the ends charged
+		// since the tick's line are in the usage it reads. An end whose
+		// "ran for" line came but not its charge is waiting for the lock
+		// the step holds: it charges after it.
+		if sc.open {
+			for _, i := range sc.preFS {
+				out.JobEnds[i].BeforeFairShare = true
+			}
+		}
+		sc.open, sc.preFS = false, sc.preFS[:0]
+	case 9:
+		// The charge of the end whose "ran for" line came last, under the
+		// association lock: before the fair-share step if the tick's pass
+		// has not reached it.
+		if sc.charging >= 0 && sc.open {
+			sc.preFS = append(sc.preFS, sc.charging)
+		}
+		sc.charging = -1
 	}
 	if kind == 1 {
 		clear(sc.pass) // a new pass begins
+		sc.open, sc.charging, sc.preFS = true, -1, sc.preFS[:0]
 	}
 	return nil
 }
 
 // logScan is what reading one log file keeps from line to line: the jobs
 // the current tick's pass has charged, and the job ends whose "ran for"
-// line has not come yet (indexes into SlurmctldLog.JobEnds).
+// line has not come yet (indexes into SlurmctldLog.JobEnds); whether the
+// current pass has yet to reach Fair Tree's fair-share step (open), the
+// end whose "ran for" line came last and whose charge has not (charging,
+// −1 for none), and the ends charged since the tick's line (preFS).
 type logScan struct {
-	pass map[int64]bool
-	ends map[int64]int
+	pass     map[int64]bool
+	ends     map[int64]int
+	open     bool
+	charging int
+	preFS    []int
 }
 
 // logJobID reads the job id of a "JobId=…" word as %pJ prints it: N; the

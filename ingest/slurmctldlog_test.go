@@ -231,3 +231,55 @@ func TestSlurmctldLogHolds(t *testing.T) {
 		t.Errorf("bad hold line: %v", err)
 	}
 }
+
+// Whether a job end's charge came before the tick's Fair Tree fair-share
+// step (docs/slurm-versions.md §10), in 24.11.5's exact lines (the live
+// capture's restart tick, 2026-12-02 15:53:02, trimmed): job 6's end is
+// charged (its "Adding" line) before "_apply_priority_fs"; job 7's "ran
+// for" line comes before that line too, but its charge after it (it waited
+// for the association lock the step holds); job 8 ends after the step. The
+// second tick has no fair-share line (classic fair share): nothing is
+// before it.
+func TestSlurmctldLogBeforeFairShare(t *testing.T) {
+	t.Parallel()
+	log := `[2026-12-02T15:53:02.584] priority/multifactor: _decay_thread: PRIO: Decay factor over 20 seconds goes from 0.999230000000000 -> 0.984712132251355
+[2026-12-02T15:53:02.587] priority/multifactor: _apply_new_usage: job 6 ran for 20 seconds with TRES counts of
+[2026-12-02T15:53:02.595] priority/multifactor: _apply_new_usage: PRIO: Adding 22.098325 new usage to assoc 10 (chem/fl_dave/(null)) raw usage is now 658.966511. Group wall added 19.694243 making it 316.092594.
+[2026-12-02T15:53:02.618] _job_complete: JobId=6_3(6) WEXITSTATUS 0
+[2026-12-02T15:53:02.618] priority/multifactor: priority_p_job_end: PRIO: priority_p_job_end: called for job 6
+[2026-12-02T15:53:02.618] priority/multifactor: _apply_new_usage: job 6 ran for 20 seconds with TRES counts of
+[2026-12-02T15:53:02.618] priority/multifactor: _apply_new_usage: TRES cpu: 1
+[2026-12-02T15:53:02.619] priority/multifactor: _apply_new_usage: PRIO: Adding 22.098325 new usage to assoc 10 (chem/fl_dave/(null)) raw usage is now 698.789017. Group wall added 19.694243 making it 341.240431.
+[2026-12-02T15:53:02.619] priority/multifactor: _apply_new_usage: PRIO: Adding 22.098325 new usage to assoc 5 (chem/(null)/(null)) raw usage is now 1500.379921. Group wall added 19.694243 making it 543.106418.
+[2026-12-02T15:53:02.620] priority/multifactor: priority_p_job_end: PRIO: priority_p_job_end: called for job 7
+[2026-12-02T15:53:02.620] priority/multifactor: _apply_new_usage: job 7 ran for 20 seconds with TRES counts of
+[2026-12-02T15:53:02.635] priority/multifactor: _apply_priority_fs: PRIO: Fair Tree fairshare algorithm, starting at root:
+[2026-12-02T15:53:02.635] priority/multifactor: _ft_debug:     root (root):  inf
+[2026-12-02T15:53:02.640] priority/multifactor: _apply_new_usage: PRIO: Adding 22.098325 new usage to assoc 10 (chem/fl_dave/(null)) raw usage is now 720.887342. Group wall added 19.694243 making it 360.934674.
+[2026-12-02T15:53:02.700] priority/multifactor: priority_p_job_end: PRIO: priority_p_job_end: called for job 8
+[2026-12-02T15:53:02.700] priority/multifactor: _apply_new_usage: job 8 ran for 20 seconds with TRES counts of
+[2026-12-02T15:53:02.700] priority/multifactor: _apply_new_usage: PRIO: Adding 22.098325 new usage to assoc 10 (chem/fl_dave/(null)) raw usage is now 742.985667. Group wall added 19.694243 making it 380.628917.
+[2026-12-02T15:53:22.584] priority/multifactor: _decay_thread: PRIO: Decay factor over 20 seconds goes from 0.999230000000000 -> 0.984712132251355
+[2026-12-02T15:53:22.587] priority/multifactor: _apply_new_usage: job 9 ran for 20 seconds with TRES counts of
+[2026-12-02T15:53:22.590] priority/multifactor: _apply_new_usage: PRIO: Adding 22.098325 new usage to assoc 10 (chem/fl_dave/(null)) raw usage is now 720.887342. Group wall added 19.694243 making it 360.934674.
+[2026-12-02T15:53:22.618] priority/multifactor: priority_p_job_end: PRIO: priority_p_job_end: called for job 9
+[2026-12-02T15:53:22.618] priority/multifactor: _apply_new_usage: job 9 ran for 20 seconds with TRES counts of
+[2026-12-02T15:53:22.619] priority/multifactor: _apply_new_usage: PRIO: Adding 22.098325 new usage to assoc 10 (chem/fl_dave/(null)) raw usage is now 742.985667. Group wall added 19.694243 making it 380.628917.
+`
+	var l SlurmctldLog
+	if err := parseSlurmctldLog("slurmctld.log", strings.NewReader(log), time.UTC, &l); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]bool{6: true, 7: false, 8: false, 9: false}
+	if len(l.JobEnds) != len(want) {
+		t.Fatalf("job ends %+v, want %d", l.JobEnds, len(want))
+	}
+	for _, e := range l.JobEnds {
+		if e.BeforeFairShare != want[e.JobID] {
+			t.Errorf("job %d: before the fair-share step %v, want %v", e.JobID, e.BeforeFairShare, want[e.JobID])
+		}
+	}
+	if !l.JobEnds[0].PassCharged || l.JobEnds[0].RanSec != 20 {
+		t.Errorf("job 6: %+v, want charged by the pass and 20 s", l.JobEnds[0])
+	}
+}

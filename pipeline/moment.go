@@ -94,6 +94,10 @@ type seedHeader struct {
 	// Twice are the jobs (index, δ) whose end slurmctld charged on top of
 	// its tick's pass, with the δ it charged (decay.Window.EndCharge).
 	Twice [][2]int64 `json:"ends_charged_twice,omitempty"`
+	// InPass are the jobs (indexes) of Twice whose end's charge came
+	// before the fair-share step of its tick's pass
+	// (decay.Window.EndChargeInPass).
+	InPass []int32 `json:"ends_charged_in_pass,omitempty"`
 	// TRESSets and Names are what the jobs' TRES and QOS index; index 0
 	// of each is the empty set and the empty name.
 	TRESSets []map[string]float64 `json:"tres_sets,omitempty"`
@@ -362,6 +366,9 @@ func encodeSeed(z *compressor, h *seedHeader, jobs decay.Jobs, extra *jobExtra, 
 		}
 		if sec, ok := extra.twice[j]; ok {
 			h.Twice = append(h.Twice, [2]int64{int64(k), sec})
+			if extra.inPass[j] {
+				h.InPass = append(h.InPass, int32(k))
+			}
 		}
 		if !h.Extra {
 			continue
@@ -520,6 +527,15 @@ func decodeSeed(z []byte) (*seedData, error) {
 			d.extra.twice = map[int32]int64{}
 		}
 		d.extra.twice[int32(x[0])] = x[1]
+	}
+	for _, j := range d.InPass {
+		if _, ok := d.extra.twice[j]; !ok {
+			return nil, bad
+		}
+		if d.extra.inPass == nil {
+			d.extra.inPass = map[int32]bool{}
+		}
+		d.extra.inPass[j] = true
 	}
 	return d, nil
 }

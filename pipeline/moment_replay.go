@@ -172,10 +172,10 @@ func replay(m *model, d *seedData, snaps []int64, fn func(*MomentResult) error) 
 			since = max(d.ResidueFrom, d.At+1)
 		}
 		fw.run = newTRESRun(m, s, d.dict, d.At, snaps, sched, d.after, d.Restarts, since, d.Residue)
-		fw.live = live.NewEnds(d.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec, d.extra.twice)
+		fw.live = live.NewEnds(d.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec, d.extra.endCharges())
 	}
 	_, err = decay.Advance(m.params, &st, decay.Window{
-		Parent: m.flatParents(), Jobs: d.jobs, To: fw.to, Snapshots: snaps, Ticks: d.Ticks, EndsAfterTick: d.after, EndCharge: d.extra.twice, Reloads: d.Restarts,
+		Parent: m.flatParents(), Jobs: d.jobs, To: fw.to, Snapshots: snaps, Ticks: d.Ticks, EndsAfterTick: d.after, EndCharge: d.extra.twice, EndChargeInPass: d.extra.inPass, Reloads: d.Restarts,
 		OnSnapshot: fw.snapshot,
 	})
 	if err != nil {

@@ -510,7 +510,7 @@ func (r *runState) newFairshareWriter(ticks []int64, after map[int32]bool) (*fai
 			return nil, err
 		}
 		fw.run = newTRESRun(m, st, fw.dict, lo, snaps, runSched, after, restarts, residueFrom, carried)
-		fw.live = live.NewEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec, st.extra.twice)
+		fw.live = live.NewEnds(st.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec, st.extra.endCharges())
 	}
 	r.residueFrom, r.residueChain = residueFrom, residueChain
 	return fw, nil
@@ -605,7 +605,7 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 	}
 	var err error
 	sum.Decay, err = decay.Advance(m.params, state, decay.Window{
-		Parent: m.flatParents(), Jobs: st.jobs, To: to, Snapshots: fw.snaps, Ticks: ticks, EndsAfterTick: after, EndCharge: st.extra.twice, Reloads: reloads,
+		Parent: m.flatParents(), Jobs: st.jobs, To: to, Snapshots: fw.snaps, Ticks: ticks, EndsAfterTick: after, EndCharge: st.extra.twice, EndChargeInPass: st.extra.inPass, Reloads: reloads,
 		OnSnapshot: func(at, tick int64, usage []float64) error {
 			if err := wctx.Err(); err != nil {
 				return err

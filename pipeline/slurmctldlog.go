@@ -25,6 +25,10 @@ type ctldLog struct {
 	// slurmctld charged on top of the tick's pass (the double charge,
 	// docs/slurm-versions.md §10): the seconds its end charged again.
 	twice map[[2]int64]int64
+	// inPass holds the ends of twice whose charge came before the Fair
+	// Tree fair-share step of the tick's pass (ingest.LogJobEnd.
+	// BeforeFairShare): that tick's usage holds it.
+	inPass map[[2]int64]bool
 	// restarts are the seconds slurmctld started ("started on cluster"
 	// and "Last ran decay on jobs at" lines): each rebuilds TRESRunMins
 	// and drops what ended jobs left in it.
@@ -63,7 +67,7 @@ func readCtldLog(paths []string, loc *time.Location) (*ctldLog, error) {
 
 // newCtldLog takes the ticks and job ends of a read log.
 func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
-	c := &ctldLog{after: map[[2]int64]bool{}, twice: map[[2]int64]int64{}, ordered: l.Millis, lines: l.Lines, jobEnds: len(l.JobEnds)}
+	c := &ctldLog{after: map[[2]int64]bool{}, twice: map[[2]int64]int64{}, inPass: map[[2]int64]bool{}, ordered: l.Millis, lines: l.Lines, jobEnds: len(l.JobEnds)}
 	times := l.TickTimes()
 	for i, t := range times {
 		c.ticks = append(c.ticks, t)
@@ -127,6 +131,9 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 		// counted from the tick before is more.
 		if i > 0 && e.PassCharged && e.RanSec > e.Logged.Unix()-times[i-1] {
 			c.twice[[2]int64{e.JobID, e.Logged.Unix()}] = e.RanSec
+			if e.BeforeFairShare {
+				c.inPass[[2]int64{e.JobID, e.Logged.Unix()}] = true
+			}
 		}
 	}
 	return c
@@ -164,6 +171,13 @@ func (c *ctldLog) chargedTwice(id, end int64) (int64, bool) {
 	}
 	sec, ok := c.twice[[2]int64{id, end}]
 	return sec, ok
+}
+
+// chargedInPass reports whether the end of the job run with id that ended
+// at end, charged twice (chargedTwice), was charged before the Fair Tree
+// fair-share step of its tick's pass (decay.Window.EndChargeInPass).
+func (c *ctldLog) chargedInPass(id, end int64) bool {
+	return c != nil && c.inPass[[2]int64{id, end}]
 }
 
 // endsAfter reports whether the job run with id that ended at end (Unix

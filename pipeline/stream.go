@@ -390,6 +390,12 @@ func (s *stream) batch(rec arrow.RecordBatch, sum *Summary, expect int) error {
 						s.extra.twice = map[int32]int64{}
 					}
 					s.extra.twice[int32(len(s.extra.after))] = sec
+					if s.m.ctld.chargedInPass(r.JobIDRaw, unixSec(r.End)) {
+						if s.extra.inPass == nil {
+							s.extra.inPass = map[int32]bool{}
+						}
+						s.extra.inPass[int32(len(s.extra.after))] = true
+					}
 				}
 				s.extra.after = append(s.extra.after, !r.Running() && s.m.ctld.endsAfter(r.JobIDRaw, unixSec(r.End)))
 			}

@@ -24,6 +24,15 @@ type jobExtra struct {
 	// charged on top of its tick's pass (ctldLog.chargedTwice): the
 	// seconds the end charged (decay.Window.EndCharge).
 	twice map[int32]int64
+	// inPass are the jobs of twice whose end's charge came before the
+	// Fair Tree fair-share step of the tick's pass
+	// (decay.Window.EndChargeInPass).
+	inPass map[int32]bool
+}
+
+// endCharges returns the ends charged twice as live.Ends takes them.
+func (x *jobExtra) endCharges() live.EndCharges {
+	return live.EndCharges{Sec: x.twice, InPass: x.inPass}
 }
 
 // add appends the extra columns of one job record.
@@ -78,6 +87,12 @@ func (x *jobExtra) move(dst, src int) {
 	} else {
 		delete(x.twice, int32(dst))
 	}
+	if x.inPass[int32(src)] {
+		x.inPass[int32(dst)] = true
+		delete(x.inPass, int32(src))
+	} else {
+		delete(x.inPass, int32(dst))
+	}
 	if len(x.tres) == 0 {
 		return
 	}
@@ -92,6 +107,11 @@ func (x *jobExtra) truncate(n int) {
 	for j := range x.twice {
 		if int(j) >= n {
 			delete(x.twice, j)
+		}
+	}
+	for j := range x.inPass {
+		if int(j) >= n {
+			delete(x.inPass, j)
 		}
 	}
 	if len(x.tres) == 0 {

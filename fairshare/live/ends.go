@@ -46,11 +46,23 @@ type Ends struct {
 	charge map[int32]int64
 }
 
+// EndCharges are the job ends slurmctld charged over another span than
+// the seconds since the tick before them (the double charge,
+// docs/slurm-versions.md §10), as decay.Window passes them.
+type EndCharges struct {
+	// Sec is decay.Window.EndCharge: each such end's δ.
+	Sec map[int32]int64
+	// InPass is decay.Window.EndChargeInPass: the ends among them charged
+	// before their tick's fair-share step, which the tick's usage holds
+	// (Ends adds nothing for them).
+	InPass map[int32]bool
+}
+
 // NewEnds places the ends of jobs in the snapshots snaps (sorted) of a
 // run ticking on sched, every periodSec but for the ticks a log gives;
-// charge is decay.Window.EndCharge (nil for none).
-func NewEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSec, halfLife int64, charge map[int32]int64) *Ends {
-	l := &Ends{jobs: jobs, halfLife: halfLife, snaps: snaps, charge: charge,
+// charge are the ends slurmctld charged twice (zero for none).
+func NewEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSec, halfLife int64, charge EndCharges) *Ends {
+	l := &Ends{jobs: jobs, halfLife: halfLife, snaps: snaps, charge: charge.Sec,
 		ticks: make([]int64, len(snaps)), at: make([][]int32, len(snaps))}
 	n := len(snaps)
 	if n == 0 {
@@ -75,7 +87,10 @@ func NewEnds(jobs decay.Jobs, snaps []int64, sched *decay.Schedule, periodSec, h
 	for j, e := range jobs.End {
 		// An end charged twice in its tick's own second came after the
 		// tick: the snapshots of that tick hold it.
-		_, twice := charge[int32(j)]
+		_, twice := charge.Sec[int32(j)]
+		if twice && charge.InPass[int32(j)] {
+			continue // in the usage of its tick (the last before e) on
+		}
 		if e == decay.Running || e > hi || e < lo || e == lo && !twice || e <= jobs.Start[j] || !(jobs.Rate[j] > 0) {
 			continue
 		}

@@ -31,7 +31,7 @@ func TestLiveEnds(t *testing.T) {
 	// 5: rate 0: none. 6: running: none.
 	// 7: ends 4900: snapshot 4. 8: zero length: none. 9: after the last: none.
 	// 10: ends 1260: snapshot 1280.
-	l := NewEnds(jobs, []int64{1000, 1200, 1250, 1280, 5000}, gridOf(t, 0, 300), 300, 0, nil)
+	l := NewEnds(jobs, []int64{1000, 1200, 1250, 1280, 5000}, gridOf(t, 0, 300), 300, 0, EndCharges{})
 	want := [][]int32{{0}, nil, {4}, {4, 10}, {7}}
 	for i := range want {
 		if !slices.Equal(l.at[i], want[i]) {
@@ -58,7 +58,7 @@ func TestLiveEnds(t *testing.T) {
 	// A job starting after the tick is charged from its start: job 4
 	// again, H = 3600 s, snapshot 1250: 2·30·d^30 with d^30 =
 	// 0.994241091: 59.654465.
-	l = NewEnds(jobs, []int64{1250}, gridOf(t, 0, 300), 300, 3600, nil)
+	l = NewEnds(jobs, []int64{1250}, gridOf(t, 0, 300), 300, 3600, EndCharges{})
 	got, err = l.Usage(0, 1250, 1200, []float64{0, 0, 0})
 	if err != nil {
 		t.Fatal(err)
@@ -71,14 +71,14 @@ func TestLiveEnds(t *testing.T) {
 	// the far snapshot.
 	far := int64(300 << 23)
 	jobs = decay.Jobs{Start: []int64{0, far - 10}, End: []int64{950, far + 50}, Rate: []float64{1, 1}, Assoc: []int32{0, 0}}
-	l = NewEnds(jobs, []int64{1000, far + 100}, gridOf(t, 0, 300), 300, 0, nil)
+	l = NewEnds(jobs, []int64{1000, far + 100}, gridOf(t, 0, 300), 300, 0, EndCharges{})
 	if !slices.Equal(l.at[0], []int32{0}) || !slices.Equal(l.at[1], []int32{1}) {
 		t.Errorf("long window: %v, want [[0] [1]]", l.at)
 	}
 	// A grid not through 0: origin 7, the snapshot at 1000 is taken at
 	// tick 907; an end at 907 is in it, one at 908 is not.
 	jobs = decay.Jobs{Start: []int64{0, 0}, End: []int64{907, 908}, Rate: []float64{1, 1}, Assoc: []int32{0, 0}}
-	if l = NewEnds(jobs, []int64{1000}, gridOf(t, 7, 300), 300, 0, nil); !slices.Equal(l.at[0], []int32{1}) {
+	if l = NewEnds(jobs, []int64{1000}, gridOf(t, 7, 300), 300, 0, EndCharges{}); !slices.Equal(l.at[0], []int32{1}) {
 		t.Errorf("origin 7: %v, want [1]", l.at[0])
 	}
 }
@@ -106,7 +106,7 @@ func BenchmarkLiveEnds(b *testing.B) {
 	own := make([]float64, nAssoc)
 	b.ResetTimer()
 	for range b.N {
-		l := NewEnds(jobs, snaps, gridOf(b, 0, period), period, 7*86400, nil)
+		l := NewEnds(jobs, snaps, gridOf(b, 0, period), period, 7*86400, EndCharges{})
 		for i, at := range snaps {
 			if _, err := l.Usage(i, at, at-at%period, own); err != nil {
 				b.Fatal(err)
@@ -136,7 +136,7 @@ func TestLiveEndsLogTicks(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs := decay.Jobs{Start: []int64{0, 0, 0}, End: []int64{100, 61, 125}, Rate: []float64{1, 1, 1}, Assoc: []int32{0, 0, 0}}
-	l := NewEnds(jobs, []int64{110, 130}, s, 60, 0, nil)
+	l := NewEnds(jobs, []int64{110, 130}, s, 60, 0, EndCharges{})
 	if !slices.Equal(l.ticks, []int64{61, 120}) || !slices.Equal(l.at[0], []int32{0}) || !slices.Equal(l.at[1], []int32{2}) {
 		t.Errorf("ticks %v, ends %v; want [61 120] and [[0] [2]]", l.ticks, l.at)
 	}
@@ -152,7 +152,7 @@ func TestLiveEndsLogTicks(t *testing.T) {
 func TestLiveEndsChargedTwice(t *testing.T) {
 	t.Parallel()
 	jobs := decay.Jobs{Start: []int64{0, 0, 0}, End: []int64{120, 121, 120}, Rate: []float64{2, 1, 1}, Assoc: []int32{0, 1, 2}}
-	l := NewEnds(jobs, []int64{120, 130}, gridOf(t, 0, 60), 60, 0, map[int32]int64{0: 60, 1: 61})
+	l := NewEnds(jobs, []int64{120, 130}, gridOf(t, 0, 60), 60, 0, EndCharges{Sec: map[int32]int64{0: 60, 1: 61}})
 	if len(l.at[0]) != 0 || !slices.Equal(l.at[1], []int32{0, 1}) {
 		t.Fatalf("ends %v, want [[] [0 1]]", l.at)
 	}
@@ -162,5 +162,14 @@ func TestLiveEndsChargedTwice(t *testing.T) {
 	}
 	if w := []float64{125, 67, 7}; !slices.Equal(got, w) {
 		t.Errorf("usage at 130 = %v, want %v", got, w)
+	}
+	// The same ends charged before the fair-share step of the tick at 120
+	// (InPass): that tick's usage holds them (decay.Window.
+	// EndChargeInPass), so no snapshot adds them again; the usage at 130
+	// is the tick's, 5, 6, 7.
+	l = NewEnds(jobs, []int64{120, 130}, gridOf(t, 0, 60), 60, 0,
+		EndCharges{Sec: map[int32]int64{0: 60, 1: 61}, InPass: map[int32]bool{0: true, 1: true}})
+	if len(l.at[0]) != 0 || len(l.at[1]) != 0 {
+		t.Errorf("ends charged in the pass: %v, want none", l.at)
 	}
 }
