@@ -468,14 +468,14 @@ workload() {
 		local n=$1 t
 		t=$(now)
 		sshare -a -l -P -m >"$capture/$s/sshare/$n.psv"
-		printf '%s.psv\t%s\n' "$n" "$t" >>"$capture/$s/captures.tsv"
+		printf '%s.psv\t%s\t%s\n' "$n" "$t" "$(now)" >>"$capture/$s/captures.tsv" # before and after it ran
 	}
 	capture_sprio() { # sprio -l as users read it, and its normalised factors
 		local n=$1 t
 		t=$(now)
 		sprio -l >"$capture/$s/sprio/$n.txt"
+		printf '%s.txt\t%s\t%s\n' "$n" "$t" "$(now)" >>"$capture/$s/sprio.tsv" # before and after sprio -l ran
 		sprio -l -n >"$capture/$s/sprio/$n-n.txt"
-		printf '%s.txt\t%s\n' "$n" "$t" >>"$capture/$s/sprio.tsv"
 	}
 	mkdir -p "$capture/$s/sshare"
 	if [[ $s == prio ]]; then
