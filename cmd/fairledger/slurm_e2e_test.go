@@ -224,11 +224,19 @@ func captureSecond(at float64) string {
 // T+1; when one does, no whole second is, and T stays (its differences
 // show as any other).
 func querySecond(t *testing.T, dir, tz string, at float64) string {
+	q, _ := querySecondWhy(t, dir, tz, at)
+	return q
+}
+
+// querySecondWhy is querySecond, and, when no whole second is Slurm's
+// instant, why: a job started or ended (or a tick came) in the capture's
+// second on both sides of it.
+func querySecondWhy(t *testing.T, dir, tz string, at float64) (string, string) {
 	t.Helper()
 	sec := math.Floor(at)
 	b, err := os.ReadFile(filepath.Join(dir, "slurmctld.log"))
 	if err != nil {
-		return captureSecond(at) // no log: the whole second
+		return captureSecond(at), "" // no log: the whole second
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
@@ -263,10 +271,13 @@ func querySecond(t *testing.T, dir, tz string, at float64) string {
 			tickAfter = true
 		}
 	}
-	if (jobBefore || tickAfterInT) && !jobAfterInT && !tickAfter {
-		return "@" + strconv.FormatInt(int64(sec)+1, 10)
+	switch {
+	case !jobBefore && !tickAfterInT:
+		return captureSecond(at), ""
+	case !jobAfterInT && !tickAfter:
+		return "@" + strconv.FormatInt(int64(sec)+1, 10), ""
 	}
-	return captureSecond(at)
+	return captureSecond(at), fmt.Sprintf("slurmctld's log has job starts, ends or ticks on both sides of the capture (%.3f) within a second: no whole second is its instant", at)
 }
 
 // duringCapture names the first job start, job end or decay tick that
@@ -302,6 +313,18 @@ func duringCapture(t *testing.T, dir, tz string, from, until float64) string {
 		}
 	}
 	return ""
+}
+
+// uncertainCapture says why a capture has no one state of fairledger's
+// to compare with (duringCapture, or no whole second being its instant),
+// or "".
+func uncertainCapture(t *testing.T, dir, tz string, at, until float64) string {
+	t.Helper()
+	if e := duringCapture(t, dir, tz, at, until); e != "" {
+		return e
+	}
+	_, why := querySecondWhy(t, dir, tz, at)
+	return why
 }
 
 // logEvent reports whether a slurmctld log line (without its time) is a
@@ -444,7 +467,7 @@ func requiredDiffs(t *testing.T, c slurmCapture, diffs []cellDiff) int {
 	t.Helper()
 	during := map[string]string{}
 	for _, cp := range c.captures {
-		if e := duringCapture(t, c.dir, c.tz, cp.at, cp.until); e != "" {
+		if e := uncertainCapture(t, c.dir, c.tz, cp.at, cp.until); e != "" {
 			during[cp.file] = e
 		}
 	}
