@@ -113,15 +113,20 @@ func newCtldLog(l *ingest.SlurmctldLog) *ctldLog {
 	if !c.ordered {
 		return c
 	}
-	// A job end logged after a tick's line, in the tick's second, came
-	// after the tick's decay: slurmctld charges a job end and decays under
-	// the same association lock (docs/slurm-versions.md §10).
+	// A job end logged after a tick's line came after the tick's decay:
+	// slurmctld charges a job end and decays under the same association
+	// lock (docs/slurm-versions.md §10). Keyed by the tick's second, it
+	// applies to a job whose record ends in that second: one ending in
+	// the tick's second after it, or a job whose time limit slurmctld
+	// noticed after the tick but dated in its second (a TIMEOUT logged
+	// at 17:55:52.001 with End 17:55:51, after the tick at 17:55:51.259
+	// had charged it as running: live 24.11.5).
 	i := 0
 	for _, e := range l.JobEnds {
 		for i < len(l.Ticks) && l.Ticks[i].Logged.Before(e.Logged) {
 			i++
 		}
-		if i > 0 && times[i-1] == e.Logged.Unix() {
+		if i > 0 {
 			c.after[[2]int64{e.JobID, times[i-1]}] = true
 		}
 		// The double charge: the tick's pass charged the job, then its

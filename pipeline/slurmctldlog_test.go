@@ -28,6 +28,10 @@ func TestCtldLogOrder(t *testing.T) {
 			{JobID: 8, Logged: at("00:01:00.500")}, // after it
 			{JobID: 9, Logged: at("00:01:30.000")}, // between ticks
 			{JobID: 10, Logged: at("00:02:00.228")},
+			// A time limit slurmctld noticed after the tick, logged in the
+			// next second, its record ending in the tick's second (the
+			// live 24.11.5 job 18: End 17:55:51, line 17:55:52.001).
+			{JobID: 11, Logged: at("00:02:01.001")},
 		},
 	}
 	c := newCtldLog(l)
@@ -37,7 +41,7 @@ func TestCtldLogOrder(t *testing.T) {
 	for _, x := range []struct {
 		id, end int64
 		after   bool
-	}{{7, base + 60, false}, {8, base + 60, true}, {8, base + 61, false}, {9, base + 90, false}, {10, base + 120, true}} {
+	}{{7, base + 60, false}, {8, base + 60, true}, {8, base + 61, false}, {9, base + 90, false}, {10, base + 120, true}, {11, base + 120, true}, {11, base + 121, false}} {
 		if got := c.endsAfter(x.id, x.end); got != x.after {
 			t.Errorf("job %d ending at +%d s: after the tick %v, want %v", x.id, x.end-base, got, x.after)
 		}
