@@ -233,41 +233,21 @@ func querySecond(t *testing.T, dir, tz string, at float64) string {
 // second on both sides of it.
 func querySecondWhy(t *testing.T, dir, tz string, at float64) (string, string) {
 	t.Helper()
-	sec := math.Floor(at)
-	b, err := os.ReadFile(filepath.Join(dir, "slurmctld.log"))
-	if err != nil {
+	events, ok := ctldEvents(t, dir, tz)
+	if !ok {
 		return captureSecond(at), "" // no log: the whole second
 	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	year := strconv.Itoa(time.Unix(int64(sec), 0).In(loc).Year())
+	sec := math.Floor(at)
 	var jobBefore, tickAfterInT, jobAfterInT, tickAfter bool
-	for _, l := range strings.Split(string(b), "\n") {
-		ts, rest, ok := strings.Cut(strings.TrimPrefix(l, "["), "] ")
-		if !ok || !strings.HasPrefix(ts, year) {
-			continue
-		}
-		job := strings.Contains(rest, "sched: Allocate JobId=") || strings.Contains(rest, "_start_job: Started JobId=") ||
-			strings.Contains(rest, "_job_complete: JobId=") || strings.Contains(rest, "priority_p_job_end: called for job")
-		tick := strings.Contains(rest, "_decay_thread: PRIO: Decay factor")
-		if !job && !tick {
-			continue
-		}
-		when, err := time.ParseInLocation("2006-01-02T15:04:05.000", ts, loc)
-		if err != nil {
-			continue
-		}
-		x := float64(when.UnixMilli()) / 1000
-		switch {
-		case job && x >= sec && x < at:
+	for _, e := range events {
+		switch x := e.at; {
+		case !e.tick && x >= sec && x < at:
 			jobBefore = true
-		case job && x >= at && x < sec+1:
+		case !e.tick && x >= at && x < sec+1:
 			jobAfterInT = true
-		case tick && x >= at && x < sec+1:
+		case e.tick && x >= at && x < sec+1:
 			tickAfterInT, tickAfter = true, true
-		case tick && x >= at && x < sec+2:
+		case e.tick && x >= at && x < sec+2:
 			tickAfter = true
 		}
 	}
@@ -291,28 +271,52 @@ func duringCapture(t *testing.T, dir, tz string, from, until float64) string {
 	if until <= from {
 		return ""
 	}
+	events, _ := ctldEvents(t, dir, tz)
+	for _, e := range events {
+		if e.at >= from && e.at <= until {
+			return fmt.Sprintf("slurmctld logged %q at %.3f, while the capture ran (%.3f to %.3f)", e.text, e.at, from, until)
+		}
+	}
+	return ""
+}
+
+// ctldEvent is a job start, a job end or a decay tick of slurmctld's log:
+// its time (Unix seconds, to the millisecond) and its line.
+type ctldEvent struct {
+	at   float64
+	tick bool
+	text string
+}
+
+// ctldEvents reads the job starts, job ends and decay ticks of the
+// capture's slurmctld.log (in dir), in the log's order; ok is false when
+// the capture has no log.
+func ctldEvents(t *testing.T, dir, tz string) (events []ctldEvent, ok bool) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "slurmctld.log"))
 	if err != nil {
-		return ""
+		return nil, false
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		ts, rest, ok := strings.Cut(strings.TrimPrefix(l, "["), "] ")
-		if !ok || !logEvent(rest) {
+		ts, rest, found := strings.Cut(strings.TrimPrefix(l, "["), "] ")
+		if !found {
+			continue
+		}
+		job, tick := logEvent(rest)
+		if !job && !tick {
 			continue
 		}
 		when, err := time.ParseInLocation("2006-01-02T15:04:05.000", ts, loc)
 		if err != nil {
 			continue
 		}
-		if x := float64(when.UnixMilli()) / 1000; x >= from && x <= until {
-			return fmt.Sprintf("slurmctld logged %q at %.3f, while the capture ran (%.3f to %.3f)", strings.TrimSpace(rest), x, from, until)
-		}
+		events = append(events, ctldEvent{at: float64(when.UnixMilli()) / 1000, tick: tick, text: strings.TrimSpace(rest)})
 	}
-	return ""
+	return events, true
 }
 
 // uncertainCapture says why a capture has no one state of fairledger's
@@ -328,15 +332,15 @@ func uncertainCapture(t *testing.T, dir, tz string, at, until float64) string {
 }
 
 // logEvent reports whether a slurmctld log line (without its time) is a
-// job start, a job end or a decay tick.
-func logEvent(rest string) bool {
+// job start or end, or a decay tick.
+func logEvent(rest string) (job, tick bool) {
 	for _, w := range []string{"sched: Allocate JobId=", "_start_job: Started JobId=", "_job_complete: JobId=",
-		"priority_p_job_end: called for job", "_decay_thread: PRIO: Decay factor"} {
+		"priority_p_job_end: called for job"} {
 		if strings.Contains(rest, w) {
-			return true
+			return true, false
 		}
 	}
-	return false
+	return false, strings.Contains(rest, "_decay_thread: PRIO: Decay factor")
 }
 
 // compareSlurmCapture runs fairledger on the capture's dumps in mode m and
