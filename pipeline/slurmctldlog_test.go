@@ -13,13 +13,7 @@ import (
 // milliseconds.
 func TestCtldLogOrder(t *testing.T) {
 	t.Parallel()
-	at := func(s string) time.Time {
-		v, err := time.Parse("15:04:05.000", s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return time.Date(2025, 1, 1, v.Hour(), v.Minute(), v.Second(), v.Nanosecond(), time.UTC)
-	}
+	at := logClock(t)
 	base := at("00:00:00.000").Unix()
 	l := &ingest.SlurmctldLog{Millis: true,
 		Ticks: []ingest.LogTick{{Logged: at("00:01:00.227"), DeltaSec: 60}, {Logged: at("00:02:00.227"), DeltaSec: 60}},
@@ -59,13 +53,7 @@ func TestCtldLogOrder(t *testing.T) {
 // was charged twice; ticks at 00:01:00 and 00:02:00.
 func TestCtldLogChargedTwice(t *testing.T) {
 	t.Parallel()
-	at := func(s string) time.Time {
-		v, err := time.Parse("15:04:05.000", s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return time.Date(2025, 1, 1, v.Hour(), v.Minute(), v.Second(), v.Nanosecond(), time.UTC)
-	}
+	at := logClock(t)
 	base := at("00:00:00.000").Unix()
 	l := &ingest.SlurmctldLog{Millis: true,
 		Ticks: []ingest.LogTick{{Logged: at("00:01:00.227"), DeltaSec: 60}, {Logged: at("00:02:00.227"), DeltaSec: 60}},
@@ -130,5 +118,17 @@ func TestCtldLogRestartTicks(t *testing.T) {
 	c := newCtldLog(l)
 	if want := [][2]int64{{b + 1000, b + 1118}}; !slices.Equal(c.restartTicks, want) {
 		t.Errorf("restart ticks %v, want %v", c.restartTicks, want)
+	}
+}
+
+// logClock returns a function reading "15:04:05.000" as that time of
+// 2025-01-01 UTC, the day the tests' log lines are on.
+func logClock(t *testing.T) func(string) time.Time {
+	return func(s string) time.Time {
+		v, err := time.Parse("15:04:05.000", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Date(2025, 1, 1, v.Hour(), v.Minute(), v.Second(), v.Nanosecond(), time.UTC)
 	}
 }
