@@ -28,7 +28,7 @@ func TestSacctPipeStalls(t *testing.T) {
 			return
 		}
 		io.WriteString(w, hdr+boundsDone+"\n")
-		time.Sleep(5 * wait)
+		time.Sleep(10 * wait) // longer than the bound below: the read must fail first
 		w.Close()
 	}()
 	start := time.Now()
@@ -37,7 +37,7 @@ func TestSacctPipeStalls(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("stalled writer: error = %v, want it to contain %q", err, want)
 	}
-	if d := time.Since(start); d > 4*wait {
+	if d := time.Since(start); d > 8*wait {
 		t.Errorf("stalled writer: failed after %v, want about %v", d, wait)
 	}
 
@@ -49,10 +49,14 @@ func TestSacctPipeStalls(t *testing.T) {
 		t.Errorf("no writer: error = %v, want %q", err, want)
 	}
 
-	// A writer that writes slowly but never stalls as long as the timeout
-	// is read to the end.
+	// A writer that writes slowly but never stalls is read to the end,
+	// although the whole writing takes longer than the timeout: the
+	// timeout bounds each gap, not the read. Each gap is a tenth of the
+	// timeout, so that a loaded machine (CI runs the packages' tests side
+	// by side) does not stretch one past it.
+	const slowWait = 2 * time.Second
 	slow := mkfifo(t, dir, "slow.psv")
-	text := hdr + strings.Repeat(boundsDone+"\n", 3)
+	text := hdr + strings.Repeat(boundsDone+"\n", 14)
 	go func() {
 		w, err := os.OpenFile(slow, os.O_WRONLY, 0)
 		if err != nil {
@@ -61,11 +65,15 @@ func TestSacctPipeStalls(t *testing.T) {
 		defer w.Close()
 		for _, line := range strings.SplitAfter(text, "\n") {
 			io.WriteString(w, line)
-			time.Sleep(wait / 3)
+			time.Sleep(slowWait / 10)
 		}
 	}()
-	st, err := ReadSacct(slow, SacctOptions{PipeTimeout: wait}, func(arrow.RecordBatch) error { return nil })
+	start = time.Now()
+	st, err := ReadSacct(slow, SacctOptions{PipeTimeout: slowWait}, func(arrow.RecordBatch) error { return nil })
 	if err != nil || st.Read != int64(strings.Count(text, "\n")-1) {
 		t.Errorf("slow writer: read %d rows, error %v; want %d rows, no error", st.Read, err, strings.Count(text, "\n")-1)
+	}
+	if d := time.Since(start); d <= slowWait {
+		t.Errorf("slow writer: read in %v, want longer than the timeout %v (the test no longer tests a read longer than it)", d, slowWait)
 	}
 }
