@@ -104,15 +104,42 @@ func RunSecs(t Ticks, restarts []int64, j RunJob, at int64, alloc, dst []uint64)
 		return
 	}
 	ended := j.End != NotEnded && j.End <= at
-	from, rebuild := j.Start, false
+	sum, last, from, cleared := runTicks(t, restarts, j, at)
+	if cleared {
+		return // the residue was cleared
+	}
+	if ended {
+		sum += truncMul(j.Start+j.LimitSec-max(last, j.Start), j.Factor)
+	}
+	base := truncMul(j.LimitSec, j.Factor)
+	for k, a := range alloc {
+		if a == 0 {
+			continue
+		}
+		held := a * base
+		if from > j.Start {
+			rb := uint64(float64(a) * j.Factor * float64(from-j.Start))
+			held = subClamp(held, rb)
+		}
+		dst[k] += subClamp(held, a*sum)
+	}
+}
+
+// runTicks returns, for job j at time at (j.Start ≤ at), Σ ⌊δ_T·q⌋ over
+// the ticks that decremented it (tickSecs), the last of them (or where
+// they count from if none), where they count from (the start, or the
+// tick before the last restart in (Start, at], which rebuilt the job's
+// value), and whether a restart after the job's end cleared what it left.
+func runTicks(t Ticks, restarts []int64, j RunJob, at int64) (sum uint64, last, from int64, cleared bool) {
+	ended := j.End != NotEnded && j.End <= at
+	from = j.Start
 	// The last restart at or before at.
 	if r, _ := slices.BinarySearch(restarts, at+1); r > 0 {
 		R := restarts[r-1]
 		if ended && R > j.End {
-			return // the residue was cleared
+			return 0, 0, 0, true
 		}
 		if R > j.Start {
-			rebuild = true
 			from = max(t.Last(R-1), j.Start)
 		}
 	}
@@ -123,21 +150,31 @@ func RunSecs(t Ticks, restarts []int64, j RunJob, at int64, alloc, dst []uint64)
 			upTo = j.End
 		}
 	}
-	sum, last := tickSecs(t, from, j.Start, j.LimitSec, upTo, j.Factor)
-	if ended {
-		sum += truncMul(j.Start+j.LimitSec-max(last, j.Start), j.Factor)
+	sum, last = tickSecs(t, from, j.Start, j.LimitSec, upTo, j.Factor)
+	return sum, last, from, false
+}
+
+// TwiceEndSecs adds to dst[k] what slurmctld removes from the
+// grp_used_tres_run_secs of ended job j's association and of every
+// ancestor beyond RunSecs's step 3 when it charges the job's end a second
+// time (docs/slurm-versions.md §10): the tick's pass has decremented the
+// job as running, but the end's _apply_new_usage still counts from the
+// tick before, from (the end minus the seconds of its "ran for" line), and
+// removes alloc × ⌊(start + limit − max(from, start))·q⌋ where RunSecs's
+// end removes alloc × ⌊(start + limit − max(last, start))·q⌋, last being
+// the pass's tick. alloc and the arguments are RunSecs's.
+func TwiceEndSecs(t Ticks, restarts []int64, j RunJob, from int64, alloc, dst []uint64) {
+	if j.End == NotEnded || !(j.Factor > 0) || j.LimitSec < 0 || j.End < j.Start {
+		return
 	}
-	base := truncMul(j.LimitSec, j.Factor)
+	_, last, _, cleared := runTicks(t, restarts, j, j.End)
+	if cleared {
+		return
+	}
+	end := j.Start + j.LimitSec
+	extra := subClamp(truncMul(end-max(from, j.Start), j.Factor), truncMul(end-max(last, j.Start), j.Factor))
 	for k, a := range alloc {
-		if a == 0 {
-			continue
-		}
-		held := a * base
-		if rebuild && from > j.Start {
-			rb := uint64(float64(a) * j.Factor * float64(from-j.Start))
-			held = subClamp(held, rb)
-		}
-		dst[k] += subClamp(held, a*sum)
+		dst[k] += a * extra
 	}
 }
 

@@ -44,6 +44,10 @@ type checkpoint struct {
 	// and cleared at every slurmctld start the logs showed; only runs with
 	// slurmctld's log (run --slurmctld-log) count residues.
 	Residue []residue `json:"tres_residue,omitempty"`
+	// Debt is what ends slurmctld charged twice took from TRESRunMins
+	// beyond the jobs' values, per association, still owed at To
+	// (live.TRESRun.Debts; docs/slurm-versions.md §10).
+	Debt []residue `json:"tres_debt,omitempty"`
 	// ResidueFrom is when the chain of runs up to this one began counting
 	// residues (Unix seconds; 0: none was counted).
 	ResidueFrom int64 `json:"tres_residue_from,omitempty"`
@@ -58,7 +62,8 @@ type checkpoint struct {
 	JobsExtent map[string]int64 `json:"jobs_extent,omitempty"`
 }
 
-// residue is one association's TRESRunMins residue: seconds per TRES.
+// residue is one association's TRESRunMins residue (or debt): seconds per
+// TRES.
 type residue struct {
 	Key  [3]string         `json:"key"`
 	Secs map[string]uint64 `json:"secs"`

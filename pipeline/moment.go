@@ -85,9 +85,11 @@ type seedHeader struct {
 	Ticks    []int64 `json:"ticks,omitempty"`
 	Restarts []int64 `json:"restarts,omitempty"`
 	// ResidueFrom is when the run began counting TRESRunMins residues
-	// (math.MaxInt64: it counted none); Residue what ended jobs left at At.
+	// (math.MaxInt64: it counted none); Residue what ended jobs left at At,
+	// Debt what ends charged twice took beyond the jobs (checkpoint.Debt).
 	ResidueFrom int64     `json:"residue_from"`
 	Residue     []residue `json:"residue,omitempty"`
+	Debt        []residue `json:"debt,omitempty"`
 	// After are the jobs (indexes) whose end came after the tick of its
 	// second (decay.Window.EndsAfterTick).
 	After []int32 `json:"ends_after_tick,omitempty"`
@@ -115,7 +117,7 @@ type seedHeader struct {
 type seedPoint struct {
 	at    int64
 	state *decay.State
-	resid []residue
+	carry tresCarry
 }
 
 // keysSum is the SHA-256 of the universe keys, in order.
@@ -220,7 +222,7 @@ func (r *runState) writeSeeds(points []seedPoint, ticks []int64, after map[int32
 		if h.State, err = p.state.MarshalBinary(); err != nil {
 			return err
 		}
-		h.Residue = p.resid
+		h.Residue, h.Debt = p.carry.Residue, p.carry.Debt
 		h.Ticks = ticksFor(ticks, p.state.Tick, ends[i])
 		for _, t := range restarts {
 			if t > p.at && t <= ends[i] {

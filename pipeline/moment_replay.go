@@ -171,7 +171,7 @@ func replay(m *model, d *seedData, snaps []int64, fn func(*MomentResult) error) 
 		if d.ResidueFrom != math.MaxInt64 {
 			since = max(d.ResidueFrom, d.At+1)
 		}
-		fw.run = newTRESRun(m, s, d.dict, d.At, snaps, sched, d.after, d.Restarts, since, d.Residue)
+		fw.run = newTRESRun(m, s, d.dict, d.At, snaps, sched, d.after, d.Restarts, since, tresCarry{d.Residue, d.Debt})
 		fw.live = live.NewEnds(d.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec, d.extra.endCharges())
 	}
 	_, err = decay.Advance(m.params, &st, decay.Window{

@@ -54,7 +54,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	resid, err := r.decayAndJobs(ctx, fw, ticks, after, carriedMonths)
+	tc, err := r.decayAndJobs(ctx, fw, ticks, after, carriedMonths)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func Run(ctx context.Context, in Inputs, opt Options) (*Summary, error) {
 		return r.sum, nil
 	}
 	r.warnUnrecharged()
-	if err := r.commit(ctx, resid); err != nil {
+	if err := r.commit(ctx, tc); err != nil {
 		return nil, err
 	}
 	return r.sum, nil
@@ -495,13 +495,13 @@ func (r *runState) newFairshareWriter(ticks []int64, after map[int32]bool) (*fai
 		// Before the jobs writer adds to dict: a snapshot of it is read
 		// while it does.
 		var restarts []int64
-		var carried []residue
+		var carried tresCarry
 		if m.ctld != nil {
 			restarts, residueFrom = m.ctld.restarts, m.ctld.residuesFrom()
 			residueChain = residueFrom
 			if ck != nil && ck.ResidueFrom != 0 {
 				// The checkpoint holds what jobs ended by lo left.
-				carried, residueFrom, residueChain = ck.Residue, lo+1, ck.ResidueFrom
+				carried, residueFrom, residueChain = tresCarry{ck.Residue, ck.Debt}, lo+1, ck.ResidueFrom
 			}
 		}
 		fw.dict = r.dict.Snapshot()
@@ -564,8 +564,9 @@ func (r *runState) newPrioWriter(sched *decay.Schedule) (*queue.Writer, error) {
 
 // decayAndJobs runs decay and the fair-share snapshots (fw) while the
 // jobs and usage tables are written, which do not depend on decay. It
-// returns the residues of ended jobs for the checkpoint.
-func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks []int64, after map[int32]bool, carriedMonths []string) ([]residue, error) {
+// returns the residues of ended jobs and the debts of double-charged ends
+// for the checkpoint.
+func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks []int64, after map[int32]bool, carriedMonths []string) (tresCarry, error) {
 	opt, m, st, sum, state, lo, to, read := r.opt, r.m, r.st, r.sum, r.state, r.lo, r.to, r.read
 	jw := &jobsWriter{tx: r.tx, cluster: m.cluster, to: to, lo: lo, hotFrom: to - int64(HotWindow/time.Second), spill: r.sp, dict: r.dict}
 	// The first of the two to fail stops the other: a failed run commits
@@ -593,7 +594,7 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 		if !opt.DryRun {
 			p := seedPoint{at: at, state: state.Clone()}
 			if fw.run != nil {
-				p.resid = residues(fw.run, m.cfg.TRES, m.keys)
+				p.carry = carry(fw.run, m.cfg.TRES, m.keys)
 			}
 			seeds = append(seeds, p)
 		}
@@ -640,9 +641,9 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 		fw.abort()
 	}
 	sum.Phases.Decay = opt.Now().Sub(read)
-	var resid []residue
+	var tc tresCarry
 	if fw.run != nil && r.residueFrom != math.MaxInt64 {
-		resid = residues(fw.run, m.cfg.TRES, m.keys)
+		tc = carry(fw.run, m.cfg.TRES, m.keys)
 	}
 	st.jobs, st.extra, fw.run, fw.live = decay.Jobs{}, jobExtra{}, nil, nil
 	if m.ctld != nil {
@@ -656,10 +657,10 @@ func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks 
 		err = jerr // the failure that stopped decay, not the stop
 	}
 	if err != nil {
-		return nil, err
+		return tresCarry{}, err
 	}
 	sum.Snapshots, sum.Partitions = fw.snapshots, fw.files+jw.files
-	return resid, nil
+	return tc, nil
 }
 
 // warnUnrecharged warns of the jobs of the history in the window that the
@@ -673,7 +674,7 @@ func (r *runState) warnUnrecharged() {
 
 // commit stores the checkpoint at to, drops those it supersedes, compacts,
 // appends the runs row and commits the run's generation.
-func (r *runState) commit(ctx context.Context, resid []residue) error {
+func (r *runState) commit(ctx context.Context, tc tresCarry) error {
 	opt, m, sum, tx, to := r.opt, r.m, r.sum, r.tx, r.to
 	blob, err := r.state.MarshalBinary()
 	if err != nil {
@@ -684,7 +685,7 @@ func (r *runState) commit(ctx context.Context, resid []residue) error {
 		keys[i] = keyArray(k)
 	}
 	cp := &checkpoint{Version: checkpointVersion, Cluster: m.cluster, To: to, Origin: r.origin, Keys: keys, State: blob,
-		Residue: resid, ResidueFrom: r.residueChain,
+		Residue: tc.Residue, Debt: tc.Debt, ResidueFrom: r.residueChain,
 		Running: r.st.nextRunning(to), Zone: opt.Location.String()}
 	if err := saveCheckpoint(tx, cp, opt.KeepCheckpoints); err != nil {
 		return err

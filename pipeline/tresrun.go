@@ -120,56 +120,81 @@ func (x *jobExtra) truncate(n int) {
 	x.tres, x.qos, x.limitMin = x.tres[:n], x.qos[:n], x.limitMin[:n]
 }
 
+// tresCarry is what TRESRunMins carries from one run (or snapshot) to the
+// next beside the running jobs: per association, the residues ended jobs
+// left and the debts double-charged ends left (live.TRESRun.Residues and
+// Debts).
+type tresCarry struct {
+	Residue, Debt []residue
+}
+
 // newTRESRun prepares the TRESRunMins of the snapshots snaps of a run
 // whose stream has read every job (live.NewTRESRun); dict is a read-only
 // snapshot of the run's dictionary, sched the run's decay ticks, after the
 // jobs (decay indexes) whose end in a tick's second came after the tick,
 // restarts the sorted times slurmctld rebuilt its values at (nil: none
 // known), since when residues start to count (the log's beginning,
-// ctldLog.residuesFrom; math.MaxInt64 without a log). Residues are not
-// carried in the checkpoint: a run counts those of the jobs its input
-// holds.
+// ctldLog.residuesFrom; math.MaxInt64 without a log).
 //
-// carried are the residues of the checkpoint the run resumes from, what
-// jobs that ended by lo left; since must then be after lo.
-func newTRESRun(m *model, st *stream, dict *record.JobDict, lo int64, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64, since int64, carried []residue) *live.TRESRun {
+// carried are the residues and debts of the checkpoint the run resumes
+// from, what jobs that ended by lo left; since must then be after lo.
+func newTRESRun(m *model, st *stream, dict *record.JobDict, lo int64, snaps []int64, sched *decay.Schedule, after map[int32]bool, restarts []int64, since int64, carried tresCarry) *live.TRESRun {
 	c := live.TRESRunConfig{
 		Names: m.cfg.TRES, Jobs: st.jobs, Dict: dict,
 		Extra:  live.Extra{TRES: st.extra.tres, QOS: st.extra.qos, LimitMin: st.extra.limitMin},
 		Factor: func(qos string) float64 { f, _ := st.usageFactor(qos); return f },
 		Sched:  sched, After: after, Restarts: restarts, Lo: lo, Snaps: snaps,
-		PeriodSec: m.calcPeriod(), Since: since,
+		PeriodSec: m.calcPeriod(), Since: since, Twice: st.extra.twice,
 	}
-	if len(carried) > 0 {
-		nT := len(c.Names)
-		c.Carried = make([]uint64, len(m.keys)*nT)
-		for _, r := range carried {
-			a, ok := m.uni.Index(keyOf(r.Key))
-			if !ok { // gone from the tree: its account holds it, as its usage
-				if a, ok = m.uni.Index(fairshare.Key{Account: r.Key[0]}); !ok {
-					continue
-				}
-			}
-			for name, v := range r.Secs {
-				if k := slices.Index(c.Names, name); k >= 0 {
-					c.Carried[int(a)*nT+k] += v
-				}
-			}
-		}
-	}
+	// A residue of an association gone from the tree stays with its
+	// account, as its usage does; a debt is on every ancestor's own
+	// value already, and goes with the association.
+	c.Carried = m.perUniverse(carried.Residue, true)
+	c.CarriedDebt = m.perUniverse(carried.Debt, false)
 	return live.NewTRESRun(c)
 }
 
-// residues returns the residues run holds after its last snapshot (the
-// run's --to), for its checkpoint: per association with any, in index
-// order; names are the cluster's TRES, keys the universe's associations.
-func residues(run *live.TRESRun, names []string, keys []fairshare.Key) []residue {
+// perUniverse spreads per-association values over the universe's
+// associations × the cluster's TRES, nil for none; one of an association
+// the universe lacks goes to its account when toAccount, else nowhere.
+func (m *model) perUniverse(list []residue, toAccount bool) []uint64 {
+	if len(list) == 0 {
+		return nil
+	}
+	nT := len(m.cfg.TRES)
+	out := make([]uint64, len(m.keys)*nT)
+	for _, r := range list {
+		a, ok := m.uni.Index(keyOf(r.Key))
+		if !ok && toAccount {
+			a, ok = m.uni.Index(fairshare.Key{Account: r.Key[0]})
+		}
+		if !ok {
+			continue
+		}
+		for name, v := range r.Secs {
+			if k := slices.Index(m.cfg.TRES, name); k >= 0 {
+				out[int(a)*nT+k] += v
+			}
+		}
+	}
+	return out
+}
+
+// carry returns the residues and debts run holds after its last snapshot
+// (the run's --to), for its checkpoint or a seed; names are the cluster's
+// TRES, keys the universe's associations.
+func carry(run *live.TRESRun, names []string, keys []fairshare.Key) tresCarry {
+	return tresCarry{Residue: perAssoc(run.Residues(), names, keys), Debt: perAssoc(run.Debts(), names, keys)}
+}
+
+// perAssoc lists per association with any the values vals holds per
+// universe association × TRES, in index order.
+func perAssoc(vals []uint64, names []string, keys []fairshare.Key) []residue {
 	nT := len(names)
-	resid := run.Residues()
 	var out []residue
-	for a := 0; a*nT < len(resid); a++ {
+	for a := 0; a*nT < len(vals); a++ {
 		var secs map[string]uint64
-		for k, v := range resid[a*nT : (a+1)*nT] {
+		for k, v := range vals[a*nT : (a+1)*nT] {
 			if v > 0 {
 				if secs == nil {
 					secs = map[string]uint64{}

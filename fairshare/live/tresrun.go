@@ -42,6 +42,12 @@ type TRESRunConfig struct {
 	// Carried are the residues of the checkpoint the run resumes from,
 	// per universe association × TRES (Names); nil for none.
 	Carried []uint64
+	// Twice are the jobs whose end slurmctld charged a second time, with
+	// the seconds that charge counted (its "ran for" line), and
+	// CarriedDebt what such ends before Lo took beyond the jobs' values,
+	// per universe association × TRES (TRESRun.Debts); nil for none.
+	Twice       map[int32]int64
+	CarriedDebt []uint64
 }
 
 // NewTRESRun prepares the TRESRunMins of the snapshots c.Snaps of a run
@@ -59,9 +65,10 @@ func NewTRESRun(c TRESRunConfig) *TRESRun {
 	r := &TRESRun{
 		names: c.Names, jobs: c.Jobs, extra: &c.Extra, dict: c.Dict, factor: c.Factor,
 		sched: c.Sched, after: c.After, restarts: c.Restarts, lo: c.Lo, snaps: c.Snaps,
-		qos: map[uint32]float64{}, resid: c.Carried,
+		qos: map[uint32]float64{}, resid: c.Carried, since: c.Since, debt: c.CarriedDebt,
 	}
 	r.at, r.ended = runningAt(c.Jobs, c.Snaps, c.PeriodSec, c.Since, r.endBy)
+	r.twice = twiceEnds(c.Jobs, c.Twice, r.endBy)
 	return r
 }
 
@@ -94,8 +101,13 @@ type TRESRun struct {
 	qos   map[uint32]float64  // per QOS name: its UsageFactor
 	own   []uint64            // per universe association × TRES
 	resid []uint64            // residues per universe association × TRES, as of the last snapshot
-	out   []uint64            // per tree position × TRES
-	buf   []byte
+	since int64               // when residues start to count
+	twice []twiceEnd          // the ends charged twice, in order
+	debt  []uint64            // what they took beyond the jobs, per universe association × TRES
+	// byStart are the jobs by start time, built when a debt needs them.
+	byStart []int32
+	out     []uint64 // per tree position × TRES
+	buf     []byte
 }
 
 // runningAt returns, for each snapshot time (sorted), the indexes of the
@@ -198,13 +210,18 @@ func (r *TRESRun) Cells(i int, at int64, p *fairshare.Projection, nAssoc int) ([
 	for _, j := range r.at[i] {
 		r.add(j, at, r.own)
 	}
+	prev := r.lo // the checkpoint's residues and debts hold what came before
+	if i > 0 {
+		prev = r.snaps[i-1]
+	}
+	owing := len(r.twice) > 0 || slices.ContainsFunc(r.debt, func(v uint64) bool { return v > 0 })
+	var residPrev []uint64
+	if owing && len(r.resid) > 0 {
+		residPrev = slices.Clone(r.resid)
+	}
 	if len(r.ended[i]) > 0 || len(r.resid) > 0 {
 		if len(r.resid) < nAssoc*nT {
 			r.resid = append(r.resid, make([]uint64, nAssoc*nT-len(r.resid))...)
-		}
-		prev := r.lo // the checkpoint's residues hold what came before
-		if i > 0 {
-			prev = r.snaps[i-1]
 		}
 		if k, _ := slices.BinarySearch(r.restarts, prev+1); k < len(r.restarts) && r.restarts[k] <= at {
 			clear(r.resid) // slurmctld restarted in (prev, at]
@@ -219,6 +236,9 @@ func (r *TRESRun) Cells(i int, at int64, p *fairshare.Projection, nAssoc int) ([
 	n := p.Tree.Len()
 	r.out = slices.Grow(r.out[:0], n*nT)[:n*nT]
 	fairshare.RollUpTRESRun(p, nT, r.own, r.out)
+	if owing {
+		r.payDebts(i, at, prev, p, nAssoc, residPrev)
+	}
 	cells := make([]string, n)
 	for pos := range n {
 		secs := r.out[pos*nT : (pos+1)*nT]
@@ -234,10 +254,23 @@ func (r *TRESRun) Cells(i int, at int64, p *fairshare.Projection, nAssoc int) ([
 // add adds to dst (per universe association × TRES) what job j holds at
 // at: its commitment while it runs, its residue once it ended.
 func (r *TRESRun) add(j int32, at int64, dst []uint64) {
+	nT := len(r.names)
+	a := int(r.jobs.Assoc[j])
+	r.addAt(j, at, dst[a*nT:(a+1)*nT])
+}
+
+// addAt adds to dst (per TRES) what job j holds at at.
+func (r *TRESRun) addAt(j int32, at int64, dst []uint64) {
 	alloc := r.counts(r.extra.TRES[j])
 	if alloc == nil {
 		return
 	}
+	fairshare.RunSecs(r.sched, r.restarts, r.runJob(j, at), at, alloc, dst)
+}
+
+// runJob is job j as fairshare.RunSecs takes it at at: ended if it
+// counts as ended by then.
+func (r *TRESRun) runJob(j int32, at int64) fairshare.RunJob {
 	q, ok := r.qos[r.extra.QOS[j]]
 	if !ok {
 		q = r.factor(r.dict.Names()[r.extra.QOS[j]])
@@ -250,9 +283,7 @@ func (r *TRESRun) add(j int32, at int64, dst []uint64) {
 	if e := r.jobs.End[j]; e != decay.Running && r.endBy(int(j)) <= at {
 		job.End, job.EndsAfterTick = e, r.after[j]
 	}
-	nT := len(r.names)
-	a := int(r.jobs.Assoc[j])
-	fairshare.RunSecs(r.sched, r.restarts, job, at, alloc, dst[a*nT:(a+1)*nT])
+	return job
 }
 
 // endBy is the first second at whose instant the ended job j counts as

@@ -123,19 +123,11 @@ func TestRunningAt(t *testing.T) {
 //	restart clears job 1's residue): nothing
 func TestTRESRunCells(t *testing.T) {
 	t.Parallel()
-	tree, err := fairshare.NewTree([]fairshare.Node{
+	tree, uni, p := project(t, []fairshare.Node{
 		{Account: "root", Parent: -1},
 		{Account: "A", Parent: 0, Shares: 1},
 		{Account: "A", User: "u", Parent: 1, Shares: 1},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	uni, err := fairshare.NewUniverse([]*fairshare.Tree{tree})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := uni.Project(tree)
 	u, _ := uni.Index(fairshare.Key{Account: "A", User: "u"})
 	dict := record.NewJobDict()
 	half := dict.Name("half")
@@ -169,4 +161,18 @@ func TestTRESRunCells(t *testing.T) {
 	if _, err := r.Cells(0, 101, p, len(p.Credit)); err == nil {
 		t.Error("cells took a time that is not the snapshot's")
 	}
+}
+
+// project builds the tree of nodes, its universe and its projection.
+func project(t *testing.T, nodes []fairshare.Node) (*fairshare.Tree, *fairshare.Universe, *fairshare.Projection) {
+	t.Helper()
+	tree, err := fairshare.NewTree(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uni, err := fairshare.NewUniverse([]*fairshare.Tree{tree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree, uni, uni.Project(tree)
 }
