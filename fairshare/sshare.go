@@ -1,6 +1,7 @@
 package fairshare
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -66,8 +67,10 @@ type SshareOptions struct {
 	// NameOrder prints the rows in the order of Slurm 22.05–23.02
 	// (slurmdb_sort_hierarchical_assoc_list with lft): depth first, and
 	// under each parent its user rows before its sub-accounts, each group
-	// by name (strcmp), one user's rows of several partitions in tree
-	// order. Otherwise the rows are in the tree's (lineage) order, as
+	// by name (strcmp), one user's rows of several partitions in the
+	// order of the sacctmgr dump the tree was read from (Tree.Line: lft
+	// order, which slurmdbd returned), in tree order where it is not
+	// known. Otherwise the rows are in the tree's (lineage) order, as
 	// 23.11 and later print them.
 	NameOrder bool
 	// Users, when not empty, keeps only the user rows of these users
@@ -688,7 +691,9 @@ func lineageOrder(n int) []int32 {
 // with use_lft, _sort_children_list): depth first from root; under each
 // parent the user associations first, then the accounts, each group by
 // strcmp of the user or account name; equal names (one user's rows of
-// several partitions) keep the tree's order.
+// several partitions) keep their `lft` order, which is the order of the
+// dump they were read from (Tree.Line), or the tree's order when no line
+// is known.
 func nameOrder(t *Tree) []int32 {
 	n := t.Len()
 	children := make([][]int32, n)
@@ -718,7 +723,15 @@ func nameOrder(t *Tree) []int32 {
 				}
 				return 1
 			}
-			return strings.Compare(name(a), name(b))
+			if c := strings.Compare(name(a), name(b)); c != 0 {
+				return c
+			}
+			// One user's associations (per partition) compare equal
+			// and keep slurmdbd's order, the dump's, where known.
+			if t.Line[a] > 0 && t.Line[b] > 0 {
+				return cmp.Compare(t.Line[a], t.Line[b])
+			}
+			return 0
 		})
 		for _, q := range c {
 			walk(q)

@@ -695,3 +695,38 @@ func TestSshareRelease(t *testing.T) {
 		}
 	}
 }
+
+// One user's per-partition associations compare equal in 22.05–23.02's
+// order and keep slurmdbd's lft order, the dump's (Node.Line): gpu's line
+// 3 before cpu's line 4, where the tree (lineage) has cpu first; without
+// lines, the tree's order.
+func TestNameOrderDumpLines(t *testing.T) {
+	t.Parallel()
+	nodes := []Node{
+		{Account: "root", Parent: -1, Shares: 1, Line: 1},
+		{Account: "chem", Parent: 0, Shares: 1, Line: 2},
+		{Account: "chem", User: "dan", Partition: "gpu", Parent: 1, Shares: 4, Line: 3},
+		{Account: "chem", User: "dan", Partition: "cpu", Parent: 1, Shares: 1, Line: 4},
+		{Account: "chem", User: "amy", Parent: 1, Shares: 1, Line: 5},
+	}
+	parts := func(nodes []Node) string {
+		tree, err := NewTree(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range nameOrder(tree) {
+			out = append(out, tree.User[p]+"/"+tree.Partition[p])
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := parts(nodes), "/ / amy/ dan/gpu dan/cpu"; got != want {
+		t.Errorf("with the dump's lines: %s, want %s", got, want)
+	}
+	for i := range nodes {
+		nodes[i].Line = 0
+	}
+	if got, want := parts(nodes), "/ / amy/ dan/cpu dan/gpu"; got != want {
+		t.Errorf("without lines: %s, want %s", got, want)
+	}
+}

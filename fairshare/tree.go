@@ -32,6 +32,10 @@ type Node struct {
 	// GrpTRESMins is the association's GrpTRESMins limit as sacctmgr prints
 	// it, "" for none. Fair share ignores it; sshare -l prints it.
 	GrpTRESMins string
+	// Line is the association's line in the sacctmgr dump (or script) it
+	// was read from, 0 when not known: slurmdbd's order, in which sshare
+	// of 22.05–23.02 prints one user's per-partition rows (NameOrder).
+	Line int32
 }
 
 // Tree is an association tree as a struct of slices indexed by tree position.
@@ -45,6 +49,8 @@ type Tree struct {
 	Account, User, Partition, Lineage []string
 	// GrpTRESMins is each association's GrpTRESMins limit ("" for none).
 	GrpTRESMins []string
+	// Line is each association's Node.Line (0: not known).
+	Line []int32
 	// Input maps a position to the index of the association in the
 	// NewTree argument; Pos is the inverse.
 	Input, Pos []int32
@@ -270,6 +276,7 @@ func newTree(nodes []Node, order []int32, lineage []string, depth []int32) *Tree
 		Partition:     make([]string, n),
 		Lineage:       make([]string, n),
 		GrpTRESMins:   make([]string, n),
+		Line:          make([]int32, n),
 		Input:         order,
 		Pos:           make([]int32, n),
 		Parent:        make([]int32, n),
@@ -290,6 +297,7 @@ func newTree(nodes []Node, order []int32, lineage []string, depth []int32) *Tree
 		nd := nodes[i]
 		t.Account[p], t.User[p], t.Partition[p], t.Lineage[p] = nd.Account, nd.User, nd.Partition, lineage[i]
 		t.GrpTRESMins[p] = nd.GrpTRESMins
+		t.Line[p] = nd.Line
 		t.Depth[p] = depth[i]
 		t.IsUser[p] = nd.User != ""
 		t.SharesParent[p] = nd.SharesParent

@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/fairledger/fairledger/fairshare"
 )
@@ -75,7 +76,7 @@ func (a *Associations) Nodes(cluster string) ([]fairshare.Node, error) {
 	nodes := make([]fairshare.Node, len(rows))
 	for i, r := range rows {
 		nd := fairshare.Node{Account: r.Account, User: r.User, Partition: r.Partition, Parent: -1,
-			Shares: r.Shares, SharesParent: r.SharesParent, GrpTRESMins: r.GrpTRESMins}
+			Shares: r.Shares, SharesParent: r.SharesParent, GrpTRESMins: r.GrpTRESMins, Line: int32(min(r.Line, math.MaxInt32))}
 		if r.SharesParent {
 			nd.Shares = 0
 		}

@@ -230,16 +230,17 @@ c1|chem|bob|||2
 	if got, want := as.Clusters(), []string{"c1", "c2"}; !slices.Equal(got, want) {
 		t.Errorf("Clusters() = %q, want %q", got, want)
 	}
-	// c2 rows in lineage order: / , /phys/, /phys/0-ann/, /phys/0-ann/gpu/.
+	// c2 rows in lineage order: / , /phys/, /phys/0-ann/, /phys/0-ann/gpu/,
+	// each with its line in the dump (the header is line 1).
 	nodes, err := as.Nodes("c2")
 	if err != nil {
 		t.Fatalf("Nodes(c2): %v", err)
 	}
 	want := []fairshare.Node{
-		{Account: "root", Parent: -1, Shares: 1},
-		{Account: "phys", Parent: 0, Shares: 10},
-		{Account: "phys", User: "ann", Parent: 1, SharesParent: true},
-		{Account: "phys", User: "ann", Partition: "gpu", Parent: 1, Shares: 3},
+		{Account: "root", Parent: -1, Shares: 1, Line: 2},
+		{Account: "phys", Parent: 0, Shares: 10, Line: 3},
+		{Account: "phys", User: "ann", Parent: 1, SharesParent: true, Line: 5},
+		{Account: "phys", User: "ann", Partition: "gpu", Parent: 1, Shares: 3, Line: 4},
 	}
 	if !slices.Equal(nodes, want) {
 		t.Errorf("Nodes(c2) = %+v, want %+v", nodes, want)

@@ -349,22 +349,26 @@ func TestRunConvertsOldHistory(t *testing.T) {
 		t.Errorf("the old manifest is still there: %v", err)
 	}
 	// history-v1's snapshots hold TRESRunMins as the code of its time
-	// computed them (the closed form at each snapshot's tick), which the
-	// converted history keeps: its fairshare cells are compared without
-	// that column, every other table and column exactly.
+	// computed them (the closed form at each snapshot's tick), and no
+	// assoc_line (it came later), which the converted history keeps: its
+	// fairshare cells are compared without TRESRunMins, and without
+	// assoc_line up to history-v1's last run, every other table and column
+	// exactly.
+	last := time.Date(2025, 4, 5, 0, 0, 0, 0, time.UTC)
 	got, want := computedState(t, old, next), computedState(t, fresh, next)
-	for k, b := range fairshareWithoutTRESRun(t, old) {
+	for k, b := range fairshareWithoutTRESRun(t, old, last) {
 		got[k] = b
 	}
-	for k, b := range fairshareWithoutTRESRun(t, fresh) {
+	for k, b := range fairshareWithoutTRESRun(t, fresh, last) {
 		want[k] = b
 	}
 	sameFiles(t, "converted and continued", got, want)
 }
 
 // fairshareWithoutTRESRun returns the fairshare partitions of hist as
-// computedState keys them, with every tres_run_mins cell cleared.
-func fairshareWithoutTRESRun(t *testing.T, hist string) map[string][]byte {
+// computedState keys them, with every tres_run_mins cell cleared and the
+// assoc_line of the snapshots up to noLineTo.
+func fairshareWithoutTRESRun(t *testing.T, hist string, noLineTo time.Time) map[string][]byte {
 	t.Helper()
 	v := openView(t, hist)
 	defer v.Close()
@@ -381,6 +385,9 @@ func fairshareWithoutTRESRun(t *testing.T, hist string) map[string][]byte {
 		}
 		for i := range rows {
 			rows[i].TRESRunMins = nil
+			if !rows[i].Snapshot.After(noLineTo) {
+				rows[i].AssocLine = nil
+			}
 		}
 		b, err := history.EncodeRows(schemas.TableFairshare, any(rows))
 		if err != nil {

@@ -134,6 +134,7 @@ SELECT
     CAST(NULL AS INTEGER) AS "rank",
     CAST(NULL AS VARCHAR) AS "grp_tres_mins",
     CAST(NULL AS VARCHAR) AS "tres_run_mins",
+    CAST(NULL AS INTEGER) AS "assoc_line",
     CAST(NULL AS VARCHAR) AS "cluster",
     CAST(NULL AS VARCHAR) AS "month"
 WHERE false;

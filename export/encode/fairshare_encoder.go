@@ -38,7 +38,7 @@ import (
 var (
 	fairshareColumns = []string{"snapshot", "algorithm", "account", "user", "partition", "parent", "depth",
 		"is_user", "raw_shares", "shares_parent", "norm_shares", "raw_usage", "norm_usage", "effectv_usage",
-		"fair_share", "level_fs", "rank", "grp_tres_mins", "tres_run_mins"}
+		"fair_share", "level_fs", "rank", "grp_tres_mins", "tres_run_mins", "assoc_line"}
 	associationColumns = []string{"snapshot", "account", "user", "partition", "parent", "shares",
 		"shares_parent", "lineage", "source_file"}
 )
@@ -399,6 +399,7 @@ func fairshareValues(v [][]parquet.Value, rows []record.FairshareRow, strs *rowS
 		setOptionalInt32(&v[16][k], r.Rank)
 		setOptionalString(&v[17][k], r.GrpTRESMins)
 		setOptionalString(&v[18][k], r.TRESRunMins)
+		setOptionalInt32(&v[19][k], r.AssocLine)
 	}
 }
 

@@ -307,6 +307,12 @@ func writeFairshareSnapshot(c *columnStream[record.FairshareRow], strs *interned
 			} else {
 				v[18][k] = parquet.Value{}
 			}
+			if l := t.Line[q]; l > 0 {
+				v[19][k] = parquet.Int32Value(l)
+				v[19][k].SetDefinitionLevel(1)
+			} else {
+				v[19][k] = parquet.Value{}
+			}
 		}
 		if err := c.added(m); err != nil {
 			return err

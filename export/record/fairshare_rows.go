@@ -141,6 +141,9 @@ func AppendFairshareRows(dst []FairshareRow, vals *FairshareValues, snapshot tim
 		if t.GrpTRESMins[p] != "" {
 			row.GrpTRESMins = &t.GrpTRESMins[p]
 		}
+		if t.Line[p] > 0 {
+			row.AssocLine = &t.Line[p]
+		}
 		if fairTree {
 			row.LevelFS = num(r.LevelFS[p])
 			if t.IsUser[p] && r.Rank[p] != 0 {
@@ -246,6 +249,9 @@ func FairshareFromRows(rows []FairshareRow) (*fairshare.Tree, *fairshare.Result,
 		nd := fairshare.Node{Account: r.Account, User: r.User, Partition: r.Partition, Parent: -1, SharesParent: r.SharesParent}
 		if r.GrpTRESMins != nil {
 			nd.GrpTRESMins = *r.GrpTRESMins
+		}
+		if r.AssocLine != nil {
+			nd.Line = *r.AssocLine
 		}
 		if r.Parent != "" {
 			j, ok := accounts[r.Parent]

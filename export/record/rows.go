@@ -81,6 +81,7 @@ type FairshareRow struct {
 	Rank         *int32    `parquet:"rank"`
 	GrpTRESMins  *string   `parquet:"grp_tres_mins"`
 	TRESRunMins  *string   `parquet:"tres_run_mins"`
+	AssocLine    *int32    `parquet:"assoc_line"`
 }
 
 // AssociationRow is one row of the associations table (see

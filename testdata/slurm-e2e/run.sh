@@ -423,10 +423,13 @@ setup_accounts() { # SCENARIO: a tree with a nested account, a fairshare=parent 
 	sacctmgr -i add user fl_carol cluster="$c" account=theory fairshare=parent "${q[@]}"
 	sacctmgr -i add user fl_dave cluster="$c" account=chem fairshare=3 "${q[@]}"
 	sacctmgr -i add user fl_dave cluster="$c" account=theory fairshare=2 "${q[@]}"
-	# fl_eve has one association per partition in chem, gpu's made first:
-	# its own shares, usage and (prio) priority; cpu's inherits chem's.
-	sacctmgr -i add user fl_eve cluster="$c" account=chem partition=gpu fairshare=4 "${q[@]}" $ep
+	# fl_eve has one association per partition in chem: gpu's has its own
+	# shares, usage and (prio) priority; cpu's inherits chem's. cpu's is
+	# made first: slurmdbd gives a new association the lft right after its
+	# parent's, so on 22.05 the dump and sshare list gpu's first, against
+	# lineage order (docs/slurm-versions.md §3); 23.11 on, cpu's first.
 	sacctmgr -i add user fl_eve cluster="$c" account=chem partition=cpu fairshare=1 "${q[@]}"
+	sacctmgr -i add user fl_eve cluster="$c" account=chem partition=gpu fairshare=4 "${q[@]}" $ep
 }
 
 cluster_up=1
