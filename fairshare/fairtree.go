@@ -9,6 +9,7 @@ import (
 // sortItem is one fair-share sibling in a sorted group.
 type sortItem struct {
 	key  float64 // LevelFS used for ordering (§7.2)
+	lo   float64 // the rest of slurmctld's long double LevelFS (longdouble.go)
 	pos  int32
 	user bool
 }
@@ -16,7 +17,7 @@ type sortItem struct {
 // frame is one level of the depth-first ranking walk.
 type frame struct {
 	first, i, end int32   // the sibling group items[first:end], next i
-	prev          float64 // LevelFS of the previous sibling
+	prev, prevLo  float64 // LevelFS of the previous sibling (sortItem's key, lo)
 	tied          bool    // the account owning this group was tied
 }
 
@@ -25,8 +26,8 @@ type frame struct {
 // qsort — association list (position) order, as docs/slurm-semantics.md §7.3
 // proposes.
 func cmpItem(a, b sortItem) int {
-	if a.key != b.key {
-		if a.key > b.key {
+	if a.key != b.key || a.lo != b.lo {
+		if a.key > b.key || (a.key == b.key && a.lo > b.lo) {
 			return -1
 		}
 		return 1
@@ -66,18 +67,20 @@ func FairTree(t *Tree, usage []float64, r *Result) {
 	r.normUsage(usage)
 	copy(r.NormShares, t.treeShares)
 	r.key = grow(r.key, n)
+	r.keyLo = grow(r.keyLo, n)
 
 	r.EffectvUsage[0] = 1
 	r.LevelFS[0] = blank
 	r.FairShare[0] = blank
 	for p := 1; p < n; p++ {
 		u := 0.0
-		if pu := usage[t.FSParent[p]]; pu != 0 {
-			u = usage[p] / pu
+		pu := usage[t.FSParent[p]]
+		if pu != 0 {
+			u = extQuo(usage[p], pu) // slurmctld's long double (longdouble.go)
 		}
 		r.EffectvUsage[p] = u
 		r.FairShare[p] = blank
-		var lf float64
+		var lf, lo float64
 		switch s := t.treeShares[p]; {
 		case t.SharesParent[p]:
 			lf = NoVal
@@ -88,14 +91,17 @@ func FairTree(t *Tree, usage []float64, r *Result) {
 		case s == 0:
 			lf = 0
 			r.LevelFS[p] = 0
+		case u == 0:
+			lf = s / u // +Inf
+			r.LevelFS[p] = lf
 		default:
-			lf = s / u // +Inf when u == 0
+			lf, lo = extLevelFS(s, usage[p], pu)
 			if lf != lf {
-				lf = 0 // NaN only from invalid usage; keep the order total
+				lf, lo = 0, 0 // NaN only from invalid usage; keep the order total
 			}
 			r.LevelFS[p] = lf
 		}
-		r.key[p] = lf
+		r.key[p], r.keyLo[p] = lf, lo
 	}
 
 	// Sort every sibling group once; the groups share one buffer laid out
@@ -105,7 +111,7 @@ func FairTree(t *Tree, usage []float64, r *Result) {
 	}
 	items := r.items[:len(t.FSChildren)]
 	for k, c := range t.FSChildren {
-		items[k] = sortItem{key: r.key[c], pos: c, user: t.IsUser[c]}
+		items[k] = sortItem{key: r.key[c], lo: r.keyLo[c], pos: c, user: t.IsUser[c]}
 	}
 	for p := 0; p < n; p++ {
 		if lo, hi := t.FSChildStart[p], t.FSChildStart[p+1]; hi-lo > 1 {
@@ -124,11 +130,11 @@ func FairTree(t *Tree, usage []float64, r *Result) {
 			continue
 		}
 		it := items[f.i]
-		tied := f.prev == it.key
+		tied := f.prev == it.key && f.prevLo == it.lo
 		if f.i == f.first && f.tied {
 			tied = true
 		}
-		f.prev = it.key
+		f.prev, f.prevLo = it.key, it.lo
 		f.i++
 		if it.user {
 			if !tied {

@@ -48,8 +48,11 @@ func TestFairTreeTest24_4(t *testing.T) {
 	}
 	// §7.2: uD2 and uD3 are both 22/17 mathematically but computed from
 	// different operands and must not tie; uD3 and uDA3 share operands.
-	if r.LevelFS[b.pos["aD|uD2"]] >= r.LevelFS[b.pos["aD|uD3"]] {
-		t.Errorf("LevelFS(uD2) = %v, want < LevelFS(uD3) = %v", r.LevelFS[b.pos["aD|uD2"]], r.LevelFS[b.pos["aD|uD3"]])
+	// slurmctld compares its long doubles: as doubles both are
+	// 1.2941176470588236, the rest (keyLo) orders them.
+	d2, d3 := b.pos["aD|uD2"], b.pos["aD|uD3"]
+	if k2, k3 := [2]float64{r.key[d2], r.keyLo[d2]}, [2]float64{r.key[d3], r.keyLo[d3]}; k2[0] > k3[0] || (k2[0] == k3[0] && k2[1] >= k3[1]) {
+		t.Errorf("LevelFS(uD2) = %v, want < LevelFS(uD3) = %v (long double: hi, lo)", k2, k3)
 	}
 	if r.LevelFS[b.pos["aD|uD3"]] != r.LevelFS[b.pos["aDA|uDA3"]] {
 		t.Errorf("LevelFS(uD3) = %v, want == LevelFS(uDA3) = %v", r.LevelFS[b.pos["aD|uD3"]], r.LevelFS[b.pos["aDA|uDA3"]])

@@ -39,6 +39,7 @@ type Result struct {
 
 	// Fair Tree scratch: sort keys and the sorted sibling groups.
 	key   []float64
+	keyLo []float64 // beside key: the rest of the long double LevelFS
 	items []sortItem
 	stack []frame
 	// depth-oblivious scratch: per fs parent, Σ UN of its non-parent

@@ -191,7 +191,7 @@ func TestPureImports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := map[string]bool{"cmp": true, "errors": true, "fmt": true, "io": true, "math": true,
+	allowed := map[string]bool{"cmp": true, "errors": true, "fmt": true, "io": true, "math": true, "math/bits": true,
 		"slices": true, "strconv": true, "strings": true,
 		"github.com/fairledger/fairledger/internal/treslist": true,
 		"github.com/fairledger/fairledger/internal/safetext": true,
