@@ -318,12 +318,15 @@ func (s *idSet[K]) rank(ids []int32, compare func(a, b K) int) []int32 {
 }
 
 // writeSortedColumns writes the rows at the positions order as a Parquet
-// file of T's schema, whose leaf columns must be leaves. fill(v, batch)
-// sets v[c][k] to the value of leaf column c of the row at position
-// batch[k]. The values of writeBatch rows at a time are handed to the
-// column writers, so pages are cut where GenericWriter[T].Write cuts them,
-// and the row group is ended (Flush) every RowGroupRows rows, where Write
-// starts a new one.
+// file of T's schema, whose leaf columns must be leaves (a nested one's
+// path joined by dots: "tres_w.key_value.key"). fill(v, batch) sets
+// v[c][k] to the value of leaf column c of the row at position batch[k].
+// For a repeated column it sets v[c] instead to the column's values of the
+// batch's rows, any number a row, each row's first at repetition level 0
+// (appending to v[c][:0] keeps its memory from batch to batch). The values
+// of writeBatch rows at a time are handed to the column writers, so pages
+// are cut where GenericWriter[T].Write cuts them, and the row group is
+// ended (Flush) every RowGroupRows rows, where Write starts a new one.
 //
 // fill builds a batch's values row by row, all columns at once: that took
 // three quarters of the time of one loop over the batch per column.
@@ -339,7 +342,7 @@ func (s *idSet[K]) rank(ids []int32, compare func(a, b K) int) []int32 {
 func writeSortedColumns[T any](w io.Writer, sortBy, leaves []string, order []int32, fill func(v [][]parquet.Value, batch []int32), opts ...parquet.WriterOption) error {
 	pw := parquet.NewGenericWriter[T](w, append(writerOptions(sortBy), opts...)...)
 	if cols := pw.Schema().Columns(); !slices.EqualFunc(cols, leaves, func(path []string, name string) bool {
-		return len(path) == 1 && path[0] == name
+		return strings.Join(path, ".") == name
 	}) {
 		return fmt.Errorf("%T schema has the leaf columns %v, the encoder writes %v", *new(T), cols, leaves)
 	}
@@ -353,10 +356,17 @@ func writeSortedColumns[T any](w io.Writer, sortBy, leaves []string, order []int
 		group := order[lo:min(lo+RowGroupRows, len(order))]
 		for b := 0; b < len(group); b += writeBatch {
 			batch := group[b:min(b+writeBatch, len(group))]
+			for c := range vals {
+				vals[c] = vals[c][:len(batch)]
+			}
 			fill(vals, batch)
 			for c, col := range cols {
-				if _, err := col.WriteRowValues(vals[c][:len(batch)]); err != nil {
+				n, err := col.WriteRowValues(vals[c])
+				if err != nil {
 					return fmt.Errorf("column %s: %w", leaves[c], err)
+				}
+				if n != len(batch) {
+					return fmt.Errorf("column %s: %d rows written of a batch of %d", leaves[c], n, len(batch))
 				}
 			}
 		}
