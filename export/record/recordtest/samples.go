@@ -2,6 +2,7 @@ package recordtest
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -268,6 +269,121 @@ func BenchJobs(n int) []record.JobRow {
 		}
 	}
 	return rows
+}
+
+// VariedPriority makes n priority rows in shuffled order exercising every
+// way a value can look to the encoder: each event, nil and set pointers in
+// each nullable column, nil, empty, one-entry and many-entry TRES maps
+// (their keys drawn from a list not in byte order), empty and non-ASCII
+// names, rows equal in every sort key (so the tie order shows), times
+// before 1970, NaN, infinite and negative-zero weights, extreme integers.
+// Its times have whole microseconds, which the files keep.
+func VariedPriority(n int, seed uint64) []record.PriorityRow {
+	r := rand.New(rand.NewPCG(seed, 4))
+	users := []string{"alice", "bob", "", "zoë", "user-with-a-rather-long-name", "Bob"}
+	accounts := []string{"physics", "chem", "", "Åström_lab", "bio"}
+	parts := []string{"cpu", "gpu", "", "grün"}
+	qos := []string{"normal", "", "high", "Ünterwegs"}
+	events := []string{record.EventSubmit, record.EventPending, record.EventStart}
+	tresKeys := []string{"mem", "cpu", "gres/gpu:a100", "billing", "node", "gres/gpu", "license/matlab", "bb/datawarp", "ü/non-ascii"}
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	snaps := []time.Time{time.Date(1969, 12, 31, 23, 59, 59, 999_000, time.UTC), base, base.Add(time.Hour),
+		base.Add(36*time.Hour + 250*time.Microsecond), base.AddDate(0, 0, 7)}
+	maybe := func(p float64) bool { return r.Float64() < p }
+	i64 := func(p float64, v int64) *int64 {
+		if maybe(p) {
+			return nil
+		}
+		return &v
+	}
+	tm := func(p float64, t time.Time) *time.Time {
+		if maybe(p) {
+			return nil
+		}
+		return &t
+	}
+	weight := func() float64 {
+		switch x := r.Float64(); {
+		case x < 0.3:
+			return 0
+		case x < 0.31:
+			return math.NaN()
+		case x < 0.32:
+			return math.Inf(1)
+		case x < 0.33:
+			return math.Copysign(0, -1)
+		default:
+			return r.ExpFloat64() * math.Pow(10, float64(r.IntN(8)-2))
+		}
+	}
+	rows := make([]record.PriorityRow, n)
+	for i := range rows {
+		snap := snaps[r.IntN(len(snaps))]
+		ev := events[r.IntN(len(events))]
+		at := snap
+		if ev != record.EventPending {
+			at = snap.Add(time.Duration(r.Int64N(86400*1e6)) * time.Microsecond)
+		}
+		var tres map[string]float64
+		switch k := r.IntN(10); {
+		case k == 0: // nil
+		case k == 1:
+			tres = map[string]float64{}
+		case k == 2:
+			tres = map[string]float64{tresKeys[r.IntN(len(tresKeys))]: weight()}
+		default:
+			tres = map[string]float64{}
+			for j := r.IntN(len(tresKeys)); len(tres) < min(k, len(tresKeys)); j = (j + 1) % len(tresKeys) {
+				tres[tresKeys[j]] = weight()
+			}
+		}
+		row := record.PriorityRow{At: at, Event: ev, Snapshot: tm(0.1, snap), ComputedAt: at.Add(-time.Duration(r.IntN(30)) * time.Second),
+			JobID: int64(1 + r.IntN(n/4+1)), ArrayJobID: i64(0.7, int64(r.IntN(1000))),
+			User: users[r.IntN(len(users))], Account: accounts[r.IntN(len(accounts))],
+			Partition: parts[r.IntN(len(parts))], QOS: qos[r.IntN(len(qos))],
+			Priority: []int64{0, 1, math.MaxInt64, -1, int64(r.IntN(1 << 30))}[r.IntN(5)],
+			AgeW:     weight(), AssocW: weight(), FairShareW: weight(), JobSizeW: weight(), PartitionW: weight(), QOSW: weight(),
+			TRESW: tres, Site: int64(r.IntN(3)) - 1, Nice: []int64{0, 100, -100, math.MinInt64}[r.IntN(4)],
+			Submit: tm(0.2, at.Add(-time.Hour)), Eligible: tm(0.3, at.Add(-30*time.Minute))}
+		if ev == record.EventStart || maybe(0.05) {
+			row.WaitSec, row.Rank, row.Waiting = i64(0.2, int64(r.IntN(86400))), i64(0.3, int64(1+r.IntN(50))), i64(0.3, int64(r.IntN(100)))
+		}
+		if maybe(0.05) && i > 0 { // equal sort keys, other columns differ
+			p := rows[r.IntN(i)]
+			row.At, row.JobID, row.Partition, row.Event = p.At, p.JobID, p.Partition, p.Event
+		}
+		rows[i] = row
+	}
+	return rows
+}
+
+// FormatPriorityRow prints a priority row with its pointers followed, its
+// times in UTC and its TRES map in key order (a nil map as an empty one).
+func FormatPriorityRow(r record.PriorityRow) string {
+	t := func(p *time.Time) string {
+		if p == nil {
+			return "NULL"
+		}
+		return p.UTC().Format(time.RFC3339Nano)
+	}
+	i := func(p *int64) string {
+		if p == nil {
+			return "NULL"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	var tres []string
+	for _, k := range slices.Sorted(maps.Keys(r.TRESW)) {
+		tres = append(tres, k+"="+f(r.TRESW[k]))
+	}
+	return t(&r.At) + " " + r.Event + " snapshot=" + t(r.Snapshot) + " computed_at=" + t(&r.ComputedAt) +
+		" job=" + strconv.FormatInt(r.JobID, 10) + " array_job=" + i(r.ArrayJobID) +
+		" " + r.User + "|" + r.Account + "|" + r.Partition + "|" + r.QOS + " priority=" + strconv.FormatInt(r.Priority, 10) +
+		" age=" + f(r.AgeW) + " assoc=" + f(r.AssocW) + " fairshare=" + f(r.FairShareW) + " jobsize=" + f(r.JobSizeW) +
+		" partition=" + f(r.PartitionW) + " qos=" + f(r.QOSW) + " tres={" + strings.Join(tres, ",") + "}" +
+		" site=" + strconv.FormatInt(r.Site, 10) + " nice=" + strconv.FormatInt(r.Nice, 10) +
+		" submit=" + t(r.Submit) + " eligible=" + t(r.Eligible) + " wait=" + i(r.WaitSec) + " rank=" + i(r.Rank) + " waiting=" + i(r.Waiting)
 }
 
 // FormatFairshareRow prints a fairshare row with its pointers followed.
