@@ -481,3 +481,14 @@ func setOptionalInt32(v *parquet.Value, p *int32) {
 	*v = parquet.Int32Value(*p)
 	v.SetDefinitionLevel(1)
 }
+
+// setOptionalTime sets *v to an optional TIMESTAMP(MICROS) value (INT64
+// microseconds since the epoch): null for nil.
+func setOptionalTime(v *parquet.Value, p *time.Time) {
+	if p == nil {
+		*v = parquet.Value{}
+		return
+	}
+	*v = parquet.Int64Value(p.UnixMicro())
+	v.SetDefinitionLevel(1)
+}

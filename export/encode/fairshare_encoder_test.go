@@ -208,8 +208,8 @@ func TestAssociationsEncoderBytes(t *testing.T) {
 }
 
 // checkEncoderBytes compares a column encoder with the generic encoder on
-// the varied rows of every encoderCase, shuffled and sorted, and on the
-// sample rows.
+// the varied rows of every encoderCase, shuffled and sorted, on the sample
+// rows and on a nil slice.
 func checkEncoderBytes[T any](t *testing.T, table string, varied func(n int, seed uint64, s snapshotCase) []T, sample []T,
 	compare func(a, b *T) int, columnar func(rows []T, sortBy []string) func(io.Writer) error) {
 	t.Helper()
@@ -236,6 +236,7 @@ func checkEncoderBytes[T any](t *testing.T, table string, varied func(n int, see
 		check(c.name+", sorted", sortedCopy(rows, compare))
 	}
 	check("sample", sample)
+	check("nil", nil)
 }
 
 // TestSnapshotOrder checks snapshotOrder on a hand-sorted example and

@@ -36,10 +36,16 @@ func Associations(rows []record.AssociationRow, sortBy []string) func(io.Writer)
 	return associationsEncoder(rows, sortBy)
 }
 
+// Priority writes priority rows in record.ComparePriority order (see
+// priorityEncoder).
+func Priority(rows []record.PriorityRow, sortBy []string) func(io.Writer) error {
+	return priorityEncoder(rows, sortBy)
+}
+
 // Sorted writes rows of any table through parquet-go's generic writer, in
-// cmp order (as given when cmp is nil): the encoder of the tables too small
-// to need one of their own (runs, priority), and the reference the others
-// write the same bytes as.
+// cmp order (as given when cmp is nil): the encoder of the table too small
+// to need one of its own (runs), and the reference the others write the
+// same bytes as.
 func Sorted[T any](rows []T, cmp func(a, b *T) int, sortBy []string) func(io.Writer) error {
 	return encoder(rows, cmp, sortBy)
 }
