@@ -22,6 +22,9 @@ var (
 	variedJobs         = recordtest.VariedJobs
 	benchJobs          = recordtest.BenchJobs
 	fmtRow             = recordtest.FormatFairshareRow
+	samplePriority     = recordtest.Priority
+	variedPriority     = recordtest.VariedPriority
+	fmtPriority        = recordtest.FormatPriorityRow
 )
 
 func ptr[T any](v T) *T { return &v }

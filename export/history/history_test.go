@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,72 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if gotFS[1].LevelFS == nil || !math.IsInf(*gotFS[1].LevelFS, 1) {
 		t.Errorf("fairshare physics level_fs = %v, want +Inf", gotFS[1].LevelFS)
+	}
+}
+
+// TestPriorityRoundTrip writes priority rows through the history (the
+// priority table's encoder, encode.Priority) and reads them back with its
+// reader: the sample rows, whose order and values are checked by hand,
+// and varied rows (every event, nil and set pointers, nil, empty, one- and
+// many-entry TRES maps, empty and non-ASCII names, NaN and infinite
+// weights) over more than one row group, compared row by row with the
+// input in record.ComparePriority order.
+func TestPriorityRoundTrip(t *testing.T) {
+	t.Parallel()
+	h := openHistory(t)
+	if err := h.WritePartition(schemas.TablePriority, "c1", jan, samplePriority()); err != nil {
+		t.Fatal(err)
+	}
+	var got []record.PriorityRow
+	if err := h.ReadPartition(schemas.TablePriority, "c1", jan, &got); err != nil {
+		t.Fatal(err)
+	}
+	// (event_time, job_id, partition, event), by hand: job 12's submit at
+	// 20:00; at the snapshot job 3 (cpu), job 12 cpu, job 12 gpu; job 12's
+	// start at 00:10.
+	want := []string{"2024-12-31T20:00:00Z 12 cpu submit", "2025-01-01T00:00:00Z 3 cpu pending",
+		"2025-01-01T00:00:00Z 12 cpu pending", "2025-01-01T00:00:00Z 12 gpu pending", "2025-01-01T00:10:00Z 12 gpu start"}
+	for i, w := range want {
+		if i >= len(got) {
+			t.Fatalf("read %d priority rows, want %d", len(got), len(want))
+		}
+		r := got[i]
+		if g := r.At.UTC().Format(time.RFC3339) + " " + strconv.FormatInt(r.JobID, 10) + " " + r.Partition + " " + r.Event; g != w {
+			t.Errorf("priority row %d = %q, want %q", i, g, w)
+		}
+	}
+	if r := got[1]; len(r.TRESW) != 0 || r.Nice != 100 || r.Eligible != nil || r.ArrayJobID == nil || *r.ArrayJobID != 3 {
+		t.Errorf("job 3 read back as %s; want an empty tres_w, nice 100, eligible NULL, array_job_id 3", fmtPriority(r))
+	}
+	if r := got[4]; len(r.TRESW) != 2 || r.TRESW["cpu"] != 31.25 || r.TRESW["mem"] != 3.2 {
+		t.Errorf("job 12's start read back as %s; want tres_w cpu=31.25, mem=3.2", fmtPriority(r))
+	}
+	if r := got[4]; r.WaitSec == nil || *r.WaitSec != 4*3600+600 || r.Rank == nil || *r.Rank != 2 || r.Waiting == nil || *r.Waiting != 2 {
+		t.Errorf("job 12's start read back as %s; want wait_sec 15000, rank 2, waiting 2", fmtPriority(r))
+	}
+
+	n := encode.RowGroupRows + 1000
+	if testing.Short() {
+		n = 3000
+	}
+	rows := variedPriority(n, 11)
+	feb := jan.AddDate(0, 1, 0)
+	if err := h.WritePartition(schemas.TablePriority, "c1", feb, rows); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	if err := h.ReadPartition(schemas.TablePriority, "c1", feb, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("read %d varied priority rows, want %d", len(got), len(rows))
+	}
+	bad := 0
+	for i, w := range sortedCopy(rows, record.ComparePriority) {
+		if g, w := fmtPriority(got[i]), fmtPriority(w); g != w && bad < 5 {
+			t.Errorf("varied priority row %d read back as\n%s\nwant\n%s", i, g, w)
+			bad++
+		}
 	}
 }
 

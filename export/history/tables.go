@@ -106,7 +106,7 @@ func runsTable() *table[record.RunRow, []record.RunRow] {
 // the snapshots' (upgradePriority).
 func priorityTable() *table[record.PriorityRow, []record.PriorityRow] {
 	at := func(r *record.PriorityRow) time.Time { return r.At }
-	t := rowTable(schemas.TablePriority, record.ComparePriority, nil, at, "event_time", "snapshot")
+	t := rowTable(schemas.TablePriority, record.ComparePriority, encode.Priority, at, "event_time", "snapshot")
 	t.snapshots = true
 	t.upgrade = upgradePriority
 	t.cut = cutAfterTime(at)
