@@ -180,7 +180,7 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 		return e.err
 	}
 	err := func() error {
-		room := w.spill.MaxMonth() // so that a table is not outgrown by a later month
+		room := w.room(months, jobMonths, segs) // so that no month outgrows a table
 		made := 0
 		var carry []record.JobRec
 		for _, m := range months {
@@ -220,6 +220,38 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 	return err
 }
 
+// loads reports whether prepare loads segment p of a month: the hot
+// segments, and in a month with input records (fresh) those charging time
+// in the window.
+func (w *jobsWriter) loads(p history.Partition, fresh bool) bool {
+	return p.Hot || (fresh && p.MaxEnd > w.lo)
+}
+
+// room returns the most records prepare puts into a table for one of
+// months: the rows of the segments it loads and the records spilled for
+// the month. A table made with less room grows on the month that outgrows
+// it by half its size again, and for a night's December of 2 M flood jobs
+// that copy and its overshoot took 547 MB of a 1.29 GB heap
+// (BenchmarkFloodNight2M). The segments loadHolders and usage add to a
+// month are rare and left out.
+func (w *jobsWriter) room(months []time.Time, jobMonths map[string]bool, segs map[string][]history.Partition) int {
+	room := 0
+	for _, m := range months {
+		mk := monthKey(m)
+		n := 0
+		if jobMonths[mk] {
+			n = w.spill.Count(mk)
+		}
+		for _, p := range segs[mk] {
+			if w.loads(p, jobMonths[mk]) {
+				n += int(p.Rows)
+			}
+		}
+		room = max(room, n)
+	}
+	return room
+}
+
 // prepare loads into t the month's segments the run rewrites — the hot
 // ones; in a month with input records (fresh) those charging time in the
 // window and those holding a key of the input — and merges the spilled
@@ -239,7 +271,7 @@ func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs 
 		return w.readSegment(p, t)
 	}
 	for _, p := range segs {
-		if p.Hot || (fresh && p.MaxEnd > w.lo) {
+		if w.loads(p, fresh) {
 			if mj.err = loaded(p); mj.err != nil {
 				return mj
 			}
@@ -323,7 +355,7 @@ func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (int, error) {
 	// stay in the table's order. Records move only from the first hot one
 	// on (a backfill's months but the last have none).
 	isHot := func(r *record.JobRec) bool { return unixSec(r.Start)+r.ChargedSec > w.hotFrom || r.Running() }
-	k := partitionHot(t.Recs, isHot)
+	k := t.Partition(isHot)
 	// Removed first: a new segment equal to an old one has its name, and
 	// stays.
 	for _, p := range mj.segs {
@@ -765,42 +797,4 @@ func (u *usageSums) slot(names usageNames) int32 {
 func (u *usageSums) newRow(k usageKey) record.UsageRow {
 	return record.UsageRow{Account: u.names[k.account], User: u.names[k.user],
 		Partition: u.names[k.partition], PeriodStart: time.Unix(k.day, 0).UTC()}
-}
-
-// partitionHot moves the records isHot selects after the others, each
-// kept in its order, and returns where the hot ones start. Only the hot
-// records before the last settled one move, through one buffer of
-// exactly them: a night's month, all hot from its first hot record on,
-// moves and allocates nothing. (Every hot record was copied, into a
-// buffer grown by append: up to twice the month's records, 352 MB of the
-// 628 MB heap of a night of 10⁶ one-second jobs.)
-func partitionHot(recs []record.JobRec, isHot func(*record.JobRec) bool) int {
-	k := 0
-	for k < len(recs) && !isHot(&recs[k]) {
-		k++
-	}
-	end := len(recs) // recs[end:] are hot, and stay
-	for end > k && isHot(&recs[end-1]) {
-		end--
-	}
-	if end == k {
-		return k
-	}
-	n := 0
-	for i := k; i < end; i++ {
-		if isHot(&recs[i]) {
-			n++
-		}
-	}
-	hot := make([]record.JobRec, 0, n)
-	for i := k; i < end; i++ {
-		if isHot(&recs[i]) {
-			hot = append(hot, recs[i])
-			continue
-		}
-		recs[k] = recs[i]
-		k++
-	}
-	copy(recs[k:end], hot)
-	return k
 }

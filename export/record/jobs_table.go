@@ -370,6 +370,48 @@ func (t *JobTable) Sort() {
 	permute(t.Recs, order)
 }
 
+// Partition moves the records sel selects after the others, both in
+// their order (a stable partition), and returns the number of records not
+// selected. It moves records in place along the permutation's cycles, with
+// the table's int32 sort scratch for the permutation and no copy of the
+// records: a copy of the selected ones (the hot records of a month holding
+// millions) took 436 MB of a 1.29 GB heap in BenchmarkFloodNight2M.
+// Records before the first selected one and from the last unselected one
+// on do not move.
+func (t *JobTable) Partition(sel func(*JobRec) bool) int {
+	recs := t.Recs
+	lo := 0
+	for lo < len(recs) && !sel(&recs[lo]) {
+		lo++
+	}
+	hi := len(recs) // recs[hi:] are selected, and stay
+	for hi > lo && sel(&recs[hi-1]) {
+		hi--
+	}
+	if hi == lo {
+		return lo
+	}
+	span := recs[lo:hi]
+	order := slices.Grow(t.order[:0], max(len(recs), cap(recs)))[:len(span)]
+	t.order = order
+	k := 0
+	for i := range span {
+		if !sel(&span[i]) {
+			order[k] = int32(i)
+			k++
+		}
+	}
+	settled := k
+	for i := range span {
+		if sel(&span[i]) {
+			order[k] = int32(i)
+			k++
+		}
+	}
+	permute(span, order)
+	return lo + settled
+}
+
 // sortKey is a record's sort key for JobTable.Sort: the rank of its
 // (account, user) pair, its start, its job_id_raw and its position.
 type sortKey struct {

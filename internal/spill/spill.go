@@ -128,17 +128,6 @@ func (s *Jobs) Months() []string {
 	return slices.Sorted(maps.Keys(s.months))
 }
 
-// MaxMonth is the largest number of records spilled for one month.
-func (s *Jobs) MaxMonth() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, sf := range s.months {
-		n = max(n, sf.n)
-	}
-	return n
-}
-
 // Count is the number of records spilled for month and not yet read.
 func (s *Jobs) Count(month string) int {
 	s.mu.Lock()
