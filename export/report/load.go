@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -220,12 +221,40 @@ type querier struct {
 	db  *query.DB
 }
 
+// query collects a result of a few rows.
 func (q *querier) query(what, sql string) (*query.Result, error) {
 	r, err := q.db.Query(q.ctx, sql)
 	if err != nil {
 		return nil, fmt.Errorf("report: %s: %w", what, err)
 	}
 	return r, nil
+}
+
+// each calls fn with each row of a result that grows with the accounts
+// read, in its order: the rows come through query.DB.Stream a page at a
+// time, so only fn's own data outlives a page.
+func (q *querier) each(what, sql string, fn func(row []any) error) error {
+	rows, err := q.db.Stream(q.ctx, sql)
+	if err != nil {
+		return fmt.Errorf("report: %s: %w", what, err)
+	}
+	defer rows.Close()
+	for {
+		row, err := rows.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("report: %s: %w", what, err)
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("report: %s: %w", what, err)
+	}
+	return nil
 }
 
 // resolvePeriod picks the cluster, fills the period defaults and finds the
@@ -349,27 +378,28 @@ func (d *Dataset) monthRange() string {
 
 // loadTree reads the whole association tree at the Last snapshot.
 func (d *Dataset) loadTree(q *querier) error {
-	r, err := q.query("tree", `SELECT snapshot, algorithm, account, "user", "partition", parent, depth, is_user,
+	var rows []record.FairshareRow
+	err := q.each("tree", `SELECT snapshot, algorithm, account, "user", "partition", parent, depth, is_user,
 	raw_shares, shares_parent, norm_shares, raw_usage, norm_usage, effectv_usage, fair_share, level_fs, rank
 	FROM fairshare WHERE cluster = `+query.SQLString(d.Cluster)+" AND month = "+query.SQLString(d.Last.Format(schemas.MonthLayout))+
-		" AND snapshot = "+tsLit(d.Last)+` ORDER BY account, "user", "partition"`)
-	if err != nil {
-		return err
-	}
-	rows := make([]record.FairshareRow, len(r.Rows))
-	for i, v := range r.Rows {
-		rows[i] = record.FairshareRow{Snapshot: asTime(v[0]), Algorithm: asString(v[1]), Account: asString(v[2]),
+		" AND snapshot = "+tsLit(d.Last)+` ORDER BY account, "user", "partition"`, func(v []any) error {
+		row := record.FairshareRow{Snapshot: asTime(v[0]), Algorithm: asString(v[1]), Account: asString(v[2]),
 			User: asString(v[3]), Partition: asString(v[4]), Parent: asString(v[5]), Depth: int32(asInt(v[6])),
 			IsUser: asBool(v[7]), SharesParent: asBool(v[9]), NormShares: floatPtr(v[10]), RawUsage: floatPtr(v[11]),
 			NormUsage: floatPtr(v[12]), EffectvUsage: floatPtr(v[13]), FairShare: floatPtr(v[14]), LevelFS: floatPtr(v[15])}
 		if v[8] != nil {
 			n := asInt(v[8])
-			rows[i].RawShares = &n
+			row.RawShares = &n
 		}
 		if v[16] != nil {
 			n := int32(asInt(v[16]))
-			rows[i].Rank = &n
+			row.Rank = &n
 		}
+		rows = append(rows, row)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	t, err := newSnapTree(rows)
 	if err != nil {
@@ -436,17 +466,13 @@ func (d *Dataset) loadSeries(q *querier, filter []string) error {
 		idx[t.UnixMicro()] = i
 		lits[i] = tsLit(t)
 	}
-	r, err := q.query("fair-share series", `SELECT snapshot, account, "user", "partition", norm_shares, norm_usage,
-	effectv_usage, fair_share, level_fs FROM fairshare WHERE cluster = `+query.SQLString(d.Cluster)+" AND "+d.monthRange()+
-		" AND snapshot IN ("+strings.Join(lits, ", ")+")"+accountFilter(filter))
-	if err != nil {
-		return err
-	}
 	n := len(d.snapshots)
-	for _, row := range r.Rows {
+	return q.each("fair-share series", `SELECT snapshot, account, "user", "partition", norm_shares, norm_usage,
+	effectv_usage, fair_share, level_fs FROM fairshare WHERE cluster = `+query.SQLString(d.Cluster)+" AND "+d.monthRange()+
+		" AND snapshot IN ("+strings.Join(lits, ", ")+")"+accountFilter(filter), func(row []any) error {
 		i, ok := idx[asTime(row[0]).UnixMicro()]
 		if !ok {
-			continue
+			return nil
 		}
 		k := assocKey{asString(row[1]), asString(row[2]), asString(row[3])}
 		s := d.series[k]
@@ -456,8 +482,8 @@ func (d *Dataset) loadSeries(q *querier, filter []string) error {
 		}
 		s.NormShares[i], s.NormUsage[i], s.EffectvUsage[i] = asFloat(row[4]), asFloat(row[5]), asFloat(row[6])
 		s.FairShare[i], s.LevelFS[i] = asFloat(row[7]), asFloat(row[8])
-	}
-	return nil
+		return nil
+	})
 }
 
 // exactSum sums a DOUBLE expression in integer thousandths (exact, so
@@ -469,20 +495,15 @@ func exactSum(expr string) string { return "(sum(((" + expr + ") * 1000)::BIGINT
 
 // loadUsage reads the undecayed usage per user association and UTC month.
 func (d *Dataset) loadUsage(q *querier, filter []string) error {
-	r, err := q.query("usage per month", `SELECT account, "user", strftime(period_start, '%Y-%m') AS m, `+
+	return q.each("usage per month", `SELECT account, "user", strftime(period_start, '%Y-%m') AS m, `+
 		exactSum("billing_sec")+", "+exactSum("cpu_sec")+", "+exactSum("mem_mb_sec")+", "+exactSum("gpu_sec")+
 		" FROM usage WHERE cluster = "+query.SQLString(d.Cluster)+" AND "+d.monthRange()+
 		" AND period_start >= "+tsLit(d.From)+" AND period_start < "+tsLit(d.To)+accountFilter(filter)+
-		` GROUP BY ALL ORDER BY account, "user", m`)
-	if err != nil {
-		return err
-	}
-	d.months = make([]usageMonth, len(r.Rows))
-	for i, row := range r.Rows {
-		d.months[i] = usageMonth{Account: asString(row[0]), User: asString(row[1]), Month: asString(row[2]),
-			BillingSec: asFloat(row[3]), CPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), GPUSec: asFloat(row[6])}
-	}
-	return nil
+		` GROUP BY ALL ORDER BY account, "user", m`, func(row []any) error {
+		d.months = append(d.months, usageMonth{Account: asString(row[0]), User: asString(row[1]), Month: asString(row[2]),
+			BillingSec: asFloat(row[3]), CPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), GPUSec: asFloat(row[6])})
+		return nil
+	})
 }
 
 // chargedJobs is the SQL of every job run's charge inside the period, as
@@ -514,16 +535,15 @@ func (d *Dataset) chargedJobs(filter []string) string {
 // job runs in the period.
 func (d *Dataset) loadJobs(q *querier, filter []string) error {
 	base := d.chargedJobs(filter)
-	r, err := q.query("partitions", base+` SELECT account, "partition", `+exactSum("rate * sec")+", "+
+	err := q.each("partitions", base+` SELECT account, "partition", `+exactSum("rate * sec")+", "+
 		exactSum("alloc_cpus * sec")+", "+exactSum("gpu * sec")+", "+exactSum("mem_mb * sec")+
-		`, count(*) FROM c WHERE sec > 0 GROUP BY ALL ORDER BY account, "partition"`)
+		`, count(*) FROM c WHERE sec > 0 GROUP BY ALL ORDER BY account, "partition"`, func(row []any) error {
+		d.parts = append(d.parts, partUsage{Account: asString(row[0]), Partition: asString(row[1]), BillingSec: asFloat(row[2]),
+			CPUSec: asFloat(row[3]), GPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), Jobs: asFloat(row[6])})
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	d.parts = make([]partUsage, len(r.Rows))
-	for i, row := range r.Rows {
-		d.parts[i] = partUsage{Account: asString(row[0]), Partition: asString(row[1]), BillingSec: asFloat(row[2]),
-			CPUSec: asFloat(row[3]), GPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), Jobs: asFloat(row[6])}
 	}
 	// The N biggest runs per account (a run is one row), ties broken by
 	// start and job id: k is each account's N-th largest charge, and only
@@ -531,7 +551,7 @@ func (d *Dataset) loadJobs(q *querier, filter []string) error {
 	// does not depend on the order DuckDB's threads see the rows in.
 	// Billing-seconds are compared in integer thousandths.
 	n := fmt.Sprint(d.opts.topN())
-	r, err = q.query("biggest jobs", base+`, r AS (
+	return q.each("biggest jobs", base+`, r AS (
 	SELECT *, (rate * sec * 1000)::BIGINT AS b FROM c WHERE sec > 0
 ), k AS (
 	SELECT account, list_min(max(b, `+n+`)) AS kb FROM r GROUP BY account
@@ -539,12 +559,7 @@ func (d *Dataset) loadJobs(q *querier, filter []string) error {
 SELECT account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb, b::DOUBLE / 1000
 FROM r JOIN k USING (account) WHERE b >= kb
 QUALIFY row_number() OVER (PARTITION BY account ORDER BY b DESC, start, job_id) <= `+n+`
-ORDER BY account, b DESC, start, job_id`)
-	if err != nil {
-		return err
-	}
-	d.jobs = make([]JobUsage, len(r.Rows))
-	for i, row := range r.Rows {
+ORDER BY account, b DESC, start, job_id`, func(row []any) error {
 		j := JobUsage{Account: asString(row[0]), User: asString(row[1]), Partition: asString(row[2]),
 			JobID: asString(row[3]), Start: asTime(row[4]), State: asString(row[6]), CPUs: asInt(row[7]),
 			GPUs: asFloat(row[8]), MemGiB: asFloat(row[9]) / 1024, BillingHours: asFloat(row[10]) / 3600}
@@ -552,9 +567,9 @@ ORDER BY account, b DESC, start, job_id`)
 			e := asTime(row[5])
 			j.End = &e
 		}
-		d.jobs[i] = j
-	}
-	return nil
+		d.jobs = append(d.jobs, j)
+		return nil
+	})
 }
 
 // SQL literals and result values.

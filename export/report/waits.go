@@ -288,18 +288,14 @@ func (d *Dataset) loadPriority(q *querier, filter []string) error {
 		p.months = append(p.months, m.Format(schemas.MonthLayout))
 	}
 	// Starts per account and month: the hive month is the UTC month of at.
-	r, err := q.query("waits per month", `SELECT account, month, list(wait_sec ORDER BY wait_sec), count(*) FILTER (WHERE "rank" = 1)
-	FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL GROUP BY ALL ORDER BY account, month`)
-	if err != nil {
-		return err
-	}
 	idx := map[string]int{}
 	for i, m := range p.months {
 		idx[m] = i
 	}
 	p.all = make([][]int64, len(p.months)+1)
 	p.allFirst = make([]int64, len(p.months)+1)
-	for _, row := range r.Rows {
+	err := q.each("waits per month", `SELECT account, month, list(wait_sec ORDER BY wait_sec), count(*) FILTER (WHERE "rank" = 1)
+	FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL GROUP BY ALL ORDER BY account, month`, func(row []any) error {
 		s := startWaits{Account: asString(row[0]), Month: asString(row[1]), First: asInt(row[3])}
 		list, _ := row[2].([]any)
 		for _, v := range list {
@@ -307,13 +303,17 @@ func (d *Dataset) loadPriority(q *querier, filter []string) error {
 		}
 		i, ok := idx[s.Month]
 		if !ok {
-			continue
+			return nil
 		}
 		p.starts = append(p.starts, s)
 		for _, j := range []int{i, len(p.months)} {
 			p.all[j] = append(p.all[j], s.Waits...)
 			p.allFirst[j] += s.First
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, w := range p.all {
 		slices.Sort(w)
@@ -323,18 +323,17 @@ func (d *Dataset) loadPriority(q *querier, filter []string) error {
 	for i, e := range factorExprs {
 		sums[i] = "sum(((" + e + ") * 1000)::BIGINT)::BIGINT"
 	}
-	r, err = q.query("pending factors", `SELECT event_time, account, count(*), `+strings.Join(sums, ", ")+`, sum(priority)::BIGINT
-	FROM priority WHERE `+d.prioPeriod("pending")+` GROUP BY ALL ORDER BY event_time, account`)
-	if err != nil {
-		return err
-	}
-	p.pending = make([]pendingSums, len(r.Rows))
-	for i, row := range r.Rows {
+	err = q.each("pending factors", `SELECT event_time, account, count(*), `+strings.Join(sums, ", ")+`, sum(priority)::BIGINT
+	FROM priority WHERE `+d.prioPeriod("pending")+` GROUP BY ALL ORDER BY event_time, account`, func(row []any) error {
 		s := pendingSums{At: asTime(row[0]), Account: asString(row[1]), Rows: asInt(row[2]), Priority: asInt(row[3+numFactors])}
 		for f := range numFactors {
 			s.Milli[f] = asInt(row[3+f])
 		}
-		p.pending[i] = s
+		p.pending = append(p.pending, s)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	p.recorded = len(p.starts) > 0 || len(p.pending) > 0
 	if !p.recorded {
@@ -349,14 +348,6 @@ func (d *Dataset) loadPriority(q *querier, filter []string) error {
 func (d *Dataset) loadLongest(q *querier, filter []string) error {
 	p := &d.prio
 	n := fmt.Sprint(d.opts.longestWaits())
-	r, err := q.query("longest waits", `SELECT account, "user", job_id, "partition", submit, event_time, wait_sec, "rank", waiting,
-	priority, snapshot, `+strings.Join(factorExprs[:], ", ")+`
-	FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL`+accountFilter(filter)+`
-	QUALIFY row_number() OVER (PARTITION BY account ORDER BY wait_sec DESC, event_time, job_id, "partition") <= `+n+`
-	ORDER BY account, wait_sec DESC, event_time, job_id, "partition"`)
-	if err != nil {
-		return err
-	}
 	type key struct {
 		snap int64
 		part string
@@ -365,8 +356,12 @@ func (d *Dataset) loadLongest(q *querier, filter []string) error {
 	var keys []string
 	months := map[string]bool{}
 	at := map[key][]int{}
-	p.longest = make([]LongWait, len(r.Rows))
-	for i, row := range r.Rows {
+	err := q.each("longest waits", `SELECT account, "user", job_id, "partition", submit, event_time, wait_sec, "rank", waiting,
+	priority, snapshot, `+strings.Join(factorExprs[:], ", ")+`
+	FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL`+accountFilter(filter)+`
+	QUALIFY row_number() OVER (PARTITION BY account ORDER BY wait_sec DESC, event_time, job_id, "partition") <= `+n+`
+	ORDER BY account, wait_sec DESC, event_time, job_id, "partition"`, func(row []any) error {
+		i := len(p.longest)
 		w := LongWait{Account: asString(row[0]), User: asString(row[1]), JobID: asInt(row[2]), Partition: asString(row[3]),
 			Start: asTime(row[5]), WaitSec: asInt(row[6]), Rank: asInt(row[7]), Waiting: asInt(row[8]), Priority: asInt(row[9])}
 		if row[4] != nil {
@@ -386,7 +381,11 @@ func (d *Dataset) loadLongest(q *querier, filter []string) error {
 			}
 			at[k] = append(at[k], i)
 		}
-		p.longest[i] = w
+		p.longest = append(p.longest, w)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(keys) == 0 {
 		return nil
@@ -400,15 +399,11 @@ func (d *Dataset) loadLongest(q *querier, filter []string) error {
 	for i, e := range factorExprs {
 		meds[i] = "quantile_disc(" + e + ", 0.5)"
 	}
-	r, err = q.query("jobs waiting before the longest waits", `WITH k(snap, part, job) AS (VALUES `+strings.Join(keys, ", ")+`),
+	return q.each("jobs waiting before the longest waits", `WITH k(snap, part, job) AS (VALUES `+strings.Join(keys, ", ")+`),
 	o AS (SELECT * FROM priority WHERE cluster = `+query.SQLString(d.Cluster)+` AND month IN (`+strings.Join(monthList, ", ")+`)
 		AND event = 'pending')
 	SELECT k.snap, k.part, k.job, count(o.job_id), quantile_disc(o.priority, 0.5), `+strings.Join(meds, ", ")+`
-	FROM k LEFT JOIN o ON o.event_time = k.snap AND o."partition" = k.part AND o.job_id <> k.job GROUP BY ALL`)
-	if err != nil {
-		return err
-	}
-	for _, row := range r.Rows {
+	FROM k LEFT JOIN o ON o.event_time = k.snap AND o."partition" = k.part AND o.job_id <> k.job GROUP BY ALL`, func(row []any) error {
 		for _, i := range at[key{asTime(row[0]).UnixMicro(), asString(row[1]), asInt(row[2])}] {
 			w := &p.longest[i]
 			w.Others = asInt(row[3])
@@ -420,8 +415,8 @@ func (d *Dataset) loadLongest(q *querier, filter []string) error {
 				w.OthersFactors[f] = asFloat(row[5+f])
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // waits sets the lab's section "Why did our jobs wait".
