@@ -40,6 +40,26 @@ type Options struct {
 	// "Why did our jobs wait" explains one by one; 0 means 5, at most
 	// MaxTopN.
 	LongestWaits int
+
+	// batchLabs is how many labs' rows Reports reads at a time; 0 means
+	// defaultBatchLabs. Only the tests set it: the reports are the same
+	// whatever it is.
+	batchLabs int
+}
+
+// defaultBatchLabs is how many labs' rows Reports reads at a time. The
+// rows a lab adds are a few hundred kB (its associations' series over up
+// to maxPoints snapshots, in DuckDB's spooled result and in the
+// dataset); each batch reads every table once more, but the accounts'
+// filter makes a query of a few labs cost a fraction of one over all of
+// them (the package doc, "Speed and memory").
+const defaultBatchLabs = 32
+
+func (o Options) batchSize() int {
+	if o.batchLabs <= 0 {
+		return defaultBatchLabs
+	}
+	return o.batchLabs
 }
 
 // maxPoints bounds the snapshots drawn per series: beyond it the last
@@ -111,9 +131,11 @@ type partUsage struct {
 }
 
 // Dataset is everything the reports of one cluster and period need, read
-// from a history in a few aggregate queries. Report builds one lab's
-// report from it without touching the history again, so reports for all
-// labs share one pass over the files.
+// from a history in a few aggregate queries: what every lab's report
+// shares (the period, the tree, the settings, the cluster's waits) and
+// the rows of the accounts it was loaded for. Report builds one of those
+// labs' report from it without touching the history again; Reports reads
+// the rows of any number of labs a batch at a time.
 type Dataset struct {
 	// Cluster is the cluster reported on.
 	Cluster string
@@ -132,77 +154,166 @@ type Dataset struct {
 	ConfigStarted time.Time
 
 	opts      Options
-	filter    []string // the accounts loaded; nil: all
 	tree      *snapTree
 	snapshots []time.Time
-	series    map[assocKey]*series
-	months    []usageMonth // sorted by account, user, month
-	parts     []partUsage  // sorted by account, partition
-	jobs      []JobUsage   // top N per account, sorted by account, then rank
-	prio      prioData     // the priority table's figures (zero without it)
+	prio      prioData    // the priority table's figures of the cluster (zero without it)
+	rows      accountRows // the loaded accounts' rows
+}
+
+// accountRows are the rows of the accounts a Dataset was loaded for: what
+// a lab's report reads of its own accounts only.
+type accountRows struct {
+	filter  []string // the accounts loaded, sorted; nil: all
+	series  map[assocKey]*series
+	months  []usageMonth  // sorted by account, user, month
+	parts   []partUsage   // sorted by account, partition
+	jobs    []JobUsage    // top N per account, sorted by account, then rank
+	starts  []startWaits  // sorted by account, month
+	pending []pendingSums // sorted by event time, account
+	longest []LongWait    // the N longest waits of each account
 }
 
 // Load reads what the reports of the given accounts need from the history
 // behind db (query.OpenDuckDB); accounts nil means every lab (Labs). It
 // fails when the history has no fair-share snapshot in the period.
 func Load(ctx context.Context, db *query.DB, accounts []string, opt Options) (*Dataset, error) {
+	q := &querier{ctx: ctx, db: db}
+	d, err := loadShared(q, opt)
+	if err != nil {
+		return nil, err
+	}
+	var filter []string
+	if accounts != nil {
+		if filter, err = d.subtrees(accounts); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.loadRows(q, filter); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// LoadShared reads what the reports of every lab of the history behind
+// db share (the period, the association tree, the run's settings, the
+// cluster's waits) and no account's rows: Reports reads those a batch of
+// labs at a time, so that writing the reports of all labs takes the
+// memory of a few. It fails as Load does.
+func LoadShared(ctx context.Context, db *query.DB, opt Options) (*Dataset, error) {
+	d, err := loadShared(&querier{ctx: ctx, db: db}, opt)
+	if err != nil {
+		return nil, err
+	}
+	d.rows.filter = []string{}
+	return d, nil
+}
+
+// loadShared reads the period, the tree, the run config and the
+// cluster's priority figures.
+func loadShared(q *querier, opt Options) (*Dataset, error) {
 	if opt.TopN > MaxTopN {
 		return nil, fmt.Errorf("report: top %d: at most %d rows per table", opt.TopN, MaxTopN)
 	}
 	if opt.LongestWaits > MaxTopN {
 		return nil, fmt.Errorf("report: %d longest waits: at most %d rows per table", opt.LongestWaits, MaxTopN)
 	}
-	if slices.Contains(db.Missing, "fairshare") {
+	if slices.Contains(q.db.Missing, "fairshare") {
 		return nil, errors.New("report: the history has no fairshare table yet (run fairledger run first)")
 	}
-	d := &Dataset{opts: opt, series: map[assocKey]*series{}}
-	q := &querier{ctx: ctx, db: db}
+	d := &Dataset{opts: opt}
 	if err := d.resolvePeriod(q, opt); err != nil {
 		return nil, err
 	}
 	if err := d.loadTree(q); err != nil {
 		return nil, err
 	}
-	var filter []string
-	if accounts != nil {
-		seen := map[string]bool{}
-		for _, a := range accounts {
-			lab, ok := d.tree.account(a)
-			if !ok {
-				return nil, d.notFound(a)
-			}
-			for _, s := range d.tree.subtreeAccounts(lab) {
-				if !seen[s] {
-					seen[s] = true
-					filter = append(filter, s)
-				}
-			}
-		}
-		slices.Sort(filter)
-		d.filter = filter
-	}
 	if err := d.loadConfig(q); err != nil {
 		return nil, err
 	}
-	if err := d.loadSeries(q, filter); err != nil {
-		return nil, err
-	}
-	if !slices.Contains(db.Missing, "usage") {
-		if err := d.loadUsage(q, filter); err != nil {
-			return nil, err
-		}
-	}
-	if !slices.Contains(db.Missing, "jobs") {
-		if err := d.loadJobs(q, filter); err != nil {
-			return nil, err
-		}
-	}
-	if !slices.Contains(db.Missing, "priority") {
-		if err := d.loadPriority(q, filter); err != nil {
+	if !slices.Contains(q.db.Missing, "priority") {
+		if err := d.loadPriority(q); err != nil {
 			return nil, err
 		}
 	}
 	return d, nil
+}
+
+// subtrees returns the accounts of the given accounts' subtrees in the
+// tree, sorted, each once.
+func (d *Dataset) subtrees(accounts []string) ([]string, error) {
+	filter := []string{}
+	seen := map[string]bool{}
+	for _, a := range accounts {
+		lab, ok := d.tree.account(a)
+		if !ok {
+			return nil, d.notFound(a)
+		}
+		for _, s := range d.tree.subtreeAccounts(lab) {
+			if !seen[s] {
+				seen[s] = true
+				filter = append(filter, s)
+			}
+		}
+	}
+	slices.Sort(filter)
+	return filter, nil
+}
+
+// loadRows replaces the dataset's account rows with those of the accounts
+// of filter (nil: all accounts).
+func (d *Dataset) loadRows(q *querier, filter []string) error {
+	d.rows = accountRows{filter: filter, series: map[assocKey]*series{}}
+	if err := d.loadSeries(q, filter); err != nil {
+		return err
+	}
+	if !slices.Contains(q.db.Missing, "usage") {
+		if err := d.loadUsage(q, filter); err != nil {
+			return err
+		}
+	}
+	if !slices.Contains(q.db.Missing, "jobs") {
+		if err := d.loadJobs(q, filter); err != nil {
+			return err
+		}
+	}
+	if d.prio.recorded {
+		if err := d.loadWaits(q, filter); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Reports builds the report of each of labs (accounts of the tree, as
+// Labs lists them) in turn and calls fn with its index in labs: the
+// reports Report builds from a dataset loaded for all of them, but the
+// labs' rows are read from db (the session d was loaded from) a batch of
+// labs at a time and dropped after it, so that the memory taken is a
+// batch's, whatever the number of labs. An error of fn stops it.
+func (d *Dataset) Reports(ctx context.Context, db *query.DB, labs []string, fn func(i int, r *Report) error) error {
+	q := &querier{ctx: ctx, db: db}
+	n := d.opts.batchSize()
+	for lo := 0; lo < len(labs); lo += n {
+		batch := labs[lo:min(lo+n, len(labs))]
+		filter, err := d.subtrees(batch)
+		if err != nil {
+			return err
+		}
+		b := *d // the shared figures, with the batch's rows
+		if err := b.loadRows(q, filter); err != nil {
+			return err
+		}
+		for i, lab := range batch {
+			r, err := b.Report(lab)
+			if err != nil {
+				return err
+			}
+			if err := fn(lo+i, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (d *Dataset) notFound(account string) error {
@@ -475,10 +586,10 @@ func (d *Dataset) loadSeries(q *querier, filter []string) error {
 			return nil
 		}
 		k := assocKey{asString(row[1]), asString(row[2]), asString(row[3])}
-		s := d.series[k]
+		s := d.rows.series[k]
 		if s == nil {
 			s = newSeries(n)
-			d.series[k] = s
+			d.rows.series[k] = s
 		}
 		s.NormShares[i], s.NormUsage[i], s.EffectvUsage[i] = asFloat(row[4]), asFloat(row[5]), asFloat(row[6])
 		s.FairShare[i], s.LevelFS[i] = asFloat(row[7]), asFloat(row[8])
@@ -500,7 +611,7 @@ func (d *Dataset) loadUsage(q *querier, filter []string) error {
 		" FROM usage WHERE cluster = "+query.SQLString(d.Cluster)+" AND "+d.monthRange()+
 		" AND period_start >= "+tsLit(d.From)+" AND period_start < "+tsLit(d.To)+accountFilter(filter)+
 		` GROUP BY ALL ORDER BY account, "user", m`, func(row []any) error {
-		d.months = append(d.months, usageMonth{Account: asString(row[0]), User: asString(row[1]), Month: asString(row[2]),
+		d.rows.months = append(d.rows.months, usageMonth{Account: asString(row[0]), User: asString(row[1]), Month: asString(row[2]),
 			BillingSec: asFloat(row[3]), CPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), GPUSec: asFloat(row[6])})
 		return nil
 	})
@@ -538,7 +649,7 @@ func (d *Dataset) loadJobs(q *querier, filter []string) error {
 	err := q.each("partitions", base+` SELECT account, "partition", `+exactSum("rate * sec")+", "+
 		exactSum("alloc_cpus * sec")+", "+exactSum("gpu * sec")+", "+exactSum("mem_mb * sec")+
 		`, count(*) FROM c WHERE sec > 0 GROUP BY ALL ORDER BY account, "partition"`, func(row []any) error {
-		d.parts = append(d.parts, partUsage{Account: asString(row[0]), Partition: asString(row[1]), BillingSec: asFloat(row[2]),
+		d.rows.parts = append(d.rows.parts, partUsage{Account: asString(row[0]), Partition: asString(row[1]), BillingSec: asFloat(row[2]),
 			CPUSec: asFloat(row[3]), GPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), Jobs: asFloat(row[6])})
 		return nil
 	})
@@ -567,7 +678,7 @@ ORDER BY account, b DESC, start, job_id`, func(row []any) error {
 			e := asTime(row[5])
 			j.End = &e
 		}
-		d.jobs = append(d.jobs, j)
+		d.rows.jobs = append(d.rows.jobs, j)
 		return nil
 	})
 }
