@@ -368,6 +368,39 @@ func (q *querier) each(what, sql string, fn func(row []any) error) error {
 	return nil
 }
 
+// topPerAccount calls fn with the n rows of each account of relation r
+// with the largest key (a BIGINT column of r; NULL is never among them),
+// ties broken by the rest of order (which starts with key DESC), sorted by
+// account and order: the choice among equal keys does not depend on the
+// order DuckDB's threads see the rows in. with is the WITH clause that
+// defines r, with an account column; cols are the columns of the result.
+//
+// Each account's n-th largest key is read first, and only the rows at or
+// above it are sorted, joined to those thresholds as a list of known
+// length: computed in the same statement, DuckDB misjudged their number
+// and built its hash join on r (on a 5 M-job year, a batch of 32 labs'
+// 850,000 job runs took the query's process to 213 MB, 86 MB with the
+// list), and without thresholds its window sorts every row of every
+// account.
+func (q *querier) topPerAccount(what, with, key string, n int, cols, order string, fn func(row []any) error) error {
+	nLit := strconv.Itoa(n)
+	var kb []string
+	err := q.each(what+" (thresholds)", with+` SELECT account, list_min(max(`+key+`, `+nLit+`)) FROM r GROUP BY account ORDER BY account`,
+		func(row []any) error {
+			if row[1] != nil { // every key NULL: no row
+				kb = append(kb, "("+query.SQLString(asString(row[0]))+", "+strconv.FormatInt(asInt(row[1]), 10)+"::BIGINT)")
+			}
+			return nil
+		})
+	if err != nil || len(kb) == 0 {
+		return err
+	}
+	return q.each(what, with+`, k(account, kb) AS (VALUES `+strings.Join(kb, ", ")+`)
+SELECT `+cols+` FROM r JOIN k USING (account) WHERE `+key+` >= kb
+QUALIFY row_number() OVER (PARTITION BY account ORDER BY `+order+`) <= `+nLit+`
+ORDER BY account, `+order, fn)
+}
+
 // resolvePeriod picks the cluster, fills the period defaults and finds the
 // snapshots in it.
 func (d *Dataset) resolvePeriod(q *querier, opt Options) error {
@@ -657,47 +690,24 @@ func (d *Dataset) loadJobs(q *querier, filter []string) error {
 		return err
 	}
 	// The N biggest runs per account (a run is one row), ties broken by
-	// start and job id: kb is each account's N-th largest charge, and only
-	// the runs at or above it are sorted, so the choice among equal charges
-	// does not depend on the order DuckDB's threads see the rows in.
-	// Billing-seconds are compared in integer thousandths. The thresholds
-	// are read first and joined to the runs as a list of known length:
-	// computed in the same statement, DuckDB misjudged their number and
-	// built its hash table on the runs instead (a 5 M-job year, 32 labs'
-	// 850,000 runs: the query's process peaked at 213 MB, 86 MB with the
-	// list). An account whose charges are all NULL has no threshold and
-	// so no biggest job, as the join on its NULL threshold gave none.
-	n := fmt.Sprint(d.opts.topN())
+	// start and job id. Billing-seconds are compared in integer
+	// thousandths.
 	runs := base + `, r AS (
 	SELECT *, (rate * sec * 1000)::BIGINT AS b FROM c WHERE sec > 0
 )`
-	var kb []string
-	err = q.each("biggest jobs' thresholds", runs+` SELECT account, list_min(max(b, `+n+`)) FROM r GROUP BY account ORDER BY account`,
-		func(row []any) error {
-			if row[1] == nil {
-				return nil
+	return q.topPerAccount("biggest jobs", runs, "b", d.opts.topN(),
+		`account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb, b::DOUBLE / 1000`,
+		"b DESC, start, job_id", func(row []any) error {
+			j := JobUsage{Account: asString(row[0]), User: asString(row[1]), Partition: asString(row[2]),
+				JobID: asString(row[3]), Start: asTime(row[4]), State: asString(row[6]), CPUs: asInt(row[7]),
+				GPUs: asFloat(row[8]), MemGiB: asFloat(row[9]) / 1024, BillingHours: asFloat(row[10]) / 3600}
+			if row[5] != nil {
+				e := asTime(row[5])
+				j.End = &e
 			}
-			kb = append(kb, "("+query.SQLString(asString(row[0]))+", "+strconv.FormatInt(asInt(row[1]), 10)+"::BIGINT)")
+			d.rows.jobs = append(d.rows.jobs, j)
 			return nil
 		})
-	if err != nil || len(kb) == 0 {
-		return err
-	}
-	return q.each("biggest jobs", runs+`, k(account, kb) AS (VALUES `+strings.Join(kb, ", ")+`)
-SELECT account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb, b::DOUBLE / 1000
-FROM r JOIN k USING (account) WHERE b >= kb
-QUALIFY row_number() OVER (PARTITION BY account ORDER BY b DESC, start, job_id) <= `+n+`
-ORDER BY account, b DESC, start, job_id`, func(row []any) error {
-		j := JobUsage{Account: asString(row[0]), User: asString(row[1]), Partition: asString(row[2]),
-			JobID: asString(row[3]), Start: asTime(row[4]), State: asString(row[6]), CPUs: asInt(row[7]),
-			GPUs: asFloat(row[8]), MemGiB: asFloat(row[9]) / 1024, BillingHours: asFloat(row[10]) / 3600}
-		if row[5] != nil {
-			e := asTime(row[5])
-			j.End = &e
-		}
-		d.rows.jobs = append(d.rows.jobs, j)
-		return nil
-	})
 }
 
 // SQL literals and result values.

@@ -375,7 +375,6 @@ func (d *Dataset) eachPending(q *querier, byAccount bool, filter []string, fn fu
 // waiting in each one's partition at the last snapshot before its start.
 func (d *Dataset) loadLongest(q *querier, filter []string) error {
 	p := &d.rows
-	n := fmt.Sprint(d.opts.longestWaits())
 	type key struct {
 		snap int64
 		part string
@@ -384,11 +383,10 @@ func (d *Dataset) loadLongest(q *querier, filter []string) error {
 	var keys []string
 	months := map[string]bool{}
 	at := map[key][]int{}
-	err := q.each("longest waits", `SELECT account, "user", job_id, "partition", submit, event_time, wait_sec, "rank", waiting,
-	priority, snapshot, `+strings.Join(factorExprs[:], ", ")+`
-	FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL`+accountFilter(filter)+`
-	QUALIFY row_number() OVER (PARTITION BY account ORDER BY wait_sec DESC, event_time, job_id, "partition") <= `+n+`
-	ORDER BY account, wait_sec DESC, event_time, job_id, "partition"`, func(row []any) error {
+	err := q.topPerAccount("longest waits", `WITH r AS (
+	SELECT * FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL`+accountFilter(filter)+`
+)`, "wait_sec", d.opts.longestWaits(), `account, "user", job_id, "partition", submit, event_time, wait_sec, "rank", waiting,
+	priority, snapshot, `+strings.Join(factorExprs[:], ", "), `wait_sec DESC, event_time, job_id, "partition"`, func(row []any) error {
 		i := len(p.longest)
 		w := LongWait{Account: asString(row[0]), User: asString(row[1]), JobID: asInt(row[2]), Partition: asString(row[3]),
 			Start: asTime(row[5]), WaitSec: asInt(row[6]), Rank: asInt(row[7]), Waiting: asInt(row[8]), Priority: asInt(row[9])}
