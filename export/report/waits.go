@@ -226,7 +226,8 @@ func waitStats(lab []int64, labFirst int64, all []int64, allFirst int64) (l, r W
 // month of the period.
 type startWaits struct {
 	Account, Month string
-	// Waits are sorted; First counts the rank-1 starts.
+	// Waits are in no order (every use sorts them); First counts the
+	// rank-1 starts.
 	Waits []int64
 	First int64
 }
@@ -332,7 +333,7 @@ func (d *Dataset) eachStart(q *querier, filter []string, fn func(s startWaits, m
 	for i, m := range d.prio.months {
 		idx[m] = i
 	}
-	return q.each("waits per month", `SELECT account, month, list(wait_sec ORDER BY wait_sec), count(*) FILTER (WHERE "rank" = 1)
+	return q.each("waits per month", `SELECT account, month, list(wait_sec), count(*) FILTER (WHERE "rank" = 1)
 	FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL`+accountFilter(filter)+`
 	GROUP BY ALL ORDER BY account, month`, func(row []any) error {
 		s := startWaits{Account: asString(row[0]), Month: asString(row[1]), First: asInt(row[3])}
