@@ -94,11 +94,12 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 }
 
 // TestReportsInBatches: the reports of every lab written a batch of 1, 2
-// or more labs than there are at a time (Reports) are, file for file and
-// byte for byte, those of one dataset holding every lab's rows (Load of
-// all labs, then Report), on the fixtures (a lab inside a lab among them)
-// and the demo cluster, whose priorities make the waits section compare
-// each lab with the rest of the cluster.
+// or more labs than there are at a time, or of 1 or 16 associations
+// (Reports), are, file for file and byte for byte, those of one dataset
+// holding every lab's rows (Load of all labs, then Report), on the
+// fixtures (a lab inside a lab among them) and the demo cluster, whose
+// priorities make the waits section compare each lab with the rest of
+// the cluster.
 func TestReportsInBatches(t *testing.T) {
 	t.Parallel()
 	histories := []struct {
@@ -145,9 +146,9 @@ func TestReportsInBatches(t *testing.T) {
 			if len(want) != 3*len(labs)+1 {
 				t.Fatalf("one pass wrote %d files, want %d", len(want), 3*len(labs)+1)
 			}
-			for _, n := range []int{1, 2, len(labs) + 1} {
+			for _, b := range []struct{ labs, assocs int }{{labs: 1}, {labs: 2}, {labs: len(labs) + 1}, {assocs: 1}, {assocs: 16}} {
 				opt := h.opt
-				opt.batchLabs = n
+				opt.batchLabs, opt.batchAssocs = b.labs, b.assocs
 				d, err := LoadShared(ctx, db, opt)
 				if err != nil {
 					t.Fatal(err)
@@ -159,11 +160,11 @@ func TestReportsInBatches(t *testing.T) {
 				got := readDir(t, dir)
 				for _, name := range slices.Sorted(maps.Keys(want)) {
 					if !bytes.Equal(got[name], want[name]) {
-						t.Errorf("batches of %d: %s differs from the one-pass file", n, name)
+						t.Errorf("batches of %+v: %s differs from the one-pass file", b, name)
 					}
 				}
 				if len(got) != len(want) {
-					t.Errorf("batches of %d: %d files, want %d", n, len(got), len(want))
+					t.Errorf("batches of %+v: %d files, want %d", b, len(got), len(want))
 				}
 			}
 		})
@@ -193,5 +194,45 @@ func TestLoadSharedHoldsNoLab(t *testing.T) {
 	if err := d.Reports(ctx, db, []string{"labA", "nope"}, func(int, *Report) error { return nil }); err == nil ||
 		!strings.Contains(err.Error(), `account "nope" is not in the association tree`) {
 		t.Errorf("Reports(labA, nope) error = %v, want nope not in the tree", err)
+	}
+}
+
+// TestBatches: consecutive labs share a batch while their associations
+// fit (tiny: labA with alice and bob is 3, labB 3, labC with erin 2), a
+// larger lab is alone, and batchLabs counts labs whatever their size.
+func TestBatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := query.OpenDuckDB(ctx, tinyHistoryDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tests := []struct {
+		labs, assocs int
+		want         [][]string
+	}{
+		{assocs: 512, want: [][]string{{"labA", "labB", "labC"}}},
+		{assocs: 6, want: [][]string{{"labA", "labB"}, {"labC"}}},
+		{assocs: 5, want: [][]string{{"labA"}, {"labB", "labC"}}},
+		{assocs: 2, want: [][]string{{"labA"}, {"labB"}, {"labC"}}},
+		{assocs: 1, want: [][]string{{"labA"}, {"labB"}, {"labC"}}},
+		{labs: 2, want: [][]string{{"labA", "labB"}, {"labC"}}},
+		{labs: 1, assocs: 512, want: [][]string{{"labA"}, {"labB"}, {"labC"}}},
+	}
+	for _, tt := range tests {
+		opt := period
+		opt.batchLabs, opt.batchAssocs = tt.labs, tt.assocs
+		d, err := LoadShared(ctx, db, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.batches(d.Labs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, tt.want, slices.Equal) {
+			t.Errorf("batches(labs %d, assocs %d) = %v, want %v", tt.labs, tt.assocs, got, tt.want)
+		}
 	}
 }

@@ -107,11 +107,12 @@
 // biggest jobs, and from the priority table the lab's starts, pending
 // sums, longest waits and the jobs waiting before them), each read a page
 // at a time (query.DB.Stream). For all labs, Reports reads those rows for
-// a batch of labs at a time (32) and drops them after the batch's
-// reports: the memory is a batch's, whatever the number of labs, and the
-// reports are byte for byte those of one dataset holding every lab
-// (TestReportsInBatches). A batch's queries cost a fraction of the same
-// queries over all labs, as jobs and usage are stored sorted by account
-// and DuckDB skips the row groups of other accounts, but each batch reads
-// the fair-share snapshots again (BenchmarkReportAllAccounts).
+// a batch of labs at a time (consecutive labs of up to 512 associations
+// together) and drops them after the batch's reports: the memory is a
+// batch's, whatever the number of labs, and the reports are byte for byte
+// those of one dataset holding every lab (TestReportsInBatches). A
+// batch's queries cost a fraction of the same queries over all labs, as
+// jobs and usage are stored sorted by account and DuckDB skips the row
+// groups of other accounts, but each batch reads the fair-share snapshots
+// and the priority table again (BenchmarkReportAllAccounts).
 package report
