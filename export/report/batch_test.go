@@ -36,6 +36,28 @@ func nestedHistoryDir(t *testing.T) string {
 	})
 }
 
+// openHistory opens a DuckDB session on the history in dir, closed when
+// the test ends.
+func openHistory(t *testing.T, dir string) *query.DB {
+	t.Helper()
+	db, err := query.OpenDuckDB(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// sharedDataset is LoadShared, failing the test on an error.
+func sharedDataset(t *testing.T, db *query.DB, opt Options) *Dataset {
+	t.Helper()
+	d, err := LoadShared(context.Background(), db, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // allReportFiles writes what report --all-accounts writes, every lab's
 // report in each format and the index, into dir, from reports, which
 // calls its fn with each lab's report in the order of labs.
@@ -116,11 +138,7 @@ func TestReportsInBatches(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			db, err := query.OpenDuckDB(ctx, h.dir(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openHistory(t, h.dir(t))
 			all, err := Load(ctx, db, nil, h.opt)
 			if err != nil {
 				t.Fatal(err)
@@ -149,10 +167,7 @@ func TestReportsInBatches(t *testing.T) {
 			for _, b := range []struct{ labs, assocs int }{{labs: 1}, {labs: 2}, {labs: len(labs) + 1}, {assocs: 1}, {assocs: 16}} {
 				opt := h.opt
 				opt.batchLabs, opt.batchAssocs = b.labs, b.assocs
-				d, err := LoadShared(ctx, db, opt)
-				if err != nil {
-					t.Fatal(err)
-				}
+				d := sharedDataset(t, db, opt)
 				dir := t.TempDir()
 				allReportFiles(t, dir, d, d.Labs(), func(fn func(int, *Report) error) error {
 					return d.Reports(ctx, db, d.Labs(), fn)
@@ -176,15 +191,8 @@ func TestReportsInBatches(t *testing.T) {
 func TestLoadSharedHoldsNoLab(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := query.OpenDuckDB(ctx, tinyHistoryDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	d, err := LoadShared(ctx, db, period)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openHistory(t, tinyHistoryDir(t))
+	d := sharedDataset(t, db, period)
 	if got := d.Labs(); !slices.Equal(got, []string{"labA", "labB", "labC"}) {
 		t.Errorf("Labs() = %v, want [labA labB labC]", got)
 	}
@@ -202,12 +210,7 @@ func TestLoadSharedHoldsNoLab(t *testing.T) {
 // larger lab is alone, and batchLabs counts labs whatever their size.
 func TestBatches(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db, err := query.OpenDuckDB(ctx, tinyHistoryDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openHistory(t, tinyHistoryDir(t))
 	tests := []struct {
 		labs, assocs int
 		want         [][]string
@@ -223,10 +226,7 @@ func TestBatches(t *testing.T) {
 	for _, tt := range tests {
 		opt := period
 		opt.batchLabs, opt.batchAssocs = tt.labs, tt.assocs
-		d, err := LoadShared(ctx, db, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := sharedDataset(t, db, opt)
 		got, err := d.batches(d.Labs())
 		if err != nil {
 			t.Fatal(err)
