@@ -111,15 +111,11 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 				return err
 			}
 			defer db.Close()
-			var accounts []string
 			if !all {
-				accounts = []string{account}
-			}
-			d, err := report.Load(c.Context, db, accounts, opt)
-			if err != nil {
-				return err
-			}
-			if !all {
+				d, err := report.Load(c.Context, db, []string{account}, opt)
+				if err != nil {
+					return err
+				}
 				r, err := d.Report(account)
 				if err != nil {
 					return err
@@ -133,6 +129,12 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 				}
 				return nil
 			}
+			// Every lab's rows are read a batch of labs at a time, so
+			// that all the reports take the memory of a few.
+			d, err := report.LoadShared(c.Context, db, opt)
+			if err != nil {
+				return err
+			}
 			dir := c.String("out-dir")
 			if err := outputDir(dir); err != nil {
 				return fmt.Errorf("report --out-dir: %w", err)
@@ -143,13 +145,9 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 				return err
 			}
 			index := make([]report.IndexEntry, len(labs))
-			for i, lab := range labs {
-				file := files[i] + "." + format
+			err = d.Reports(c.Context, db, labs, func(i int, r *report.Report) error {
+				lab, file := labs[i], files[i]+"."+format
 				log.Debug().Str("account", lab).Str("file", file).Msg("report file")
-				r, err := d.Report(lab)
-				if err != nil {
-					return err
-				}
 				var b bytes.Buffer
 				if err := r.Write(&b, format); err != nil {
 					return err
@@ -158,6 +156,10 @@ Dates are UTC days; --to is inclusive (--from 2025-03-01 --to 2025-03-31, or
 					return fmt.Errorf("report of %q: %w", lab, err) // %q: the name may hold controls
 				}
 				index[i] = report.IndexEntry{Account: lab, File: file}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			var b bytes.Buffer
 			if err := d.WriteIndex(&b, index); err != nil {

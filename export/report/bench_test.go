@@ -57,8 +57,9 @@ func benchHistory(b *testing.B) (string, int) {
 
 // BenchmarkReportAllAccounts writes the HTML report of every lab of the
 // benchmarks' 5 M-job year (300 labs, 366 daily snapshots): one DuckDB
-// session, one Load, then a report per lab, as `fairledger report
-// --all-accounts` does (minus writing the files).
+// session, LoadShared, then Reports, which reads the labs' rows a batch at
+// a time, as `fairledger report --all-accounts` does (minus writing the
+// files).
 //
 //	FAIRLEDGER_BENCH_DIR=$PWD/.bench go test ./export/report -run '^$' -bench ReportAllAccounts -benchtime 3x -benchmem
 func BenchmarkReportAllAccounts(b *testing.B) {
@@ -72,21 +73,16 @@ func BenchmarkReportAllAccounts(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d, err := Load(ctx, db, nil, Options{})
+		d, err := LoadShared(ctx, db, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		labs = len(d.Labs())
+		err = d.Reports(ctx, db, d.Labs(), func(_ int, r *Report) error { return r.WriteHTML(io.Discard) })
 		if err != nil {
 			b.Fatal(err)
 		}
 		db.Close()
-		labs = len(d.Labs())
-		for _, lab := range d.Labs() {
-			r, err := d.Report(lab)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := r.WriteHTML(io.Discard); err != nil {
-				b.Fatal(err)
-			}
-		}
 	}
 	b.StopTimer()
 	if labs == 0 {

@@ -4,8 +4,9 @@
 //
 // Place in the pipeline: after the history. report reads a history directory
 // through DuckDB (query.OpenDuckDB and the views of schemas/views.sql),
-// computes every figure of the reports of one or all labs in a few
-// aggregate queries (Load), and writes each report as one self-contained
+// computes every figure of the reports of one lab (Load) or of all labs,
+// a batch of labs at a time (LoadShared, Reports), in a few aggregate
+// queries, and writes each report as one self-contained
 // HTML page, Markdown (for e-mail) or CSV (for spreadsheets). It reads the
 // history and writes only to the io.Writer it is given; the command
 // (cmd/fairledger report) opens files.
@@ -97,12 +98,21 @@
 // threads add them in; Go sums in sorted key order. The same history gives
 // the same bytes.
 //
-// # Speed
+// # Speed and memory
 //
-// Load reads a whole history in a few queries (snapshots, tree, series,
-// usage per month, jobs per partition and the biggest jobs, and from the
-// priority table waits per month, pending factors per snapshot, the
-// longest waits and the jobs waiting before them), so all labs
-// cost about as much as one: 200 labs of a year-long history with 5 M jobs
-// take about 5 s on two cores (BenchmarkReportAllAccounts).
+// Load reads what every report shares (snapshots, tree, settings, and
+// from the priority table every start's wait per month and the sums of
+// the pending rows per snapshot), then the rows of the lab's accounts in a
+// few queries (series, usage per month, jobs per partition and the
+// biggest jobs, and from the priority table the lab's starts, pending
+// sums, longest waits and the jobs waiting before them), each read a page
+// at a time (query.DB.Stream). For all labs, Reports reads those rows for
+// a batch of labs at a time (consecutive labs of up to 512 associations
+// together) and drops them after the batch's reports: the memory is a
+// batch's, whatever the number of labs, and the reports are byte for byte
+// those of one dataset holding every lab (TestReportsInBatches). A
+// batch's queries cost a fraction of the same queries over all labs, as
+// jobs and usage are stored sorted by account and DuckDB skips the row
+// groups of other accounts, but each batch reads the fair-share snapshots
+// and the priority table again (BenchmarkReportAllAccounts).
 package report

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -39,6 +40,58 @@ type Options struct {
 	// "Why did our jobs wait" explains one by one; 0 means 5, at most
 	// MaxTopN.
 	LongestWaits int
+
+	// batchLabs, when set, is how many labs Reports reads the rows of at
+	// a time, whatever their size; batchAssocs, when set, replaces
+	// defaultBatchAssocs. Only the tests set them: the reports are the
+	// same whatever they are.
+	batchLabs, batchAssocs int
+}
+
+// defaultBatchAssocs bounds the associations (the accounts and user
+// associations of the labs' subtrees in the tree) whose rows Reports
+// reads at a time, a lab larger than that alone. A lab's rows grow with
+// its associations: each one's series over up to maxPoints snapshots
+// (15 kB in the dataset, more in DuckDB's spooled result), usage per
+// month, jobs and waits. Each batch runs the queries of the rows once
+// more, at a fraction of their cost over all labs (the package doc,
+// "Speed and memory"). 512 is 70 labs of a generated year of 200 labs
+// (7 associations each): report --all-accounts on 5 M jobs peaked at
+// 170 MiB (one lab's report: 100 MiB; one batch of all labs: 210 MiB,
+// growing with the number of labs) for 1.3 times the CPU of one batch;
+// 256 took 165 MiB for 1.6 times.
+const defaultBatchAssocs = 512
+
+// batches splits labs, in order, into the runs of consecutive labs whose
+// rows Reports reads together: as many as fit in defaultBatchAssocs
+// associations (a larger lab alone), or Options.batchLabs labs.
+func (d *Dataset) batches(labs []string) ([][]string, error) {
+	maxAssocs := defaultBatchAssocs
+	if d.opts.batchAssocs > 0 {
+		maxAssocs = d.opts.batchAssocs
+	}
+	var out [][]string
+	lo, assocs := 0, 0
+	for i, lab := range labs {
+		p, ok := d.tree.account(lab)
+		if !ok {
+			return nil, d.notFound(lab)
+		}
+		n := int(d.tree.end(p) - p)
+		full := assocs+n > maxAssocs
+		if d.opts.batchLabs > 0 {
+			full = i-lo == d.opts.batchLabs
+		}
+		if i > lo && full {
+			out = append(out, labs[lo:i])
+			lo, assocs = i, 0
+		}
+		assocs += n
+	}
+	if lo < len(labs) {
+		out = append(out, labs[lo:])
+	}
+	return out, nil
 }
 
 // maxPoints bounds the snapshots drawn per series: beyond it the last
@@ -110,9 +163,11 @@ type partUsage struct {
 }
 
 // Dataset is everything the reports of one cluster and period need, read
-// from a history in a few aggregate queries. Report builds one lab's
-// report from it without touching the history again, so reports for all
-// labs share one pass over the files.
+// from a history in a few aggregate queries: what every lab's report
+// shares (the period, the tree, the settings, the cluster's waits) and
+// the rows of the accounts it was loaded for. Report builds one of those
+// labs' report from it without touching the history again; Reports reads
+// the rows of any number of labs a batch at a time.
 type Dataset struct {
 	// Cluster is the cluster reported on.
 	Cluster string
@@ -131,77 +186,171 @@ type Dataset struct {
 	ConfigStarted time.Time
 
 	opts      Options
-	filter    []string // the accounts loaded; nil: all
 	tree      *snapTree
 	snapshots []time.Time
-	series    map[assocKey]*series
-	months    []usageMonth // sorted by account, user, month
-	parts     []partUsage  // sorted by account, partition
-	jobs      []JobUsage   // top N per account, sorted by account, then rank
-	prio      prioData     // the priority table's figures (zero without it)
+	prio      prioData    // the priority table's figures of the cluster (zero without it)
+	rows      accountRows // the loaded accounts' rows
+}
+
+// accountRows are the rows of the accounts a Dataset was loaded for: what
+// a lab's report reads of its own accounts only.
+type accountRows struct {
+	filter  []string // the accounts loaded, sorted; nil: all
+	series  map[assocKey]*series
+	months  []usageMonth  // sorted by account, user, month
+	parts   []partUsage   // sorted by account, partition
+	jobs    []JobUsage    // top N per account, sorted by account, then rank
+	starts  []startWaits  // sorted by account, month
+	pending []pendingSums // sorted by event time, account
+	longest []LongWait    // the N longest waits of each account
 }
 
 // Load reads what the reports of the given accounts need from the history
 // behind db (query.OpenDuckDB); accounts nil means every lab (Labs). It
 // fails when the history has no fair-share snapshot in the period.
 func Load(ctx context.Context, db *query.DB, accounts []string, opt Options) (*Dataset, error) {
+	q := &querier{ctx: ctx, db: db}
+	d, err := loadShared(q, opt)
+	if err != nil {
+		return nil, err
+	}
+	var filter []string
+	if accounts != nil {
+		if filter, err = d.subtrees(accounts); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.loadRows(q, filter); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// LoadShared reads what the reports of every lab of the history behind
+// db share (the period, the association tree, the run's settings, the
+// cluster's waits) and no account's rows: Reports reads those a batch of
+// labs at a time, so that writing the reports of all labs takes the
+// memory of a few. It fails as Load does.
+func LoadShared(ctx context.Context, db *query.DB, opt Options) (*Dataset, error) {
+	d, err := loadShared(&querier{ctx: ctx, db: db}, opt)
+	if err != nil {
+		return nil, err
+	}
+	d.rows.filter = []string{}
+	return d, nil
+}
+
+// loadShared reads the period, the tree, the run config and the
+// cluster's priority figures.
+func loadShared(q *querier, opt Options) (*Dataset, error) {
 	if opt.TopN > MaxTopN {
 		return nil, fmt.Errorf("report: top %d: at most %d rows per table", opt.TopN, MaxTopN)
 	}
 	if opt.LongestWaits > MaxTopN {
 		return nil, fmt.Errorf("report: %d longest waits: at most %d rows per table", opt.LongestWaits, MaxTopN)
 	}
-	if slices.Contains(db.Missing, "fairshare") {
+	if slices.Contains(q.db.Missing, "fairshare") {
 		return nil, errors.New("report: the history has no fairshare table yet (run fairledger run first)")
 	}
-	d := &Dataset{opts: opt, series: map[assocKey]*series{}}
-	q := &querier{ctx: ctx, db: db}
+	d := &Dataset{opts: opt}
 	if err := d.resolvePeriod(q, opt); err != nil {
 		return nil, err
 	}
 	if err := d.loadTree(q); err != nil {
 		return nil, err
 	}
-	var filter []string
-	if accounts != nil {
-		seen := map[string]bool{}
-		for _, a := range accounts {
-			lab, ok := d.tree.account(a)
-			if !ok {
-				return nil, d.notFound(a)
-			}
-			for _, s := range d.tree.subtreeAccounts(lab) {
-				if !seen[s] {
-					seen[s] = true
-					filter = append(filter, s)
-				}
-			}
-		}
-		slices.Sort(filter)
-		d.filter = filter
-	}
 	if err := d.loadConfig(q); err != nil {
 		return nil, err
 	}
-	if err := d.loadSeries(q, filter); err != nil {
-		return nil, err
-	}
-	if !slices.Contains(db.Missing, "usage") {
-		if err := d.loadUsage(q, filter); err != nil {
-			return nil, err
-		}
-	}
-	if !slices.Contains(db.Missing, "jobs") {
-		if err := d.loadJobs(q, filter); err != nil {
-			return nil, err
-		}
-	}
-	if !slices.Contains(db.Missing, "priority") {
-		if err := d.loadPriority(q, filter); err != nil {
+	if !slices.Contains(q.db.Missing, "priority") {
+		if err := d.loadPriority(q); err != nil {
 			return nil, err
 		}
 	}
 	return d, nil
+}
+
+// subtrees returns the accounts of the given accounts' subtrees in the
+// tree, sorted, each once.
+func (d *Dataset) subtrees(accounts []string) ([]string, error) {
+	filter := []string{}
+	seen := map[string]bool{}
+	for _, a := range accounts {
+		lab, ok := d.tree.account(a)
+		if !ok {
+			return nil, d.notFound(a)
+		}
+		for _, s := range d.tree.subtreeAccounts(lab) {
+			if !seen[s] {
+				seen[s] = true
+				filter = append(filter, s)
+			}
+		}
+	}
+	slices.Sort(filter)
+	return filter, nil
+}
+
+// loadRows replaces the dataset's account rows with those of the accounts
+// of filter (nil: all accounts).
+func (d *Dataset) loadRows(q *querier, filter []string) error {
+	d.rows = accountRows{filter: filter, series: map[assocKey]*series{}}
+	if err := d.loadSeries(q, filter); err != nil {
+		return err
+	}
+	if !slices.Contains(q.db.Missing, "usage") {
+		if err := d.loadUsage(q, filter); err != nil {
+			return err
+		}
+	}
+	if !slices.Contains(q.db.Missing, "jobs") {
+		if err := d.loadJobs(q, filter); err != nil {
+			return err
+		}
+	}
+	if d.prio.recorded {
+		if err := d.loadWaits(q, filter); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Reports builds the report of each of labs (accounts of the tree, as
+// Labs lists them) in turn and calls fn with its index in labs: the
+// reports Report builds from a dataset loaded for all of them, but the
+// labs' rows are read from db (the session d was loaded from) a batch of
+// labs at a time (defaultBatchAssocs) and dropped after it, so that the
+// memory taken is a batch's, whatever the number of labs. An error of fn
+// stops it.
+func (d *Dataset) Reports(ctx context.Context, db *query.DB, labs []string, fn func(i int, r *Report) error) error {
+	batches, err := d.batches(labs)
+	if err != nil {
+		return err
+	}
+	q := &querier{ctx: ctx, db: db}
+	i := 0
+	for _, batch := range batches {
+		filter, err := d.subtrees(batch)
+		if err != nil {
+			return err
+		}
+		b := *d // the shared figures, with the batch's rows
+		if err := b.loadRows(q, filter); err != nil {
+			return err
+		}
+		for _, lab := range batch {
+			r, err := b.Report(lab)
+			if err != nil {
+				return err
+			}
+			if err := fn(i, r); err != nil {
+				return err
+			}
+			i++
+		}
+	}
+	return nil
 }
 
 func (d *Dataset) notFound(account string) error {
@@ -220,12 +369,73 @@ type querier struct {
 	db  *query.DB
 }
 
+// query collects a result of a few rows.
 func (q *querier) query(what, sql string) (*query.Result, error) {
 	r, err := q.db.Query(q.ctx, sql)
 	if err != nil {
 		return nil, fmt.Errorf("report: %s: %w", what, err)
 	}
 	return r, nil
+}
+
+// each calls fn with each row of a result that grows with the accounts
+// read, in its order: the rows come through query.DB.Stream a page at a
+// time, so only fn's own data outlives a page.
+func (q *querier) each(what, sql string, fn func(row []any) error) error {
+	rows, err := q.db.Stream(q.ctx, sql)
+	if err != nil {
+		return fmt.Errorf("report: %s: %w", what, err)
+	}
+	defer rows.Close()
+	for {
+		row, err := rows.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("report: %s: %w", what, err)
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("report: %s: %w", what, err)
+	}
+	return nil
+}
+
+// topPerAccount calls fn with the n rows of each account of relation r
+// with the largest key (a BIGINT column of r; NULL is never among them),
+// ties broken by the rest of order (which starts with key DESC), sorted by
+// account and order: the choice among equal keys does not depend on the
+// order DuckDB's threads see the rows in. with is the WITH clause that
+// defines r, with an account column; cols are the columns of the result.
+//
+// Each account's n-th largest key is read first, and only the rows at or
+// above it are sorted, joined to those thresholds as a list of known
+// length: computed in the same statement, DuckDB misjudged their number
+// and built its hash join on r (on a 5 M-job year, a batch of 32 labs'
+// 850,000 job runs took the query's process to 213 MB, 86 MB with the
+// list), and without thresholds its window sorts every row of every
+// account.
+func (q *querier) topPerAccount(what, with, key string, n int, cols, order string, fn func(row []any) error) error {
+	nLit := strconv.Itoa(n)
+	var kb []string
+	err := q.each(what+" (thresholds)", with+` SELECT account, list_min(max(`+key+`, `+nLit+`)) FROM r GROUP BY account ORDER BY account`,
+		func(row []any) error {
+			if row[1] != nil { // every key NULL: no row
+				kb = append(kb, "("+query.SQLString(asString(row[0]))+", "+strconv.FormatInt(asInt(row[1]), 10)+"::BIGINT)")
+			}
+			return nil
+		})
+	if err != nil || len(kb) == 0 {
+		return err
+	}
+	return q.each(what, with+`, k(account, kb) AS (VALUES `+strings.Join(kb, ", ")+`)
+SELECT `+cols+` FROM r JOIN k USING (account) WHERE `+key+` >= kb
+QUALIFY row_number() OVER (PARTITION BY account ORDER BY `+order+`) <= `+nLit+`
+ORDER BY account, `+order, fn)
 }
 
 // resolvePeriod picks the cluster, fills the period defaults and finds the
@@ -349,27 +559,28 @@ func (d *Dataset) monthRange() string {
 
 // loadTree reads the whole association tree at the Last snapshot.
 func (d *Dataset) loadTree(q *querier) error {
-	r, err := q.query("tree", `SELECT snapshot, algorithm, account, "user", "partition", parent, depth, is_user,
+	var rows []record.FairshareRow
+	err := q.each("tree", `SELECT snapshot, algorithm, account, "user", "partition", parent, depth, is_user,
 	raw_shares, shares_parent, norm_shares, raw_usage, norm_usage, effectv_usage, fair_share, level_fs, rank
 	FROM fairshare WHERE cluster = `+query.SQLString(d.Cluster)+" AND month = "+query.SQLString(d.Last.Format(schemas.MonthLayout))+
-		" AND snapshot = "+tsLit(d.Last)+` ORDER BY account, "user", "partition"`)
-	if err != nil {
-		return err
-	}
-	rows := make([]record.FairshareRow, len(r.Rows))
-	for i, v := range r.Rows {
-		rows[i] = record.FairshareRow{Snapshot: asTime(v[0]), Algorithm: asString(v[1]), Account: asString(v[2]),
+		" AND snapshot = "+tsLit(d.Last)+` ORDER BY account, "user", "partition"`, func(v []any) error {
+		row := record.FairshareRow{Snapshot: asTime(v[0]), Algorithm: asString(v[1]), Account: asString(v[2]),
 			User: asString(v[3]), Partition: asString(v[4]), Parent: asString(v[5]), Depth: int32(asInt(v[6])),
 			IsUser: asBool(v[7]), SharesParent: asBool(v[9]), NormShares: floatPtr(v[10]), RawUsage: floatPtr(v[11]),
 			NormUsage: floatPtr(v[12]), EffectvUsage: floatPtr(v[13]), FairShare: floatPtr(v[14]), LevelFS: floatPtr(v[15])}
 		if v[8] != nil {
 			n := asInt(v[8])
-			rows[i].RawShares = &n
+			row.RawShares = &n
 		}
 		if v[16] != nil {
 			n := int32(asInt(v[16]))
-			rows[i].Rank = &n
+			row.Rank = &n
 		}
+		rows = append(rows, row)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	t, err := newSnapTree(rows)
 	if err != nil {
@@ -436,28 +647,24 @@ func (d *Dataset) loadSeries(q *querier, filter []string) error {
 		idx[t.UnixMicro()] = i
 		lits[i] = tsLit(t)
 	}
-	r, err := q.query("fair-share series", `SELECT snapshot, account, "user", "partition", norm_shares, norm_usage,
-	effectv_usage, fair_share, level_fs FROM fairshare WHERE cluster = `+query.SQLString(d.Cluster)+" AND "+d.monthRange()+
-		" AND snapshot IN ("+strings.Join(lits, ", ")+")"+accountFilter(filter))
-	if err != nil {
-		return err
-	}
 	n := len(d.snapshots)
-	for _, row := range r.Rows {
+	return q.each("fair-share series", `SELECT snapshot, account, "user", "partition", norm_shares, norm_usage,
+	effectv_usage, fair_share, level_fs FROM fairshare WHERE cluster = `+query.SQLString(d.Cluster)+" AND "+d.monthRange()+
+		" AND snapshot IN ("+strings.Join(lits, ", ")+")"+accountFilter(filter), func(row []any) error {
 		i, ok := idx[asTime(row[0]).UnixMicro()]
 		if !ok {
-			continue
+			return nil
 		}
 		k := assocKey{asString(row[1]), asString(row[2]), asString(row[3])}
-		s := d.series[k]
+		s := d.rows.series[k]
 		if s == nil {
 			s = newSeries(n)
-			d.series[k] = s
+			d.rows.series[k] = s
 		}
 		s.NormShares[i], s.NormUsage[i], s.EffectvUsage[i] = asFloat(row[4]), asFloat(row[5]), asFloat(row[6])
 		s.FairShare[i], s.LevelFS[i] = asFloat(row[7]), asFloat(row[8])
-	}
-	return nil
+		return nil
+	})
 }
 
 // exactSum sums a DOUBLE expression in integer thousandths (exact, so
@@ -469,20 +676,15 @@ func exactSum(expr string) string { return "(sum(((" + expr + ") * 1000)::BIGINT
 
 // loadUsage reads the undecayed usage per user association and UTC month.
 func (d *Dataset) loadUsage(q *querier, filter []string) error {
-	r, err := q.query("usage per month", `SELECT account, "user", strftime(period_start, '%Y-%m') AS m, `+
+	return q.each("usage per month", `SELECT account, "user", strftime(period_start, '%Y-%m') AS m, `+
 		exactSum("billing_sec")+", "+exactSum("cpu_sec")+", "+exactSum("mem_mb_sec")+", "+exactSum("gpu_sec")+
 		" FROM usage WHERE cluster = "+query.SQLString(d.Cluster)+" AND "+d.monthRange()+
 		" AND period_start >= "+tsLit(d.From)+" AND period_start < "+tsLit(d.To)+accountFilter(filter)+
-		` GROUP BY ALL ORDER BY account, "user", m`)
-	if err != nil {
-		return err
-	}
-	d.months = make([]usageMonth, len(r.Rows))
-	for i, row := range r.Rows {
-		d.months[i] = usageMonth{Account: asString(row[0]), User: asString(row[1]), Month: asString(row[2]),
-			BillingSec: asFloat(row[3]), CPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), GPUSec: asFloat(row[6])}
-	}
-	return nil
+		` GROUP BY ALL ORDER BY account, "user", m`, func(row []any) error {
+		d.rows.months = append(d.rows.months, usageMonth{Account: asString(row[0]), User: asString(row[1]), Month: asString(row[2]),
+			BillingSec: asFloat(row[3]), CPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), GPUSec: asFloat(row[6])})
+		return nil
+	})
 }
 
 // chargedJobs is the SQL of every job run's charge inside the period, as
@@ -514,47 +716,35 @@ func (d *Dataset) chargedJobs(filter []string) string {
 // job runs in the period.
 func (d *Dataset) loadJobs(q *querier, filter []string) error {
 	base := d.chargedJobs(filter)
-	r, err := q.query("partitions", base+` SELECT account, "partition", `+exactSum("rate * sec")+", "+
+	err := q.each("partitions", base+` SELECT account, "partition", `+exactSum("rate * sec")+", "+
 		exactSum("alloc_cpus * sec")+", "+exactSum("gpu * sec")+", "+exactSum("mem_mb * sec")+
-		`, count(*) FROM c WHERE sec > 0 GROUP BY ALL ORDER BY account, "partition"`)
+		`, count(*) FROM c WHERE sec > 0 GROUP BY ALL ORDER BY account, "partition"`, func(row []any) error {
+		d.rows.parts = append(d.rows.parts, partUsage{Account: asString(row[0]), Partition: asString(row[1]), BillingSec: asFloat(row[2]),
+			CPUSec: asFloat(row[3]), GPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), Jobs: asFloat(row[6])})
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	d.parts = make([]partUsage, len(r.Rows))
-	for i, row := range r.Rows {
-		d.parts[i] = partUsage{Account: asString(row[0]), Partition: asString(row[1]), BillingSec: asFloat(row[2]),
-			CPUSec: asFloat(row[3]), GPUSec: asFloat(row[4]), MemMBSec: asFloat(row[5]), Jobs: asFloat(row[6])}
 	}
 	// The N biggest runs per account (a run is one row), ties broken by
-	// start and job id: k is each account's N-th largest charge, and only
-	// the runs at or above it are sorted, so the choice among equal charges
-	// does not depend on the order DuckDB's threads see the rows in.
-	// Billing-seconds are compared in integer thousandths.
-	n := fmt.Sprint(d.opts.topN())
-	r, err = q.query("biggest jobs", base+`, r AS (
+	// start and job id. Billing-seconds are compared in integer
+	// thousandths.
+	runs := base + `, r AS (
 	SELECT *, (rate * sec * 1000)::BIGINT AS b FROM c WHERE sec > 0
-), k AS (
-	SELECT account, list_min(max(b, `+n+`)) AS kb FROM r GROUP BY account
-)
-SELECT account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb, b::DOUBLE / 1000
-FROM r JOIN k USING (account) WHERE b >= kb
-QUALIFY row_number() OVER (PARTITION BY account ORDER BY b DESC, start, job_id) <= `+n+`
-ORDER BY account, b DESC, start, job_id`)
-	if err != nil {
-		return err
-	}
-	d.jobs = make([]JobUsage, len(r.Rows))
-	for i, row := range r.Rows {
-		j := JobUsage{Account: asString(row[0]), User: asString(row[1]), Partition: asString(row[2]),
-			JobID: asString(row[3]), Start: asTime(row[4]), State: asString(row[6]), CPUs: asInt(row[7]),
-			GPUs: asFloat(row[8]), MemGiB: asFloat(row[9]) / 1024, BillingHours: asFloat(row[10]) / 3600}
-		if row[5] != nil {
-			e := asTime(row[5])
-			j.End = &e
-		}
-		d.jobs[i] = j
-	}
-	return nil
+)`
+	return q.topPerAccount("biggest jobs", runs, "b", d.opts.topN(),
+		`account, "user", "partition", job_id, start, "end", state, alloc_cpus, gpu, mem_mb, b::DOUBLE / 1000`,
+		"b DESC, start, job_id", func(row []any) error {
+			j := JobUsage{Account: asString(row[0]), User: asString(row[1]), Partition: asString(row[2]),
+				JobID: asString(row[3]), Start: asTime(row[4]), State: asString(row[6]), CPUs: asInt(row[7]),
+				GPUs: asFloat(row[8]), MemGiB: asFloat(row[9]) / 1024, BillingHours: asFloat(row[10]) / 3600}
+			if row[5] != nil {
+				e := asTime(row[5])
+				j.End = &e
+			}
+			d.rows.jobs = append(d.rows.jobs, j)
+			return nil
+		})
 }
 
 // SQL literals and result values.

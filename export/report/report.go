@@ -173,14 +173,14 @@ func Build(ctx context.Context, dir, account string, opt Options) (*Report, erro
 }
 
 // Report builds the report of one account from the dataset (which must
-// have been loaded for it, or for all labs).
+// have been loaded for it, or for all labs, by Load).
 func (d *Dataset) Report(account string) (*Report, error) {
 	lab, ok := d.tree.account(account)
 	if !ok || account == "" {
 		return nil, d.notFound(account)
 	}
-	if _, loaded := slices.BinarySearch(d.filter, account); d.filter != nil && !loaded {
-		return nil, fmt.Errorf("report: account %q was not loaded (Load was given other accounts)", account)
+	if _, loaded := slices.BinarySearch(d.rows.filter, account); d.rows.filter != nil && !loaded {
+		return nil, fmt.Errorf("report: account %q was not loaded (Load was given other accounts, or LoadShared none: see Reports)", account)
 	}
 	r := d.newReport(account, lab)
 	accounts := d.tree.subtreeAccounts(lab)
@@ -218,7 +218,7 @@ func (d *Dataset) usage(r *Report, inLab func(string) bool) map[assocKey]float64
 	users := map[string]*UserUsage{}
 	assocBilling := map[assocKey]float64{}
 	var userNames []string
-	for _, m := range d.months {
+	for _, m := range d.rows.months {
 		if !inLab(m.Account) {
 			continue
 		}
@@ -278,7 +278,7 @@ func (d *Dataset) userSeries(r *Report, lab int32, inLab func(string) bool, asso
 		keys = append(keys, k)
 	}
 	var extra []assocKey
-	for k := range d.series {
+	for k := range d.rows.series {
 		if k.User != "" && !seen[k] && inLab(k.Account) {
 			extra = append(extra, k)
 		}
@@ -306,7 +306,7 @@ func (d *Dataset) userSeries(r *Report, lab int32, inLab func(string) bool, asso
 func (d *Dataset) partitions(r *Report, inLab func(string) bool) []string {
 	parts := map[string]*PartitionUsage{}
 	var partNames []string
-	for _, p := range d.parts {
+	for _, p := range d.rows.parts {
 		if !inLab(p.Account) {
 			continue
 		}
@@ -339,7 +339,7 @@ func (d *Dataset) partitions(r *Report, inLab func(string) bool) []string {
 
 // biggestJobs sets the lab's biggest jobs, from the jobs table.
 func (d *Dataset) biggestJobs(r *Report, inLab func(string) bool) {
-	for _, j := range d.jobs {
+	for _, j := range d.rows.jobs {
 		if inLab(j.Account) {
 			r.BiggestJobs = append(r.BiggestJobs, j)
 		}
@@ -411,7 +411,7 @@ func (d *Dataset) explain(r *Report, lab int32, half int64, damp float64) {
 // seriesOf returns the series of an association (all NaN when it has no
 // row in the period).
 func (d *Dataset) seriesOf(k assocKey) Series {
-	s := d.series[k]
+	s := d.rows.series[k]
 	if s == nil {
 		s = newSeries(len(d.snapshots))
 	}

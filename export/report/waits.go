@@ -226,15 +226,16 @@ func waitStats(lab []int64, labFirst int64, all []int64, allFirst int64) (l, r W
 // month of the period.
 type startWaits struct {
 	Account, Month string
-	// Waits are sorted; First counts the rank-1 starts.
+	// Waits are in no order (every use sorts them); First counts the
+	// rank-1 starts.
 	Waits []int64
 	First int64
 }
 
-// pendingSums are the sums over the pending rows of one account at one
-// snapshot: each factor in integer thousandths of a point (exact, so
-// independent of the order rows are added in), nice and priority as
-// sprio prints them.
+// pendingSums are the sums over the pending rows of one account (or of
+// every account: Account "") at one snapshot: each factor in integer
+// thousandths of a point (exact, so independent of the order rows are
+// added in), nice and priority as sprio prints them.
 type pendingSums struct {
 	At      time.Time
 	Account string
@@ -244,15 +245,14 @@ type pendingSums struct {
 	Priority int64
 }
 
-// prioData is what the section needs from the priority table.
+// prioData is what the section needs of the whole cluster from the
+// priority table; each lab's own rows are in accountRows.
 type prioData struct {
 	recorded bool
-	starts   []startWaits  // every account's, sorted by account, month
 	months   []string      // the UTC months of the period
 	all      [][]int64     // per month (then the period), every start's wait, sorted
 	allFirst []int64       // per month (then the period), the rank-1 starts
-	pending  []pendingSums // every account's, sorted by event time, account
-	longest  []LongWait    // the N longest waits of each loaded account
+	totals   []pendingSums // per snapshot, the sums of every account's pending rows, sorted by event time
 }
 
 func (o Options) longestWaits() int {
@@ -278,85 +278,104 @@ const tresSum = "coalesce(list_sum(map_values(tres_w)), 0)"
 var factorExprs = [numFactors]string{"age_w", "assoc_w", "fairshare_w", "jobsize_w", "partition_w", "qos_w", tresSum,
 	"site", "-nice"}
 
-// loadPriority reads the priority table's figures: every account's waits
-// per month and pending sums per snapshot (the rest of the cluster is
-// every account but the lab's), and the longest waits of the filtered
-// accounts.
-func (d *Dataset) loadPriority(q *querier, filter []string) error {
+// loadPriority reads the cluster's figures of the priority table: the
+// waits of every start per month, and the sums of the pending rows per
+// snapshot (the rest of the cluster is every account but the lab's: these
+// less the lab's own).
+func (d *Dataset) loadPriority(q *querier) error {
 	p := &d.prio
 	for m := monthStart(d.From); m.Before(d.To); m = m.AddDate(0, 1, 0) {
 		p.months = append(p.months, m.Format(schemas.MonthLayout))
 	}
-	// Starts per account and month: the hive month is the UTC month of at.
-	r, err := q.query("waits per month", `SELECT account, month, list(wait_sec ORDER BY wait_sec), count(*) FILTER (WHERE "rank" = 1)
-	FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL GROUP BY ALL ORDER BY account, month`)
+	p.all = make([][]int64, len(p.months)+1)
+	p.allFirst = make([]int64, len(p.months)+1)
+	starts := 0
+	err := d.eachStart(q, nil, func(s startWaits, i int) {
+		starts++
+		for _, j := range []int{i, len(p.months)} {
+			p.all[j] = append(p.all[j], s.Waits...)
+			p.allFirst[j] += s.First
+		}
+	})
 	if err != nil {
 		return err
 	}
-	idx := map[string]int{}
-	for i, m := range p.months {
+	for _, w := range p.all {
+		slices.Sort(w)
+	}
+	err = d.eachPending(q, false, nil, func(s pendingSums) { p.totals = append(p.totals, s) })
+	if err != nil {
+		return err
+	}
+	p.recorded = starts > 0 || len(p.totals) > 0
+	return nil
+}
+
+// loadWaits reads the filtered accounts' starts, pending sums and longest
+// waits.
+func (d *Dataset) loadWaits(q *querier, filter []string) error {
+	rows := &d.rows
+	if err := d.eachStart(q, filter, func(s startWaits, _ int) { rows.starts = append(rows.starts, s) }); err != nil {
+		return err
+	}
+	if err := d.eachPending(q, true, filter, func(s pendingSums) { rows.pending = append(rows.pending, s) }); err != nil {
+		return err
+	}
+	return d.loadLongest(q, filter)
+}
+
+// eachStart calls fn with the waits of the starts of each filtered
+// account in each UTC month of the period (the hive month is the UTC
+// month of the start row's time), sorted by account and month, and the
+// month's index in prio.months.
+func (d *Dataset) eachStart(q *querier, filter []string, fn func(s startWaits, month int)) error {
+	idx := make(map[string]int, len(d.prio.months))
+	for i, m := range d.prio.months {
 		idx[m] = i
 	}
-	p.all = make([][]int64, len(p.months)+1)
-	p.allFirst = make([]int64, len(p.months)+1)
-	for _, row := range r.Rows {
+	return q.each("waits per month", `SELECT account, month, list(wait_sec), count(*) FILTER (WHERE "rank" = 1)
+	FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL`+accountFilter(filter)+`
+	GROUP BY ALL ORDER BY account, month`, func(row []any) error {
 		s := startWaits{Account: asString(row[0]), Month: asString(row[1]), First: asInt(row[3])}
 		list, _ := row[2].([]any)
 		for _, v := range list {
 			s.Waits = append(s.Waits, asInt(v))
 		}
-		i, ok := idx[s.Month]
-		if !ok {
-			continue
+		if i, ok := idx[s.Month]; ok {
+			fn(s, i)
 		}
-		p.starts = append(p.starts, s)
-		for _, j := range []int{i, len(p.months)} {
-			p.all[j] = append(p.all[j], s.Waits...)
-			p.allFirst[j] += s.First
-		}
-	}
-	for _, w := range p.all {
-		slices.Sort(w)
-	}
+		return nil
+	})
+}
 
+// eachPending calls fn with the sums of the pending rows of the filtered
+// accounts at each snapshot of the period, per account (byAccount) or of
+// all of them together (Account ""), sorted by event time and account.
+func (d *Dataset) eachPending(q *querier, byAccount bool, filter []string, fn func(pendingSums)) error {
+	account := "''"
+	if byAccount {
+		account = "account"
+	}
 	sums := make([]string, numFactors)
 	for i, e := range factorExprs {
 		sums[i] = "sum(((" + e + ") * 1000)::BIGINT)::BIGINT"
 	}
-	r, err = q.query("pending factors", `SELECT event_time, account, count(*), `+strings.Join(sums, ", ")+`, sum(priority)::BIGINT
-	FROM priority WHERE `+d.prioPeriod("pending")+` GROUP BY ALL ORDER BY event_time, account`)
-	if err != nil {
-		return err
-	}
-	p.pending = make([]pendingSums, len(r.Rows))
-	for i, row := range r.Rows {
+	return q.each("pending factors", `SELECT event_time, `+account+`, count(*), `+strings.Join(sums, ", ")+`, sum(priority)::BIGINT
+	FROM priority WHERE `+d.prioPeriod("pending")+accountFilter(filter)+` GROUP BY ALL ORDER BY 1, 2`, func(row []any) error {
 		s := pendingSums{At: asTime(row[0]), Account: asString(row[1]), Rows: asInt(row[2]), Priority: asInt(row[3+numFactors])}
 		for f := range numFactors {
 			s.Milli[f] = asInt(row[3+f])
 		}
-		p.pending[i] = s
-	}
-	p.recorded = len(p.starts) > 0 || len(p.pending) > 0
-	if !p.recorded {
+		fn(s)
 		return nil
-	}
-	return d.loadLongest(q, filter)
+	})
 }
 
 // loadLongest reads the N longest waits of each filtered account (a lab's
 // N longest are among its accounts'), then the medians of the other jobs
 // waiting in each one's partition at the last snapshot before its start.
 func (d *Dataset) loadLongest(q *querier, filter []string) error {
-	p := &d.prio
-	n := fmt.Sprint(d.opts.longestWaits())
-	r, err := q.query("longest waits", `SELECT account, "user", job_id, "partition", submit, event_time, wait_sec, "rank", waiting,
-	priority, snapshot, `+strings.Join(factorExprs[:], ", ")+`
-	FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL`+accountFilter(filter)+`
-	QUALIFY row_number() OVER (PARTITION BY account ORDER BY wait_sec DESC, event_time, job_id, "partition") <= `+n+`
-	ORDER BY account, wait_sec DESC, event_time, job_id, "partition"`)
-	if err != nil {
-		return err
-	}
+	p := &d.rows
 	type key struct {
 		snap int64
 		part string
@@ -365,8 +384,11 @@ func (d *Dataset) loadLongest(q *querier, filter []string) error {
 	var keys []string
 	months := map[string]bool{}
 	at := map[key][]int{}
-	p.longest = make([]LongWait, len(r.Rows))
-	for i, row := range r.Rows {
+	err := q.topPerAccount("longest waits", `WITH r AS (
+	SELECT * FROM priority WHERE `+d.prioPeriod("start")+` AND wait_sec IS NOT NULL`+accountFilter(filter)+`
+)`, "wait_sec", d.opts.longestWaits(), `account, "user", job_id, "partition", submit, event_time, wait_sec, "rank", waiting,
+	priority, snapshot, `+strings.Join(factorExprs[:], ", "), `wait_sec DESC, event_time, job_id, "partition"`, func(row []any) error {
+		i := len(p.longest)
 		w := LongWait{Account: asString(row[0]), User: asString(row[1]), JobID: asInt(row[2]), Partition: asString(row[3]),
 			Start: asTime(row[5]), WaitSec: asInt(row[6]), Rank: asInt(row[7]), Waiting: asInt(row[8]), Priority: asInt(row[9])}
 		if row[4] != nil {
@@ -386,7 +408,11 @@ func (d *Dataset) loadLongest(q *querier, filter []string) error {
 			}
 			at[k] = append(at[k], i)
 		}
-		p.longest[i] = w
+		p.longest = append(p.longest, w)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(keys) == 0 {
 		return nil
@@ -400,15 +426,11 @@ func (d *Dataset) loadLongest(q *querier, filter []string) error {
 	for i, e := range factorExprs {
 		meds[i] = "quantile_disc(" + e + ", 0.5)"
 	}
-	r, err = q.query("jobs waiting before the longest waits", `WITH k(snap, part, job) AS (VALUES `+strings.Join(keys, ", ")+`),
+	return q.each("jobs waiting before the longest waits", `WITH k(snap, part, job) AS (VALUES `+strings.Join(keys, ", ")+`),
 	o AS (SELECT * FROM priority WHERE cluster = `+query.SQLString(d.Cluster)+` AND month IN (`+strings.Join(monthList, ", ")+`)
 		AND event = 'pending')
 	SELECT k.snap, k.part, k.job, count(o.job_id), quantile_disc(o.priority, 0.5), `+strings.Join(meds, ", ")+`
-	FROM k LEFT JOIN o ON o.event_time = k.snap AND o."partition" = k.part AND o.job_id <> k.job GROUP BY ALL`)
-	if err != nil {
-		return err
-	}
-	for _, row := range r.Rows {
+	FROM k LEFT JOIN o ON o.event_time = k.snap AND o."partition" = k.part AND o.job_id <> k.job GROUP BY ALL`, func(row []any) error {
 		for _, i := range at[key{asTime(row[0]).UnixMicro(), asString(row[1]), asInt(row[2])}] {
 			w := &p.longest[i]
 			w.Others = asInt(row[3])
@@ -420,8 +442,8 @@ func (d *Dataset) loadLongest(q *querier, filter []string) error {
 				w.OthersFactors[f] = asFloat(row[5+f])
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // waits sets the lab's section "Why did our jobs wait".
@@ -439,7 +461,7 @@ func (d *Dataset) waits(r *Report, inLab func(string) bool) {
 	for i, m := range p.months {
 		idx[m] = i
 	}
-	for _, s := range p.starts {
+	for _, s := range d.rows.starts {
 		if !inLab(s.Account) {
 			continue
 		}
@@ -459,8 +481,8 @@ func (d *Dataset) waits(r *Report, inLab func(string) bool) {
 			w.Months = append(w.Months, m)
 		}
 	}
-	w.Compare = compareFactors(p.pending, inLab)
-	for _, l := range p.longest {
+	w.Compare = compareFactors(p.totals, d.rows.pending, inLab)
+	for _, l := range d.rows.longest {
 		if inLab(l.Account) {
 			w.Longest = append(w.Longest, l)
 		}
@@ -483,11 +505,14 @@ func (d *Dataset) waits(r *Report, inLab func(string) bool) {
 }
 
 // compareFactors sets the lab's pending rows against the others' at the
-// snapshots where the lab had a job waiting (sums sorted by event time, account).
-func compareFactors(sums []pendingSums, inLab func(string) bool) FactorComparison {
+// snapshots where the lab had a job waiting: the lab's are the sums of
+// its accounts (sums, sorted by event time, account), the others' those
+// of the whole cluster at the snapshot (totals, sorted by event time) less
+// the lab's. The sums are integers, so the difference is exact.
+func compareFactors(totals, sums []pendingSums, inLab func(string) bool) FactorComparison {
 	var c FactorComparison
-	var lab, others [numFactors]int64
-	var labPrio, othersPrio int64
+	var lab, all [numFactors]int64
+	var labPrio, allPrio, allRows int64
 	for i := 0; i < len(sums); {
 		j := i
 		for j < len(sums) && sums[j].At.Equal(sums[i].At) {
@@ -498,19 +523,33 @@ func compareFactors(sums []pendingSums, inLab func(string) bool) FactorCompariso
 		if !slices.ContainsFunc(snap, func(s pendingSums) bool { return inLab(s.Account) }) {
 			continue
 		}
+		t, ok := slices.BinarySearchFunc(totals, snap[0].At, func(s pendingSums, at time.Time) int { return s.At.Compare(at) })
+		if !ok {
+			// Both come from the same rows of one pinned generation.
+			panic(fmt.Sprintf("report: pending rows at %s without the cluster's sums", fmtTime(snap[0].At)))
+		}
 		c.Snapshots++
+		allRows += totals[t].Rows
+		allPrio += totals[t].Priority
+		for f := range numFactors {
+			all[f] += totals[t].Milli[f]
+		}
 		for _, s := range snap {
-			sum, n, prio := &others, &c.OtherRows, &othersPrio
-			if inLab(s.Account) {
-				sum, n, prio = &lab, &c.LabRows, &labPrio
+			if !inLab(s.Account) {
+				continue
 			}
-			*n += s.Rows
-			*prio += s.Priority
+			c.LabRows += s.Rows
+			labPrio += s.Priority
 			for f := range numFactors {
-				sum[f] += s.Milli[f]
+				lab[f] += s.Milli[f]
 			}
 		}
 	}
+	var others [numFactors]int64
+	for f := range numFactors {
+		others[f] = all[f] - lab[f]
+	}
+	c.OtherRows = allRows - c.LabRows
 	mean := func(sum [numFactors]int64, prio, n int64) (m Factors, p float64) {
 		if n == 0 {
 			return m, 0
@@ -521,6 +560,6 @@ func compareFactors(sums []pendingSums, inLab func(string) bool) FactorCompariso
 		return m, float64(prio) / float64(n)
 	}
 	c.Lab, c.LabPriority = mean(lab, labPrio, c.LabRows)
-	c.Others, c.OthersPriority = mean(others, othersPrio, c.OtherRows)
+	c.Others, c.OthersPriority = mean(others, allPrio-labPrio, c.OtherRows)
 	return c
 }
