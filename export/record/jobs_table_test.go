@@ -18,7 +18,7 @@ func TestJobTableSort(t *testing.T) {
 	checkSort(t, tb, []string{"", "a", "b", "ab", "B", "lab-1", "lab-10", "lab-2"}, 5000)
 	// The same table again (Sort reuses its scratch), with a dictionary of
 	// over 2¹⁶ names, so that the ranks of the (account, user) pairs take
-	// three radix passes.
+	// three digit passes.
 	many := make([]string, 70_000)
 	for i := range many {
 		many[i] = fmt.Sprintf("u%05d", (i*7919)%len(many)) // not in rank order
