@@ -20,7 +20,8 @@ race:
 build:
 	$(GO) build -o bin/fairledger ./cmd/fairledger
 
-## bench: benchmarks on centre-sized data (5 M sacct rows; generated once into $(BENCHDIR))
+## bench: benchmarks on centre-sized data (years of 5 M and 20 M jobs, nights of 2 M and 10 M
+## jobs; generated once into $(BENCHDIR): about 16 GB of disk)
 bench:
 	FAIRLEDGER_BENCH_DIR=$(BENCHDIR) $(GO) test -run '^$$' -bench . -benchtime 1x -benchmem $(PKGS)
 
