@@ -42,19 +42,7 @@ func benchFlood(b *testing.B, n int) {
 			b.Fatal(err)
 		}
 	}
-	var r childRun
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		hist := filepath.Join(b.TempDir(), "h")
-		copyHistory(b, backfill, hist, true)
-		b.StartTimer()
-		r = runChild(b, files.Dir, hist, flood, nightTo, time.Time{})
-	}
-	b.ReportMetric(r.wall.Seconds(), "night-s")
-	b.ReportMetric(r.cpu.Seconds(), "night-CPU-s")
-	b.ReportMetric(float64(r.rows)/r.wall.Seconds(), "night-rows/s")
-	b.ReportMetric(r.rssMiB, "night-peak-RSS-MiB")
+	measureNight(b, files, backfill, flood, nightTo)
 }
 
 // writeFlood writes the night file night followed by n one-second jobs of
