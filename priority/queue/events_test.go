@@ -89,3 +89,52 @@ func TestPriorityEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestPriorityStartRankArray ranks starts among an array's pending tasks,
+// worked by hand with TestPriorityEvents's model (age only, ticks every
+// 60 s): array 50's tasks 51, 52 and 53 are submitted and eligible at 0
+// and start at 3000, 3100 and 3200; job 1 is submitted and eligible at
+// 100 and starts at 1000. At 1000 (the tick at 960) the array has waited
+// 960 s (age 96) and job 1 860 s (86): the three tasks are one waiting job
+// above job 1, which ranks 2 of 2 waiting (4 of 4 if each task counted).
+// Each task's start counts no task of its own array: 1 of 1.
+func TestPriorityStartRankArray(t *testing.T) {
+	m := &Model{
+		Params:  priority.Params{Weights: priority.Weights{Age: 1000}, MaxAgeSec: 10000, Release: release.Series{Major: 22, Minor: 5}},
+		Cluster: priority.Cluster{Nodes: 1, CPUs: 1, Partitions: []priority.Partition{{Name: "cpu", PriorityJobFactor: 1}}},
+		parts:   map[string]int{"cpu": 0}, single: []int{0}, tres: [][]uint64{nil},
+		whoIdx: map[AssocKey]uint32{}, whereIdx: map[whereKey]uint32{},
+		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{},
+	}
+	const t0 = 60000
+	job := func(id, array uint32, submit, start int64) Job {
+		return Job{ID: id, ArrayJob: array, Who: m.Who("u", "lab"), Where: m.Where("", "cpu"), Nodes: 1, CPUs: 1,
+			Submit: t0 + submit, Eligible: t0 + submit, Start: t0 + start, End: t0 + start + 100, Ran: 0}
+	}
+	jobs := []Job{job(51, 50, 0, 3000), job(52, 50, 0, 3100), job(53, 50, 0, 3200), job(1, 0, 100, 1000)}
+	sched, err := decay.NewSchedule(0, 60, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Writer{Model: m, Jobs: jobs, Sched: sched, Lo: t0 - 1, To: t0 + 10000}
+	p.SetFairShare(0, false, nil, nil)
+	p.Emit(math.MaxInt64, 0)
+	want := map[int64][2]int64{1: {2, 2}, 51: {1, 1}, 52: {1, 1}, 53: {1, 1}} // job: rank, waiting
+	got := map[int64][2]int64{}
+	for _, r := range m.AppendRecords(nil, &p.Out) {
+		if r.Event == record.EventStart {
+			if r.Rank == nil || r.Waiting == nil {
+				t.Fatalf("start row of job %d without rank or waiting", r.JobID)
+			}
+			got[r.JobID] = [2]int64{*r.Rank, *r.Waiting}
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("start rows of jobs %v, want %v", got, want)
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("job %d starts ranked %d of %d waiting, want %d of %d", id, got[id][0], got[id][1], w[0], w[1])
+		}
+	}
+}
