@@ -28,13 +28,7 @@ import (
 // second of the 2 waiting (it started ahead of B); wait 1300 s. B starts
 // at 2000 (tick 1980, 1880 s: 188) alone: rank 1 of 1, wait 1900 s.
 func TestPriorityEvents(t *testing.T) {
-	m := &Model{
-		Params:  priority.Params{Weights: priority.Weights{Age: 1000}, MaxAgeSec: 10000, Release: release.Series{Major: 22, Minor: 5}},
-		Cluster: priority.Cluster{Nodes: 1, CPUs: 1, Partitions: []priority.Partition{{Name: "cpu", PriorityJobFactor: 1}}},
-		parts:   map[string]int{"cpu": 0}, single: []int{0}, tres: [][]uint64{nil},
-		whoIdx: map[AssocKey]uint32{}, whereIdx: map[whereKey]uint32{},
-		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{},
-	}
+	m := ageModel()
 	job := func(id uint32, user string, submit, eligible, start int64) Job {
 		return Job{ID: id, Who: m.Who(user, "lab"), Where: m.Where("", "cpu"), Nodes: 1, CPUs: 1,
 			Submit: submit, Eligible: eligible, Start: start, End: start + 100, Ran: 0}
@@ -99,13 +93,7 @@ func TestPriorityEvents(t *testing.T) {
 // above job 1, which ranks 2 of 2 waiting (4 of 4 if each task counted).
 // Each task's start counts no task of its own array: 1 of 1.
 func TestPriorityStartRankArray(t *testing.T) {
-	m := &Model{
-		Params:  priority.Params{Weights: priority.Weights{Age: 1000}, MaxAgeSec: 10000, Release: release.Series{Major: 22, Minor: 5}},
-		Cluster: priority.Cluster{Nodes: 1, CPUs: 1, Partitions: []priority.Partition{{Name: "cpu", PriorityJobFactor: 1}}},
-		parts:   map[string]int{"cpu": 0}, single: []int{0}, tres: [][]uint64{nil},
-		whoIdx: map[AssocKey]uint32{}, whereIdx: map[whereKey]uint32{},
-		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{},
-	}
+	m := ageModel()
 	const t0 = 60000
 	job := func(id, array uint32, submit, start int64) Job {
 		return Job{ID: id, ArrayJob: array, Who: m.Who("u", "lab"), Where: m.Where("", "cpu"), Nodes: 1, CPUs: 1,
@@ -136,5 +124,17 @@ func TestPriorityStartRankArray(t *testing.T) {
 		if got[id] != w {
 			t.Errorf("job %d starts ranked %d of %d waiting, want %d of %d", id, got[id][0], got[id][1], w[0], w[1])
 		}
+	}
+}
+
+// ageModel is the model of the event tests: one partition, cpu, and only
+// age counting (PriorityWeightAge 1000, PriorityMaxAge 10,000 s).
+func ageModel() *Model {
+	return &Model{
+		Params:  priority.Params{Weights: priority.Weights{Age: 1000}, MaxAgeSec: 10000, Release: release.Series{Major: 22, Minor: 5}},
+		Cluster: priority.Cluster{Nodes: 1, CPUs: 1, Partitions: []priority.Partition{{Name: "cpu", PriorityJobFactor: 1}}},
+		parts:   map[string]int{"cpu": 0}, single: []int{0}, tres: [][]uint64{nil},
+		whoIdx: map[AssocKey]uint32{}, whereIdx: map[whereKey]uint32{},
+		qosSets: map[string][]priority.QOS{}, partSets: map[string][]int{},
 	}
 }
