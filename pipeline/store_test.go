@@ -87,15 +87,26 @@ func TestRecomputeKilledThenNight(t *testing.T) {
 	run(ref, nightAfter, next, time.Time{})
 	// The kill delays are spread over how long the recompute takes in a
 	// child process, measured as the kills are made (process start
-	// included, on a machine as loaded as then).
-	scratch := t.TempDir()
-	copyHistory(t, base, scratch, false)
-	d := timeChild(t, dir, scratch, full, recomputeTo, "FAIRLEDGER_CRASH_FROM="+strconv.FormatInt(recomputeFrom.Unix(), 10))
+	// included, on a machine as loaded as then): the shorter of two runs,
+	// since a first run on a loaded machine (CI's make test, every
+	// package at once) once took so long that 5 of 6 kills came after the
+	// recomputes had finished.
+	var d time.Duration
+	for i := range 2 {
+		scratch := t.TempDir()
+		copyHistory(t, base, scratch, false)
+		took := timeChild(t, dir, scratch, full, recomputeTo, "FAIRLEDGER_CRASH_FROM="+strconv.FormatInt(recomputeFrom.Unix(), 10))
+		if i == 0 || took < d {
+			d = took
+		}
+	}
 	want := computedState(t, ref, next)
 
 	r := rand.New(rand.NewPCG(9, 3))
+	// Six tries, and more (up to twelve) until three were killed before
+	// they finished: a try whose kill came late checks nothing new.
 	killed := 0
-	for try := 0; try < 6; try++ {
+	for try := 0; try < 12 && (try < 6 || killed < 3); try++ {
 		hist := t.TempDir()
 		copyHistory(t, base, hist, false)
 		delay := time.Duration(r.Float64() * 1.2 * float64(d))
@@ -107,7 +118,7 @@ func TestRecomputeKilledThenNight(t *testing.T) {
 		sameFiles(t, fmt.Sprintf("try %d (killed after %s)", try, delay), computedState(t, hist, next), want)
 	}
 	if killed < 3 {
-		t.Errorf("only %d of 6 recomputes were killed before they finished", killed)
+		t.Errorf("only %d of 12 recomputes were killed before they finished", killed)
 	}
 }
 
