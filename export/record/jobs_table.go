@@ -586,7 +586,14 @@ func (t *JobTable) Slice(lo, hi int) *JobTable {
 // Compare compares records a and b of t in the jobs table's order
 // (account, user, start, job_id_raw, job_id).
 func (t *JobTable) Compare(a, b *JobRec) int {
-	d := t.Dict
+	return t.Dict.Compare(a, t.JobID(a), b, t.JobID(b))
+}
+
+// Compare compares records a and b, whose names are d's and whose job ids
+// are aID and bID, in the jobs table's order (account, user, start,
+// job_id_raw, job_id): records of different tables sharing d, as a merge
+// of sorted pieces meets them.
+func (d *JobDict) Compare(a *JobRec, aID []byte, b *JobRec, bID []byte) int {
 	if c := strings.Compare(d.names[a.Account], d.names[b.Account]); c != 0 {
 		return c
 	}
@@ -599,5 +606,5 @@ func (t *JobTable) Compare(a, b *JobRec) int {
 	if c := cmp.Compare(a.JobIDRaw, b.JobIDRaw); c != 0 {
 		return c
 	}
-	return bytes.Compare(t.JobID(a), t.JobID(b))
+	return bytes.Compare(aID, bID)
 }
