@@ -29,11 +29,12 @@ import (
 type Jobs struct {
 	dir    string
 	buf    []byte
-	window int // the size of Scan's read window
+	window int // the size of Scan's and RunReader's read window
 
-	mu     sync.Mutex // guards months and free: Read is called for several months at once
+	mu     sync.Mutex // guards months, runs and free: Read is called for several months at once
 	months map[string]*spillFile
-	free   [][]byte // Read's buffers, kept for the next month's file
+	runs   map[*Run]struct{} // the runs written and not yet closed
+	free   [][]byte          // Read's buffers, kept for the next month's file
 }
 
 type spillFile struct {
@@ -66,7 +67,7 @@ func New(history string) (*Jobs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spill directory: %w", err)
 	}
-	return &Jobs{dir: dir, window: defaultWindow, months: map[string]*spillFile{}}, nil
+	return &Jobs{dir: dir, window: defaultWindow, months: map[string]*spillFile{}, runs: map[*Run]struct{}{}}, nil
 }
 
 // RemoveStale deletes the spill directories that killed runs left in the
@@ -254,13 +255,21 @@ func (s *Jobs) release(b []byte) {
 	s.mu.Unlock()
 }
 
-// Close closes the spill's files and removes its directory.
+// Close closes the spill's files, those of its open RunReaders included,
+// and removes its directory with its months and runs.
 func (s *Jobs) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sf := range s.months {
 		sf.f.Close()
 	}
+	for r := range s.runs {
+		if r.f != nil {
+			r.f.Close()
+			r.f = nil
+		}
+	}
+	clear(s.runs)
 	return os.RemoveAll(s.dir)
 }
 
@@ -487,7 +496,8 @@ type recDecoder struct {
 }
 
 // Sizes of the read window of a file: a fixed size, not the file's, so
-// that reading a month of millions of records takes little memory.
+// that reading a month of millions of records or several runs at once
+// takes little memory.
 const (
 	defaultWindow = 1 << 20
 	// minWindow holds a record's first two varints (its tag and its job
