@@ -1,6 +1,7 @@
 package spill
 
 import (
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -114,6 +115,7 @@ func BenchmarkRead(b *testing.B) {
 	s := benchSpill(b)
 	var size int
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		spillSynth(b, s, t, "2024-03")
@@ -129,5 +131,100 @@ func BenchmarkRead(b *testing.B) {
 	}
 	b.SetBytes(int64(size))
 	b.ReportMetric(float64(size)/float64(len(t.Recs)), "B/rec")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(t.Recs)), "ns/rec")
+}
+
+// BenchmarkScan scans a synthetic month of a million records 100,000 at a
+// time through the default window of 1 MiB. The month stays spilled, so
+// every round reads the same file.
+//
+//	go test ./internal/spill -run '^$' -bench 'Scan$' -benchtime 10x -cpu 1
+func BenchmarkScan(b *testing.B) {
+	t := synthTable(benchRecs)
+	s := benchSpill(b)
+	spillSynth(b, s, t, "2024-03")
+	size := s.months["2024-03"].size
+	chunk := record.NewJobTable(t.Dict, 100_000)
+	n := 0
+	count := func() error { n += len(chunk.Recs); return nil }
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		n = 0
+		if err := s.Scan("2024-03", chunk, 100_000, count); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if n != len(t.Recs) {
+		b.Fatalf("%d records scanned, want %d", n, len(t.Recs))
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(t.Recs)), "ns/rec")
+}
+
+// BenchmarkRunRead reads a run of a million synthetic records back one at
+// a time through the default window, as a merge does. A run is read once,
+// so each round writes it again with the timer stopped.
+//
+//	go test ./internal/spill -run '^$' -bench 'RunRead$' -benchtime 10x -cpu 1
+func BenchmarkRunRead(b *testing.B) {
+	t := synthTable(benchRecs)
+	s := benchSpill(b)
+	var size int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		r, err := s.WriteRun(t)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = r.size
+		b.StartTimer()
+		rr, err := r.Reader()
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for rr.Next() {
+			n += int(rr.Rec().NNodes) & 0 // touch the record
+			n++
+		}
+		if err := rr.Err(); err != nil {
+			b.Fatal(err)
+		}
+		if err := rr.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if n != len(t.Recs) {
+			b.Fatalf("%d records read, want %d", n, len(t.Recs))
+		}
+	}
+	b.SetBytes(size)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(t.Recs)), "ns/rec")
+}
+
+// BenchmarkWriteRun writes a million synthetic records as a run (and
+// removes it, with the timer stopped).
+//
+//	go test ./internal/spill -run '^$' -bench 'WriteRun$' -benchtime 10x -cpu 1
+func BenchmarkWriteRun(b *testing.B) {
+	t := synthTable(benchRecs)
+	s := benchSpill(b)
+	var size int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := s.WriteRun(t)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		size = r.size
+		if err := os.Remove(r.path); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.SetBytes(size)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(t.Recs)), "ns/rec")
 }
