@@ -24,8 +24,9 @@ import (
 // start, until they are merged into the jobs table month by month; so the
 // run's memory does not grow with the number of jobs in its input. The
 // files use a compact private encoding (varints; names and TRES sets as
-// the run's record.JobDict indexes) that is written and read once, in the
-// same process.
+// the run's record.JobDict indexes) that is written and read back in the
+// same process. A huge month can be scanned in chunks (Scan) and its
+// sorted chunks kept as runs (WriteRun) for a merge.
 type Jobs struct {
 	dir    string
 	buf    []byte
