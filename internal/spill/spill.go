@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -23,15 +24,18 @@ import (
 // start, until they are merged into the jobs table month by month; so the
 // run's memory does not grow with the number of jobs in its input. The
 // files use a compact private encoding (varints; names and TRES sets as
-// the run's record.JobDict indexes) that is written and read once, in the
-// same process.
+// the run's record.JobDict indexes) that is written and read back in the
+// same process. A huge month can be scanned in chunks (Scan) and its
+// sorted chunks kept as runs (WriteRun) for a merge.
 type Jobs struct {
-	dir string
-	buf []byte
+	dir    string
+	buf    []byte
+	window int // the size of Scan's and RunReader's read window
 
-	mu     sync.Mutex // guards months and free: Read is called for several months at once
+	mu     sync.Mutex // guards months, runs and free: Read is called for several months at once
 	months map[string]*spillFile
-	free   [][]byte // Read's buffers, kept for the next month's file
+	runs   map[*Run]struct{} // the runs written and not yet closed
+	free   [][]byte          // Read's buffers, kept for the next month's file
 }
 
 type spillFile struct {
@@ -64,7 +68,7 @@ func New(history string) (*Jobs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spill directory: %w", err)
 	}
-	return &Jobs{dir: dir, months: map[string]*spillFile{}}, nil
+	return &Jobs{dir: dir, window: defaultWindow, months: map[string]*spillFile{}, runs: map[*Run]struct{}{}}, nil
 }
 
 // RemoveStale deletes the spill directories that killed runs left in the
@@ -128,7 +132,8 @@ func (s *Jobs) Months() []string {
 	return slices.Sorted(maps.Keys(s.months))
 }
 
-// Count is the number of records spilled for month and not yet read.
+// Count is the number of records spilled for month and not yet read or
+// dropped (Scan leaves them).
 func (s *Jobs) Count(month string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -162,19 +167,72 @@ func (s *Jobs) Read(month string, t *record.JobTable) error {
 	if _, err := sf.f.ReadAt(data, 0); err != nil {
 		return fmt.Errorf("spill %s: %w", month, err)
 	}
-	t.Recs = slices.Grow(t.Recs, sf.n)
 	d := &recDecoder{b: data}
-	for i := range sf.n {
-		r := t.AppendZero()
-		id := d.rec(r, &d.prev)
-		if d.err != nil {
-			t.Recs = t.Recs[:len(t.Recs)-1]
-			return fmt.Errorf("spill %s record %d: %w", month, i, d.err)
-		}
-		t.SetJobID(r, id)
+	if err := d.appendTo(t, sf.n); err != nil {
+		return fmt.Errorf("spill %s record %d: %w", month, d.n, err)
 	}
-	if d.p != len(d.b) {
-		return fmt.Errorf("spill %s: %d bytes after the last record", month, len(d.b)-d.p)
+	if left := d.left(); left != 0 {
+		return fmt.Errorf("spill %s: %d bytes after the last record", month, left)
+	}
+	return nil
+}
+
+// Scan reads the records spilled for month in spill order, n at a time:
+// for each chunk it empties t (Reset), appends the chunk's records to it
+// with their job ids, and calls fn, which may read and change them. An
+// error from fn ends the scan and is returned as it is. fn is not called
+// for a month with no records.
+//
+// Scan leaves the month spilled (Count still counts it), so that it can
+// be scanned again; Read or Drop removes it. It reads the file through a
+// window of a fixed size (1 MiB; larger only for a record that does not
+// fit), not the whole file at once. Like Read it may be called for
+// different months at once, once Add is done for the month.
+func (s *Jobs) Scan(month string, t *record.JobTable, n int, fn func() error) error {
+	if n < 1 {
+		return fmt.Errorf("spill %s: scan %d records at a time", month, n)
+	}
+	s.mu.Lock()
+	sf := s.months[month]
+	s.mu.Unlock()
+	if sf == nil {
+		return nil
+	}
+	if err := sf.w.Flush(); err != nil {
+		return fmt.Errorf("spill %s: %w", month, err)
+	}
+	d := newFileDecoder(sf.f, int64(sf.size), s.window)
+	for d.n < sf.n {
+		t.Reset()
+		if err := d.appendTo(t, min(n, sf.n-d.n)); err != nil {
+			return fmt.Errorf("spill %s record %d: %w", month, d.n, err)
+		}
+		if left := d.left(); d.n == sf.n && left != 0 {
+			return fmt.Errorf("spill %s: %d bytes after the last record", month, left)
+		}
+		if err := fn(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Drop removes month's records and file without reading them. Dropping a
+// month that holds none does nothing.
+func (s *Jobs) Drop(month string) error {
+	s.mu.Lock()
+	sf := s.months[month]
+	delete(s.months, month)
+	s.mu.Unlock()
+	if sf == nil {
+		return nil
+	}
+	err := sf.f.Close()
+	if rerr := os.Remove(sf.f.Name()); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("drop spill %s: %w", month, err)
 	}
 	return nil
 }
@@ -198,13 +256,21 @@ func (s *Jobs) release(b []byte) {
 	s.mu.Unlock()
 }
 
-// Close closes the spill's files and removes its directory.
+// Close closes the spill's files, those of its open RunReaders included,
+// and removes its directory with its months and runs.
 func (s *Jobs) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sf := range s.months {
 		sf.f.Close()
 	}
+	for r := range s.runs {
+		if r.f != nil {
+			r.f.Close()
+			r.f = nil
+		}
+	}
+	clear(s.runs)
 	return os.RemoveAll(s.dir)
 }
 
@@ -413,15 +479,59 @@ func putFloat(o []byte, p int, v float64) int {
 	return p + 9
 }
 
-// recDecoder reads what appendRec wrote, from a month's whole file in
-// memory (b, read up to p). The first error sticks and ends the input.
+// recDecoder reads what appendRec wrote: from a month's whole file in
+// memory (b, read up to p), or from a file through a window (b holds the
+// file's bytes up to off, those before p read). The first error sticks
+// and ends the input.
 type recDecoder struct {
 	b    []byte
 	p    int
+	n    int // the records read
 	err  error
 	prev recPrev
 	id   [41]byte // a job id implied by its kind
+
+	src  io.ReaderAt // the file read through the window b; nil when b is the whole input
+	off  int64       // the file's bytes before off are in b or read
+	size int64       // the file's length
 }
+
+// Sizes of the read window of a file: a fixed size, not the file's, so
+// that reading a month of millions of records or several runs at once
+// takes little memory.
+const (
+	defaultWindow = 1 << 20
+	// minWindow holds a record's first two varints (its tag and its job
+	// id's length), from which fill learns how long the record may be.
+	minWindow = 2 * binary.MaxVarintLen64
+)
+
+// newFileDecoder returns a decoder reading the first size bytes of f
+// through a window of window bytes (fewer for a smaller file, at least
+// minWindow).
+func newFileDecoder(f io.ReaderAt, size int64, window int) recDecoder {
+	w := max(int(min(int64(window), size)), minWindow)
+	return recDecoder{b: make([]byte, 0, w), src: f, size: size}
+}
+
+// appendTo appends the next k records to t, with their job ids, and
+// returns the decoder's error if one of them cannot be read.
+func (d *recDecoder) appendTo(t *record.JobTable, k int) error {
+	t.Recs = slices.Grow(t.Recs, k)
+	for range k {
+		r := t.AppendZero()
+		id := d.rec(r, &d.prev)
+		if d.err != nil {
+			t.Recs = t.Recs[:len(t.Recs)-1]
+			return d.err
+		}
+		t.SetJobID(r, id)
+	}
+	return nil
+}
+
+// left is the number of input bytes not yet read.
+func (d *recDecoder) left() int64 { return int64(len(d.b)-d.p) + d.size - d.off }
 
 // getUvarint reads a uvarint at b[p:] and returns it and the position
 // after it; one byte, the common case, inline. On bad input it returns
@@ -485,15 +595,91 @@ func (d *recDecoder) rec(r *record.JobRec, prev *recPrev) []byte {
 	}
 	jobID, p := decodeRec(d.b, d.p, r, prev, &d.id)
 	if p > len(d.b) {
-		d.err, d.p = io.ErrUnexpectedEOF, len(d.b)
-		return nil
+		return d.recAfterFill(r, prev)
 	}
 	d.p = p
+	d.n++
 	return jobID
 }
 
+// recAfterFill is rec for a record that is not whole in the window (or is
+// bad): it moves the window on to the record, or grows it, and decodes
+// the record again (decodeRec has left prev as it was) until it reads or
+// the file has no more.
+func (d *recDecoder) recAfterFill(r *record.JobRec, prev *recPrev) []byte {
+	for d.off < d.size {
+		if err := d.fill(); err != nil {
+			d.err = err
+			return nil
+		}
+		*r = record.JobRec{}
+		jobID, p := decodeRec(d.b, d.p, r, prev, &d.id)
+		if p <= len(d.b) {
+			d.p = p
+			d.n++
+			return jobID
+		}
+	}
+	d.err, d.p = io.ErrUnexpectedEOF, len(d.b)
+	return nil
+}
+
+// errBadRecord is a record that does not decode although the window holds
+// as many bytes as its encoding may take.
+var errBadRecord = errors.New("bad record")
+
+// fill moves the window on: the unread bytes to its front, then the file's
+// next bytes after them. A window that holds nothing but unread bytes
+// already holds part of a record longer than it: fill grows it to the
+// longest encoding the record's first varints allow (or the rest of the
+// file), and returns errBadRecord when it holds that much already. A file
+// shorter than size ends the input where it ends.
+func (d *recDecoder) fill() error {
+	unread := d.b[d.p:]
+	if d.p == 0 && len(d.b) == cap(d.b) {
+		need := min(recLenBound(unread), uint64(len(unread))+uint64(d.size-d.off))
+		if need <= uint64(len(unread)) {
+			return errBadRecord
+		}
+		d.b = append(make([]byte, 0, need), unread...)
+	} else {
+		d.b = d.b[:copy(d.b[:cap(d.b)], unread)]
+	}
+	d.p = 0
+	k := int(min(int64(cap(d.b)-len(d.b)), d.size-d.off))
+	m, err := d.src.ReadAt(d.b[len(d.b):len(d.b)+k], d.off)
+	d.b, d.off = d.b[:len(d.b)+m], d.off+int64(m)
+	if m < k {
+		if err != io.EOF {
+			return err
+		}
+		d.size = d.off
+	}
+	return nil
+}
+
+// recLenBound bounds the length of the record whose encoding b starts
+// with: maxRecLen, plus the varint of its job id's length and the id's
+// bytes when they are stored; 0 when b does not start like a record.
+func recLenBound(b []byte) uint64 {
+	tag, p := getUvarint(b, 0)
+	if p > len(b) {
+		return 0
+	}
+	if tag&3 != idBytes {
+		return maxRecLen
+	}
+	n, p := getUvarint(b, p)
+	if p > len(b) {
+		return 0
+	}
+	return maxRecLen + binary.MaxVarintLen64 + min(n, 1<<62)
+}
+
 // decodeRec is rec on the record at b[p:]; it returns the position after
-// the record, or len(b)+1 for bad input. It keeps its position in a
+// the record, or len(b)+1 for bad input, a record cut short included,
+// and then leaves prev as it was (so that a reader can read the rest of
+// the record and decode it again). It keeps its position in a
 // local variable rather than the decoder, so that it can stay in a
 // register.
 func decodeRec(b []byte, p int, r *record.JobRec, prev *recPrev, idBuf *[41]byte) (jobID []byte, end int) {
@@ -582,6 +768,9 @@ func decodeRec(b []byte, p int, r *record.JobRec, prev *recPrev, idBuf *[41]byte
 		}
 		names[bits.TrailingZeros8(c)&(numNames-1)] = uint32(id)
 	}
+	if p > len(b) {
+		return nil, bad
+	}
 	r.User, r.Account, r.Partition, r.QOS = names[0], names[1], names[2], names[3]
 	r.State, r.SourceFile, r.CancelledBy, r.TRES = names[4], names[5], names[6], names[7]
 	*prev = recPrev{r.Start, r.JobIDRaw, r.SourceLine, names}
@@ -592,9 +781,6 @@ func decodeRec(b []byte, p int, r *record.JobRec, prev *recPrev, idBuf *[41]byte
 		jobID = appendPair(idBuf[:0], r.ArrayJobID, '_', r.ArrayTaskID)
 	case idHet:
 		jobID = appendPair(idBuf[:0], r.HetJobID, '+', r.HetJobOffset)
-	}
-	if p > len(b) {
-		return nil, bad
 	}
 	return jobID, p
 }
