@@ -103,10 +103,16 @@ func nightFile(dir string, n time.Time) string {
 // the previous midnight to this one, into history.
 func nights(t *testing.T, dir, history string, from, end time.Time) {
 	t.Helper()
+	nightsWith(t, dir, history, from, end, runOpts)
+}
+
+// nightsWith is nights with each night's options from opts.
+func nightsWith(t *testing.T, dir, history string, from, end time.Time, opts func(string, time.Time) pipeline.Options) {
+	t.Helper()
 	for n := from.AddDate(0, 0, 1); !n.After(end); n = n.AddDate(0, 0, 1) {
 		f := nightFile(dir, n)
 		sacctAsOf(t, filepath.Join(dir, "sacct.psv"), f, n.AddDate(0, 0, -1), n)
-		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, f), runOpts(history, n)); err != nil {
+		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, f), opts(history, n)); err != nil {
 			t.Fatalf("night %s: %v", n.Format(time.DateOnly), err)
 		}
 	}

@@ -106,6 +106,8 @@ type Options struct {
 	// there (the --rejects file written, synced and closed), so that a run
 	// whose side output fails commits nothing.
 	BeforeCommit func() error
+
+	pieceRecords int // PieceRecords when 0; tests set fewer (export_test.go)
 }
 
 // Progress reports how far the job inputs have been read.

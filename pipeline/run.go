@@ -568,7 +568,7 @@ func (r *runState) newPrioWriter(sched *decay.Schedule) (*queue.Writer, error) {
 // for the checkpoint.
 func (r *runState) decayAndJobs(ctx context.Context, fw *fairshareWriter, ticks []int64, after map[int32]bool, carriedMonths []string) (tresCarry, error) {
 	opt, m, st, sum, state, lo, to, read := r.opt, r.m, r.st, r.sum, r.state, r.lo, r.to, r.read
-	jw := &jobsWriter{tx: r.tx, cluster: m.cluster, to: to, lo: lo, hotFrom: to - int64(HotWindow/time.Second), spill: r.sp, dict: r.dict}
+	jw := &jobsWriter{tx: r.tx, cluster: m.cluster, to: to, lo: lo, hotFrom: to - int64(HotWindow/time.Second), spill: r.sp, dict: r.dict, piece: opt.pieceRecords}
 	// The first of the two to fail stops the other: a failed run commits
 	// nothing, so there is nothing left for the other to do.
 	wctx, stopWriters := context.WithCancel(ctx)

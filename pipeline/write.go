@@ -45,6 +45,9 @@ type jobsWriter struct {
 	sums usageSums  // usage's, reused from month to month
 	refs []mergeRef // merge's scratch, reused from month to month
 	keep []bool
+
+	piece  int                 // PieceRecords, or less in tests
+	pieces [2]*record.JobTable // monthInPieces' tables
 }
 
 // unixSec converts Unix microseconds to seconds, rounding down (as
@@ -195,6 +198,14 @@ func (w *jobsWriter) months(ctx context.Context, months []time.Time, jobMonths m
 				t = e.table
 			}
 			mk := monthKey(m)
+			if w.inPieces(mk, jobMonths[mk], segs[mk]) {
+				var err error
+				if carry, err = w.monthInPieces(ctx, m, jobMonths[mk], segs, t, carry, sum); err != nil {
+					return err
+				}
+				done <- encodedJobs{table: t} // free again; done has room for every table
+				continue
+			}
 			mj := w.prepare(ctx, m, jobMonths[mk], segs[mk], t)
 			if mj.err != nil {
 				return mj.err
@@ -227,27 +238,21 @@ func (w *jobsWriter) loads(p history.Partition, fresh bool) bool {
 	return p.Hot || (fresh && p.MaxEnd > w.lo)
 }
 
-// room returns the most records prepare puts into a table for one of
-// months: the rows of the segments it loads and the records spilled for
-// the month. A table made with less room grows on the month that outgrows
-// it by half its size again, and for a night's December of 2 M flood jobs
-// that copy and its overshoot took 547 MB of a 1.29 GB heap
-// (BenchmarkFloodNight2M). The segments loadHolders and usage add to a
-// month are rare and left out.
+// room returns the most records prepare or monthInPieces puts into a
+// table for one of months: the rows of the segments it loads and the
+// records spilled for it (for a month in pieces, the loaded rows only). A
+// table made with less room grows on the month that outgrows it by half
+// its size again, and for a night's December of 2 M flood jobs that copy
+// and its overshoot took 547 MB of a 1.29 GB heap (BenchmarkFloodNight2M).
 func (w *jobsWriter) room(months []time.Time, jobMonths map[string]bool, segs map[string][]history.Partition) int {
 	room := 0
 	for _, m := range months {
 		mk := monthKey(m)
-		n := 0
-		if jobMonths[mk] {
-			n = w.spill.Count(mk)
+		loaded, spilled := w.monthRecords(mk, jobMonths[mk], segs[mk])
+		if loaded+spilled > w.pieceSize() {
+			spilled = 0
 		}
-		for _, p := range segs[mk] {
-			if w.loads(p, jobMonths[mk]) {
-				n += int(p.Rows)
-			}
-		}
-		room = max(room, n)
+		room = max(room, loaded+spilled)
 	}
 	return room
 }
@@ -285,7 +290,11 @@ func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs 
 	}
 	spilled := len(t.Recs)
 	if spilled > old && slices.ContainsFunc(segs, func(p history.Partition) bool { return !w.rewritten[p.Path] }) {
-		if mj.err = w.loadHolders(segs, t, old, spilled, &mj, loaded); mj.err != nil {
+		missing := missingKeys(t.Recs[:old], spilled-old, func(i int) jobKey {
+			r := &t.Recs[old+i]
+			return jobKey{r.JobIDRaw, unixSec(r.Start)}
+		})
+		if mj.err = w.loadHolders(segs, t, missing, &mj, loaded); mj.err != nil {
 			return mj
 		}
 	}
@@ -297,21 +306,27 @@ func (w *jobsWriter) prepare(ctx context.Context, m time.Time, fresh bool, segs 
 	return mj
 }
 
-// loadHolders loads the settled segments not loaded yet that hold the key
-// of a spilled record (t's records old..spilled) found in no loaded one:
-// a job given again after it left the hot segments. The segments'
-// statistics (ranges of job_id_raw and start) rule most out unread.
-func (w *jobsWriter) loadHolders(segs []history.Partition, t *record.JobTable, old, spilled int, mj *monthJobs, load func(history.Partition) error) error {
-	have := make(map[jobKey]bool, old)
-	for i := range t.Recs[:old] {
-		have[jobKey{t.Recs[i].JobIDRaw, unixSec(t.Recs[i].Start)}] = true
+// missingKeys returns the keys of input records, key(0) .. key(n-1), that
+// none of stored's records has: keys a segment not loaded may hold.
+func missingKeys(stored []record.JobRec, n int, key func(int) jobKey) []jobKey {
+	have := make(map[jobKey]bool, len(stored))
+	for i := range stored {
+		have[jobKey{stored[i].JobIDRaw, unixSec(stored[i].Start)}] = true
 	}
 	var missing []jobKey
-	for i := old; i < spilled; i++ {
-		if k := (jobKey{t.Recs[i].JobIDRaw, unixSec(t.Recs[i].Start)}); !have[k] {
+	for i := range n {
+		if k := key(i); !have[k] {
 			missing = append(missing, k)
 		}
 	}
+	return missing
+}
+
+// loadHolders appends to t the settled segments not loaded yet that hold
+// a key of missing (keys of input records found in no loaded segment): a
+// job given again after it left the hot segments. The segments'
+// statistics (ranges of job_id_raw and start) rule most out unread.
+func (w *jobsWriter) loadHolders(segs []history.Partition, t *record.JobTable, missing []jobKey, mj *monthJobs, load func(history.Partition) error) error {
 	want := map[jobKey]bool{}
 	for _, k := range missing {
 		want[k] = true
@@ -354,8 +369,7 @@ func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (int, error) {
 	// Stable partition: the settled records first, then the hot ones; both
 	// stay in the table's order. Records move only from the first hot one
 	// on (a backfill's months but the last have none).
-	isHot := func(r *record.JobRec) bool { return unixSec(r.Start)+r.ChargedSec > w.hotFrom || r.Running() }
-	k := t.Partition(isHot)
+	k := t.Partition(w.hot)
 	// Removed first: a new segment equal to an old one has its name, and
 	// stays.
 	for _, p := range mj.segs {
@@ -377,6 +391,12 @@ func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (int, error) {
 	return files, nil
 }
 
+// hot reports whether a merged record goes to a hot segment: it is
+// charged up to after hotFrom, or still running.
+func (w *jobsWriter) hot(r *record.JobRec) bool {
+	return unixSec(r.Start)+r.ChargedSec > w.hotFrom || r.Running()
+}
+
 // usage recomputes the month's usage from the earliest day whose usage
 // changed (by a record of this month or an earlier one) on, from the jobs
 // carried in from earlier months and the month's records (in the table's
@@ -384,61 +404,93 @@ func (w *jobsWriter) encode(ctx context.Context, mj *monthJobs) (int, error) {
 // it), and replaces the usage rows of those days. It returns the jobs
 // that run into the next month.
 func (w *jobsWriter) usage(mj *monthJobs, segs map[string][]history.Partition, carry []record.JobRec) ([]record.JobRec, error) {
-	m := mj.m
-	next := m.AddDate(0, 1, 0)
-	w.changeAt = min(w.changeAt, mj.changeAt)
-	if w.changeAt < next.Unix() {
-		from := max(m.Unix(), utcDay(w.changeAt))
-		// Rows that reach into the recomputed days from segments the run
-		// does not rewrite (a late or changed job before the hot
-		// segments): the month's own are rewritten with it, earlier
-		// months' join the carry for this month.
-		grew := false
-		for _, p := range segs[monthKey(m)] {
-			if !w.rewritten[p.Path] && p.MaxEnd > from {
-				w.rewritten[p.Path] = true
-				mj.segs, mj.rewrite, grew = append(mj.segs, p), true, true
-				mj.table.Dict = w.dict // the snapshot prepare left is read-only
-				if err := w.readSegment(p, mj.table); err != nil {
-					return nil, err
-				}
-			}
-		}
-		extra, err := w.reaching(segs, m, from)
-		if err != nil {
-			return nil, err
-		}
-		if grew || extra != nil {
+	next := mj.m.AddDate(0, 1, 0).Unix()
+	from, on, resort, err := w.startUsage(mj, segs, carry)
+	if err != nil {
+		return nil, err
+	}
+	if on {
+		if resort {
 			mj.table.Sort()
 			mj.table.Dict = w.dict.Snapshot()
 			mj.names = mj.table.Dict.Names()
 		}
-		sums := carry
-		if extra != nil {
-			sums = canonicalCarry(append(slices.Clone(carry), extra.Recs...), mj.names)
-		}
-		u := &w.sums
-		u.reset(mj.names)
-		u.add(sums, from, next.Unix(), w.to)
-		u.add(mj.table.Recs, from, next.Unix(), w.to)
-		if err := w.writeUsage(m, from); err != nil {
+		w.sums.add(mj.table.Recs, from, next, w.to)
+		if err := w.writeUsage(mj.m, from); err != nil {
 			return nil, err
 		}
 	}
 	// Keep copies of the records that run into the next month, so this
-	// month's table can be reused. The carried records that still run on
-	// are kept in carry's own array (each moves to a position at or before
-	// its own), so that the carry is not reallocated every month.
-	kept := carry[:0]
-	recs := mj.table.Recs
-	for _, part := range [][]record.JobRec{carry, recs} {
-		for i := range part {
-			if effEnd(&part[i], w.to) > next.Unix() {
-				kept = append(kept, part[i])
+	// month's table can be reused.
+	return appendRunning(runningOn(carry, next, w.to), mj.table.Recs, next, w.to), nil
+}
+
+// startUsage begins the month's usage when it changes (on): from the
+// earliest day whose usage changed, by a record of this month or an
+// earlier one. It appends to mj's table the month's segments the run did
+// not load that charge time from then on (resort: the table has records
+// out of order, or names the snapshot lacks) and sums the usage of the
+// carried jobs and of the earlier months' records reaching into it.
+// w.sums then takes the month's records in the table's order.
+func (w *jobsWriter) startUsage(mj *monthJobs, segs map[string][]history.Partition, carry []record.JobRec) (from int64, on, resort bool, err error) {
+	m := mj.m
+	next := m.AddDate(0, 1, 0)
+	w.changeAt = min(w.changeAt, mj.changeAt)
+	if w.changeAt >= next.Unix() {
+		return 0, false, false, nil
+	}
+	from = max(m.Unix(), utcDay(w.changeAt))
+	// Rows that reach into the recomputed days from segments the run
+	// does not rewrite (a late or changed job before the hot segments):
+	// the month's own are rewritten with it, earlier months' join the
+	// carry for this month.
+	for _, p := range segs[monthKey(m)] {
+		if !w.rewritten[p.Path] && p.MaxEnd > from {
+			w.rewritten[p.Path] = true
+			mj.segs, mj.rewrite, resort = append(mj.segs, p), true, true
+			mj.table.Dict = w.dict // a snapshot prepare left is read-only
+			if err := w.readSegment(p, mj.table); err != nil {
+				return 0, false, false, err
 			}
 		}
 	}
-	return kept, nil
+	extra, err := w.reaching(segs, m, from)
+	if err != nil {
+		return 0, false, false, err
+	}
+	names := w.dict.Names()
+	sums := carry
+	if extra != nil {
+		resort = true
+		sums = canonicalCarry(append(slices.Clone(carry), extra.Recs...), names)
+	}
+	w.sums.reset(names)
+	w.sums.add(sums, from, next.Unix(), w.to)
+	return from, true, resort, nil
+}
+
+// runningOn keeps the carried records that run past next, in carry's own
+// array (each moves to a position at or before its own), so that the
+// carry is not reallocated every month.
+func runningOn(carry []record.JobRec, next, to int64) []record.JobRec {
+	kept := carry[:0]
+	for i := range carry {
+		if effEnd(&carry[i], to) > next {
+			kept = append(kept, carry[i])
+		}
+	}
+	return kept
+}
+
+// appendRunning appends to carry copies of the records of recs that run
+// past next.
+func appendRunning(carry, recs []record.JobRec, next, to int64) []record.JobRec {
+	for i := range recs {
+		if effEnd(&recs[i], to) > next {
+			carry = append(carry, recs[i])
+		}
+	}
+	return carry
 }
 
 // reaching reads the records of earlier months' segments the run does not
@@ -564,20 +616,10 @@ func (w *jobsWriter) merge(t *record.JobTable, lo, hi int, mj *monthJobs) {
 		}
 	}
 	w.refs = refs
-	slices.SortFunc(refs, func(a, b mergeRef) int {
-		if a.id != b.id {
-			return cmp.Compare(a.id, b.id)
-		}
-		if a.start != b.start {
-			return cmp.Compare(a.start, b.start)
-		}
-		return cmp.Compare(a.pos, b.pos)
-	})
+	sortRefs(refs)
 	keep := slices.Grow(w.keep[:0], len(recs))[:len(recs)]
 	clear(keep)
 	w.keep = keep
-	charged := func(r *record.JobRec, start int64) int64 { return max(0, effEnd(r, w.to)-start) }
-	change := func(at int64) { mj.changeAt = min(mj.changeAt, at) }
 	for k := 0; k < len(refs); {
 		h := k + 1
 		for h < len(refs) && refs[h].id == refs[k].id && refs[h].start == refs[k].start {
@@ -594,30 +636,19 @@ func (w *jobsWriter) merge(t *record.JobTable, lo, hi int, mj *monthJobs) {
 				prev = r.pos
 			}
 		}
-		if win < 0 { // not in the input: the table's records stay
+		switch {
+		case win < 0: // not in the input: the table's records stay
 			for _, r := range group {
 				keep[r.pos] = true
-				if w.recharged(&recs[r.pos], r.start) {
-					mj.unrecharged++
-				}
-				if c := charged(&recs[r.pos], start); c != recs[r.pos].ChargedSec {
-					change(start + min(c, recs[r.pos].ChargedSec))
-				}
+				w.keepStored(&recs[r.pos], r.start, mj)
 			}
-			continue
-		}
-		mj.written++
-		if recs[win].Running() && prev >= 0 && !recs[prev].Running() {
-			win = prev // a finished record outlives a running one
-		}
-		keep[win] = true
-		switch c := charged(&recs[win], start); {
 		case prev < 0:
-			change(start) // a job new to the history
-		case win != prev && !sameUsage(&recs[win], &recs[prev]):
-			change(start)
-		case c != recs[prev].ChargedSec:
-			change(start + min(c, recs[prev].ChargedSec))
+			keep[win] = true
+			mj.newJob(start)
+		case w.replace(&recs[win], &recs[prev], start, mj):
+			keep[win] = true
+		default:
+			keep[prev] = true
 		}
 	}
 	out := recs[:0]
@@ -629,6 +660,66 @@ func (w *jobsWriter) merge(t *record.JobTable, lo, hi int, mj *monthJobs) {
 		}
 	}
 	t.Recs = out
+}
+
+// sortRefs sorts merge's keys by job_id_raw, start and position, so that
+// the records of a key lie together in the order they were read.
+func sortRefs(refs []mergeRef) {
+	slices.SortFunc(refs, func(a, b mergeRef) int {
+		if a.id != b.id {
+			return cmp.Compare(a.id, b.id)
+		}
+		if a.start != b.start {
+			return cmp.Compare(a.start, b.start)
+		}
+		return cmp.Compare(a.pos, b.pos)
+	})
+}
+
+// charged is the time a record that starts at start charges up to to.
+func (w *jobsWriter) charged(r *record.JobRec, start int64) int64 {
+	return max(0, effEnd(r, w.to)-start)
+}
+
+// change notes that the month's usage changes from at on.
+func (mj *monthJobs) change(at int64) { mj.changeAt = min(mj.changeAt, at) }
+
+// keepStored accounts for a record of the history, starting at start,
+// that no input record replaces: merge keeps it, charged up to to.
+func (w *jobsWriter) keepStored(r *record.JobRec, start int64, mj *monthJobs) {
+	if w.recharged(r, start) {
+		mj.unrecharged++
+	}
+	if c := w.charged(r, start); c != r.ChargedSec {
+		mj.change(start + min(c, r.ChargedSec))
+	}
+}
+
+// newJob accounts for an input record whose key, starting at start, the
+// history does not hold.
+func (mj *monthJobs) newJob(start int64) {
+	mj.written++
+	mj.change(start)
+}
+
+// replace decides between the input's record of a key (in) and the
+// history's (prev), both starting at start, and reports whether in is
+// kept; else prev is: a finished record outlives a running one.
+func (w *jobsWriter) replace(in, prev *record.JobRec, start int64, mj *monthJobs) bool {
+	mj.written++
+	if in.Running() && !prev.Running() {
+		if c := w.charged(prev, start); c != prev.ChargedSec {
+			mj.change(start + min(c, prev.ChargedSec))
+		}
+		return false
+	}
+	switch c := w.charged(in, start); {
+	case !sameUsage(in, prev):
+		mj.change(start)
+	case c != prev.ChargedSec:
+		mj.change(start + min(c, prev.ChargedSec))
+	}
+	return true
 }
 
 // sameUsage reports whether two records of a job charge usage alike per
