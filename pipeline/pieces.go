@@ -145,21 +145,9 @@ func (w *jobsWriter) monthInPieces(ctx context.Context, m time.Time, fresh bool,
 	clear(keep)
 	wins := make([]uint64, (n+63)/64) // the spilled records kept, unless waiting decides otherwise
 	var waiting []spilledWinner
-	for k := 0; k < len(refs); {
-		h := k + 1
-		for h < len(refs) && refs[h].id == refs[k].id && refs[h].start == refs[k].start {
-			h++
-		}
-		group := refs[k:h]
-		k = h
-		win, prev := int32(-1), int32(-1)
-		for _, r := range group {
-			if r.pos < int32(n) {
-				win = r.pos // the same run twice in the input: the later record wins
-			} else if prev < 0 {
-				prev = r.pos - int32(n)
-			}
-		}
+	spilled := func(pos int32) bool { return pos < int32(n) }
+	for group := range keyGroups(refs) {
+		win, prev := keyWinner(group, spilled)
 		switch {
 		case win < 0:
 			for _, r := range group {
@@ -171,7 +159,7 @@ func (w *jobsWriter) monthInPieces(ctx context.Context, m time.Time, fresh bool,
 			mj.newJob(group[0].start)
 		default:
 			wins[win/64] |= 1 << (win % 64)
-			waiting = append(waiting, spilledWinner{win, prev})
+			waiting = append(waiting, spilledWinner{win, prev - int32(n)}) // prev: a position in t
 		}
 	}
 	w.refs, w.keep = refs[:0], keep

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -620,22 +621,9 @@ func (w *jobsWriter) merge(t *record.JobTable, lo, hi int, mj *monthJobs) {
 	keep := slices.Grow(w.keep[:0], len(recs))[:len(recs)]
 	clear(keep)
 	w.keep = keep
-	for k := 0; k < len(refs); {
-		h := k + 1
-		for h < len(refs) && refs[h].id == refs[k].id && refs[h].start == refs[k].start {
-			h++
-		}
-		group := refs[k:h]
-		k = h
+	for group := range keyGroups(refs) {
 		start := group[0].start
-		win, prev := int32(-1), int32(-1)
-		for _, r := range group {
-			if spilled(r.pos) {
-				win = r.pos // the same run twice in the input: the later record wins
-			} else if prev < 0 {
-				prev = r.pos
-			}
-		}
+		win, prev := keyWinner(group, spilled)
 		switch {
 		case win < 0: // not in the input: the table's records stay
 			for _, r := range group {
@@ -674,6 +662,38 @@ func sortRefs(refs []mergeRef) {
 		}
 		return cmp.Compare(a.pos, b.pos)
 	})
+}
+
+// keyGroups yields the runs of sorted refs that share a key.
+func keyGroups(refs []mergeRef) iter.Seq[[]mergeRef] {
+	return func(yield func([]mergeRef) bool) {
+		for k := 0; k < len(refs); {
+			h := k + 1
+			for h < len(refs) && refs[h].id == refs[k].id && refs[h].start == refs[k].start {
+				h++
+			}
+			if !yield(refs[k:h]) {
+				return
+			}
+			k = h
+		}
+	}
+}
+
+// keyWinner returns the position of a key's input record that merge keeps
+// (the last of the group's spilled ones: the same run twice in the input,
+// the later record wins) and of the history's record it may replace (the
+// first of the others); -1 for none.
+func keyWinner(group []mergeRef, spilled func(pos int32) bool) (win, prev int32) {
+	win, prev = -1, -1
+	for _, r := range group {
+		if spilled(r.pos) {
+			win = r.pos
+		} else if prev < 0 {
+			prev = r.pos
+		}
+	}
+	return win, prev
 }
 
 // charged is the time a record that starts at start charges up to to.

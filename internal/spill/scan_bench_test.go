@@ -184,10 +184,13 @@ func BenchmarkRunRead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n := 0
+		n, nodes := 0, int64(0)
 		for rr.Next() {
-			n += int(rr.Rec().NNodes) & 0 // touch the record
+			nodes += rr.Rec().NNodes // touch the record
 			n++
+		}
+		if nodes < 0 {
+			b.Fatalf("%d nodes", nodes)
 		}
 		if err := rr.Err(); err != nil {
 			b.Fatal(err)
