@@ -147,10 +147,7 @@ func (s *Jobs) Count(month string) int {
 // removes the month's file. It may be called for different months at once,
 // once Add is done.
 func (s *Jobs) Read(month string, t *record.JobTable) error {
-	s.mu.Lock()
-	sf := s.months[month]
-	delete(s.months, month)
-	s.mu.Unlock()
+	sf := s.take(month)
 	if sf == nil {
 		return nil
 	}
@@ -217,13 +214,20 @@ func (s *Jobs) Scan(month string, t *record.JobTable, n int, fn func() error) er
 	return nil
 }
 
+// take removes month from the spill's months and returns its file (nil
+// for none), for Read and Drop.
+func (s *Jobs) take(month string) *spillFile {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sf := s.months[month]
+	delete(s.months, month)
+	return sf
+}
+
 // Drop removes month's records and file without reading them. Dropping a
 // month that holds none does nothing.
 func (s *Jobs) Drop(month string) error {
-	s.mu.Lock()
-	sf := s.months[month]
-	delete(s.months, month)
-	s.mu.Unlock()
+	sf := s.take(month)
 	if sf == nil {
 		return nil
 	}
