@@ -56,16 +56,6 @@ func fmtMinute(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 // fmtDate prints the UTC date of an instant.
 func fmtDate(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
-// fmtSlurmTime prints seconds as Slurm prints a time string:
-// [days-]hh:mm:ss.
-func fmtSlurmTime(sec int64) string {
-	d, h, m, s := sec/86400, sec/3600%24, sec/60%60, sec%60
-	if d > 0 {
-		return fmt.Sprintf("%d-%02d:%02d:%02d", d, h, m, s)
-	}
-	return fmt.Sprintf("%02d:%02d:%02d", h, m, s)
-}
-
 // fmtSpan prints seconds in words, largest unit first: "7 days",
 // "1 day 12 hours", "5 minutes".
 func fmtSpan(sec int64) string {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/fairledger/fairledger/internal/slurmtime"
 )
 
 // The plain-language parts of a report, as plain text paragraphs that the
@@ -164,7 +166,7 @@ func (r *Report) settingsRows() [][2]string {
 	}
 	half := "0 (no decay)"
 	if s.HalfLifeSec > 0 {
-		half = fmt.Sprintf("%s (%s; usage really halves every %s days)", fmtSlurmTime(s.HalfLifeSec),
+		half = fmt.Sprintf("%s (%s; usage really halves every %s days)", slurmtime.Format(s.HalfLifeSec),
 			fmtSpan(s.HalfLifeSec), fmtDays(r.effectiveHalfLifeDays()*86400))
 	}
 	reset := s.ResetPeriod
@@ -177,7 +179,7 @@ func (r *Report) settingsRows() [][2]string {
 	}
 	rows = append(rows,
 		[2]string{"PriorityDecayHalfLife", half},
-		[2]string{"PriorityCalcPeriod", fmt.Sprintf("%s (%s)", fmtSlurmTime(s.CalcPeriodSec), fmtSpan(s.CalcPeriodSec))},
+		[2]string{"PriorityCalcPeriod", fmt.Sprintf("%s (%s)", slurmtime.Format(s.CalcPeriodSec), fmtSpan(s.CalcPeriodSec))},
 		[2]string{"PriorityUsageResetPeriod", reset},
 		[2]string{"PriorityFlags", flags},
 	)
