@@ -255,28 +255,11 @@ func eachSnapshot(rg parquet.RowGroup, col int, fn func(int64)) (err error) {
 
 // appendSnapshotRows appends the rows of rg whose snapshot is atUS,
 // decoding a few thousand rows at a time.
-func appendSnapshotRows(dst []record.FairshareRow, rg parquet.RowGroup, atUS int64) (_ []record.FairshareRow, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("malformed Parquet: %v", r)
+func appendSnapshotRows(dst []record.FairshareRow, rg parquet.RowGroup, atUS int64) ([]record.FairshareRow, error) {
+	err := eachRow(rg, func(r *record.FairshareRow) {
+		if r.Snapshot.UnixMicro() == atUS {
+			dst = append(dst, *r)
 		}
-	}()
-	r := parquet.NewGenericRowGroupReader[record.FairshareRow](rg)
-	defer r.Close()
-	buf := make([]record.FairshareRow, 4096)
-	for {
-		clear(buf) // the rows kept own what their pointers point to
-		n, err := r.Read(buf)
-		for i := range buf[:n] {
-			if buf[i].Snapshot.UnixMicro() == atUS {
-				dst = append(dst, buf[i])
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return dst, nil
-		}
-		if err != nil {
-			return dst, err
-		}
-	}
+	})
+	return dst, err
 }
