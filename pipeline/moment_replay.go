@@ -120,7 +120,12 @@ func Moments(v *history.View, cluster string, times []time.Time, fn func(*Moment
 		} else if err := m.checkSeed(d); err != nil {
 			return fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
 		}
-		if err := replay(m, d, secs[:n], fn); err != nil {
+		var st decay.State
+		if err := st.UnmarshalBinary(d.State); err != nil {
+			return fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+		}
+		sp := span{m: m, d: d, st: &st, snaps: secs[:n], to: secs[n-1], logged: true}
+		if err := sp.replay(fn); err != nil {
 			return fmt.Errorf("replay from %s of cluster %s: %w", name, cluster, err)
 		}
 		secs = secs[n:]
@@ -128,18 +133,41 @@ func Moments(v *history.View, cluster string, times []time.Time, fn func(*Moment
 	return nil
 }
 
-// replay runs the seed d of model m on to the snapshots snaps (sorted,
-// within the seed's span) and hands each moment to fn.
-func replay(m *model, d *seedData, snaps []int64, fn func(*MomentResult) error) error {
-	var st decay.State
-	if err := st.UnmarshalBinary(d.State); err != nil {
-		return err
+// span is one seed's replay: decay runs from st (the seed's state, or
+// that of a replay before it) with the seed's jobs to the snapshots snaps
+// (sorted, within the seed's span) and on to to (at or after the last
+// snapshot), leaving st at the last tick at or before to. With logged,
+// decay ticks when slurmctld's log said it did and orders the ends of a
+// tick's second as the log did (the seed's Ticks, ends after the tick,
+// ends charged twice, restarts); without, on the model's regular grid.
+type span struct {
+	m      *model
+	d      *seedData
+	st     *decay.State
+	snaps  []int64
+	to     int64
+	logged bool
+	// more are jobs decay charges beside the seed's (none of them running
+	// at a snapshot): a replay on another tick grid carries them from the
+	// seed before (whatIfCarry).
+	more decay.Jobs
+}
+
+// replay runs the span and hands each snapshot's moment to fn.
+func (sp span) replay(fn func(*MomentResult) error) error {
+	m, d := sp.m, sp.d
+	var ticks, restarts []int64
+	var after map[int32]bool
+	var twice map[int32]int64
+	var inPass map[int32]bool
+	if sp.logged {
+		ticks, restarts, after, twice, inPass = d.Ticks, d.Restarts, d.after, d.extra.twice, d.extra.inPass
 	}
-	sched, err := decay.NewSchedule(st.Tick, m.calcPeriod(), d.Ticks)
+	sched, err := decay.NewSchedule(sp.st.Tick, m.calcPeriod(), ticks)
 	if err != nil {
 		return err
 	}
-	fw := &fairshareWriter{m: m, lo: d.At, to: snaps[len(snaps)-1], dry: true, snaps: snaps}
+	fw := &fairshareWriter{m: m, lo: d.At, to: sp.to, dry: true, snaps: sp.snaps}
 	fw.keep = func(at, tick int64, tree *fairshare.Tree, r *fairshare.Result, cells []string) error {
 		res := &MomentResult{Time: time.Unix(at, 0).UTC(), Tick: time.Unix(tick, 0).UTC(), Seed: time.Unix(d.At, 0).UTC()}
 		res.Rows = record.FairshareRows(res.Time, tree, r)
@@ -154,35 +182,40 @@ func replay(m *model, d *seedData, snaps []int64, fn func(*MomentResult) error) 
 		}
 		return fn(res)
 	}
-	if m.prio != nil && d.Prio != nil {
+	if m.prio != nil && d.Prio != nil && len(sp.snaps) > 0 {
 		jobs, err := d.Prio.Jobs(m.prio)
 		if err != nil {
 			return err
 		}
-		p := &queue.Writer{Model: m.prio, Jobs: jobs, Sched: sched, Lo: d.At, To: fw.to, PendingOnly: true,
+		p := &queue.Writer{Model: m.prio, Jobs: jobs, Sched: sched, Lo: d.At, To: sp.snaps[len(sp.snaps)-1], PendingOnly: true,
 			DumpAt: func(t int64) int { return m.treeAt(time.Unix(t, 0)) }}
 		p.UseDump(m.treeAt(time.Unix(d.At, 0)))
 		p.StartQueue(d.Prio.FirstEligible)
 		fw.prio = p
 	}
-	if m.params.LimitsEnforced {
+	if m.params.LimitsEnforced && len(sp.snaps) > 0 {
 		s := &stream{m: m, jobs: d.jobs, extra: d.extra}
 		since := int64(math.MaxInt64)
 		if d.ResidueFrom != math.MaxInt64 {
 			since = max(d.ResidueFrom, d.At+1)
 		}
-		fw.run = newTRESRun(m, s, d.dict, d.At, snaps, sched, d.after, d.Restarts, since, tresCarry{d.Residue, d.Debt})
-		fw.live = live.NewEnds(d.jobs, snaps, sched, m.calcPeriod(), m.params.HalfLifeSec, d.extra.endCharges())
+		fw.run = newTRESRun(m, s, d.dict, d.At, sp.snaps, sched, after, restarts, since, tresCarry{d.Residue, d.Debt})
+		fw.live = live.NewEnds(d.jobs, sp.snaps, sched, m.calcPeriod(), m.params.HalfLifeSec, live.EndCharges{Sec: twice, InPass: inPass})
 	}
-	_, err = decay.Advance(m.params, &st, decay.Window{
-		Parent: m.flatParents(), Jobs: d.jobs, To: fw.to, Snapshots: snaps, Ticks: d.Ticks, EndsAfterTick: d.after, EndCharge: d.extra.twice, EndChargeInPass: d.extra.inPass, Reloads: d.Restarts,
+	jobs := d.jobs
+	if sp.more.Len() > 0 {
+		jobs = decay.Jobs{Start: slices.Concat(jobs.Start, sp.more.Start), End: slices.Concat(jobs.End, sp.more.End),
+			Rate: slices.Concat(jobs.Rate, sp.more.Rate), Assoc: slices.Concat(jobs.Assoc, sp.more.Assoc)}
+	}
+	_, err = decay.Advance(m.params, sp.st, decay.Window{
+		Parent: m.flatParents(), Jobs: jobs, To: sp.to, Snapshots: sp.snaps, Ticks: ticks, EndsAfterTick: after, EndCharge: twice, EndChargeInPass: inPass, Reloads: restarts,
 		OnSnapshot: fw.snapshot,
 	})
 	if err != nil {
 		return fmt.Errorf("decay: %w", err)
 	}
-	if fw.snapshots != len(snaps) {
-		return fmt.Errorf("%d snapshots taken of %d", fw.snapshots, len(snaps))
+	if fw.snapshots != len(sp.snaps) {
+		return fmt.Errorf("%d snapshots taken of %d", fw.snapshots, len(sp.snaps))
 	}
 	return nil
 }
@@ -203,35 +236,49 @@ func seedTimes(v *history.View, cluster string) []int64 {
 // configuration it stored: the same universe (checked), tick grid and
 // TRES.
 func seedModel(v *history.View, cluster string, d *seedData) (*model, error) {
-	z, err := v.ReadState(cluster, d.Model)
+	in, err := readModelInputs(v, cluster, d.Model)
+	if err != nil {
+		return nil, err
+	}
+	m, err := in.model()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.Model, err)
+	}
+	return m, m.checkSeed(d)
+}
+
+// readModelInputs reads the configuration file name of cluster's state.
+func readModelInputs(v *history.View, cluster, name string) (*modelInputs, error) {
+	z, err := v.ReadState(cluster, name)
 	if err != nil {
 		return nil, err
 	}
 	b, err := decompress(z)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", d.Model, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var in modelInputs
 	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("%s: %w", d.Model, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if in.Version != modelVersion {
-		return nil, fmt.Errorf("%s: version %d, want %d", d.Model, in.Version, modelVersion)
+		return nil, fmt.Errorf("%s: version %d, want %d", name, in.Version, modelVersion)
 	}
+	return &in, nil
+}
+
+// model builds the model the configuration gives.
+func (in *modelInputs) model() (*model, error) {
 	loc, err := time.LoadLocation(in.Zone)
 	if err != nil {
-		return nil, fmt.Errorf("%s: zone: %w", d.Model, err)
+		return nil, fmt.Errorf("zone: %w", err)
 	}
 	ver, err := release.Parse(in.SlurmVersion)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", d.Model, err)
+		return nil, err
 	}
-	m, err := newModel(Inputs{Conf: in.Conf, Assoc: in.Assoc, QOS: in.QOS},
+	return newModel(Inputs{Conf: in.Conf, Assoc: in.Assoc, QOS: in.QOS},
 		Options{Cluster: in.Cluster, Location: loc, SlurmVersion: ver, Priority: in.Priority})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", d.Model, err)
-	}
-	return m, m.checkSeed(d)
 }
 
 // checkSeed checks that the seed d was computed on m's universe and sets
