@@ -1,0 +1,506 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fairledger/fairledger/decay"
+	"github.com/fairledger/fairledger/export/history"
+	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/fairshare"
+	"github.com/fairledger/fairledger/ingest"
+)
+
+// A what-if replays a cluster's fair share from its history under other
+// settings (docs/whatif.md). It needs no sacct file: the moment seeds a
+// run leaves (moment.go) hold every decay job of their span, the ticks
+// slurmctld's log gave and the configuration the run used. The replay
+// chains them: decay starts from the history's first seed and runs each
+// seed's jobs on to the next seed, under the changed model, and the
+// snapshot of every stored snapshot time is taken as the run took it.
+// With no change it gives the stored snapshots bit for bit.
+
+// WhatIfShares sets the raw shares of one association in every
+// association tree of the replay.
+type WhatIfShares struct {
+	// Account, User and Partition name the association (User empty for an
+	// account's own row).
+	Account, User, Partition string
+	// Shares are the raw shares; with Parent, FairShare=parent.
+	Shares int64
+	Parent bool
+}
+
+func (s WhatIfShares) String() string {
+	name := s.Account
+	if s.User != "" {
+		name += "/" + s.User
+	}
+	if s.Partition != "" {
+		name += "/" + s.Partition
+	}
+	if s.Parent {
+		return name + "=parent"
+	}
+	return fmt.Sprintf("%s=%d", name, s.Shares)
+}
+
+// WhatIfChange is what a replay changes; the zero value changes nothing.
+type WhatIfChange struct {
+	// Conf are slurm.conf lines (Key=Value, top-level keys only) applied
+	// on top of the slurm.conf of every run of the history
+	// (ingest.Config.With); ConfName names them in errors.
+	Conf     []string
+	ConfName string
+	// Assoc, when set, replace the history's association dumps: their
+	// trees (with their dates) are in force instead of the recorded ones.
+	Assoc []ingest.DatedAssociations
+	// Shares are applied to every association tree of the replay, after
+	// Assoc.
+	Shares []WhatIfShares
+}
+
+// whatIfKeys are the slurm.conf keys a replay can change: those of decay
+// and of the fair-share algorithm. The others either change the jobs'
+// billing (TRESBillingWeights, the MAX_TRES flags, AccountingStorageTRES),
+// which the seeds hold as one rate per job, or are not replayed yet (job
+// priority's weights), or name another cluster.
+var whatIfKeys = map[string]bool{
+	"prioritydecayhalflife": true, "prioritycalcperiod": true, "priorityusageresetperiod": true,
+	"priorityflags": true, "fairsharedampeningfactor": true,
+}
+
+// WhatIfOptions are what WhatIf replays.
+type WhatIfOptions struct {
+	// Cluster is the history's cluster.
+	Cluster string
+	// From and To bound the snapshots compared (zero: every one). The
+	// replay starts at the history's first seed whatever From is: usage
+	// decays over the whole history, so a changed setting changes what
+	// it holds at From.
+	From, To time.Time
+	// Change is what the replay changes.
+	Change WhatIfChange
+}
+
+// WhatIfSnapshot is one stored snapshot, as recorded and as replayed. The
+// rows come in tree order (parents before children), Recorded as the
+// history stores them (in no particular order).
+type WhatIfSnapshot struct {
+	Time     time.Time
+	Recorded []record.FairshareRow
+	Replayed []record.FairshareRow
+}
+
+// WhatIfSummary tells what a replay did.
+type WhatIfSummary struct {
+	// Seeds is the number of seeds replayed, Snapshots that of snapshots
+	// handed on.
+	Seeds, Snapshots int
+	// First is the history's first seed (the replay's start), Last the
+	// last snapshot handed on.
+	First, Last time.Time
+	// Recorded and Replayed are the settings of the last model replayed,
+	// as recorded and as changed.
+	Recorded, Replayed record.RunConfig
+	// Regular is set when the replay ticked on the regular grid instead
+	// of the ticks of slurmctld's log (a changed PriorityCalcPeriod: the
+	// controller would have ticked on the new period).
+	Regular bool
+	// Folded counts the associations of the recorded trees that the
+	// changed ones lack: their jobs' usage goes to their account (or to
+	// root without it), as a run resuming a checkpoint credits it.
+	Folded []string
+	// StartUsage is set when the first seed holds usage from before it
+	// (the history was begun from a checkpoint of an older one): it is
+	// carried into the replay as recorded.
+	StartUsage bool
+}
+
+// whatIfModel is the recorded model of a run and the changed one.
+type whatIfModel struct {
+	rec, alt *model
+	remap    []int32 // rec's association index → alt's; nil when the same
+}
+
+// WhatIf replays the fair share of opt.Cluster from the history v under
+// opt.Change and hands each stored snapshot in [From, To], recorded and
+// replayed, to fn in time order. See the comment at the top of whatif.go.
+func WhatIf(v *history.View, opt WhatIfOptions, fn func(*WhatIfSnapshot) error) (*WhatIfSummary, error) {
+	cluster := opt.Cluster
+	seeds := seedTimes(v, cluster)
+	if len(seeds) == 0 {
+		return nil, fmt.Errorf("what-if of cluster %s: %w: the history holds no moment seed of it (written before fairledger kept them, or no run of it)", cluster, ErrNoMoment)
+	}
+	from, to := int64(math.MinInt64), int64(math.MaxInt64)
+	if !opt.From.IsZero() {
+		from = opt.From.Unix()
+	}
+	if !opt.To.IsZero() {
+		to = opt.To.Unix()
+	}
+	sum := &WhatIfSummary{First: time.Unix(seeds[0], 0).UTC()}
+	rec, err := newRecorded(v, cluster, opt.From)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.close()
+	models := map[string]*whatIfModel{}
+	folded := map[string]bool{}
+	var st *decay.State
+	var stKeys []fairshare.Key
+	var prev *seedData
+	for k, at := range seeds {
+		if at >= to {
+			break
+		}
+		name := history.MomentSeedName(at)
+		b, err := v.ReadState(cluster, name)
+		if err != nil {
+			return nil, err
+		}
+		d, err := decodeSeed(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+		}
+		end := d.Until
+		if k+1 < len(seeds) {
+			if d.Until < seeds[k+1] {
+				return nil, fmt.Errorf("what-if of cluster %s: %s ends at %s, before the next seed (%s): the seed between them is gone (verify --repair removes a damaged one), so the replay cannot go on",
+					cluster, name, fmtUnix(d.Until), fmtUnix(seeds[k+1]))
+			}
+			end = seeds[k+1]
+		}
+		wm := models[d.Model]
+		if wm == nil {
+			if wm, err = whatIfModels(v, cluster, d, opt.Change, folded); err != nil {
+				return nil, fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+			}
+			models[d.Model] = wm
+		} else if err := wm.rec.checkSeed(d); err != nil {
+			return nil, fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+		}
+		alt := wm.alt
+		regular := alt.calcPeriod() != wm.rec.calcPeriod()
+		if regular {
+			sum.Regular = true
+			if st == nil {
+				alt.params.OriginUnix = decay.TickPhase(d.Origin, alt.calcPeriod())
+			} else {
+				alt.params.OriginUnix = st.OriginUnix
+			}
+		} else {
+			alt.params.OriginUnix = d.Origin
+		}
+		if st == nil {
+			if st, err = whatIfStart(d, wm, regular); err != nil {
+				return nil, fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+			}
+			sum.StartUsage = slices.ContainsFunc(st.Usage, func(u float64) bool { return u != 0 })
+		} else {
+			if !slices.Equal(stKeys, alt.keys) {
+				st.Usage = remapUsage(st.Usage, stKeys, len(alt.keys), alt.uni.Index)
+			}
+			// A run resuming a checkpoint takes its model's grid phase
+			// (resume), which slurmctld's log may have moved.
+			st.OriginUnix = alt.params.OriginUnix
+		}
+		stKeys = alt.keys
+		if wm.remap != nil {
+			assoc := make([]int32, len(d.jobs.Assoc))
+			for i, a := range d.jobs.Assoc {
+				assoc[i] = wm.remap[a]
+			}
+			d.jobs.Assoc = assoc
+		}
+		stored, err := rec.within(d.At, min(end, to))
+		if err != nil {
+			return nil, err
+		}
+		snaps := make([]int64, 0, len(stored))
+		for _, s := range stored {
+			if s.at >= from {
+				snaps = append(snaps, s.at)
+			}
+		}
+		sp := span{m: alt, d: d, st: st, snaps: snaps, to: end, logged: !regular}
+		if regular && prev != nil {
+			sp.more = whatIfCarry(prev, d, st.Tick, d.At)
+		}
+		prev = d
+		i := len(stored) - len(snaps)
+		err = sp.replay(func(r *MomentResult) error {
+			sum.Snapshots++
+			sum.Last = r.Time
+			s := stored[i]
+			i++
+			return fn(&WhatIfSnapshot{Time: r.Time, Recorded: s.rows, Replayed: r.Rows})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("replay from %s of cluster %s: %w", name, cluster, err)
+		}
+		sum.Seeds++
+		sum.Recorded, sum.Replayed = wm.rec.cfg, alt.cfg
+	}
+	sum.Folded = slices.Sorted(func(yield func(string) bool) {
+		for k := range folded {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	return sum, nil
+}
+
+// whatIfCarry returns the jobs of the seed prev that a replay on another
+// tick grid than the run's still charges after the state's tick: a seed
+// holds the jobs that count after the run's last tick before it, so a job
+// that ended between the replay's last tick and the run's is in prev and
+// not in d (with limits its end's tail is charged at the next tick; a job
+// of the kind in both seeds is d's). Running jobs are in d.
+func whatIfCarry(prev, d *seedData, tick, at int64) decay.Jobs {
+	type job struct {
+		start, end int64
+		rate       float64
+		assoc      int32
+	}
+	in := map[job]int{}
+	for i, e := range d.jobs.End {
+		if e != decay.Running && e > tick && e <= at {
+			in[job{d.jobs.Start[i], e, d.jobs.Rate[i], d.jobs.Assoc[i]}]++
+		}
+	}
+	var out decay.Jobs
+	for i, e := range prev.jobs.End {
+		if e == decay.Running || e <= tick || e > at {
+			continue
+		}
+		j := job{prev.jobs.Start[i], e, prev.jobs.Rate[i], prev.jobs.Assoc[i]}
+		if in[j] > 0 {
+			in[j]--
+			continue
+		}
+		out.Start = append(out.Start, j.start)
+		out.End = append(out.End, j.end)
+		out.Rate = append(out.Rate, j.rate)
+		out.Assoc = append(out.Assoc, j.assoc)
+	}
+	return out
+}
+
+// recorded reads the stored snapshots in time order for the spans of a
+// replay.
+type recorded struct {
+	it   *history.SnapshotIter
+	next *timedSnapshot // read ahead; nil when none is
+	done bool
+}
+
+type timedSnapshot struct {
+	at   int64
+	rows []record.FairshareRow
+}
+
+func newRecorded(v *history.View, cluster string, from time.Time) (*recorded, error) {
+	it, err := v.FairshareSnapshots(cluster, from)
+	if err != nil {
+		return nil, err
+	}
+	return &recorded{it: it}, nil
+}
+
+// within returns the stored snapshots in (lo, hi], skipping those at or
+// before lo.
+func (r *recorded) within(lo, hi int64) ([]timedSnapshot, error) {
+	var out []timedSnapshot
+	for {
+		if r.next == nil && !r.done {
+			at, rows, err := r.it.Next()
+			if err == io.EOF {
+				r.done = true
+			} else if err != nil {
+				return nil, err
+			} else {
+				r.next = &timedSnapshot{at.Unix(), rows}
+			}
+		}
+		if r.next == nil || r.next.at > hi {
+			return out, nil
+		}
+		if r.next.at > lo {
+			out = append(out, *r.next)
+		}
+		r.next = nil
+	}
+}
+
+func (r *recorded) close() { r.it.Close() }
+
+// whatIfModels builds the recorded model of the seed d's run and the
+// changed one, and maps the first's associations onto the second's,
+// adding the names of those the changed trees lack to folded.
+func whatIfModels(v *history.View, cluster string, d *seedData, c WhatIfChange, folded map[string]bool) (*whatIfModel, error) {
+	in, err := readModelInputs(v, cluster, d.Model)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := in.model()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.Model, err)
+	}
+	if err := rec.checkSeed(d); err != nil {
+		return nil, err
+	}
+	alt := *in
+	if len(c.Conf) > 0 {
+		for _, line := range c.Conf {
+			k, _, _ := strings.Cut(line, "=")
+			if k = strings.ToLower(strings.TrimSpace(k)); !whatIfKeys[k] {
+				return nil, fmt.Errorf("%s: %s: a replay can change only %s; %s", c.ConfName, strings.TrimSpace(line), whatIfKeyList(), whyNotKey(k))
+			}
+		}
+		if alt.Conf, err = in.Conf.With(c.ConfName, c.Conf); err != nil {
+			return nil, err
+		}
+	}
+	if c.Assoc != nil {
+		alt.Assoc = c.Assoc
+	}
+	if len(c.Shares) > 0 {
+		if alt.Assoc, err = withShares(alt.Assoc, c.Shares); err != nil {
+			return nil, err
+		}
+	}
+	m, err := alt.model()
+	if err != nil {
+		return nil, fmt.Errorf("the changed configuration: %w", err)
+	}
+	if m.bill.Mode() != rec.bill.Mode() {
+		return nil, fmt.Errorf("%s: the change gives the jobs another billing (%s, recorded %s): the seeds hold one rate per job, so a replay cannot bill them again; change PriorityFlags without the MAX_TRES flags",
+			c.ConfName, m.bill.Mode(), rec.bill.Mode())
+	}
+	wm := &whatIfModel{rec: rec, alt: m}
+	if !slices.Equal(rec.keys, m.keys) {
+		wm.remap = make([]int32, len(rec.keys))
+		for i, k := range rec.keys {
+			j, ok := m.uni.Index(k)
+			if !ok {
+				folded[keyName(k)] = true
+				if j, ok = m.uni.Index(fairshare.Key{Account: k.Account}); !ok {
+					j = 0
+				}
+			}
+			wm.remap[i] = j
+		}
+	}
+	return wm, nil
+}
+
+// whatIfStart is the replay's decay state at the history's first seed d:
+// the seed's, its usage mapped onto the changed model's associations; on
+// another tick grid, a new state at the seed's time holding that usage.
+func whatIfStart(d *seedData, wm *whatIfModel, regular bool) (*decay.State, error) {
+	var rec decay.State
+	if err := rec.UnmarshalBinary(d.State); err != nil {
+		return nil, err
+	}
+	usage := rec.Usage
+	if wm.remap != nil {
+		usage = remapUsage(rec.Usage, wm.rec.keys, len(wm.alt.keys), wm.alt.uni.Index)
+	}
+	if !regular {
+		st := rec.Clone()
+		st.Usage = usage
+		return st, nil
+	}
+	st, err := decay.NewState(wm.alt.params, len(wm.alt.keys), d.At)
+	if err != nil {
+		return nil, err
+	}
+	st.Usage = usage
+	return st, nil
+}
+
+// remapUsage is each association's own usage (indexed by keys) on the n
+// associations index gives, an association it lacks credited to its
+// account (or to root without it), as resumeState does.
+func remapUsage(usage []float64, keys []fairshare.Key, n int, index func(fairshare.Key) (int32, bool)) []float64 {
+	out := make([]float64, n)
+	for i, k := range keys {
+		j, ok := index(k)
+		if !ok {
+			if j, ok = index(fairshare.Key{Account: k.Account}); !ok {
+				j = 0
+			}
+		}
+		out[j] += usage[i]
+	}
+	return out
+}
+
+// withShares returns copies of the dumps with the shares set. An
+// association no dump holds is an error.
+func withShares(dumps []ingest.DatedAssociations, set []WhatIfShares) ([]ingest.DatedAssociations, error) {
+	out := make([]ingest.DatedAssociations, len(dumps))
+	found := make([]bool, len(set))
+	for i, d := range dumps {
+		a := *d.Assoc
+		a.Rows = slices.Clone(d.Assoc.Rows)
+		for r := range a.Rows {
+			row := &a.Rows[r]
+			for s, x := range set {
+				if row.Account == x.Account && row.User == x.User && row.Partition == x.Partition {
+					row.Shares, row.SharesParent, found[s] = x.Shares, x.Parent, true
+				}
+			}
+		}
+		out[i] = ingest.DatedAssociations{Effective: d.Effective, Assoc: &a}
+	}
+	var errs []error
+	for s, ok := range found {
+		if !ok {
+			errs = append(errs, fmt.Errorf("shares %s: no association of the history's trees is %s", set[s], set[s].assocName()))
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func (s WhatIfShares) assocName() string {
+	return keyName(fairshare.Key{Account: s.Account, User: s.User, Partition: s.Partition})
+}
+
+// keyName names an association as sshare lists it: the account, the
+// user of it, the partition.
+func keyName(k fairshare.Key) string {
+	switch {
+	case k.User == "":
+		return "account " + k.Account
+	case k.Partition == "":
+		return fmt.Sprintf("user %s of account %s", k.User, k.Account)
+	}
+	return fmt.Sprintf("user %s of account %s in partition %s", k.User, k.Account, k.Partition)
+}
+
+func whatIfKeyList() string {
+	return "PriorityDecayHalfLife, PriorityCalcPeriod, PriorityUsageResetPeriod, PriorityFlags and FairShareDampeningFactor"
+}
+
+// whyNotKey says why a slurm.conf key is not one a replay changes.
+func whyNotKey(k string) string {
+	switch {
+	case strings.HasPrefix(k, "priorityweight"), k == "prioritymaxage", k == "priorityfavorsmall":
+		return "job priority is not replayed yet"
+	case k == "accountingstoragetres", k == "tresbillingweights":
+		return "the seeds hold one rate per job, so a replay cannot bill the jobs again"
+	case k == "accountingstorageenforce":
+		return "limits decide which job ends a run charged, which the seeds hold as the run found them"
+	case k == "clustername":
+		return "it names another cluster"
+	}
+	return "it does not change fair share"
+}

@@ -1,0 +1,196 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/pipeline"
+)
+
+// whatIf replays cluster synth of hist under c and returns the snapshots.
+func whatIf(t *testing.T, hist string, c pipeline.WhatIfChange) ([]pipeline.WhatIfSnapshot, *pipeline.WhatIfSummary, error) {
+	t.Helper()
+	v := openView(t, hist)
+	defer v.Close()
+	var out []pipeline.WhatIfSnapshot
+	sum, err := pipeline.WhatIf(v, pipeline.WhatIfOptions{Cluster: "synth", Change: c}, func(s *pipeline.WhatIfSnapshot) error {
+		out = append(out, *s)
+		return nil
+	})
+	return out, sum, err
+}
+
+// sameRows fails unless got and want hold the same rows, bit for bit.
+func sameRows(t *testing.T, what string, got, want []record.FairshareRow) {
+	t.Helper()
+	g, w := rowsByKey(got), rowsByKey(want)
+	if len(g) != len(w) || len(got) != len(want) {
+		t.Errorf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	bad := 0
+	for k, wl := range w {
+		if g[k] != wl && bad < 3 {
+			bad++
+			t.Errorf("%s: %s:\n got %s\nwant %s", what, k, g[k], wl)
+		}
+	}
+}
+
+// TestWhatIfNoChangeEqualsHistory: a replay that changes nothing gives
+// every stored snapshot bit for bit, of a history written by one run and
+// of one written night by night (21 runs, each resuming the last, across
+// a month boundary; limits enforced, so RawUsage's end charges and
+// TRESRunMins count).
+func TestWhatIfNoChangeEqualsHistory(t *testing.T) {
+	t.Parallel()
+	dir, from, end := nightlyCluster(t, 400)
+	single := filepath.Join(t.TempDir(), "single")
+	if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, "sacct.psv")), runOpts(single, end)); err != nil {
+		t.Fatal(err)
+	}
+	nightly := filepath.Join(t.TempDir(), "nightly")
+	nights(t, dir, nightly, from, end)
+	for _, hist := range []string{single, nightly} {
+		snaps, sum, err := whatIf(t, hist, pipeline.WhatIfChange{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Daily snapshots from 2025-01-21 to 2025-02-10.
+		if len(snaps) != 21 || sum.Snapshots != 21 || !snaps[0].Time.Equal(from.AddDate(0, 0, 1)) || !snaps[20].Time.Equal(end) {
+			t.Fatalf("%s: %d snapshots (%d), %v … %v", filepath.Base(hist), len(snaps), sum.Snapshots, snaps[0].Time, snaps[len(snaps)-1].Time)
+		}
+		for _, s := range snaps {
+			sameRows(t, filepath.Base(hist)+" "+s.Time.Format(time.DateOnly), s.Replayed, s.Recorded)
+		}
+		if sum.Regular || len(sum.Folded) != 0 || sum.StartUsage {
+			t.Errorf("%s: summary %+v", filepath.Base(hist), sum)
+		}
+	}
+}
+
+// withConfLines writes a copy of the generated cluster dir whose
+// slurm.conf has lines appended (the last value of a key wins) and whose
+// assoc.psv has its rows edited by edit (nil: unchanged).
+func withConfLines(t *testing.T, dir string, lines []string, edit func(string) string) string {
+	t.Helper()
+	out := t.TempDir()
+	for _, f := range []string{"slurm.conf", "assoc.psv", "qos.psv", "sacct.psv"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case f == "slurm.conf":
+			b = append(b, []byte(strings.Join(lines, "\n")+"\n")...)
+		case f == "assoc.psv" && edit != nil:
+			b = []byte(edit(string(b)))
+		}
+		if err := os.WriteFile(filepath.Join(out, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestWhatIfEqualsRunWithChange: a replay of the nightly history under a
+// changed setting gives, snapshot for snapshot, what one run of the same
+// sacct file with the changed slurm.conf or tree stores: the half-life,
+// the calc period (the replay then ticks on the new period from the
+// history's start, as the run does), the reset period, the algorithm, the
+// dampening, the shares and the tree.
+func TestWhatIfEqualsRunWithChange(t *testing.T) {
+	t.Parallel()
+	dir, from, end := nightlyCluster(t, 400)
+	nightly := filepath.Join(t.TempDir(), "nightly")
+	nights(t, dir, nightly, from, end)
+	for _, tc := range []struct {
+		name   string
+		conf   []string
+		shares []pipeline.WhatIfShares
+		edit   func(string) string
+	}{
+		{name: "half-life", conf: []string{"PriorityDecayHalfLife=1-12"}},
+		{name: "no decay", conf: []string{"PriorityDecayHalfLife=0", "PriorityUsageResetPeriod=WEEKLY"}},
+		{name: "calc period", conf: []string{"PriorityCalcPeriod=17"}},
+		{name: "classic", conf: []string{"PriorityFlags=NO_FAIR_TREE", "FairShareDampeningFactor=3"}},
+		{name: "shares", shares: []pipeline.WhatIfShares{{Account: "petrov_lab", Shares: 5000}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snaps, sum, err := whatIf(t, nightly, pipeline.WhatIfChange{Conf: tc.conf, ConfName: "--set", Shares: tc.shares})
+			if err != nil {
+				t.Fatal(err)
+			}
+			edit := tc.edit
+			for _, s := range tc.shares {
+				edit = func(a string) string {
+					b := strings.Replace(a, "synth|"+s.Account+"|||root|785|", "synth|"+s.Account+"|||root|5000|", 1)
+					if b == a {
+						t.Fatalf("assoc.psv has no row of %s with 785 shares", s.Account)
+					}
+					return b
+				}
+			}
+			alt := withConfLines(t, dir, tc.conf, edit)
+			want := filepath.Join(t.TempDir(), "want")
+			if _, err := pipeline.Run(context.Background(), siteInputs(t, alt, filepath.Join(alt, "sacct.psv")), runOpts(want, end)); err != nil {
+				t.Fatal(err)
+			}
+			if len(snaps) != 21 {
+				t.Fatalf("%d snapshots", len(snaps))
+			}
+			differ := 0
+			for _, s := range snaps {
+				w := snapshotAt(t, want, "synth", s.Time)
+				sameRows(t, s.Time.Format(time.DateOnly), s.Replayed, w)
+				if rowsByKey(s.Replayed)["petrov_lab//"] != rowsByKey(s.Recorded)["petrov_lab//"] {
+					differ++
+				}
+			}
+			if differ == 0 {
+				t.Errorf("the change changed no snapshot of petrov_lab")
+			}
+			if sum.Regular != (tc.name == "calc period") {
+				t.Errorf("Regular = %v", sum.Regular)
+			}
+		})
+	}
+}
+
+// TestWhatIfRefuses: changes a replay cannot make are refused with what
+// to do instead.
+func TestWhatIfRefuses(t *testing.T) {
+	t.Parallel()
+	dir, from, _ := nightlyCluster(t, 100)
+	hist := filepath.Join(t.TempDir(), "h")
+	nights(t, dir, hist, from, from.AddDate(0, 0, 2))
+	for _, tc := range []struct {
+		c    pipeline.WhatIfChange
+		want string
+	}{
+		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"PriorityWeightFairshare=1"}}, "job priority is not replayed yet"},
+		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"PriorityFlags=MAX_TRES"}}, "another billing"},
+		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"AccountingStorageEnforce=associations"}}, "limits decide"},
+		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"PriorityCalcPeriod=0"}}, "at least 1 minute"},
+		{pipeline.WhatIfChange{Shares: []pipeline.WhatIfShares{{Account: "nolab", Shares: 3}}}, "no association of the history's trees is account nolab"},
+	} {
+		_, _, err := whatIf(t, hist, tc.c)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.c, err, tc.want)
+		}
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v := openView(t, hist)
+	defer v.Close()
+	if _, err := pipeline.WhatIf(v, pipeline.WhatIfOptions{Cluster: "other"}, func(*pipeline.WhatIfSnapshot) error { return nil }); !errors.Is(err, pipeline.ErrNoMoment) {
+		t.Errorf("another cluster: %v", err)
+	}
+}
