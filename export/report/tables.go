@@ -48,9 +48,7 @@ func (r *Report) summaryTable() table {
 	case RecoveryAfter:
 		recovery = fmtDays(float64(rec.Seconds))
 	}
-	state := map[RecoveryState]string{RecoveryUnknown: "unknown", RecoveryWithin: "within share",
-		RecoveryAfter: "recovers", RecoveryNever: "never by decay alone", RecoveryNoDecay: "no decay",
-		RecoveryNoShares: "no shares"}[rec.State]
+	state := rec.State.String()
 	parent := r.Parent
 	rows := [][]string{
 		{"Cluster", r.Cluster},

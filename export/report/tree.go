@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -109,6 +110,28 @@ const (
 	// RecoveryNoShares: the lab has no shares; its factor stays at the bottom.
 	RecoveryNoShares
 )
+
+// String is the state as the summary table prints it.
+func (s RecoveryState) String() string {
+	return map[RecoveryState]string{RecoveryUnknown: "unknown", RecoveryWithin: "within share",
+		RecoveryAfter: "recovers", RecoveryNever: "never by decay alone", RecoveryNoDecay: "no decay",
+		RecoveryNoShares: "no shares"}[s]
+}
+
+// LabRecovery works out when lab would be back at its share at zero use
+// from one snapshot's fairshare rows, under the half-life and dampening
+// given: the figure of a lab report's summary (see snapTree.recover).
+func LabRecovery(rows []record.FairshareRow, lab string, halfLifeSec int64, damp float64) (Recovery, error) {
+	t, err := newSnapTree(rows)
+	if err != nil {
+		return Recovery{}, err
+	}
+	p, ok := t.account(lab)
+	if !ok {
+		return Recovery{}, fmt.Errorf("no account %q in the snapshot", lab)
+	}
+	return t.recover(p, halfLifeSec, damp), nil
+}
 
 // Recovery is the explanation of a lab's current factor.
 type Recovery struct {

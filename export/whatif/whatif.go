@@ -1,0 +1,448 @@
+// Package whatif compares a cluster's fair share as its history recorded
+// it with a replay of the same history under other settings
+// (pipeline.WhatIf; docs/whatif.md): per association and snapshot as CSV
+// for analysts, per lab as Markdown for the people who decide. It does no
+// I/O but writing to the writers it is given.
+package whatif
+
+import (
+	"cmp"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fairledger/fairledger/export/record"
+	"github.com/fairledger/fairledger/internal/safetext"
+	"github.com/fairledger/fairledger/internal/slurmtime"
+)
+
+// Recovery is a lab's days to recover at zero use (report.Recovery's
+// figure): Days when it recovers, else a word (within share, never by
+// decay alone, no decay, no shares, unknown).
+type Recovery struct {
+	Days float64 // NaN unless it recovers after some time
+	Text string
+}
+
+// RecoverFunc works out a lab's recovery at zero use from one snapshot's
+// rows, under the half-life and dampening given (the lab report's rule,
+// report.LabRecovery); nil leaves the recovery out.
+type RecoverFunc func(rows []record.FairshareRow, lab string, halfLifeSec int64, damp float64) (Recovery, error)
+
+// Settings are the settings of one side of the comparison.
+type Settings struct {
+	HalfLifeSec, CalcPeriodSec int64
+	ResetPeriod, Algorithm     string
+	Dampening                  int64
+}
+
+func (s Settings) rows() [][2]string {
+	return [][2]string{
+		{"PriorityDecayHalfLife", slurmtime.Format(s.HalfLifeSec)},
+		{"PriorityCalcPeriod", slurmtime.Format(s.CalcPeriodSec)},
+		{"PriorityUsageResetPeriod", s.ResetPeriod},
+		{"Algorithm", s.Algorithm},
+		{"FairShareDampeningFactor", strconv.FormatInt(s.Dampening, 10)},
+	}
+}
+
+// Options are what a Comparison needs besides the snapshots.
+type Options struct {
+	// Cluster names the cluster.
+	Cluster string
+	// Change lists the changes, one line each, as the user gave them.
+	Change []string
+	// Recorded and Replayed are both sides' settings.
+	Recorded, Replayed Settings
+	// Recover, when set, gives each lab's recovery at the last snapshot.
+	Recover RecoverFunc
+	// CSV, when set, receives a line per association and snapshot
+	// (CSVHeader), as Add is called.
+	CSV io.Writer
+}
+
+// CSVHeader is the header of the CSV form: a snapshot, an association,
+// then each column as recorded and as replayed (blank where that side has
+// no row or a NULL).
+var CSVHeader = []string{"snapshot", "account", "user", "partition", "is_user",
+	"recorded_raw_usage", "replayed_raw_usage", "recorded_norm_usage", "replayed_norm_usage",
+	"recorded_effectv_usage", "replayed_effectv_usage", "recorded_norm_shares", "replayed_norm_shares",
+	"recorded_level_fs", "replayed_level_fs", "recorded_fair_share", "replayed_fair_share"}
+
+// Comparison accumulates the snapshots of a replay (Add) into the
+// per-lab figures the Markdown form prints.
+type Comparison struct {
+	opt   Options
+	csv   *csv.Writer
+	labs  map[string]*Lab
+	first time.Time
+	last  time.Time
+	n     int
+	// the last snapshot's rows, for the recoveries
+	lastRec, lastAlt []record.FairshareRow
+}
+
+// Lab is one lab's figures: an account with users of its own.
+type Lab struct {
+	Account string
+	// Recorded and Replayed are its values at the last snapshot.
+	Recorded, Replayed LabValues
+	// MeanFairShare is the mean over the snapshots of its users' mean
+	// FairShare, recorded and replayed (NaN where it had no users).
+	MeanFairShare [2]float64
+	// Recovery is the days to recover at zero use at the last snapshot,
+	// recorded and replayed.
+	Recovery [2]Recovery
+
+	sum [2]float64
+	cnt [2]int
+}
+
+// LabValues are a lab's columns at one snapshot; NaN for none.
+type LabValues struct {
+	// FairShare is the mean of its users' FairShare.
+	FairShare, LevelFS, NormUsage, NormShares float64
+}
+
+// New starts a comparison.
+func New(opt Options) (*Comparison, error) {
+	c := &Comparison{opt: opt, labs: map[string]*Lab{}}
+	if opt.CSV != nil {
+		c.csv = csv.NewWriter(opt.CSV)
+		if err := c.csv.Write(CSVHeader); err != nil {
+			return nil, fmt.Errorf("what-if csv: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// SetSettings sets both sides' settings (Options.Recorded and
+// Options.Replayed), which a replay reports when it ends.
+func (c *Comparison) SetSettings(recorded, replayed Settings) {
+	c.opt.Recorded, c.opt.Replayed = recorded, replayed
+}
+
+type key struct{ account, user, partition string }
+
+func keyOf(r *record.FairshareRow) key { return key{r.Account, r.User, r.Partition} }
+
+// Add takes one snapshot's rows, as recorded and as replayed.
+func (c *Comparison) Add(at time.Time, recorded, replayed []record.FairshareRow) error {
+	if c.n == 0 {
+		c.first = at
+	}
+	c.n++
+	c.last = at
+	c.lastRec, c.lastAlt = recorded, replayed
+	for side, rows := range [][]record.FairshareRow{recorded, replayed} {
+		for lab, v := range labValues(rows) {
+			l := c.labs[lab]
+			if l == nil {
+				nan := LabValues{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+				l = &Lab{Account: lab, Recorded: nan, Replayed: nan}
+				c.labs[lab] = l
+			}
+			if !math.IsNaN(v.FairShare) {
+				l.sum[side] += v.FairShare
+				l.cnt[side]++
+			}
+		}
+	}
+	if c.csv == nil {
+		return nil
+	}
+	alt := make(map[key]*record.FairshareRow, len(replayed))
+	for i := range replayed {
+		alt[keyOf(&replayed[i])] = &replayed[i]
+	}
+	ts := at.UTC().Format(time.RFC3339)
+	line := func(r, a *record.FairshareRow) error {
+		base := r
+		if base == nil {
+			base = a
+		}
+		out := []string{ts, cell(base.Account), cell(base.User), cell(base.Partition), strconv.FormatBool(base.IsUser)}
+		for _, col := range []func(*record.FairshareRow) *float64{
+			func(r *record.FairshareRow) *float64 { return r.RawUsage },
+			func(r *record.FairshareRow) *float64 { return r.NormUsage },
+			func(r *record.FairshareRow) *float64 { return r.EffectvUsage },
+			func(r *record.FairshareRow) *float64 { return r.NormShares },
+			func(r *record.FairshareRow) *float64 { return r.LevelFS },
+			func(r *record.FairshareRow) *float64 { return r.FairShare },
+		} {
+			for _, x := range []*record.FairshareRow{r, a} {
+				v := ""
+				if x != nil {
+					if p := col(x); p != nil {
+						v = strconv.FormatFloat(*p, 'g', -1, 64)
+					}
+				}
+				out = append(out, v)
+			}
+		}
+		return c.csv.Write(out)
+	}
+	rec := slices.Clone(recorded)
+	slices.SortFunc(rec, func(a, b record.FairshareRow) int { return compareKey(keyOf(&a), keyOf(&b)) })
+	for i := range rec {
+		k := keyOf(&rec[i])
+		a := alt[k]
+		delete(alt, k)
+		if err := line(&rec[i], a); err != nil {
+			return fmt.Errorf("what-if csv: %w", err)
+		}
+	}
+	rest := make([]*record.FairshareRow, 0, len(alt))
+	for _, a := range alt {
+		rest = append(rest, a)
+	}
+	slices.SortFunc(rest, func(a, b *record.FairshareRow) int { return compareKey(keyOf(a), keyOf(b)) })
+	for _, a := range rest {
+		if err := line(nil, a); err != nil {
+			return fmt.Errorf("what-if csv: %w", err)
+		}
+	}
+	c.csv.Flush()
+	if err := c.csv.Error(); err != nil {
+		return fmt.Errorf("what-if csv: %w", err)
+	}
+	return nil
+}
+
+func compareKey(a, b key) int {
+	return cmp.Or(strings.Compare(a.account, b.account), strings.Compare(a.user, b.user), strings.Compare(a.partition, b.partition))
+}
+
+// cell is a CSV cell that no spreadsheet takes for a formula.
+func cell(s string) string { return safetext.CSVCell(s) }
+
+// labValues are the values of every lab of one snapshot: the accounts
+// with user rows of their own, their row's LevelFS, NormUsage and
+// NormShares and their users' mean FairShare.
+func labValues(rows []record.FairshareRow) map[string]LabValues {
+	type acc struct {
+		sum float64
+		n   int
+	}
+	users := map[string]*acc{}
+	for i := range rows {
+		r := &rows[i]
+		if !r.IsUser {
+			continue
+		}
+		a := users[r.Parent]
+		if a == nil {
+			a = &acc{}
+			users[r.Parent] = a
+		}
+		if r.FairShare != nil && !math.IsNaN(*r.FairShare) {
+			a.sum += *r.FairShare
+			a.n++
+		}
+	}
+	out := make(map[string]LabValues, len(users))
+	for i := range rows {
+		r := &rows[i]
+		a := users[r.Account]
+		if r.IsUser || a == nil || r.Account == "root" && r.Parent == "" {
+			continue
+		}
+		v := LabValues{FairShare: math.NaN(), LevelFS: f(r.LevelFS), NormUsage: f(r.NormUsage), NormShares: f(r.NormShares)}
+		if a.n > 0 {
+			v.FairShare = a.sum / float64(a.n)
+		}
+		out[r.Account] = v
+	}
+	return out
+}
+
+func f(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// Labs finishes the comparison: every lab, those that gain most first
+// (by the change of their users' mean FairShare over the snapshots), with
+// their values at the last snapshot and, with Options.Recover, their
+// recoveries.
+func (c *Comparison) Labs() ([]*Lab, error) {
+	recV, altV := labValues(c.lastRec), labValues(c.lastAlt)
+	out := make([]*Lab, 0, len(c.labs))
+	for name, l := range c.labs {
+		if v, ok := recV[name]; ok {
+			l.Recorded = v
+		}
+		if v, ok := altV[name]; ok {
+			l.Replayed = v
+		}
+		for side := range 2 {
+			l.MeanFairShare[side] = math.NaN()
+			if l.cnt[side] > 0 {
+				l.MeanFairShare[side] = l.sum[side] / float64(l.cnt[side])
+			}
+		}
+		if c.opt.Recover != nil {
+			for side, rows := range [][]record.FairshareRow{c.lastRec, c.lastAlt} {
+				s := []Settings{c.opt.Recorded, c.opt.Replayed}[side]
+				if _, ok := []map[string]LabValues{recV, altV}[side][name]; !ok {
+					l.Recovery[side] = Recovery{Days: math.NaN(), Text: "no such lab"}
+					continue
+				}
+				r, err := c.opt.Recover(rows, name, s.HalfLifeSec, float64(max(s.Dampening, 1)))
+				if err != nil {
+					return nil, fmt.Errorf("recovery of %s: %w", name, err)
+				}
+				l.Recovery[side] = r
+			}
+		}
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b *Lab) int {
+		da, db := a.delta(), b.delta()
+		switch {
+		case math.IsNaN(da) && math.IsNaN(db):
+		case math.IsNaN(da):
+			return 1
+		case math.IsNaN(db):
+			return -1
+		case da != db:
+			return cmp.Compare(db, da)
+		}
+		return strings.Compare(a.Account, b.Account)
+	})
+	return out, nil
+}
+
+// delta is the change of the lab's users' mean FairShare over the
+// snapshots, replayed − recorded.
+func (l *Lab) delta() float64 { return l.MeanFairShare[1] - l.MeanFairShare[0] }
+
+// Limits is the paragraph every form prints: what a replay cannot know.
+const Limits = "The scheduler would have started other jobs at other times. " +
+	"With other priorities, backfill would have fitted other jobs into the gaps, jobs would have started earlier or later, " +
+	"and users would have submitted differently. A replay charges the jobs as they really ran, at their real times, " +
+	"under the changed settings: it re-ranks the usage and the queue as they were, and does not re-simulate the schedule. " +
+	"Read its numbers as \"what fair share would have said about the same work\", not as \"what would have happened\"."
+
+// WriteMarkdown writes the comparison as Markdown: the change and both
+// sides' settings, the labs that gain and lose most, every lab at the
+// last snapshot, and Limits.
+func (c *Comparison) WriteMarkdown(w io.Writer) error {
+	labs, err := c.Labs()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# What if: cluster %s\n\n", md(c.opt.Cluster))
+	if c.n == 0 {
+		b.WriteString("No stored snapshot in the window: nothing to compare.\n")
+	} else {
+		fmt.Fprintf(&b, "%d snapshots compared, %s to %s.\n", c.n, fmtTime(c.first), fmtTime(c.last))
+	}
+	b.WriteString("\n## The change\n\n")
+	if len(c.opt.Change) == 0 {
+		b.WriteString("None: the replay recomputes the history as it is recorded.\n")
+	}
+	for _, ch := range c.opt.Change {
+		b.WriteString("- `" + strings.ReplaceAll(safetext.Visible(ch), "`", "'") + "`\n")
+	}
+	b.WriteString("\n| setting | recorded | replayed |\n|---|---|---|\n")
+	rec, alt := c.opt.Recorded.rows(), c.opt.Replayed.rows()
+	for i := range rec {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", rec[i][0], md(rec[i][1]), md(alt[i][1]))
+	}
+	b.WriteString("\n## Who gains and who loses\n\n")
+	b.WriteString("A lab's figure is its users' FairShare (the factor job priority multiplies by PriorityWeightFairshare), " +
+		"averaged over its users and over the snapshots compared; the change is replayed − recorded.\n\n")
+	gain, lose := movers(labs)
+	b.WriteString("Gain most: " + moverList(gain) + ".\n\nLose most: " + moverList(lose) + ".\n")
+	fmt.Fprintf(&b, "\n## Every lab, at the last snapshot (%s)\n\n", fmtTime(c.last))
+	head := []string{"lab", "mean FairShare rec.", "repl.", "change", "FairShare now rec.", "repl.", "LevelFS rec.", "repl.", "NormUsage rec.", "repl.", "NormShares rec.", "repl."}
+	if c.opt.Recover != nil {
+		head = append(head, "days to recover rec.", "repl.")
+	}
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|---|" + strings.Repeat("---:|", len(head)-1) + "\n")
+	for _, l := range labs {
+		row := []string{md(l.Account), num(l.MeanFairShare[0]), num(l.MeanFairShare[1]), signed(l.delta()),
+			num(l.Recorded.FairShare), num(l.Replayed.FairShare), num(l.Recorded.LevelFS), num(l.Replayed.LevelFS),
+			num(l.Recorded.NormUsage), num(l.Replayed.NormUsage), num(l.Recorded.NormShares), num(l.Replayed.NormShares)}
+		if c.opt.Recover != nil {
+			row = append(row, l.Recovery[0].String(), l.Recovery[1].String())
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	if c.opt.Recover != nil {
+		b.WriteString("\nDays to recover: at zero use from the last snapshot on, with the others' usage as it is, " +
+			"the days until the lab (and, under Fair Tree, every account above it) is back at its share, under each side's half-life.\n")
+	}
+	b.WriteString("\n## What a replay cannot know\n\n" + Limits + "\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write what-if markdown: %w", err)
+	}
+	return nil
+}
+
+func (r Recovery) String() string {
+	if !math.IsNaN(r.Days) {
+		return strconv.FormatFloat(r.Days, 'f', 1, 64)
+	}
+	return r.Text
+}
+
+// movers are up to three labs that gain and three that lose most.
+func movers(labs []*Lab) (gain, lose []*Lab) {
+	for _, l := range labs {
+		if d := l.delta(); d > 0 && len(gain) < 3 {
+			gain = append(gain, l)
+		}
+	}
+	for i := len(labs) - 1; i >= 0 && len(lose) < 3; i-- {
+		if d := labs[i].delta(); d < 0 {
+			lose = append(lose, labs[i])
+		}
+	}
+	return gain, lose
+}
+
+func moverList(labs []*Lab) string {
+	if len(labs) == 0 {
+		return "none"
+	}
+	out := make([]string, len(labs))
+	for i, l := range labs {
+		out[i] = fmt.Sprintf("%s (%s)", md(l.Account), signed(l.delta()))
+	}
+	return strings.Join(out, ", ")
+}
+
+func md(s string) string { return safetext.Markdown(s) }
+
+func num(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	if math.IsInf(v, 0) {
+		return "inf"
+	}
+	return strconv.FormatFloat(v, 'f', 6, 64)
+}
+
+func signed(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	s := strconv.FormatFloat(v, 'f', 6, 64)
+	if v >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") + " UTC" }
