@@ -66,6 +66,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			reportCommand(stdout, stderr),
 			sshareCommand(stdout, stderr),
 			sprioCommand(stdout, stderr),
+			whatifCommand(stdout, stderr),
 			runCommand(stdout, stderr),
 			nightlyCommand(stdout, stderr),
 			verifyCommand(stdout, stderr),
