@@ -9,14 +9,16 @@ import (
 	"strings"
 )
 
-// With returns a copy of c with the top-level slurm.conf lines given
-// ("PriorityDecayHalfLife=14-0", one Key=Value pair each) applied on top,
-// as if they were written at the end of the file: the same syntax, the
-// same checks and defaults as ParseSlurmConf. name names the lines in
-// errors (a line of it is its 1-based position). A line that is no
-// Key=Value pair, a record line (PartitionName, NodeName, …: give a
-// changed slurm.conf for those) or a bad value is an error naming name,
-// its position, the key and the value; c is never changed.
+// With returns a copy of c with the slurm.conf lines given applied on
+// top, as if they were written at the end of the file: the same syntax,
+// the same checks and defaults as ParseSlurmConf. A line is a top-level
+// Key=Value pair ("PriorityDecayHalfLife=14-0"), or a partition's new
+// billing weights, "PartitionName=gpu TRESBillingWeights=CPU=1,GRES/gpu=10"
+// (PartitionName=DEFAULT: every partition's). name names the lines in
+// errors (a line of it is its 1-based position). A line that is neither,
+// another record line (NodeName, …), a partition the file lacks or a bad
+// value is an error naming name, its position, the key and the value; c
+// is never changed.
 func (c *Config) With(name string, lines []string) (*Config, error) {
 	cp := *c
 	cp.PriorityFlags = slices.Clone(c.PriorityFlags)
@@ -37,9 +39,12 @@ func (c *Config) With(name string, lines []string) (*Config, error) {
 		case !ok:
 			p.addErr(i, name, i+1, pair.key, strings.TrimSpace(text), fmt.Errorf("not a Key=Value pair: %s", why))
 			continue
+		case strings.EqualFold(pair.key, "PartitionName"):
+			p.withPartition(name, i, text, pair)
+			continue
 		case confRecordKeys[strings.ToLower(pair.key)]:
 			p.addErr(i, name, i+1, pair.key, pair.value,
-				errors.New("a record line: only top-level keys can be set this way; give a changed slurm.conf for partitions and nodes"))
+				errors.New("a record line: only top-level keys and a partition's TRESBillingWeights can be set this way"))
 			continue
 		case pair.op != 0:
 			p.addErr(i, name, i+1, pair.key, pair.value, fmt.Errorf("operator %c= is not supported here", pair.op))
@@ -64,6 +69,35 @@ func (c *Config) With(name string, lines []string) (*Config, error) {
 		return nil, err
 	}
 	return &cp, nil
+}
+
+// withPartition applies a With line "PartitionName=X TRESBillingWeights=W"
+// (the line's text, its first pair first) to the copy's partitions.
+func (p *confParser) withPartition(name string, i int, text string, first confPair) {
+	pr, ok, why := confScanPair(text, first.end)
+	switch {
+	case !ok:
+		p.addErr(i, name, i+1, first.key, first.value, fmt.Errorf("want PartitionName=NAME TRESBillingWeights=WEIGHTS: %s", why))
+		return
+	case !strings.EqualFold(pr.key, "TRESBillingWeights"):
+		p.addErr(i, name, i+1, pr.key, pr.value, errors.New("only a partition's TRESBillingWeights can be set this way"))
+		return
+	}
+	if rest := strings.TrimSpace(text[pr.end:]); rest != "" {
+		p.addErr(i, name, i+1, pr.key, pr.value, fmt.Errorf("unexpected text %q after the weights", rest))
+		return
+	}
+	found := false
+	for k := range p.cfg.Partitions {
+		part := &p.cfg.Partitions[k]
+		if strings.EqualFold(first.value, "DEFAULT") || part.Name == first.value {
+			part.TRESBillingWeights, part.WeightsFile, part.WeightsLine = pr.value, name, i+1
+			found = true
+		}
+	}
+	if !found {
+		p.addErr(i, name, i+1, first.key, first.value, errors.New("no such partition in the slurm.conf"))
+	}
 }
 
 // applyWith applies the values of a With call on top of the file's

@@ -33,7 +33,9 @@ func TestConfigWith(t *testing.T) {
 	}{
 		{"PriorityCalcPeriod=0", "PriorityCalcPeriod", "0", "at least 1 minute"},
 		{"PriorityDecayHalfLife=0", "PriorityDecayHalfLife", "0", "needs PriorityUsageResetPeriod"},
-		{"PartitionName=p TRESBillingWeights=CPU=2", "PartitionName", "p", "a record line"},
+		{"NodeName=n1 CPUs=2", "NodeName", "n1", "a record line"},
+		{"PartitionName=q TRESBillingWeights=CPU=2", "PartitionName", "q", "no such partition"},
+		{"PartitionName=p MaxTime=10", "MaxTime", "10", "only a partition's TRESBillingWeights"},
 		{"PriorityWeightAge+=10", "PriorityWeightAge", "10", "operator +="},
 		{"PriorityUsageResetPeriod=HOURLY", "PriorityUsageResetPeriod", "HOURLY", "unknown reset period"},
 		{"no pair here", "no", "no pair here", "not a Key=Value pair"},
@@ -49,6 +51,19 @@ func TestConfigWith(t *testing.T) {
 			t.Errorf("%q: %s (file %q line %d field %q value %q), want line 2, field %q, value %q, %q",
 				tc.line, pe, pe.File, pe.Line, pe.Field, pe.Value, tc.field, tc.value, tc.why)
 		}
+	}
+	// A partition's weights, and every partition's.
+	two, err := ParseSlurmConf("slurm.conf", strings.NewReader("ClusterName=c\nPartitionName=p Nodes=ALL TRESBillingWeights=CPU=1.0\nPartitionName=g Nodes=ALL\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := two.With("--set", []string{"PartitionName=g TRESBillingWeights=CPU=1,GRES/gpu=10"}); err != nil ||
+		c.Partitions[0].TRESBillingWeights != "CPU=1.0" || c.Partitions[1].TRESBillingWeights != "CPU=1,GRES/gpu=10" || c.Partitions[1].WeightsLine != 1 {
+		t.Errorf("one partition's weights: %v, %+v", err, c)
+	}
+	if c, err := two.With("--set", []string{"PartitionName=DEFAULT TRESBillingWeights=CPU=2"}); err != nil ||
+		c.Partitions[0].TRESBillingWeights != "CPU=2" || c.Partitions[1].TRESBillingWeights != "CPU=2" || two.Partitions[1].TRESBillingWeights != "" {
+		t.Errorf("every partition's weights: %v, %+v", err, c)
 	}
 	// A zero half-life with a reset period given beside it is taken.
 	if c, err := base.With("--set", []string{"PriorityDecayHalfLife=0", "PriorityUsageResetPeriod=MONTHLY"}); err != nil || c.DecayHalfLifeSec != 0 || c.UsageResetPeriod != "MONTHLY" {
