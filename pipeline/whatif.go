@@ -63,16 +63,27 @@ type WhatIfChange struct {
 	// Shares are applied to every association tree of the replay, after
 	// Assoc.
 	Shares []WhatIfShares
+	// QOS, when set, replaces the history's QOS dumps; UsageFactors then
+	// set the UsageFactor of QOS by name in every one. A changed billing
+	// or UsageFactor bills the jobs again from the jobs table.
+	QOS          *ingest.QOSTable
+	UsageFactors []WhatIfUsageFactor
 }
 
-// whatIfKeys are the slurm.conf keys a replay can change: those of decay
-// and of the fair-share algorithm. The others either change the jobs'
-// billing (TRESBillingWeights, the MAX_TRES flags, AccountingStorageTRES),
-// which the seeds hold as one rate per job, or are not replayed yet (job
-// priority's weights), or name another cluster.
+// WhatIfUsageFactor sets the UsageFactor of a QOS.
+type WhatIfUsageFactor struct {
+	QOS    string
+	Factor float64
+}
+
+// whatIfKeys are the slurm.conf keys a replay can change: those of decay,
+// of the fair-share algorithm and of billing (a partition's
+// TRESBillingWeights through a PartitionName line). The others are not
+// replayed yet (job priority's weights), decide what a run charged at a
+// job's end (AccountingStorageEnforce) or name another cluster.
 var whatIfKeys = map[string]bool{
 	"prioritydecayhalflife": true, "prioritycalcperiod": true, "priorityusageresetperiod": true,
-	"priorityflags": true, "fairsharedampeningfactor": true,
+	"priorityflags": true, "fairsharedampeningfactor": true, "partitionname": true, "accountingstoragetres": true,
 }
 
 // WhatIfOptions are what WhatIf replays.
@@ -116,6 +127,13 @@ type WhatIfSummary struct {
 	// changed ones lack: their jobs' usage goes to their account (or to
 	// root without it), as a run resuming a checkpoint credits it.
 	Folded []string
+	// Rebilled is set when the change bills the jobs otherwise: their
+	// rates come from the jobs table billed again (whatif_rates.go).
+	// Unbilled counts the seeds' jobs the jobs table has no row for (they
+	// keep their recorded rate), Ambiguous those that several rows could
+	// be, with different new rates (the best match is taken).
+	Rebilled            bool
+	Unbilled, Ambiguous int64
 	// StartUsage is set when the first seed holds usage from before it
 	// (the history was begun from a checkpoint of an older one): it is
 	// carried into the replay as recorded.
@@ -126,6 +144,7 @@ type WhatIfSummary struct {
 type whatIfModel struct {
 	rec, alt *model
 	remap    []int32 // rec's association index → alt's; nil when the same
+	rebill   bool    // alt bills the jobs otherwise than rec
 }
 
 // WhatIf replays the fair share of opt.Cluster from the history v under
@@ -155,6 +174,7 @@ func WhatIf(v *history.View, opt WhatIfOptions, fn func(*WhatIfSnapshot) error) 
 	var st *decay.State
 	var stKeys []fairshare.Key
 	var prev *seedData
+	var rb *rebill
 	for k, at := range seeds {
 		if at >= to {
 			break
@@ -211,6 +231,15 @@ func WhatIf(v *history.View, opt WhatIfOptions, fn func(*WhatIfSnapshot) error) 
 			st.OriginUnix = alt.params.OriginUnix
 		}
 		stKeys = alt.keys
+		if wm.rebill {
+			if rb == nil {
+				rb = &rebill{v: v, cluster: cluster}
+			}
+			if err := rb.apply(d, wm.rec.keys, alt); err != nil {
+				return nil, err
+			}
+			sum.Rebilled = true
+		}
 		if wm.remap != nil {
 			assoc := make([]int32, len(d.jobs.Assoc))
 			for i, a := range d.jobs.Assoc {
@@ -246,6 +275,9 @@ func WhatIf(v *history.View, opt WhatIfOptions, fn func(*WhatIfSnapshot) error) 
 		}
 		sum.Seeds++
 		sum.Recorded, sum.Replayed = wm.rec.cfg, alt.cfg
+	}
+	if rb != nil {
+		sum.Unbilled, sum.Ambiguous = rb.Unmatched, rb.Ambiguous
 	}
 	sum.Folded = slices.Sorted(func(yield func(string) bool) {
 		for k := range folded {
@@ -376,15 +408,19 @@ func whatIfModels(v *history.View, cluster string, d *seedData, c WhatIfChange, 
 			return nil, err
 		}
 	}
+	if c.QOS != nil {
+		alt.QOS = c.QOS
+	}
+	if len(c.UsageFactors) > 0 {
+		if alt.QOS, err = withUsageFactors(alt.QOS, c.UsageFactors); err != nil {
+			return nil, err
+		}
+	}
 	m, err := alt.model()
 	if err != nil {
 		return nil, fmt.Errorf("the changed configuration: %w", err)
 	}
-	if m.bill.Mode() != rec.bill.Mode() {
-		return nil, fmt.Errorf("%s: the change gives the jobs another billing (%s, recorded %s): the seeds hold one rate per job, so a replay cannot bill them again; change PriorityFlags without the MAX_TRES flags",
-			c.ConfName, m.bill.Mode(), rec.bill.Mode())
-	}
-	wm := &whatIfModel{rec: rec, alt: m}
+	wm := &whatIfModel{rec: rec, alt: m, rebill: m.billingSignature() != rec.billingSignature()}
 	if !slices.Equal(rec.keys, m.keys) {
 		wm.remap = make([]int32, len(rec.keys))
 		for i, k := range rec.keys {
@@ -470,6 +506,29 @@ func withShares(dumps []ingest.DatedAssociations, set []WhatIfShares) ([]ingest.
 	return out, errors.Join(errs...)
 }
 
+// withUsageFactors returns a copy of the QOS table with the factors set.
+// A QOS the table lacks is an error.
+func withUsageFactors(t *ingest.QOSTable, set []WhatIfUsageFactor) (*ingest.QOSTable, error) {
+	var errs []error
+	if t == nil {
+		return nil, fmt.Errorf("usage factor %s: the history's runs had no QOS dump (every factor is 1); give one with the changed factors", set[0].QOS)
+	}
+	out := *t
+	out.Rows = slices.Clone(t.Rows)
+	for _, x := range set {
+		found := false
+		for i := range out.Rows {
+			if strings.EqualFold(out.Rows[i].Name, x.QOS) {
+				out.Rows[i].UsageFactor, found = x.Factor, true
+			}
+		}
+		if !found {
+			errs = append(errs, fmt.Errorf("usage factor %s=%g: the history's QOS dump has no QOS %s", x.QOS, x.Factor, x.QOS))
+		}
+	}
+	return &out, errors.Join(errs...)
+}
+
 func (s WhatIfShares) assocName() string {
 	return keyName(fairshare.Key{Account: s.Account, User: s.User, Partition: s.Partition})
 }
@@ -487,7 +546,7 @@ func keyName(k fairshare.Key) string {
 }
 
 func whatIfKeyList() string {
-	return "PriorityDecayHalfLife, PriorityCalcPeriod, PriorityUsageResetPeriod, PriorityFlags and FairShareDampeningFactor"
+	return "PriorityDecayHalfLife, PriorityCalcPeriod, PriorityUsageResetPeriod, PriorityFlags, FairShareDampeningFactor, AccountingStorageTRES and a partition's TRESBillingWeights"
 }
 
 // whyNotKey says why a slurm.conf key is not one a replay changes.
@@ -495,8 +554,8 @@ func whyNotKey(k string) string {
 	switch {
 	case strings.HasPrefix(k, "priorityweight"), k == "prioritymaxage", k == "priorityfavorsmall":
 		return "job priority is not replayed yet"
-	case k == "accountingstoragetres", k == "tresbillingweights":
-		return "the seeds hold one rate per job, so a replay cannot bill the jobs again"
+	case k == "tresbillingweights":
+		return "TRESBillingWeights is a partition's: write PartitionName=NAME TRESBillingWeights=… (NAME DEFAULT for every partition)"
 	case k == "accountingstorageenforce":
 		return "limits decide which job ends a run charged, which the seeds hold as the run found them"
 	case k == "clustername":

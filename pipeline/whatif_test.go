@@ -3,8 +3,10 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,8 +78,8 @@ func TestWhatIfNoChangeEqualsHistory(t *testing.T) {
 
 // withConfLines writes a copy of the generated cluster dir whose
 // slurm.conf has lines appended (the last value of a key wins) and whose
-// assoc.psv has its rows edited by edit (nil: unchanged).
-func withConfLines(t *testing.T, dir string, lines []string, edit func(string) string) string {
+// files are edited by edits (by file name).
+func withConfLines(t *testing.T, dir string, lines []string, edits map[string]func(string) string) string {
 	t.Helper()
 	out := t.TempDir()
 	for _, f := range []string{"slurm.conf", "assoc.psv", "qos.psv", "sacct.psv"} {
@@ -85,17 +87,28 @@ func withConfLines(t *testing.T, dir string, lines []string, edit func(string) s
 		if err != nil {
 			t.Fatal(err)
 		}
-		switch {
-		case f == "slurm.conf":
+		if e := edits[f]; e != nil {
+			b = []byte(e(string(b)))
+		}
+		if f == "slurm.conf" {
 			b = append(b, []byte(strings.Join(lines, "\n")+"\n")...)
-		case f == "assoc.psv" && edit != nil:
-			b = []byte(edit(string(b)))
 		}
 		if err := os.WriteFile(filepath.Join(out, f), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return out
+}
+
+// replaceOnce returns an edit that replaces old by new in a file, failing
+// the test when the file lacks old.
+func replaceOnce(t *testing.T, old, new string) func(string) string {
+	return func(s string) string {
+		if !strings.Contains(s, old) {
+			t.Fatalf("no %q to replace", old)
+		}
+		return strings.Replace(s, old, new, 1)
+	}
 }
 
 // TestWhatIfEqualsRunWithChange: a replay of the nightly history under a
@@ -109,34 +122,49 @@ func TestWhatIfEqualsRunWithChange(t *testing.T) {
 	dir, from, end := nightlyCluster(t, 400)
 	nightly := filepath.Join(t.TempDir(), "nightly")
 	nights(t, dir, nightly, from, end)
+	gpuWeights := `TRESBillingWeights="CPU=1.0,Mem=0.25G,GRES/gpu:a100=20.0,GRES/gpu:v100=10.0"`
+	heavyGPU := `TRESBillingWeights="CPU=1.0,Mem=0.25G,GRES/gpu:a100=200.0,GRES/gpu:v100=100.0"`
 	for _, tc := range []struct {
 		name   string
 		conf   []string
 		shares []pipeline.WhatIfShares
-		edit   func(string) string
+		uf     []pipeline.WhatIfUsageFactor
+		edits  func(t *testing.T) map[string]func(string) string
 	}{
 		{name: "half-life", conf: []string{"PriorityDecayHalfLife=1-12"}},
 		{name: "no decay", conf: []string{"PriorityDecayHalfLife=0", "PriorityUsageResetPeriod=WEEKLY"}},
 		{name: "calc period", conf: []string{"PriorityCalcPeriod=17"}},
 		{name: "classic", conf: []string{"PriorityFlags=NO_FAIR_TREE", "FairShareDampeningFactor=3"}},
-		{name: "shares", shares: []pipeline.WhatIfShares{{Account: "petrov_lab", Shares: 5000}}},
+		{name: "shares", shares: []pipeline.WhatIfShares{{Account: "petrov_lab", Shares: 5000}},
+			edits: func(t *testing.T) map[string]func(string) string {
+				return map[string]func(string) string{"assoc.psv": replaceOnce(t, "synth|petrov_lab|||root|785|", "synth|petrov_lab|||root|5000|")}
+			}},
+		{name: "gpu weights", conf: []string{"PartitionName=gpu " + heavyGPU},
+			edits: func(t *testing.T) map[string]func(string) string {
+				return map[string]func(string) string{"slurm.conf": replaceOnce(t, "PartitionName=gpu Nodes=gpa[001-016],gpv[001-008] "+gpuWeights,
+					"PartitionName=gpu Nodes=gpa[001-016],gpv[001-008] "+heavyGPU)}
+			}},
+		{name: "max tres", conf: []string{"PriorityFlags=MAX_TRES"}},
+		{name: "usage factor", uf: []pipeline.WhatIfUsageFactor{{QOS: "lowprio", Factor: 2}, {QOS: "FREE", Factor: 1}},
+			edits: func(t *testing.T) map[string]func(string) string {
+				return map[string]func(string) string{"qos.psv": func(s string) string {
+					return replaceOnce(t, "free|0.000000|", "free|1|")(replaceOnce(t, "lowprio|0.500000|", "lowprio|2|")(s))
+				}}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			snaps, sum, err := whatIf(t, nightly, pipeline.WhatIfChange{Conf: tc.conf, ConfName: "--set", Shares: tc.shares})
+			snaps, sum, err := whatIf(t, nightly, pipeline.WhatIfChange{Conf: tc.conf, ConfName: "--set", Shares: tc.shares, UsageFactors: tc.uf})
 			if err != nil {
 				t.Fatal(err)
 			}
-			edit := tc.edit
-			for _, s := range tc.shares {
-				edit = func(a string) string {
-					b := strings.Replace(a, "synth|"+s.Account+"|||root|785|", "synth|"+s.Account+"|||root|5000|", 1)
-					if b == a {
-						t.Fatalf("assoc.psv has no row of %s with 785 shares", s.Account)
-					}
-					return b
-				}
+			var edits map[string]func(string) string
+			if tc.edits != nil {
+				edits = tc.edits(t)
 			}
-			alt := withConfLines(t, dir, tc.conf, edit)
+			// A PartitionName line is the edit of the partition's own line
+			// (slurm.conf takes no second line of a partition).
+			top := slices.DeleteFunc(slices.Clone(tc.conf), func(l string) bool { return strings.HasPrefix(l, "PartitionName=") })
+			alt := withConfLines(t, dir, top, edits)
 			want := filepath.Join(t.TempDir(), "want")
 			if _, err := pipeline.Run(context.Background(), siteInputs(t, alt, filepath.Join(alt, "sacct.psv")), runOpts(want, end)); err != nil {
 				t.Fatal(err)
@@ -148,15 +176,16 @@ func TestWhatIfEqualsRunWithChange(t *testing.T) {
 			for _, s := range snaps {
 				w := snapshotAt(t, want, "synth", s.Time)
 				sameRows(t, s.Time.Format(time.DateOnly), s.Replayed, w)
-				if rowsByKey(s.Replayed)["petrov_lab//"] != rowsByKey(s.Recorded)["petrov_lab//"] {
+				if !slices.Equal(slices.Sorted(maps.Values(rowsByKey(s.Replayed))), slices.Sorted(maps.Values(rowsByKey(s.Recorded)))) {
 					differ++
 				}
 			}
 			if differ == 0 {
-				t.Errorf("the change changed no snapshot of petrov_lab")
+				t.Errorf("the change changed no snapshot")
 			}
-			if sum.Regular != (tc.name == "calc period") {
-				t.Errorf("Regular = %v", sum.Regular)
+			rebilled := tc.name == "gpu weights" || tc.name == "max tres" || tc.name == "usage factor"
+			if sum.Regular != (tc.name == "calc period") || sum.Rebilled != rebilled || sum.Unbilled != 0 || sum.Ambiguous != 0 {
+				t.Errorf("summary %+v", sum)
 			}
 		})
 	}
@@ -174,7 +203,9 @@ func TestWhatIfRefuses(t *testing.T) {
 		want string
 	}{
 		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"PriorityWeightFairshare=1"}}, "job priority is not replayed yet"},
-		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"PriorityFlags=MAX_TRES"}}, "another billing"},
+		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"TRESBillingWeights=CPU=1"}}, "TRESBillingWeights is a partition's"},
+		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"PartitionName=nopart TRESBillingWeights=CPU=1"}}, "no such partition"},
+		{pipeline.WhatIfChange{UsageFactors: []pipeline.WhatIfUsageFactor{{QOS: "noqos", Factor: 2}}}, "has no QOS noqos"},
 		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"AccountingStorageEnforce=associations"}}, "limits decide"},
 		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"PriorityCalcPeriod=0"}}, "at least 1 minute"},
 		{pipeline.WhatIfChange{Shares: []pipeline.WhatIfShares{{Account: "nolab", Shares: 3}}}, "no association of the history's trees is account nolab"},
