@@ -25,9 +25,11 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 		Description: "Replays the fair share of one cluster from the history alone (its moment seeds: every job decay charged, the ticks slurmctld's log gave, " +
 			"the configuration of each run; no sacct file) under the changed settings, from the history's first seed on, and compares every stored snapshot " +
 			"in --from..--to with the replay (docs/whatif.md). Nothing is written to the history. " +
-			"--set takes slurm.conf lines of the keys that change decay and the fair-share algorithm: PriorityDecayHalfLife, PriorityCalcPeriod " +
+			"--set takes slurm.conf lines of the keys that change decay, the fair-share algorithm and billing: PriorityDecayHalfLife, PriorityCalcPeriod " +
 			"(the replay then ticks on the new period from the history's start, as slurmctld would have), PriorityUsageResetPeriod, PriorityFlags " +
-			"(not the MAX_TRES flags: the seeds hold one billing rate per job) and FairShareDampeningFactor. --shares sets an association's raw shares " +
+			"(MAX_TRES too), FairShareDampeningFactor, AccountingStorageTRES, and a partition's weights as \"PartitionName=NAME TRESBillingWeights=…\" " +
+			"(NAME DEFAULT: every partition). A changed billing or UsageFactor (--usage-factor, --qos) bills every job again from the history's jobs table " +
+			"(its allocated TRES, partition and QOS). --shares sets an association's raw shares " +
 			"in every tree of the history; --assoc replaces the trees with a sacctmgr dump (or a directory of dated dumps), whose associations the jobs are " +
 			"charged to by account, user and partition (a job of an association it lacks is charged to its account, else to root, and named on stderr). " +
 			"The Markdown form lists the change, both sides' settings, the labs that gain and lose most (their users' FairShare, averaged over the snapshots), " +
@@ -39,8 +41,10 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "from", Usage: "compare the snapshots from this time on (YYYY-MM-DD[THH:MM[:SS]] in --tz, RFC 3339 or @UNIX; default: the first)"},
 			&cli.StringFlag{Name: "to", Usage: "compare the snapshots up to this time (default: the last)"},
 			tzFlag(),
-			&cli.StringSliceFlag{Name: "set", Usage: "a slurm.conf line KEY=VALUE to change (repeatable), e.g. PriorityDecayHalfLife=3-12"},
+			&cli.GenericFlag{Name: "set", Value: &lines{}, Usage: "a slurm.conf line to change (repeatable; taken whole, commas too), e.g. PriorityDecayHalfLife=3-12 or 'PartitionName=gpu TRESBillingWeights=CPU=1,GRES/gpu=10'"},
 			&cli.StringSliceFlag{Name: "shares", Usage: "ACCOUNT[/USER[/PARTITION]]=N or =parent: the association's raw shares in every tree (repeatable)"},
+			&cli.StringSliceFlag{Name: "usage-factor", Usage: "QOS=F: the QOS's UsageFactor in every QOS dump of the history (repeatable)"},
+			&cli.StringFlag{Name: "qos", Usage: "a sacctmgr -P show qos dump whose UsageFactors replace the history's"},
 			&cli.StringFlag{Name: "assoc", Usage: "a sacctmgr -P show assoc dump (a file, or a directory of dated dump files assoc-YYYY-MM-DD.psv, as run --assoc takes) whose tree replaces the history's"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or csv"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "write to this file, replaced atomically when the replay succeeds (- for stdout)"},
@@ -116,6 +120,10 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 				if len(sum.Folded) > 0 {
 					log.Warn().Strs("associations", sum.Folded).Msg("associations of the history that the changed trees lack: their jobs are charged to their account (or to root without it)")
 				}
+				if sum.Unbilled > 0 || sum.Ambiguous > 0 {
+					log.Warn().Int64("without_row", sum.Unbilled).Int64("ambiguous", sum.Ambiguous).
+						Msg("billed again from the jobs table: jobs it has no row for keep their recorded rate; of ambiguous ones (several rows of one account, user and start second with the same recorded rate and end) the first was taken")
+				}
 				if sum.StartUsage {
 					log.Warn().Msg("the history's first seed holds usage from before it (the history began from an older one's checkpoint): it is carried into the replay as recorded")
 				}
@@ -134,7 +142,7 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 // whatifChange reads --set, --shares and --assoc, and returns the change
 // with its lines as the comparison names them.
 func whatifChange(c *cli.Context, loc *time.Location) (pipeline.WhatIfChange, []string, error) {
-	ch := pipeline.WhatIfChange{Conf: c.StringSlice("set"), ConfName: "--set"}
+	ch := pipeline.WhatIfChange{Conf: *c.Generic("set").(*lines), ConfName: "--set"}
 	lines := append([]string{}, ch.Conf...)
 	for _, s := range c.StringSlice("shares") {
 		x, err := parseShares(s)
@@ -143,6 +151,28 @@ func whatifChange(c *cli.Context, loc *time.Location) (pipeline.WhatIfChange, []
 		}
 		ch.Shares = append(ch.Shares, x)
 		lines = append(lines, "shares "+x.String())
+	}
+	if p := c.String("qos"); p != "" {
+		f, err := os.Open(p)
+		if err != nil {
+			return ch, nil, fmt.Errorf("--qos: %w", err)
+		}
+		q, _, err := ingest.ParseQOS(p, f)
+		f.Close()
+		if err != nil {
+			return ch, nil, err
+		}
+		ch.QOS = q
+		lines = append(lines, "the QOS of "+p)
+	}
+	for _, s := range c.StringSlice("usage-factor") {
+		name, val, ok := strings.Cut(s, "=")
+		f, err := strconv.ParseFloat(val, 64)
+		if !ok || name == "" || err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return ch, nil, usagef("--usage-factor %q: want QOS=F, F a number ≥ 0", s)
+		}
+		ch.UsageFactors = append(ch.UsageFactors, pipeline.WhatIfUsageFactor{QOS: name, Factor: f})
+		lines = append(lines, "UsageFactor "+name+"="+val)
 	}
 	if p := c.String("assoc"); p != "" {
 		fi, err := os.Stat(p)
@@ -166,6 +196,13 @@ func whatifChange(c *cli.Context, loc *time.Location) (pipeline.WhatIfChange, []
 	}
 	return ch, lines, nil
 }
+
+// lines is a flag's values, one per use, each taken whole: a slurm.conf
+// line holds commas that a StringSliceFlag would split at.
+type lines []string
+
+func (l *lines) Set(s string) error { *l = append(*l, s); return nil }
+func (l *lines) String() string     { return strings.Join(*l, "\n") }
 
 // parseShares reads ACCOUNT[/USER[/PARTITION]]=N or =parent.
 func parseShares(s string) (pipeline.WhatIfShares, error) {
@@ -196,8 +233,12 @@ func parseShares(s string) (pipeline.WhatIfShares, error) {
 // settingsOf are the settings of a run's configuration as the
 // comparison prints them.
 func settingsOf(c record.RunConfig) whatif.Settings {
-	return whatif.Settings{HalfLifeSec: c.HalfLifeSec, CalcPeriodSec: c.CalcPeriodSec, ResetPeriod: c.UsageResetPeriod,
-		Algorithm: c.Algorithm, Dampening: c.DampeningFactor}
+	s := whatif.Settings{HalfLifeSec: c.HalfLifeSec, CalcPeriodSec: c.CalcPeriodSec, ResetPeriod: c.UsageResetPeriod,
+		Algorithm: c.Algorithm, Dampening: c.DampeningFactor, PriorityFlags: c.PriorityFlags}
+	for _, p := range c.Partitions {
+		s.Weights = append(s.Weights, [2]string{p.Name, p.TRESBillingWeights})
+	}
+	return s
 }
 
 // labRecovery is the lab report's recovery at zero use.

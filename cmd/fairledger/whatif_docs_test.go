@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestWhatIfDocs runs each `whatif` command of docs/whatif.md's three
+// TestWhatIfDocs runs each `whatif` command of docs/whatif.md's
 // questions on the demo history and checks that every line the document
 // quotes after it is a line of the command's output.
 func TestWhatIfDocs(t *testing.T) {
@@ -16,12 +16,12 @@ func TestWhatIfDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocks := regexp.MustCompile("(?s)```sh\n(\\./bin/fairledger whatif [^\n]*)\n```\n\n```text\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
-	if len(blocks) != 3 {
-		t.Fatalf("docs/whatif.md has %d command and output blocks, want 3", len(blocks))
+	if len(blocks) != 4 {
+		t.Fatalf("docs/whatif.md has %d command and output blocks, want 4", len(blocks))
 	}
 	hist := demoHistory(t)
 	for _, b := range blocks {
-		args := strings.Fields(strings.TrimPrefix(b[1], "./bin/fairledger "))
+		args := shellWords(strings.TrimPrefix(b[1], "./bin/fairledger "))
 		for i, a := range args {
 			if a == ".demo" {
 				args[i] = hist
@@ -41,4 +41,31 @@ func TestWhatIfDocs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// shellWords splits a command line at spaces outside single quotes, as a
+// shell does, the quotes removed.
+func shellWords(s string) []string {
+	var out []string
+	var w strings.Builder
+	quoted, inWord := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				out = append(out, w.String())
+			}
+			w.Reset()
+			inWord = false
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, w.String())
+	}
+	return out
 }

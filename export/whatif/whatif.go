@@ -39,16 +39,24 @@ type Settings struct {
 	HalfLifeSec, CalcPeriodSec int64
 	ResetPeriod, Algorithm     string
 	Dampening                  int64
+	PriorityFlags              []string
+	// Weights are the partitions' TRESBillingWeights, as NAME and weights.
+	Weights [][2]string
 }
 
 func (s Settings) rows() [][2]string {
-	return [][2]string{
+	out := [][2]string{
 		{"PriorityDecayHalfLife", slurmtime.Format(s.HalfLifeSec)},
 		{"PriorityCalcPeriod", slurmtime.Format(s.CalcPeriodSec)},
 		{"PriorityUsageResetPeriod", s.ResetPeriod},
+		{"PriorityFlags", strings.Join(s.PriorityFlags, ",")},
 		{"Algorithm", s.Algorithm},
 		{"FairShareDampeningFactor", strconv.FormatInt(s.Dampening, 10)},
 	}
+	for _, w := range s.Weights {
+		out = append(out, [2]string{"TRESBillingWeights of " + w[0], w[1]})
+	}
+	return out
 }
 
 // Options are what a Comparison needs besides the snapshots.
@@ -355,8 +363,15 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("\n| setting | recorded | replayed |\n|---|---|---|\n")
 	rec, alt := c.opt.Recorded.rows(), c.opt.Replayed.rows()
-	for i := range rec {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", rec[i][0], md(rec[i][1]), md(alt[i][1]))
+	for i := range max(len(rec), len(alt)) {
+		var r, a [2]string
+		if i < len(rec) {
+			r = rec[i]
+		}
+		if i < len(alt) {
+			a = alt[i]
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", md(cmp.Or(r[0], a[0])), md(r[1]), md(a[1]))
 	}
 	b.WriteString("\n## Who gains and who loses\n\n")
 	b.WriteString("A lab's figure is its users' FairShare (the factor job priority multiplies by PriorityWeightFairshare), " +
