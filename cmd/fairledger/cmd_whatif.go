@@ -32,8 +32,9 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 			"(its allocated TRES, partition and QOS). --shares sets an association's raw shares " +
 			"in every tree of the history; --assoc replaces the trees with a sacctmgr dump (or a directory of dated dumps), whose associations the jobs are " +
 			"charged to by account, user and partition (a job of an association it lacks is charged to its account, else to root, and named on stderr). " +
-			"The Markdown form lists the change, both sides' settings, the labs that gain and lose most (their users' FairShare, averaged over the snapshots), " +
-			"every lab at the last snapshot with its days to recover at zero use under each side, and what a replay cannot know; the CSV form has one line " +
+			"The Markdown and HTML forms list the change, both sides' settings, the labs that gain and lose most (their users' FairShare, averaged over the snapshots), " +
+			"every lab at the last snapshot with its days to recover at zero use under each side, and what a replay cannot know; the HTML form charts each of " +
+			"the labs that gain and lose most, its users' FairShare and its NormUsage over the snapshots, recorded against replayed; the CSV form has one line " +
 			"per association and snapshot with each column recorded and replayed. A replay that changes nothing gives the stored snapshots bit for bit.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
@@ -46,7 +47,7 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringSliceFlag{Name: "usage-factor", Usage: "QOS=F: the QOS's UsageFactor in every QOS dump of the history (repeatable)"},
 			&cli.StringFlag{Name: "qos", Usage: "a sacctmgr -P show qos dump whose UsageFactors replace the history's"},
 			&cli.StringFlag{Name: "assoc", Usage: "a sacctmgr -P show assoc dump (a file, or a directory of dated dump files assoc-YYYY-MM-DD.psv, as run --assoc takes) whose tree replaces the history's"},
-			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or csv"},
+			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown, html (one page with charts, in the lab reports' style) or csv"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "write to this file, replaced atomically when the replay succeeds (- for stdout)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -55,8 +56,8 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 				return err
 			}
 			format := c.String("format")
-			if format != "markdown" && format != "csv" {
-				return usagef("--format %q: want markdown or csv", format)
+			if format != "markdown" && format != "csv" && format != "html" {
+				return usagef("--format %q: want markdown, html or csv", format)
 			}
 			loc, err := location(c.String("tz"))
 			if err != nil {
@@ -130,8 +131,15 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 				if sum.Snapshots == 0 {
 					log.Warn().Msg("no stored snapshot in --from..--to: nothing compared")
 				}
-				if format == "markdown" {
+				switch format {
+				case "markdown":
 					return cmp.WriteMarkdown(w)
+				case "html":
+					res, err := cmp.Result()
+					if err != nil {
+						return err
+					}
+					return report.WriteWhatIfHTML(w, res)
 				}
 				return nil
 			})

@@ -91,6 +91,7 @@ type Comparison struct {
 	first time.Time
 	last  time.Time
 	n     int
+	times []time.Time
 	// the last snapshot's rows, for the recoveries
 	lastRec, lastAlt []record.FairshareRow
 }
@@ -106,6 +107,10 @@ type Lab struct {
 	// Recovery is the days to recover at zero use at the last snapshot,
 	// recorded and replayed.
 	Recovery [2]Recovery
+	// FairShare and NormUsage are its users' mean FairShare and its
+	// NormUsage at each snapshot (Result.Times), recorded and replayed;
+	// NaN where it was no lab.
+	FairShare, NormUsage [2][]float64
 
 	sum [2]float64
 	cnt [2]int
@@ -146,6 +151,7 @@ func (c *Comparison) Add(at time.Time, recorded, replayed []record.FairshareRow)
 	}
 	c.n++
 	c.last = at
+	c.times = append(c.times, at)
 	c.lastRec, c.lastAlt = recorded, replayed
 	for side, rows := range [][]record.FairshareRow{recorded, replayed} {
 		for lab, v := range labValues(rows) {
@@ -159,6 +165,10 @@ func (c *Comparison) Add(at time.Time, recorded, replayed []record.FairshareRow)
 				l.sum[side] += v.FairShare
 				l.cnt[side]++
 			}
+			l.FairShare[side] = pad(l.FairShare[side], c.n-1)
+			l.NormUsage[side] = pad(l.NormUsage[side], c.n-1)
+			l.FairShare[side] = append(l.FairShare[side], v.FairShare)
+			l.NormUsage[side] = append(l.NormUsage[side], v.NormUsage)
 		}
 	}
 	if c.csv == nil {
@@ -220,6 +230,14 @@ func (c *Comparison) Add(at time.Time, recorded, replayed []record.FairshareRow)
 		return fmt.Errorf("what-if csv: %w", err)
 	}
 	return nil
+}
+
+// pad extends a series with NaN to n values.
+func pad(v []float64, n int) []float64 {
+	for len(v) < n {
+		v = append(v, math.NaN())
+	}
+	return v
 }
 
 func compareKey(a, b key) int {
@@ -291,6 +309,8 @@ func (c *Comparison) Labs() ([]*Lab, error) {
 			l.Replayed = v
 		}
 		for side := range 2 {
+			l.FairShare[side] = pad(l.FairShare[side], c.n)
+			l.NormUsage[side] = pad(l.NormUsage[side], c.n)
 			l.MeanFairShare[side] = math.NaN()
 			if l.cnt[side] > 0 {
 				l.MeanFairShare[side] = l.sum[side] / float64(l.cnt[side])
@@ -332,6 +352,53 @@ func (c *Comparison) Labs() ([]*Lab, error) {
 // snapshots, replayed − recorded.
 func (l *Lab) delta() float64 { return l.MeanFairShare[1] - l.MeanFairShare[0] }
 
+// Result is a finished comparison, as the Markdown and HTML forms print
+// it.
+type Result struct {
+	Cluster string
+	// Change lists the changes, one line each.
+	Change []string
+	// Settings are the settings' rows: name, recorded, replayed.
+	Settings [][3]string
+	// Snapshots is the number compared, First and Last the first and last
+	// of them, Times every one.
+	Snapshots   int
+	First, Last time.Time
+	Times       []time.Time
+	// Labs are every lab, those that gain most first (Comparison.Labs);
+	// Gain and Lose up to three that gain and three that lose most.
+	Labs, Gain, Lose []*Lab
+	// Recovery tells whether the labs' recoveries were worked out.
+	Recovery bool
+}
+
+// Result finishes the comparison.
+func (c *Comparison) Result() (*Result, error) {
+	labs, err := c.Labs()
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Cluster: c.opt.Cluster, Change: c.opt.Change, Snapshots: c.n, First: c.first, Last: c.last,
+		Times: c.times, Labs: labs, Recovery: c.opt.Recover != nil}
+	r.Gain, r.Lose = movers(labs)
+	rec, alt := c.opt.Recorded.rows(), c.opt.Replayed.rows()
+	for i := range max(len(rec), len(alt)) {
+		var a, b [2]string
+		if i < len(rec) {
+			a = rec[i]
+		}
+		if i < len(alt) {
+			b = alt[i]
+		}
+		r.Settings = append(r.Settings, [3]string{cmp.Or(a[0], b[0]), a[1], b[1]})
+	}
+	return r, nil
+}
+
+// Delta is the change of the lab's users' mean FairShare over the
+// snapshots, replayed − recorded.
+func (l *Lab) Delta() float64 { return l.delta() }
+
 // Limits is the paragraph every form prints: what a replay cannot know.
 const Limits = "The scheduler would have started other jobs at other times. " +
 	"With other priorities, backfill would have fitted other jobs into the gaps, jobs would have started earlier or later, " +
@@ -343,59 +410,46 @@ const Limits = "The scheduler would have started other jobs at other times. " +
 // sides' settings, the labs that gain and lose most, every lab at the
 // last snapshot, and Limits.
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
-	labs, err := c.Labs()
+	res, err := c.Result()
 	if err != nil {
 		return err
 	}
+	return res.WriteMarkdown(w)
+}
+
+// WriteMarkdown writes the result as Comparison.WriteMarkdown does.
+func (res *Result) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# What if: cluster %s\n\n", md(c.opt.Cluster))
-	if c.n == 0 {
+	fmt.Fprintf(&b, "# What if: cluster %s\n\n", md(res.Cluster))
+	if res.Snapshots == 0 {
 		b.WriteString("No stored snapshot in the window: nothing to compare.\n")
 	} else {
-		fmt.Fprintf(&b, "%d snapshots compared, %s to %s.\n", c.n, fmtTime(c.first), fmtTime(c.last))
+		fmt.Fprintf(&b, "%d snapshots compared, %s to %s.\n", res.Snapshots, fmtTime(res.First), fmtTime(res.Last))
 	}
 	b.WriteString("\n## The change\n\n")
-	if len(c.opt.Change) == 0 {
-		b.WriteString("None: the replay recomputes the history as it is recorded.\n")
+	if len(res.Change) == 0 {
+		b.WriteString(NoChange + "\n")
 	}
-	for _, ch := range c.opt.Change {
+	for _, ch := range res.Change {
 		b.WriteString("- `" + strings.ReplaceAll(safetext.Visible(ch), "`", "'") + "`\n")
 	}
 	b.WriteString("\n| setting | recorded | replayed |\n|---|---|---|\n")
-	rec, alt := c.opt.Recorded.rows(), c.opt.Replayed.rows()
-	for i := range max(len(rec), len(alt)) {
-		var r, a [2]string
-		if i < len(rec) {
-			r = rec[i]
-		}
-		if i < len(alt) {
-			a = alt[i]
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", md(cmp.Or(r[0], a[0])), md(r[1]), md(a[1]))
+	for _, s := range res.Settings {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", md(s[0]), md(s[1]), md(s[2]))
 	}
-	b.WriteString("\n## Who gains and who loses\n\n")
-	b.WriteString("A lab's figure is its users' FairShare (the factor job priority multiplies by PriorityWeightFairshare), " +
-		"averaged over its users and over the snapshots compared; the change is replayed − recorded.\n\n")
-	gain, lose := movers(labs)
-	b.WriteString("Gain most: " + moverList(gain) + ".\n\nLose most: " + moverList(lose) + ".\n")
-	fmt.Fprintf(&b, "\n## Every lab, at the last snapshot (%s)\n\n", fmtTime(c.last))
-	head := []string{"lab", "mean FairShare rec.", "repl.", "change", "FairShare now rec.", "repl.", "LevelFS rec.", "repl.", "NormUsage rec.", "repl.", "NormShares rec.", "repl."}
-	if c.opt.Recover != nil {
-		head = append(head, "days to recover rec.", "repl.")
-	}
+	b.WriteString("\n## Who gains and who loses\n\n" + FigureText + "\n\n")
+	b.WriteString("Gain most: " + moverList(res.Gain, md) + ".\n\nLose most: " + moverList(res.Lose, md) + ".\n")
+	fmt.Fprintf(&b, "\n## Every lab, at the last snapshot (%s)\n\n", fmtTime(res.Last))
+	head, rows := res.LabTable()
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n|---|" + strings.Repeat("---:|", len(head)-1) + "\n")
-	for _, l := range labs {
-		row := []string{md(l.Account), num(l.MeanFairShare[0]), num(l.MeanFairShare[1]), signed(l.delta()),
-			num(l.Recorded.FairShare), num(l.Replayed.FairShare), num(l.Recorded.LevelFS), num(l.Replayed.LevelFS),
-			num(l.Recorded.NormUsage), num(l.Replayed.NormUsage), num(l.Recorded.NormShares), num(l.Replayed.NormShares)}
-		if c.opt.Recover != nil {
-			row = append(row, l.Recovery[0].String(), l.Recovery[1].String())
+	for _, row := range rows {
+		for i := range row {
+			row[i] = md(row[i])
 		}
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
-	if c.opt.Recover != nil {
-		b.WriteString("\nDays to recover: at zero use from the last snapshot on, with the others' usage as it is, " +
-			"the days until the lab (and, under Fair Tree, every account above it) is back at its share, under each side's half-life.\n")
+	if res.Recovery {
+		b.WriteString("\n" + RecoveryText + "\n")
 	}
 	b.WriteString("\n## What a replay cannot know\n\n" + Limits + "\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -403,6 +457,39 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	}
 	return nil
 }
+
+// The texts every form prints.
+const (
+	NoChange   = "None: the replay recomputes the history as it is recorded."
+	FigureText = "A lab's figure is its users' FairShare (the factor job priority multiplies by PriorityWeightFairshare), " +
+		"averaged over its users and over the snapshots compared; the change is replayed − recorded."
+	RecoveryText = "Days to recover: at zero use from the last snapshot on, with the others' usage as it is, " +
+		"the days until the lab (and, under Fair Tree, every account above it) is back at its share, under each side's half-life."
+)
+
+// LabTable is the table of every lab at the last snapshot: its head and
+// its rows of plain text.
+func (res *Result) LabTable() ([]string, [][]string) {
+	head := []string{"lab", "mean FairShare rec.", "repl.", "change", "FairShare now rec.", "repl.", "LevelFS rec.", "repl.", "NormUsage rec.", "repl.", "NormShares rec.", "repl."}
+	if res.Recovery {
+		head = append(head, "days to recover rec.", "repl.")
+	}
+	var rows [][]string
+	for _, l := range res.Labs {
+		row := []string{l.Account, num(l.MeanFairShare[0]), num(l.MeanFairShare[1]), signed(l.delta()),
+			num(l.Recorded.FairShare), num(l.Replayed.FairShare), num(l.Recorded.LevelFS), num(l.Replayed.LevelFS),
+			num(l.Recorded.NormUsage), num(l.Replayed.NormUsage), num(l.Recorded.NormShares), num(l.Replayed.NormShares)}
+		if res.Recovery {
+			row = append(row, l.Recovery[0].String(), l.Recovery[1].String())
+		}
+		rows = append(rows, row)
+	}
+	return head, rows
+}
+
+// MoverList names labs with their change, "none" without, each name
+// escaped by esc for the form it goes into.
+func MoverList(labs []*Lab, esc func(string) string) string { return moverList(labs, esc) }
 
 func (r Recovery) String() string {
 	if !math.IsNaN(r.Days) {
@@ -426,13 +513,13 @@ func movers(labs []*Lab) (gain, lose []*Lab) {
 	return gain, lose
 }
 
-func moverList(labs []*Lab) string {
+func moverList(labs []*Lab, esc func(string) string) string {
 	if len(labs) == 0 {
 		return "none"
 	}
 	out := make([]string, len(labs))
 	for i, l := range labs {
-		out[i] = fmt.Sprintf("%s (%s)", md(l.Account), signed(l.delta()))
+		out[i] = fmt.Sprintf("%s (%s)", esc(l.Account), signed(l.delta()))
 	}
 	return strings.Join(out, ", ")
 }
