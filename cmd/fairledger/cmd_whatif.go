@@ -35,7 +35,7 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 			"The Markdown and HTML forms list the change, both sides' settings, the labs that gain and lose most (their users' FairShare, averaged over the snapshots), " +
 			"every lab at the last snapshot with its days to recover at zero use under each side, and what a replay cannot know; the HTML form charts each of " +
 			"the labs that gain and lose most, its users' FairShare and its NormUsage over the snapshots, recorded against replayed; the CSV form has one line " +
-			"per association and snapshot with each column recorded and replayed. A replay that changes nothing gives the stored snapshots bit for bit.",
+			"per association and snapshot with each column recorded and replayed, and the Parquet form the same rows (for DuckDB: read_parquet). A replay that changes nothing gives the stored snapshots bit for bit.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
 			&cli.StringFlag{Name: "cluster", Aliases: []string{"M"}, Usage: "cluster (needed when the history holds several)"},
@@ -47,7 +47,7 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringSliceFlag{Name: "usage-factor", Usage: "QOS=F: the QOS's UsageFactor in every QOS dump of the history (repeatable)"},
 			&cli.StringFlag{Name: "qos", Usage: "a sacctmgr -P show qos dump whose UsageFactors replace the history's"},
 			&cli.StringFlag{Name: "assoc", Usage: "a sacctmgr -P show assoc dump (a file, or a directory of dated dump files assoc-YYYY-MM-DD.psv, as run --assoc takes) whose tree replaces the history's"},
-			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown, html (one page with charts, in the lab reports' style) or csv"},
+			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown, html (one page with charts, in the lab reports' style), csv or parquet (the CSV's rows; needs --out)"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "write to this file, replaced atomically when the replay succeeds (- for stdout)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -56,8 +56,14 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 				return err
 			}
 			format := c.String("format")
-			if format != "markdown" && format != "csv" && format != "html" {
-				return usagef("--format %q: want markdown, html or csv", format)
+			switch format {
+			case "markdown", "csv", "html":
+			case "parquet":
+				if c.String("out") == "-" {
+					return usagef("--format parquet writes a file: give it with --out")
+				}
+			default:
+				return usagef("--format %q: want markdown, html, csv or parquet", format)
 			}
 			loc, err := location(c.String("tz"))
 			if err != nil {
@@ -95,8 +101,11 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 			}
 			return writeOutput(c.String("out"), stdout, func(w io.Writer) error {
 				copt := whatif.Options{Cluster: opt.Cluster, Change: lines, Recover: labRecovery}
-				if format == "csv" {
+				switch format {
+				case "csv":
 					copt.CSV = w
+				case "parquet":
+					copt.Parquet = w
 				}
 				cmp, err := whatif.New(copt)
 				if err != nil {
@@ -132,6 +141,8 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 					log.Warn().Msg("no stored snapshot in --from..--to: nothing compared")
 				}
 				switch format {
+				case "parquet":
+					return cmp.Close()
 				case "markdown":
 					return cmp.WriteMarkdown(w)
 				case "html":

@@ -432,3 +432,10 @@ func (e *jobColumns) appendTRES(v []parquet.Value, recs []record.JobRec, col []p
 func stringValue(s string) parquet.Value {
 	return parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
+
+// NewWriter returns a Parquet writer of rows T with the history's codec,
+// row groups and creator, for a file outside the history (fairledger
+// whatif --format parquet). The caller closes it.
+func NewWriter[T any](w io.Writer) *parquet.GenericWriter[T] {
+	return parquet.NewGenericWriter[T](w, writerOptions(nil)...)
+}

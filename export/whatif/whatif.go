@@ -16,6 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/fairledger/fairledger/export/encode"
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/internal/safetext"
 	"github.com/fairledger/fairledger/internal/slurmtime"
@@ -70,8 +73,66 @@ type Options struct {
 	// Recover, when set, gives each lab's recovery at the last snapshot.
 	Recover RecoverFunc
 	// CSV, when set, receives a line per association and snapshot
-	// (CSVHeader), as Add is called.
-	CSV io.Writer
+	// (CSVHeader), as Add is called; Parquet, when set, the same rows as
+	// a Parquet file (Row), written when Close is called.
+	CSV, Parquet io.Writer
+}
+
+// Row is one association at one snapshot, recorded beside replayed: a
+// line of the CSV form and a row of the Parquet form. A value is nil
+// where that side has no row of the association or a NULL.
+type Row struct {
+	Snapshot             time.Time `parquet:"snapshot,timestamp(microsecond:utc)"`
+	Account              string    `parquet:"account,dict"`
+	User                 string    `parquet:"user,dict"`
+	Partition            string    `parquet:"partition,dict"`
+	IsUser               bool      `parquet:"is_user"`
+	RecordedRawUsage     *float64  `parquet:"recorded_raw_usage,optional"`
+	ReplayedRawUsage     *float64  `parquet:"replayed_raw_usage,optional"`
+	RecordedNormUsage    *float64  `parquet:"recorded_norm_usage,optional"`
+	ReplayedNormUsage    *float64  `parquet:"replayed_norm_usage,optional"`
+	RecordedEffectvUsage *float64  `parquet:"recorded_effectv_usage,optional"`
+	ReplayedEffectvUsage *float64  `parquet:"replayed_effectv_usage,optional"`
+	RecordedNormShares   *float64  `parquet:"recorded_norm_shares,optional"`
+	ReplayedNormShares   *float64  `parquet:"replayed_norm_shares,optional"`
+	RecordedLevelFS      *float64  `parquet:"recorded_level_fs,optional"`
+	ReplayedLevelFS      *float64  `parquet:"replayed_level_fs,optional"`
+	RecordedFairShare    *float64  `parquet:"recorded_fair_share,optional"`
+	ReplayedFairShare    *float64  `parquet:"replayed_fair_share,optional"`
+}
+
+// newRow is the row of an association from its recorded and replayed
+// rows (either nil).
+func newRow(at time.Time, r, a *record.FairshareRow) Row {
+	base := r
+	if base == nil {
+		base = a
+	}
+	out := Row{Snapshot: at.UTC(), Account: base.Account, User: base.User, Partition: base.Partition, IsUser: base.IsUser}
+	if r != nil {
+		out.RecordedRawUsage, out.RecordedNormUsage, out.RecordedEffectvUsage = r.RawUsage, r.NormUsage, r.EffectvUsage
+		out.RecordedNormShares, out.RecordedLevelFS, out.RecordedFairShare = r.NormShares, r.LevelFS, r.FairShare
+	}
+	if a != nil {
+		out.ReplayedRawUsage, out.ReplayedNormUsage, out.ReplayedEffectvUsage = a.RawUsage, a.NormUsage, a.EffectvUsage
+		out.ReplayedNormShares, out.ReplayedLevelFS, out.ReplayedFairShare = a.NormShares, a.LevelFS, a.FairShare
+	}
+	return out
+}
+
+// csvLine is the row as a CSV line (CSVHeader).
+func (r *Row) csvLine() []string {
+	out := []string{r.Snapshot.Format(time.RFC3339), cell(r.Account), cell(r.User), cell(r.Partition), strconv.FormatBool(r.IsUser)}
+	for _, p := range []*float64{r.RecordedRawUsage, r.ReplayedRawUsage, r.RecordedNormUsage, r.ReplayedNormUsage,
+		r.RecordedEffectvUsage, r.ReplayedEffectvUsage, r.RecordedNormShares, r.ReplayedNormShares,
+		r.RecordedLevelFS, r.ReplayedLevelFS, r.RecordedFairShare, r.ReplayedFairShare} {
+		v := ""
+		if p != nil {
+			v = strconv.FormatFloat(*p, 'g', -1, 64)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // CSVHeader is the header of the CSV form: a snapshot, an association,
@@ -87,6 +148,7 @@ var CSVHeader = []string{"snapshot", "account", "user", "partition", "is_user",
 type Comparison struct {
 	opt   Options
 	csv   *csv.Writer
+	pq    *parquet.GenericWriter[Row]
 	labs  map[string]*Lab
 	first time.Time
 	last  time.Time
@@ -131,6 +193,9 @@ func New(opt Options) (*Comparison, error) {
 			return nil, fmt.Errorf("what-if csv: %w", err)
 		}
 	}
+	if opt.Parquet != nil {
+		c.pq = encode.NewWriter[Row](opt.Parquet)
+	}
 	return c, nil
 }
 
@@ -171,63 +236,54 @@ func (c *Comparison) Add(at time.Time, recorded, replayed []record.FairshareRow)
 			l.NormUsage[side] = append(l.NormUsage[side], v.NormUsage)
 		}
 	}
-	if c.csv == nil {
+	if c.csv == nil && c.pq == nil {
 		return nil
 	}
 	alt := make(map[key]*record.FairshareRow, len(replayed))
 	for i := range replayed {
 		alt[keyOf(&replayed[i])] = &replayed[i]
 	}
-	ts := at.UTC().Format(time.RFC3339)
-	line := func(r, a *record.FairshareRow) error {
-		base := r
-		if base == nil {
-			base = a
-		}
-		out := []string{ts, cell(base.Account), cell(base.User), cell(base.Partition), strconv.FormatBool(base.IsUser)}
-		for _, col := range []func(*record.FairshareRow) *float64{
-			func(r *record.FairshareRow) *float64 { return r.RawUsage },
-			func(r *record.FairshareRow) *float64 { return r.NormUsage },
-			func(r *record.FairshareRow) *float64 { return r.EffectvUsage },
-			func(r *record.FairshareRow) *float64 { return r.NormShares },
-			func(r *record.FairshareRow) *float64 { return r.LevelFS },
-			func(r *record.FairshareRow) *float64 { return r.FairShare },
-		} {
-			for _, x := range []*record.FairshareRow{r, a} {
-				v := ""
-				if x != nil {
-					if p := col(x); p != nil {
-						v = strconv.FormatFloat(*p, 'g', -1, 64)
-					}
-				}
-				out = append(out, v)
+	rows := make([]Row, 0, len(recorded)+len(replayed))
+	for i := range recorded {
+		k := keyOf(&recorded[i])
+		rows = append(rows, newRow(at, &recorded[i], alt[k]))
+		delete(alt, k)
+	}
+	for _, a := range alt {
+		rows = append(rows, newRow(at, nil, a))
+	}
+	slices.SortFunc(rows, func(a, b Row) int {
+		return compareKey(key{a.Account, a.User, a.Partition}, key{b.Account, b.User, b.Partition})
+	})
+	if c.csv != nil {
+		for i := range rows {
+			if err := c.csv.Write(rows[i].csvLine()); err != nil {
+				return fmt.Errorf("what-if csv: %w", err)
 			}
 		}
-		return c.csv.Write(out)
-	}
-	rec := slices.Clone(recorded)
-	slices.SortFunc(rec, func(a, b record.FairshareRow) int { return compareKey(keyOf(&a), keyOf(&b)) })
-	for i := range rec {
-		k := keyOf(&rec[i])
-		a := alt[k]
-		delete(alt, k)
-		if err := line(&rec[i], a); err != nil {
+		c.csv.Flush()
+		if err := c.csv.Error(); err != nil {
 			return fmt.Errorf("what-if csv: %w", err)
 		}
 	}
-	rest := make([]*record.FairshareRow, 0, len(alt))
-	for _, a := range alt {
-		rest = append(rest, a)
-	}
-	slices.SortFunc(rest, func(a, b *record.FairshareRow) int { return compareKey(keyOf(a), keyOf(b)) })
-	for _, a := range rest {
-		if err := line(nil, a); err != nil {
-			return fmt.Errorf("what-if csv: %w", err)
+	if c.pq != nil {
+		if _, err := c.pq.Write(rows); err != nil {
+			return fmt.Errorf("what-if parquet: %w", err)
 		}
 	}
-	c.csv.Flush()
-	if err := c.csv.Error(); err != nil {
-		return fmt.Errorf("what-if csv: %w", err)
+	return nil
+}
+
+// Close finishes the Parquet form (Options.Parquet); it does nothing
+// without one.
+func (c *Comparison) Close() error {
+	if c.pq == nil {
+		return nil
+	}
+	err := c.pq.Close()
+	c.pq = nil
+	if err != nil {
+		return fmt.Errorf("what-if parquet: %w", err)
 	}
 	return nil
 }

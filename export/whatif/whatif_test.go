@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/fairledger/fairledger/export/record"
 )
 
@@ -35,8 +37,8 @@ func snap(at time.Time, fsA, fsB, lfA, lfB float64) []record.FairshareRow {
 // as gaining and B as losing, and prints the last snapshot's values.
 func TestComparison(t *testing.T) {
 	t1, t2 := time.Date(2025, 3, 2, 0, 0, 0, 0, time.UTC), time.Date(2025, 3, 3, 0, 0, 0, 0, time.UTC)
-	var csvOut bytes.Buffer
-	c, err := New(Options{Cluster: "c", Change: []string{"PriorityDecayHalfLife=1-0"}, CSV: &csvOut,
+	var csvOut, pqOut bytes.Buffer
+	c, err := New(Options{Cluster: "c", Change: []string{"PriorityDecayHalfLife=1-0"}, CSV: &csvOut, Parquet: &pqOut,
 		Recover: func(rows []record.FairshareRow, lab string, half int64, damp float64) (Recovery, error) {
 			if lab == "A" {
 				return Recovery{Days: float64(half) / 86400}, nil
@@ -74,6 +76,22 @@ func TestComparison(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("csv lacks %q:\n%s", want, csvOut.String())
+		}
+	}
+	// The Parquet form holds the same rows.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := parquet.Read[Row](bytes.NewReader(pqOut.Bytes()), int64(pqOut.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(lines)-1 {
+		t.Fatalf("parquet: %d rows, csv %d lines", len(rows), len(lines)-1)
+	}
+	for i := range rows {
+		if got := strings.Join(rows[i].csvLine(), ","); got != lines[i+1] {
+			t.Errorf("parquet row %d: %s, csv line %s", i, got, lines[i+1])
 		}
 	}
 	labs, err := c.Labs()
