@@ -130,8 +130,9 @@ type WhatIfSummary struct {
 	// Rebilled is set when the change bills the jobs otherwise: their
 	// rates come from the jobs table billed again (whatif_rates.go).
 	// Unbilled counts the seeds' jobs the jobs table has no row for (they
-	// keep their recorded rate), Ambiguous those that several rows could
-	// be, with different new rates (the best match is taken).
+	// keep their recorded rate), Ambiguous those that several rows with
+	// different new rates matched equally (jobs alike in all a seed
+	// holds: a seed's such jobs take the rows in turn).
 	Rebilled            bool
 	Unbilled, Ambiguous int64
 	// StartUsage is set when the first seed holds usage from before it

@@ -22,10 +22,13 @@ import (
 //
 //	job 1 ua of la, 1 CPU, 2025-03-01 00:00 → 01:00
 //	job 2 ub of lb, 2 CPUs and a GPU, 2025-03-01 12:00 → 13:00
+//	job 4 ub of lb, 2 CPUs, 2025-03-01 12:00 → 13:00 (job 2's twin but for the GPU)
 //	job 3 ua of la, 1 CPU in QOS half (UsageFactor 0.5), 2025-03-02 06:00 → 07:00
 //
 // The partition has no TRESBillingWeights, so a job bills its CPUs: the
-// rates are 1, 2 and 0.5.
+// rates are 1, 2, 2 and 0.5. Jobs 2 and 4 are alike in all a seed holds
+// (association, start, end, rate), so billing them again must tell them
+// apart by their rows.
 //
 // and runs it night by night (two runs, the second resuming the first)
 // into a history with a snapshot at 2025-03-02 and 2025-03-03 00:00.
@@ -41,7 +44,8 @@ func whatIfSite(t *testing.T) (hist string) {
 			"wi|root||||\nwi|la|||root|1\nwi|la|ua|||1\nwi|lb|||root|1\nwi|lb|ub|||1\n",
 		"night1.psv": head +
 			"1|1|cpu|normal|la|ua|2025-03-01T00:00:00|2025-03-01T01:00:00|01:00:00|COMPLETED|billing=1,cpu=1,node=1\n" +
-			"2|2|cpu|normal|lb|ub|2025-03-01T12:00:00|2025-03-01T13:00:00|01:00:00|COMPLETED|billing=2,cpu=2,gres/gpu=1,node=1\n",
+			"2|2|cpu|normal|lb|ub|2025-03-01T12:00:00|2025-03-01T13:00:00|01:00:00|COMPLETED|billing=2,cpu=2,gres/gpu=1,node=1\n" +
+			"4|4|cpu|normal|lb|ub|2025-03-01T12:00:00|2025-03-01T13:00:00|01:00:00|COMPLETED|billing=2,cpu=2,node=1\n",
 		"night2.psv": head +
 			"3|3|cpu|half|la|ua|2025-03-02T06:00:00|2025-03-02T07:00:00|01:00:00|COMPLETED|billing=1,cpu=1,node=1\n",
 	}
@@ -107,30 +111,32 @@ func val(p *float64) float64 {
 // users, NormUsage, NormShares, EffectvUsage and LevelFS of the labs.
 //
 // Recorded (H = 7 days, P = 5 min): job 1 is charged at the 11 ticks
-// 00:05 … 00:55 (the tick at 01:00 is its end's second), job 2 likewise
-// with rate 2, job 3 at 06:05 … 06:55 of 03-02 with rate 0.5. So at 03-03
-// 00:00 ua = charged(job 1) + charged(job 3), ub = charged(job 2), each
-// chunk rate·300·d^300 decayed to 03-03; la's NormUsage and EffectvUsage
-// are ua/(ua+ub), its LevelFS 0.5 over that.
+// 00:05 … 00:55 (the tick at 01:00 is its end's second), jobs 2 and 4
+// likewise with rate 2 each (ub's 4), job 3 at 06:05 … 06:55 of 03-02
+// with rate 0.5. So at 03-03 00:00 ua = charged(job 1) + charged(job 3),
+// ub = charged(jobs 2 and 4), each chunk rate·300·d^300 decayed to 03-03;
+// la's NormUsage and EffectvUsage are ua/(ua+ub), its LevelFS 0.5 over
+// that.
 //
 // Billing (docs/slurm-semantics.md §3.3): with TRESBillingWeights
-// CPU=1,GRES/gpu=4 job 2 bills 2·1 + 1·4 = 6 (SUM), 3 times its recorded
-// rate; with MAX_TRES too it bills max(2, 4) = 4. A UsageFactor of 2 for
-// QOS half makes job 3's rate 2, 4 times its recorded 0.5.
+// CPU=1,GRES/gpu=4 job 2 bills 2·1 + 1·4 = 6 (SUM) and job 4 still 2: ub's
+// rate is 8; with MAX_TRES too job 2 bills max(2, 4) = 4 and job 4 2: 6.
+// (Taking job 2's row for both twins would give 12 or 4.) A UsageFactor
+// of 2 for QOS half makes job 3's rate 2, 4 times its recorded 0.5.
 func TestWhatIfByHand(t *testing.T) {
 	t.Parallel()
 	hist := whatIfSite(t)
 	at := day(3)
 	week, oneDay := int64(7*86400), int64(86400)
-	// usage is ua and ub with the half-life h, period p, job 2's rate r2
-	// and job 3's r3.
+	// usageWith is ua and ub with the half-life h, period p, ub's rate
+	// r2 (jobs 2 and 4) and job 3's r3.
 	usageWith := func(h, p int64, r2, r3 float64) (ua, ub float64) {
 		n := int(3600/p) - 1 // the tick at the end's second charges nothing
 		ua = charged(h, p, 1, day(1), n, at) + charged(h, p, r3, day(2).Add(6*time.Hour), n, at)
 		ub = charged(h, p, r2, day(1).Add(12*time.Hour), n, at)
 		return ua, ub
 	}
-	usage := func(h, p int64) (ua, ub float64) { return usageWith(h, p, 2, 0.5) }
+	usage := func(h, p int64) (ua, ub float64) { return usageWith(h, p, 4, 0.5) }
 	type want struct {
 		ua, ub             float64 // RawUsage of the users
 		laShares, lbShares float64 // NormShares of the labs
@@ -141,9 +147,9 @@ func TestWhatIfByHand(t *testing.T) {
 	// WEEKLY: 2025-03-02 is a Sunday; the tick at its 00:00 zeroes every
 	// usage before it decays and charges, so only job 3 is left.
 	uaW := charged(week, 300, 0.5, day(2).Add(6*time.Hour), 11, at)
-	uaSum, ubSum := usageWith(week, 300, 6, 0.5)
-	uaMax, ubMax := usageWith(week, 300, 4, 0.5)
-	uaUF, ubUF := usageWith(week, 300, 2, 2)
+	uaSum, ubSum := usageWith(week, 300, 8, 0.5)
+	uaMax, ubMax := usageWith(week, 300, 6, 0.5)
+	uaUF, ubUF := usageWith(week, 300, 4, 2)
 	weights := "PartitionName=cpu TRESBillingWeights=CPU=1.0,GRES/gpu=4.0"
 
 	moved, _, err := ingest.ParseAssoc("moved.psv", strings.NewReader("Cluster|Account|User|Partition|ParentName|Share\n"+

@@ -132,7 +132,7 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 				}
 				if sum.Unbilled > 0 || sum.Ambiguous > 0 {
 					log.Warn().Int64("without_row", sum.Unbilled).Int64("ambiguous", sum.Ambiguous).
-						Msg("billed again from the jobs table: jobs it has no row for keep their recorded rate; of ambiguous ones (several rows of one account, user and start second with the same recorded rate and end) the first was taken")
+						Msg("billed again from the jobs table: jobs it has no row for keep their recorded rate; ambiguous ones (alike in account, user, start second, recorded rate and end, with rows billed differently) took those rows in turn")
 				}
 				if sum.StartUsage {
 					log.Warn().Msg("the history's first seed holds usage from before it (the history began from an older one's checkpoint): it is carried into the replay as recorded")

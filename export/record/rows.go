@@ -246,3 +246,18 @@ func CompareAssociations(a, b *AssociationRow) int {
 
 // CompareRuns orders runs rows by their start.
 func CompareRuns(a, b *RunRow) int { return a.Started.Compare(b.Started) }
+
+// JobCharge is what billing a job again needs of its jobs row
+// (schemas/jobs.md): who, where and when, its allocated TRES and what it
+// was charged. history.View.EachJobCharge reads only these columns.
+type JobCharge struct {
+	User        string             `parquet:"user,dict"`
+	Account     string             `parquet:"account,dict"`
+	Partition   string             `parquet:"partition,dict"`
+	QOS         string             `parquet:"qos,dict"`
+	Start       time.Time          `parquet:"start,timestamp(microsecond:utc)"`
+	End         *time.Time         `parquet:"end,timestamp(microsecond:utc)"`
+	TRES        map[string]float64 `parquet:"tres"`
+	Billing     float64            `parquet:"billing"`
+	UsageFactor float64            `parquet:"usage_factor"`
+}
