@@ -94,15 +94,7 @@ func drawnCharts(dom string) map[string]bool {
 // and the DOM.
 func chromiumCheck(t *testing.T, bin, file string, want, tables []string, desktop string) (shot []byte, dom string) {
 	t.Helper()
-	dom, logs := runChromium(t, bin, file, "--dump-dom")
-	for _, line := range strings.Split(logs, "\n") {
-		if pageErrRe.MatchString(line) {
-			t.Errorf("chromium reports a page error: %s", line)
-		}
-	}
-	if !strings.Contains(dom, "<footer>") || !strings.Contains(dom, "</body>") {
-		t.Fatalf("dumped DOM is incomplete (%d bytes)", len(dom))
-	}
+	dom = chromiumDOM(t, bin, file)
 	charts := drawnCharts(dom)
 	for _, id := range want {
 		drawn, ok := charts[id]
@@ -125,6 +117,30 @@ func chromiumCheck(t *testing.T, bin, file string, want, tables []string, deskto
 			t.Errorf("table %s is not in the section %q of the DOM (or has no row)", id, waitsTitle)
 		}
 	}
+	return chromiumShots(t, bin, file, desktop), dom
+}
+
+// chromiumDOM loads a page in headless Chromium and returns its DOM,
+// failing the test on a page error or an incomplete document.
+func chromiumDOM(t *testing.T, bin, file string) string {
+	t.Helper()
+	dom, logs := runChromium(t, bin, file, "--dump-dom")
+	for _, line := range strings.Split(logs, "\n") {
+		if pageErrRe.MatchString(line) {
+			t.Errorf("chromium reports a page error: %s", line)
+		}
+	}
+	if !strings.Contains(dom, "<footer>") || !strings.Contains(dom, "</body>") {
+		t.Fatalf("dumped DOM is incomplete (%d bytes)", len(dom))
+	}
+	return dom
+}
+
+// chromiumShots takes screenshots of a page at phone and desktop widths,
+// failing the test unless each is a plausible PNG, and returns the
+// desktop one.
+func chromiumShots(t *testing.T, bin, file, desktop string) (shot []byte) {
+	t.Helper()
 	for _, w := range []string{"390,2400", desktop} {
 		png := filepath.Join(t.TempDir(), "shot.png")
 		runChromium(t, bin, file, "--window-size="+w, "--screenshot="+png)
@@ -137,7 +153,7 @@ func chromiumCheck(t *testing.T, bin, file string, want, tables []string, deskto
 		}
 		shot = data
 	}
-	return shot, dom
+	return shot
 }
 
 // waitsSection returns the section "Why did our jobs wait" of a DOM.

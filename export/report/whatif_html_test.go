@@ -68,15 +68,7 @@ func TestWhatIfHTMLInChromium(t *testing.T) {
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dom, logs := runChromium(t, bin, file, "--dump-dom")
-	for _, line := range strings.Split(logs, "\n") {
-		if pageErrRe.MatchString(line) {
-			t.Errorf("chromium reports a page error: %s", line)
-		}
-	}
-	if !strings.Contains(dom, "<footer>") || !strings.Contains(dom, "</body>") {
-		t.Fatalf("dumped DOM is incomplete (%d bytes)", len(dom))
-	}
+	dom := chromiumDOM(t, bin, file)
 	charts := drawnCharts(dom)
 	for _, id := range []string{"fairshare_0", "normusage_0", "fairshare_1", "normusage_1"} {
 		if !charts[id] {
@@ -97,15 +89,5 @@ func TestWhatIfHTMLInChromium(t *testing.T) {
 			t.Errorf("the DOM lacks %q", want)
 		}
 	}
-	for _, w := range []string{"390,2400", "1280,2400"} {
-		png := filepath.Join(t.TempDir(), "shot.png")
-		runChromium(t, bin, file, "--window-size="+w, "--screenshot="+png)
-		data, err := os.ReadFile(png)
-		if err != nil {
-			t.Fatalf("screenshot: %v", err)
-		}
-		if !bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")) || len(data) < 10_000 {
-			t.Errorf("screenshot at %s is not a plausible PNG (%d bytes)", w, len(data))
-		}
-	}
+	chromiumShots(t, bin, file, "1280,2400")
 }
