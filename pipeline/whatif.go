@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/fairledger/fairledger/export/record"
 	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/schemas"
 )
 
 // A what-if replays a cluster's fair share from its history under other
@@ -86,6 +88,14 @@ var whatIfKeys = map[string]bool{
 	"priorityflags": true, "fairsharedampeningfactor": true, "partitionname": true, "accountingstoragetres": true,
 }
 
+// whatIfPriorityKeys are the keys of job priority alone, which a replay
+// changes where the history has job priority (run --priority).
+var whatIfPriorityKeys = map[string]bool{
+	"priorityweightage": true, "priorityweightassoc": true, "priorityweightfairshare": true, "priorityweightjobsize": true,
+	"priorityweightpartition": true, "priorityweightqos": true, "priorityweighttres": true, "prioritymaxage": true,
+	"priorityfavorsmall": true,
+}
+
 // WhatIfOptions are what WhatIf replays.
 type WhatIfOptions struct {
 	// Cluster is the history's cluster.
@@ -106,6 +116,10 @@ type WhatIfSnapshot struct {
 	Time     time.Time
 	Recorded []record.FairshareRow
 	Replayed []record.FairshareRow
+	// RecordedQueue and ReplayedQueue are, where the history has job
+	// priority, the jobs waiting at the snapshot (priority rows of event
+	// pending) as recorded and as replayed; nil without.
+	RecordedQueue, ReplayedQueue []record.PriorityRow
 }
 
 // WhatIfSummary tells what a replay did.
@@ -170,6 +184,7 @@ func WhatIf(v *history.View, opt WhatIfOptions, fn func(*WhatIfSnapshot) error) 
 		return nil, err
 	}
 	defer rec.close()
+	queue := &recordedQueue{v: v, cluster: cluster}
 	models := map[string]*whatIfModel{}
 	folded := map[string]bool{}
 	var st *decay.State
@@ -269,7 +284,14 @@ func WhatIf(v *history.View, opt WhatIfOptions, fn func(*WhatIfSnapshot) error) 
 			sum.Last = r.Time
 			s := stored[i]
 			i++
-			return fn(&WhatIfSnapshot{Time: r.Time, Recorded: s.rows, Replayed: r.Rows})
+			out := &WhatIfSnapshot{Time: r.Time, Recorded: s.rows, Replayed: r.Rows}
+			if r.Priority != nil {
+				if out.RecordedQueue, err = queue.at(r.Time); err != nil {
+					return err
+				}
+				out.ReplayedQueue = r.Priority
+			}
+			return fn(out)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("replay from %s of cluster %s: %w", name, cluster, err)
@@ -374,6 +396,33 @@ func (r *recorded) within(lo, hi int64) ([]timedSnapshot, error) {
 
 func (r *recorded) close() { r.it.Close() }
 
+// recordedQueue reads the stored waiting jobs of a snapshot, a month of
+// the priority table at a time.
+type recordedQueue struct {
+	v       *history.View
+	cluster string
+	month   time.Time
+	bySnap  map[int64][]record.PriorityRow
+}
+
+// at returns the pending rows of the snapshot at (none when no job
+// waited then).
+func (q *recordedQueue) at(at time.Time) ([]record.PriorityRow, error) {
+	if mon := schemas.MonthStart(at); q.bySnap == nil || !mon.Equal(q.month) {
+		var rows []record.PriorityRow
+		if err := q.v.ReadPartition(schemas.TablePriority, q.cluster, mon, &rows); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("the priority rows of %s: %w", monthKey(mon), err)
+		}
+		q.month, q.bySnap = mon, map[int64][]record.PriorityRow{}
+		for _, r := range rows {
+			if r.Event == record.EventPending && r.Snapshot != nil {
+				q.bySnap[r.Snapshot.Unix()] = append(q.bySnap[r.Snapshot.Unix()], r)
+			}
+		}
+	}
+	return q.bySnap[at.Unix()], nil
+}
+
 // whatIfModels builds the recorded model of the seed d's run and the
 // changed one, and maps the first's associations onto the second's,
 // adding the names of those the changed trees lack to folded.
@@ -393,7 +442,11 @@ func whatIfModels(v *history.View, cluster string, d *seedData, c WhatIfChange, 
 	if len(c.Conf) > 0 {
 		for _, line := range c.Conf {
 			k, _, _ := strings.Cut(line, "=")
-			if k = strings.ToLower(strings.TrimSpace(k)); !whatIfKeys[k] {
+			k = strings.ToLower(strings.TrimSpace(k))
+			switch {
+			case whatIfPriorityKeys[k] && !in.Priority:
+				return nil, fmt.Errorf("%s: %s: the history was computed without job priority (run --priority), so a replay has no queue to rank", c.ConfName, strings.TrimSpace(line))
+			case !whatIfKeys[k] && !whatIfPriorityKeys[k]:
 				return nil, fmt.Errorf("%s: %s: a replay can change only %s; %s", c.ConfName, strings.TrimSpace(line), whatIfKeyList(), whyNotKey(k))
 			}
 		}
@@ -547,14 +600,12 @@ func keyName(k fairshare.Key) string {
 }
 
 func whatIfKeyList() string {
-	return "PriorityDecayHalfLife, PriorityCalcPeriod, PriorityUsageResetPeriod, PriorityFlags, FairShareDampeningFactor, AccountingStorageTRES and a partition's TRESBillingWeights"
+	return "PriorityDecayHalfLife, PriorityCalcPeriod, PriorityUsageResetPeriod, PriorityFlags, FairShareDampeningFactor, AccountingStorageTRES, a partition's TRESBillingWeights and, with job priority, PriorityWeight*, PriorityMaxAge and PriorityFavorSmall"
 }
 
 // whyNotKey says why a slurm.conf key is not one a replay changes.
 func whyNotKey(k string) string {
 	switch {
-	case strings.HasPrefix(k, "priorityweight"), k == "prioritymaxage", k == "priorityfavorsmall":
-		return "job priority is not replayed yet"
 	case k == "tresbillingweights":
 		return "TRESBillingWeights is a partition's: write PartitionName=NAME TRESBillingWeights=… (NAME DEFAULT for every partition)"
 	case k == "accountingstorageenforce":

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -202,7 +203,8 @@ func TestWhatIfRefuses(t *testing.T) {
 		c    pipeline.WhatIfChange
 		want string
 	}{
-		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"PriorityWeightFairshare=1"}}, "job priority is not replayed yet"},
+		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"PriorityWeightFairshare=1"}}, "computed without job priority (run --priority)"},
+		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"SchedulerType=sched/builtin"}}, "it does not change fair share"},
 		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"TRESBillingWeights=CPU=1"}}, "TRESBillingWeights is a partition's"},
 		{pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"PartitionName=nopart TRESBillingWeights=CPU=1"}}, "no such partition"},
 		{pipeline.WhatIfChange{UsageFactors: []pipeline.WhatIfUsageFactor{{QOS: "noqos", Factor: 2}}}, "has no QOS noqos"},
@@ -223,5 +225,86 @@ func TestWhatIfRefuses(t *testing.T) {
 	defer v.Close()
 	if _, err := pipeline.WhatIf(v, pipeline.WhatIfOptions{Cluster: "other"}, func(*pipeline.WhatIfSnapshot) error { return nil }); !errors.Is(err, pipeline.ErrNoMoment) {
 		t.Errorf("another cluster: %v", err)
+	}
+}
+
+// priorityKey renders a pending row's job and factors, for comparing
+// queues.
+func priorityKey(r record.PriorityRow) string {
+	return fmt.Sprintf("%d %s %d age=%v assoc=%v fs=%v size=%v part=%v qos=%v tres=%v", r.JobID, r.Partition, r.Priority,
+		r.AgeW, r.AssocW, r.FairShareW, r.JobSizeW, r.PartitionW, r.QOSW, r.TRESW)
+}
+
+// TestWhatIfPriority: on a history written night by night with job
+// priority, a replay that changes nothing gives every snapshot's waiting
+// jobs as recorded, and one that doubles PriorityWeightFairshare gives
+// each waiting job twice its recorded fair-share term, every other term
+// as recorded, and the priority docs/slurm-semantics.md §13.1 sums from
+// them: age + assoc + 2·fairshare + jobsize + partition + qos + Σ tres +
+// site − nice, truncated, at least 1. (Fair share itself does not change
+// with a priority weight, so the recorded terms are the hand's inputs.)
+func TestWhatIfPriority(t *testing.T) {
+	t.Parallel()
+	dir, from, _ := nightlyCluster(t, 1500)
+	full := filepath.Join(dir, "sacct.psv")
+	withRequest(t, full)
+	hist := filepath.Join(t.TempDir(), "h")
+	for n := from.AddDate(0, 0, 1); !n.After(from.AddDate(0, 0, 5)); n = n.AddDate(0, 0, 1) {
+		f := nightFile(dir, n)
+		sacctAsOfAll(t, full, f, n.AddDate(0, 0, -1), n)
+		o := runOpts(hist, n)
+		o.Priority = true
+		if _, err := pipeline.Run(context.Background(), siteInputs(t, dir, f), o); err != nil {
+			t.Fatalf("night %s: %v", n.Format(time.DateOnly), err)
+		}
+	}
+	same, _, err := whatIf(t, hist, pipeline.WhatIfChange{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := 0
+	for _, s := range same {
+		var g, w []string
+		for _, r := range s.ReplayedQueue {
+			g = append(g, priorityKey(r))
+		}
+		for _, r := range s.RecordedQueue {
+			w = append(w, priorityKey(r))
+		}
+		slices.Sort(g)
+		slices.Sort(w)
+		if !slices.Equal(g, w) {
+			t.Errorf("%s: replayed queue\n%s\nrecorded\n%s", s.Time, strings.Join(g, "\n"), strings.Join(w, "\n"))
+		}
+		waiting += len(w)
+	}
+	if waiting == 0 {
+		t.Fatal("no job waited at any snapshot: the test proves nothing")
+	}
+	t.Logf("%d waiting jobs at %d snapshots", waiting, len(same))
+	doubled, _, err := whatIf(t, hist, pipeline.WhatIfChange{ConfName: "--set", Conf: []string{"PriorityWeightFairshare=40000000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, s := range doubled {
+		rec := map[string]record.PriorityRow{}
+		for _, r := range same[k].RecordedQueue {
+			rec[fmt.Sprint(r.JobID, r.Partition)] = r
+		}
+		if len(s.ReplayedQueue) != len(rec) {
+			t.Fatalf("%s: %d waiting jobs, recorded %d", s.Time, len(s.ReplayedQueue), len(rec))
+		}
+		for _, r := range s.ReplayedQueue {
+			w := rec[fmt.Sprint(r.JobID, r.Partition)]
+			tres := 0.0
+			for _, v := range w.TRESW {
+				tres += v
+			}
+			sum := w.AgeW + w.AssocW + 2*w.FairShareW + w.JobSizeW + w.PartitionW + w.QOSW + tres + float64(w.Site) - float64(w.Nice)
+			want := max(int64(1), int64(sum))
+			if r.FairShareW != 2*w.FairShareW || r.AgeW != w.AgeW || r.JobSizeW != w.JobSizeW || r.QOSW != w.QOSW || r.Priority != want {
+				t.Errorf("%s job %d: replayed %s, want fairshare %v and priority %d from recorded %s", s.Time, r.JobID, priorityKey(r), 2*w.FairShareW, want, priorityKey(w))
+			}
+		}
 	}
 }

@@ -34,7 +34,9 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 			"charged to by account, user and partition (a job of an association it lacks is charged to its account, else to root, and named on stderr). " +
 			"The Markdown and HTML forms list the change, both sides' settings, the labs that gain and lose most (their users' FairShare, averaged over the snapshots), " +
 			"every lab at the last snapshot with its days to recover at zero use under each side, and what a replay cannot know; the HTML form charts each of " +
-			"the labs that gain and lose most, its users' FairShare and its NormUsage over the snapshots, recorded against replayed; the CSV form has one line " +
+			"the labs that gain and lose most, its users' FairShare and its NormUsage over the snapshots, recorded against replayed. Where the history has job priority " +
+			"(run --priority) the replay ranks the jobs waiting at each snapshot too, PriorityWeight*, PriorityMaxAge and PriorityFavorSmall can change, and the " +
+			"Markdown and HTML forms list the waiting jobs that moved most in their partition's queue (--jobs-out: every one); the CSV form has one line " +
 			"per association and snapshot with each column recorded and replayed, and the Parquet form the same rows (for DuckDB: read_parquet). A replay that changes nothing gives the stored snapshots bit for bit.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
@@ -48,6 +50,7 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "qos", Usage: "a sacctmgr -P show qos dump whose UsageFactors replace the history's"},
 			&cli.StringFlag{Name: "assoc", Usage: "a sacctmgr -P show assoc dump (a file, or a directory of dated dump files assoc-YYYY-MM-DD.psv, as run --assoc takes) whose tree replaces the history's"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown, html (one page with charts, in the lab reports' style), csv or parquet (the CSV's rows; needs --out)"},
+			&cli.StringFlag{Name: "jobs-out", Usage: "with job priority in the history: write every waiting job at every snapshot compared, its rank in its partition's queue recorded and replayed, to this CSV file"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "write to this file, replaced atomically when the replay succeeds (- for stdout)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -90,6 +93,16 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 					return err
 				}
 			}
+			var jobsOut *outFile
+			if p := c.String("jobs-out"); p != "" {
+				if err := outsideHistory("jobs-out", p, c.String("history")); err != nil {
+					return err
+				}
+				if jobsOut, err = createOutput(p, stdout); err != nil {
+					return err
+				}
+				defer jobsOut.Discard()
+			}
 			dir := c.String("history")
 			v, err := pinHistory(dir)
 			if err != nil {
@@ -99,8 +112,11 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 			if opt.Cluster, err = sshareCluster(v, dir, c.String("cluster")); err != nil {
 				return err
 			}
-			return writeOutput(c.String("out"), stdout, func(w io.Writer) error {
+			err = writeOutput(c.String("out"), stdout, func(w io.Writer) error {
 				copt := whatif.Options{Cluster: opt.Cluster, Change: lines, Recover: labRecovery}
+				if jobsOut != nil {
+					copt.JobsCSV = jobsOut
+				}
 				switch format {
 				case "csv":
 					copt.CSV = w
@@ -112,7 +128,13 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 					return err
 				}
 				sum, err := pipeline.WhatIf(v, opt, func(s *pipeline.WhatIfSnapshot) error {
-					return cmp.Add(s.Time, s.Recorded, s.Replayed)
+					if err := cmp.Add(s.Time, s.Recorded, s.Replayed); err != nil {
+						return err
+					}
+					if s.ReplayedQueue == nil {
+						return nil
+					}
+					return cmp.AddQueue(s.Time, s.RecordedQueue, s.ReplayedQueue)
 				})
 				if err != nil {
 					return err
@@ -154,6 +176,10 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 				}
 				return nil
 			})
+			if err == nil && jobsOut != nil {
+				err = jobsOut.Commit()
+			}
+			return err
 		},
 	}
 }

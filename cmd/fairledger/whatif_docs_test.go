@@ -16,8 +16,8 @@ func TestWhatIfDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocks := regexp.MustCompile("(?s)```sh\n(\\./bin/fairledger whatif [^\n]*)\n```\n\n```text\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
-	if len(blocks) != 4 {
-		t.Fatalf("docs/whatif.md has %d command and output blocks, want 4", len(blocks))
+	if len(blocks) != 5 {
+		t.Fatalf("docs/whatif.md has %d command and output blocks, want 5", len(blocks))
 	}
 	hist := demoHistory(t)
 	for _, b := range blocks {

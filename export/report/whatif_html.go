@@ -12,7 +12,8 @@ import (
 // html) as one self-contained page in the lab reports' style: the change
 // and both sides' settings; the labs that gain and lose most, each with a
 // chart of its users' mean FairShare and one of its NormUsage over the
-// snapshots, recorded and replayed; every lab at the last snapshot; and
+// snapshots, recorded and replayed; every lab at the last snapshot; with
+// job priority, the waiting jobs that moved most in their queues; and
 // what a replay cannot know. Inline CSS and SVG, no script.
 func WriteWhatIfHTML(w io.Writer, res *whatif.Result) error {
 	var b strings.Builder
@@ -60,6 +61,16 @@ func WriteWhatIfHTML(w io.Writer, res *whatif.Result) error {
 		fmt.Fprintf(&b, "<p>%s</p>\n", esc(whatif.RecoveryText))
 	}
 	b.WriteString("</section>\n")
+	if q := res.Queue; q != nil {
+		fmt.Fprintf(&b, "<section id=\"queue\">\n<h2>Waiting jobs</h2>\n<p>%s</p>\n<p>%s</p>\n", esc(q.Summary()), esc(whatif.QueueText))
+		head, rows := q.QueueTable()
+		num := make([]bool, len(head))
+		for i := 5; i < 10; i++ {
+			num[i] = true
+		}
+		writeHTMLTable(&b, table{ID: "moved_jobs", Title: "The waiting jobs that moved most", Head: head, Rows: rows, Num: num})
+		b.WriteString("</section>\n")
+	}
 	fmt.Fprintf(&b, "<section id=\"limits\">\n<h2>What a replay cannot know</h2>\n<p>%s</p>\n</section>\n", esc(whatif.Limits))
 	b.WriteString("<footer>Computed by fairledger whatif from the history's moment seeds (docs/whatif.md).</footer>\n</body>\n</html>\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {

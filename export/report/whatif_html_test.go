@@ -46,6 +46,15 @@ func whatIfResult(t *testing.T) *whatif.Result {
 			t.Fatal(err)
 		}
 	}
+	// Two jobs wait in one queue at the last snapshot; the replay swaps
+	// them.
+	job := func(id, prio int64, fs float64) record.PriorityRow {
+		return record.PriorityRow{Event: record.EventPending, JobID: id, Partition: "p", Account: "A", User: "ua", Priority: prio, FairShareW: fs}
+	}
+	last := t0.AddDate(0, 0, 29)
+	if err := c.AddQueue(last, []record.PriorityRow{job(1, 10, 5), job(2, 8, 3)}, []record.PriorityRow{job(1, 6, 1), job(2, 9, 4)}); err != nil {
+		t.Fatal(err)
+	}
 	res, err := c.Result()
 	if err != nil {
 		t.Fatal(err)
@@ -55,9 +64,9 @@ func whatIfResult(t *testing.T) *whatif.Result {
 
 // TestWhatIfHTMLInChromium renders a what-if page in headless Chromium:
 // it loads without a page error, both labs' charts are drawn (the one
-// that gains, then the one that loses), the table of every lab has its
-// rows, the hostile name is text, and screenshots at phone and desktop
-// widths are plausible PNGs.
+// that gains, then the one that loses), the tables of every lab and of
+// the moved jobs have their rows, the hostile name is text, and
+// screenshots at phone and desktop widths are plausible PNGs.
 func TestWhatIfHTMLInChromium(t *testing.T) {
 	bin := findChromium(t)
 	var b bytes.Buffer
@@ -78,8 +87,8 @@ func TestWhatIfHTMLInChromium(t *testing.T) {
 	if len(charts) != 4 {
 		t.Errorf("charts in the DOM %v, want 4", charts)
 	}
-	if !tableRe("labs_table").MatchString(dom) || !tableRe("settings").MatchString(dom) {
-		t.Errorf("the labs or settings table is not in the DOM with rows")
+	if !tableRe("labs_table").MatchString(dom) || !tableRe("settings").MatchString(dom) || !tableRe("moved_jobs").MatchString(dom) {
+		t.Errorf("the labs, settings or moved jobs table is not in the DOM with rows")
 	}
 	if strings.Contains(dom, "<b>B</b>") || !strings.Contains(dom, "&lt;b&gt;B&lt;/b&gt;") {
 		t.Errorf("the lab name <b>B</b> became markup")

@@ -76,6 +76,9 @@ type Options struct {
 	// (CSVHeader), as Add is called; Parquet, when set, the same rows as
 	// a Parquet file (Row), written when Close is called.
 	CSV, Parquet io.Writer
+	// JobsCSV, when set, receives a line per waiting job and snapshot
+	// (JobsCSVHeader), as AddQueue is called.
+	JobsCSV io.Writer
 }
 
 // Row is one association at one snapshot, recorded beside replayed: a
@@ -149,6 +152,8 @@ type Comparison struct {
 	opt   Options
 	csv   *csv.Writer
 	pq    *parquet.GenericWriter[Row]
+	jobs  *csv.Writer
+	queue *QueueResult // nil until AddQueue
 	labs  map[string]*Lab
 	first time.Time
 	last  time.Time
@@ -195,6 +200,12 @@ func New(opt Options) (*Comparison, error) {
 	}
 	if opt.Parquet != nil {
 		c.pq = encode.NewWriter[Row](opt.Parquet)
+	}
+	if opt.JobsCSV != nil {
+		var err error
+		if c.jobs, err = writeJobsHeader(opt.JobsCSV); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -426,6 +437,9 @@ type Result struct {
 	Labs, Gain, Lose []*Lab
 	// Recovery tells whether the labs' recoveries were worked out.
 	Recovery bool
+	// Queue sums up the waiting jobs, where the history has job
+	// priority; nil without.
+	Queue *QueueResult
 }
 
 // Result finishes the comparison.
@@ -435,7 +449,7 @@ func (c *Comparison) Result() (*Result, error) {
 		return nil, err
 	}
 	r := &Result{Cluster: c.opt.Cluster, Change: c.opt.Change, Snapshots: c.n, First: c.first, Last: c.last,
-		Times: c.times, Labs: labs, Recovery: c.opt.Recover != nil}
+		Times: c.times, Labs: labs, Recovery: c.opt.Recover != nil, Queue: c.queue}
 	r.Gain, r.Lose = movers(labs)
 	rec, alt := c.opt.Recorded.rows(), c.opt.Replayed.rows()
 	for i := range max(len(rec), len(alt)) {
@@ -506,6 +520,21 @@ func (res *Result) WriteMarkdown(w io.Writer) error {
 	}
 	if res.Recovery {
 		b.WriteString("\n" + RecoveryText + "\n")
+	}
+	if q := res.Queue; q != nil {
+		b.WriteString("\n## Waiting jobs\n\n" + q.Summary() + " " + QueueText + "\n\n")
+		head, rows := q.QueueTable()
+		if len(rows) == 0 {
+			b.WriteString("No waiting job moved.\n")
+		} else {
+			b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", 5) + strings.Repeat("---:|", 5) + "---|\n")
+			for _, row := range rows {
+				for i := range row {
+					row[i] = md(row[i])
+				}
+				b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+			}
+		}
 	}
 	b.WriteString("\n## What a replay cannot know\n\n" + Limits + "\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
