@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -228,4 +229,83 @@ func whatIfCluster(t *testing.T, hist, cluster string, c pipeline.WhatIfChange) 
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestWhatIfPriorityByHand: a Fair Tree site with job priority
+// (PriorityWeightAge=1000 over PriorityMaxAge=2 days,
+// PriorityWeightFairshare=1000), labs la and lb of one user each, ua's job
+// 1 run on 03-01 00:00–01:00, and two jobs waiting at the 03-02 00:00
+// snapshot in partition cpu: job 2 of ua, eligible since 03-01 00:00,
+// and job 3 of ub, eligible since 03-01 12:00. At the snapshot
+// (docs/slurm-semantics.md §13): age factors 1 day / 2 days = 0.5 and
+// 12 h / 2 days = 0.25; Fair Tree FairShare of the two users, ub without
+// usage first: ub 2/2 = 1, ua 1/2 = 0.5. Recorded: job 2 = 1000·0.5 +
+// 1000·0.5 = 1000, job 3 = 1000·0.25 + 1000·1 = 1250: job 3 first, job 2
+// second with one job ahead. With PriorityWeightAge=4000: job 2 = 2000 +
+// 500 = 2500, job 3 = 1000 + 1000 = 2000: job 2 first, moved by age.
+func TestWhatIfPriorityByHand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	head := "JobID|JobIDRaw|Partition|QOS|Account|User|Submit|Eligible|Start|End|Elapsed|State|AllocTRES|ReqCPUS|ReqNodes|ReqTRES|Timelimit|Priority|SubmitLine\n"
+	job1 := "1|1|cpu|normal|la|ua|2025-03-01T00:00:00|2025-03-01T00:00:00|2025-03-01T00:00:00|2025-03-01T01:00:00|01:00:00|COMPLETED|billing=1,cpu=1,node=1|1|1|cpu=1|01:00:00|1000|sbatch --wrap x\n"
+	files := map[string]string{
+		"slurm.conf": "ClusterName=wi\nPriorityType=priority/multifactor\nPriorityCalcPeriod=5\nPriorityDecayHalfLife=7-0\n" +
+			"PriorityWeightAge=1000\nPriorityMaxAge=2-0\nPriorityWeightFairshare=1000\n" +
+			"AccountingStorageEnforce=associations\nPartitionName=cpu Nodes=n1 Default=YES\n",
+		"assoc.psv": "Cluster|Account|User|Partition|ParentName|Share\n" +
+			"wi|root||||\nwi|la|||root|1\nwi|la|ua|||1\nwi|lb|||root|1\nwi|lb|ub|||1\n",
+		"night1.psv": head + job1 +
+			"2|2|cpu|normal|la|ua|2025-03-01T00:00:00|2025-03-01T00:00:00|Unknown|Unknown|00:00:00|PENDING||1|1|cpu=1|01:00:00|1000|sbatch --wrap x\n" +
+			"3|3|cpu|normal|lb|ub|2025-03-01T12:00:00|2025-03-01T12:00:00|Unknown|Unknown|00:00:00|PENDING||1|1|cpu=1|01:00:00|1250|sbatch --wrap x\n",
+		"night2.psv": head +
+			"2|2|cpu|normal|la|ua|2025-03-01T00:00:00|2025-03-01T00:00:00|2025-03-02T06:00:00|2025-03-02T07:00:00|01:00:00|COMPLETED|billing=1,cpu=1,node=1|1|1|cpu=1|01:00:00|1000|sbatch --wrap x\n" +
+			"3|3|cpu|normal|lb|ub|2025-03-01T12:00:00|2025-03-01T12:00:00|2025-03-02T06:00:00|2025-03-02T07:00:00|01:00:00|COMPLETED|billing=1,cpu=1,node=1|1|1|cpu=1|01:00:00|1250|sbatch --wrap x\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist := filepath.Join(dir, "history")
+	for i, to := range []time.Time{day(2), day(3)} {
+		o := runOpts(hist, to)
+		o.Priority = true
+		sum, err := pipeline.Run(context.Background(), siteInputs(t, dir, filepath.Join(dir, []string{"night1.psv", "night2.psv"}[i])), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Ingest.Rejected != 0 {
+			t.Fatalf("night %d: %d rows rejected", i+1, sum.Ingest.Rejected)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		conf []string
+		prio map[int64]int64
+	}{
+		{"recorded", nil, map[int64]int64{2: 1000, 3: 1250}},
+		{"age 4000", []string{"PriorityWeightAge=4000"}, map[int64]int64{2: 2500, 3: 2000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snaps := whatIfCluster(t, hist, "wi", pipeline.WhatIfChange{ConfName: "--set", Conf: tc.conf})
+			if len(snaps) != 2 || !snaps[0].Time.Equal(day(2)) {
+				t.Fatalf("%d snapshots", len(snaps))
+			}
+			q := snaps[0].ReplayedQueue
+			got := map[int64]int64{}
+			for _, r := range q {
+				got[r.JobID] = r.Priority
+			}
+			if !maps.Equal(got, tc.prio) {
+				t.Errorf("waiting jobs' priorities %v, want %v", got, tc.prio)
+			}
+			rec := map[int64]int64{}
+			for _, r := range snaps[0].RecordedQueue {
+				rec[r.JobID] = r.Priority
+			}
+			if !maps.Equal(rec, map[int64]int64{2: 1000, 3: 1250}) {
+				t.Errorf("recorded priorities %v, want 2: 1000, 3: 1250", rec)
+			}
+		})
+	}
 }
