@@ -14,7 +14,8 @@ import (
 // the same checks and defaults as ParseSlurmConf. A line is a top-level
 // Key=Value pair ("PriorityDecayHalfLife=14-0"), or a partition's new
 // billing weights, "PartitionName=gpu TRESBillingWeights=CPU=1,GRES/gpu=10"
-// (PartitionName=DEFAULT: every partition's). name names the lines in
+// (PartitionName=DEFAULT: every partition's); blank lines and # comments
+// are skipped. name names the lines in
 // errors (a line of it is its 1-based position). A line that is neither,
 // another record line (NodeName, …), a partition the file lacks or a bad
 // value is an error naming name, its position, the key and the value; c
@@ -34,6 +35,9 @@ func (c *Config) With(name string, lines []string) (*Config, error) {
 	cp.Warnings = nil
 	p := &confParser{cfg: &cp, values: map[string]confValue{}}
 	for i, text := range lines {
+		if t := strings.TrimSpace(text); t == "" || strings.HasPrefix(t, "#") {
+			continue // a blank line or a comment, as in slurm.conf
+		}
 		pair, ok, why := confScanPair(text, 0)
 		switch {
 		case !ok:

@@ -13,7 +13,7 @@ func TestConfigWith(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := base.With("--set", []string{"PriorityDecayHalfLife=3-12", " priorityweightfairshare = 1000", "PriorityFlags=FAIR_TREE,NO_NORMAL_ALL"})
+	got, err := base.With("--set", []string{"# a comment", "PriorityDecayHalfLife=3-12", "", " priorityweightfairshare = 1000", "PriorityFlags=FAIR_TREE,NO_NORMAL_ALL"})
 	if err != nil {
 		t.Fatal(err)
 	}

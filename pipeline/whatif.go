@@ -215,7 +215,7 @@ func WhatIf(v *history.View, opt WhatIfOptions, fn func(*WhatIfSnapshot) error) 
 		wm := models[d.Model]
 		if wm == nil {
 			if wm, err = whatIfModels(v, cluster, d, opt.Change, folded); err != nil {
-				return nil, fmt.Errorf("%s of cluster %s: %w", name, cluster, err)
+				return nil, fmt.Errorf("%w (on the configuration of the run that wrote %s of cluster %s)", err, name, cluster)
 			}
 			models[d.Model] = wm
 		} else if err := wm.rec.checkSeed(d); err != nil {
@@ -441,6 +441,9 @@ func whatIfModels(v *history.View, cluster string, d *seedData, c WhatIfChange, 
 	alt := *in
 	if len(c.Conf) > 0 {
 		for _, line := range c.Conf {
+			if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
+				continue
+			}
 			k, _, _ := strings.Cut(line, "=")
 			k = strings.ToLower(strings.TrimSpace(k))
 			switch {

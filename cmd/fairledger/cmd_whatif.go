@@ -45,6 +45,7 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "to", Usage: "compare the snapshots up to this time (default: the last)"},
 			tzFlag(),
 			&cli.GenericFlag{Name: "set", Value: &lines{}, Usage: "a slurm.conf line to change (repeatable; taken whole, commas too), e.g. PriorityDecayHalfLife=3-12 or 'PartitionName=gpu TRESBillingWeights=CPU=1,GRES/gpu=10'"},
+			&cli.StringFlag{Name: "set-file", Usage: "a file of slurm.conf lines to change, one per line as --set takes them (blank lines and # comments skipped); before --set's"},
 			&cli.StringSliceFlag{Name: "shares", Usage: "ACCOUNT[/USER[/PARTITION]]=N or =parent: the association's raw shares in every tree (repeatable)"},
 			&cli.StringSliceFlag{Name: "usage-factor", Usage: "QOS=F: the QOS's UsageFactor in every QOS dump of the history (repeatable)"},
 			&cli.StringFlag{Name: "qos", Usage: "a sacctmgr -P show qos dump whose UsageFactors replace the history's"},
@@ -188,7 +189,23 @@ func whatifCommand(stdout, stderr io.Writer) *cli.Command {
 // with its lines as the comparison names them.
 func whatifChange(c *cli.Context, loc *time.Location) (pipeline.WhatIfChange, []string, error) {
 	ch := pipeline.WhatIfChange{Conf: *c.Generic("set").(*lines), ConfName: "--set"}
-	lines := append([]string{}, ch.Conf...)
+	if p := c.String("set-file"); p != "" {
+		file, err := setFileLines(p)
+		if err != nil {
+			return ch, nil, err
+		}
+		ch.ConfName = p
+		if len(ch.Conf) > 0 {
+			ch.ConfName = p + " then --set (numbered on after its lines)"
+		}
+		ch.Conf = append(file, ch.Conf...)
+	}
+	var lines []string
+	for _, l := range ch.Conf {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			lines = append(lines, t)
+		}
+	}
 	for _, s := range c.StringSlice("shares") {
 		x, err := parseShares(s)
 		if err != nil {
@@ -240,6 +257,17 @@ func whatifChange(c *cli.Context, loc *time.Location) (pipeline.WhatIfChange, []
 		lines = append(lines, "the association tree of "+p)
 	}
 	return ch, lines, nil
+}
+
+// setFileLines reads the slurm.conf lines of --set-file, each line as it
+// is (ingest.Config.With skips blank lines and # comments, and numbers
+// the others by their line in the file).
+func setFileLines(p string) ([]string, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("--set-file: %w", err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"), nil
 }
 
 // lines is a flag's values, one per use, each taken whole: a slurm.conf
