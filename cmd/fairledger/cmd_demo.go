@@ -83,7 +83,8 @@ func runDemo(c *cli.Context, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "\nThe history is in %s. Try:\n  %s sshare --history %s -a -l --at 2025-02-15\n"+
 		"  %s sprio --history %s -l --at 2025-02-15\n"+
 		"  %s report --history %s --account eriksen_lab --format md\n"+
-		"  %s sql --history %s \"SELECT * FROM usage LIMIT 5\"\n", hist, exe, hist, exe, hist, exe, hist, exe, hist)
+		"  %s whatif --history %s --set PriorityDecayHalfLife=3-12\n"+
+		"  %s sql --history %s \"SELECT * FROM usage LIMIT 5\"\n", hist, exe, hist, exe, hist, exe, hist, exe, hist, exe, hist)
 	return nil
 }
 
