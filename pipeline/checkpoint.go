@@ -233,15 +233,26 @@ func resumeState(c *checkpoint, keys []fairshare.Key, index func(fairshare.Key) 
 	st.Usage = make([]float64, len(keys))
 	folded := 0
 	for i, k := range c.Keys {
-		key := keyOf(k)
-		j, ok := index(key)
-		if !ok {
+		j, exact := foldAssoc(index, keyOf(k))
+		if !exact {
 			folded++
-			if j, ok = index(fairshare.Key{Account: key.Account}); !ok {
-				j = 0
-			}
 		}
 		st.Usage[j] += old.Usage[i]
 	}
 	return st, folded, nil
+}
+
+// foldAssoc is the association index gives for k; for an association it
+// lacks, that of k's account, else root's (0), with exact false. A
+// resumed run credits a checkpoint's association so, and charges a
+// checkpoint's running job of one; a what-if moves usage and jobs so onto
+// another tree.
+func foldAssoc(index func(fairshare.Key) (int32, bool), k fairshare.Key) (j int32, exact bool) {
+	if j, ok := index(k); ok {
+		return j, true
+	}
+	if j, ok := index(fairshare.Key{Account: k.Account}); ok {
+		return j, false
+	}
+	return 0, false
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/fairledger/fairledger/decay"
 	"github.com/fairledger/fairledger/export/record"
-	"github.com/fairledger/fairledger/fairshare"
 	"github.com/fairledger/fairledger/ingest"
 	"github.com/fairledger/fairledger/internal/spill"
 	"github.com/fairledger/fairledger/priority/queue"
@@ -574,12 +573,7 @@ func (s *stream) settle(ck *checkpoint, lo, to int64, sum *Summary, log zerolog.
 		if s.seen[j.key()] {
 			continue
 		}
-		a, ok := s.m.uni.Index(keyOf(j.Key))
-		if !ok {
-			if a, ok = s.m.uni.Index(fairshare.Key{Account: j.Key[0]}); !ok {
-				a = 0
-			}
-		}
+		a, _ := foldAssoc(s.m.uni.Index, keyOf(j.Key))
 		s.jobs.Start = append(s.jobs.Start, j.Start)
 		s.jobs.End = append(s.jobs.End, j.End)
 		s.jobs.Rate = append(s.jobs.Rate, j.Rate)

@@ -481,12 +481,9 @@ func whatIfModels(v *history.View, cluster string, d *seedData, c WhatIfChange, 
 	if !slices.Equal(rec.keys, m.keys) {
 		wm.remap = make([]int32, len(rec.keys))
 		for i, k := range rec.keys {
-			j, ok := m.uni.Index(k)
-			if !ok {
+			j, exact := foldAssoc(m.uni.Index, k)
+			if !exact {
 				folded[keyName(k)] = true
-				if j, ok = m.uni.Index(fairshare.Key{Account: k.Account}); !ok {
-					j = 0
-				}
 			}
 			wm.remap[i] = j
 		}
@@ -520,17 +517,11 @@ func whatIfStart(d *seedData, wm *whatIfModel, regular bool) (*decay.State, erro
 }
 
 // remapUsage is each association's own usage (indexed by keys) on the n
-// associations index gives, an association it lacks credited to its
-// account (or to root without it), as resumeState does.
+// associations index gives, an association it lacks folded (foldAssoc).
 func remapUsage(usage []float64, keys []fairshare.Key, n int, index func(fairshare.Key) (int32, bool)) []float64 {
 	out := make([]float64, n)
 	for i, k := range keys {
-		j, ok := index(k)
-		if !ok {
-			if j, ok = index(fairshare.Key{Account: k.Account}); !ok {
-				j = 0
-			}
-		}
+		j, _ := foldAssoc(index, k)
 		out[j] += usage[i]
 	}
 	return out
