@@ -228,13 +228,6 @@ func TestWhatIfRefuses(t *testing.T) {
 	}
 }
 
-// priorityKey renders a pending row's job and factors, for comparing
-// queues.
-func priorityKey(r record.PriorityRow) string {
-	return fmt.Sprintf("%d %s %d age=%v assoc=%v fs=%v size=%v part=%v qos=%v tres=%v", r.JobID, r.Partition, r.Priority,
-		r.AgeW, r.AssocW, r.FairShareW, r.JobSizeW, r.PartitionW, r.QOSW, r.TRESW)
-}
-
 // TestWhatIfPriority: on a history written night by night with job
 // priority, a replay that changes nothing gives every snapshot's waiting
 // jobs as recorded, and one that doubles PriorityWeightFairshare gives
@@ -264,15 +257,7 @@ func TestWhatIfPriority(t *testing.T) {
 	}
 	waiting := 0
 	for _, s := range same {
-		var g, w []string
-		for _, r := range s.ReplayedQueue {
-			g = append(g, priorityKey(r))
-		}
-		for _, r := range s.RecordedQueue {
-			w = append(w, priorityKey(r))
-		}
-		slices.Sort(g)
-		slices.Sort(w)
+		g, w := priorityKeys(s.ReplayedQueue), priorityKeys(s.RecordedQueue)
 		if !slices.Equal(g, w) {
 			t.Errorf("%s: replayed queue\n%s\nrecorded\n%s", s.Time, strings.Join(g, "\n"), strings.Join(w, "\n"))
 		}
@@ -303,7 +288,7 @@ func TestWhatIfPriority(t *testing.T) {
 			sum := w.AgeW + w.AssocW + 2*w.FairShareW + w.JobSizeW + w.PartitionW + w.QOSW + tres + float64(w.Site) - float64(w.Nice)
 			want := max(int64(1), int64(sum))
 			if r.FairShareW != 2*w.FairShareW || r.AgeW != w.AgeW || r.JobSizeW != w.JobSizeW || r.QOSW != w.QOSW || r.Priority != want {
-				t.Errorf("%s job %d: replayed %s, want fairshare %v and priority %d from recorded %s", s.Time, r.JobID, priorityKey(r), 2*w.FairShareW, want, priorityKey(w))
+				t.Errorf("%s job %d: replayed%s, want fairshare %v and priority %d from recorded%s", s.Time, r.JobID, fieldsLine(r), 2*w.FairShareW, want, fieldsLine(w))
 			}
 		}
 	}
