@@ -71,6 +71,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			nightlyCommand(stdout, stderr),
 			verifyCommand(stdout, stderr),
 			demoCommand(stdout, stderr),
+			manCommand(stdout),
 		},
 	}
 	for _, c := range app.Commands {

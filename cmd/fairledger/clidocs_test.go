@@ -68,7 +68,7 @@ func cliMarkdown(app *cli.App) string {
 	b.WriteString("Every command and flag, as `fairledger --help` and `fairledger COMMAND --help` print them. " +
 		"Global options go before the command.\n\n")
 	b.WriteString("Commands:")
-	for i, c := range app.Commands {
+	for i, c := range visibleCommands(app) {
 		if i > 0 {
 			b.WriteString(",")
 		}
@@ -76,7 +76,7 @@ func cliMarkdown(app *cli.App) string {
 	}
 	b.WriteString(".\n\n## Global options\n\n")
 	writeFlags(&b, app.Flags)
-	for _, c := range app.Commands {
+	for _, c := range visibleCommands(app) {
 		fmt.Fprintf(&b, "## %s\n\n%s.\n\n", c.Name, capitalize(c.Usage))
 		args := strings.TrimSpace(c.ArgsUsage)
 		if args != "" {
@@ -133,12 +133,4 @@ func writeFlags(b *strings.Builder, flags []cli.Flag) {
 // cell escapes a table cell: a pipe would end it, a newline the row.
 func cell(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
-}
-
-// capitalize upper-cases a usage line's first letter for a sentence.
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
