@@ -70,8 +70,9 @@ check() { # DESCRIPTION COMMAND...: run COMMAND, count a failure with DESCRIPTIO
 cache=${FAIRLEDGER_PACKAGE_ROOTS:-/var/cache/fairledger/package-root}
 mirror=${FAIRLEDGER_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 suite=bookworm
-# rpm reads the .rpm; man-db shows the man page as a person would see it.
-extra=(rpm man-db)
+# rpm reads the .rpm; man-db shows the man page as a person would see it;
+# systemd checks the units and the tmpfiles.d line (it does not run there).
+extra=(rpm man-db systemd)
 pristine=$cache/$suite
 t0=$(now)
 # A tree built with other packages than these is built again.
@@ -217,6 +218,14 @@ check "the unit differs from dist/systemd's in more than ExecStart" \
 	diff <(grep -v '^ExecStart=' "$repo/dist/systemd/fairledger-nightly.service") <(grep -v '^ExecStart=' "$unit")
 check "the timer is enabled" [ ! -e "$root/etc/systemd/system/timers.target.wants/fairledger-nightly.timer" ]
 check "the spool is $(owner /var/spool/fairledger), not 750 slurm:slurm" [ "$(owner /var/spool/fairledger)" = "750 slurm:slurm" ]
+# systemd's own checks: the units load (systemd-analyze verify: keys,
+# ExecStart executable, the timer's service), and systemd-tmpfiles makes
+# the spool from the package's line as the postinst made it.
+check "systemd-analyze verify of the units" in_root systemd-analyze verify \
+	/usr/lib/systemd/system/fairledger-nightly.service /usr/lib/systemd/system/fairledger-nightly.timer
+rmdir "$root/var/spool/fairledger"
+check "systemd-tmpfiles --create fairledger.conf" in_root systemd-tmpfiles --create fairledger.conf
+check "systemd-tmpfiles made the spool $(owner /var/spool/fairledger)" [ "$(owner /var/spool/fairledger)" = "750 slurm:slurm" ]
 missing=$(in_root ldd /usr/bin/fairledger | grep 'not found' || true)
 check "libraries not found: $missing" [ -z "$missing" ]
 got=$(in_root /usr/bin/fairledger --version)
