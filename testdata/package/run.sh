@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016 # dpkg-query's ${Field} formats are dpkg's, not the shell's
 # run.sh PKGDIR: install, run and remove the fairledger .deb of PKGDIR in a
 # fresh Debian 12 root, and check the .rpm's payload and metadata there.
 # `make package-test` builds the packages and calls it; docs/install.md
