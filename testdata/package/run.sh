@@ -224,7 +224,7 @@ check "the spool is $(owner /var/spool/fairledger), not 750 slurm:slurm" [ "$(ow
 # the spool from the package's line as the postinst made it.
 check "systemd-analyze verify of the units" in_root systemd-analyze verify \
 	/usr/lib/systemd/system/fairledger-nightly.service /usr/lib/systemd/system/fairledger-nightly.timer
-rmdir "$root/var/spool/fairledger"
+[[ ! -d $root/var/spool/fairledger ]] || rmdir "$root/var/spool/fairledger"
 check "systemd-tmpfiles --create fairledger.conf" in_root systemd-tmpfiles --create fairledger.conf
 check "systemd-tmpfiles made the spool $(owner /var/spool/fairledger)" [ "$(owner /var/spool/fairledger)" = "750 slurm:slurm" ]
 missing=$(in_root ldd /usr/bin/fairledger | grep 'not found' || true)
