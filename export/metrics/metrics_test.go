@@ -245,3 +245,35 @@ func TestOpenMetricsRefusesTimeGoingBack(t *testing.T) {
 		t.Errorf("Add of an earlier snapshot: %v", err)
 	}
 }
+
+// TestOpenMetricsWaitingZero: a partition and account with a job waiting
+// at the first snapshot and none at the second gets 0 at the second.
+func TestOpenMetricsWaitingZero(t *testing.T) {
+	t.Parallel()
+	om, err := NewOpenMetrics(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer om.Close()
+	t1 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	t2 := t1.Add(24 * time.Hour)
+	elig := t1.Add(-90 * time.Second)
+	pend := []record.PriorityRow{{At: t1, Event: record.EventPending, Partition: "gpu", Account: "lab", Eligible: &elig}}
+	for _, s := range []Snapshot{{Cluster: "c", Time: t1, Rows: tinyRows(t1, "lab", "bob"), Pending: pend}, {Cluster: "c", Time: t2, Rows: tinyRows(t2, "lab", "bob")}} {
+		if err := om.Add(&s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	if _, err := om.WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"fairledger_pending_jobs{cluster=\"c\",partition=\"gpu\",account=\"lab\"} 1 1740787200\nfairledger_pending_jobs{cluster=\"c\",partition=\"gpu\",account=\"lab\"} 0 1740873600\n",
+		"fairledger_pending_wait_max_seconds{cluster=\"c\",partition=\"gpu\",account=\"lab\"} 90 1740787200\nfairledger_pending_wait_max_seconds{cluster=\"c\",partition=\"gpu\",account=\"lab\"} 0 1740873600\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks\n%s", want)
+		}
+	}
+}

@@ -20,6 +20,11 @@ import (
 // HELP and TYPE, each series' samples together and in time order,
 // timestamps in seconds, "# EOF" at the end.
 //
+// A partition and account that had jobs waiting at an earlier snapshot
+// of its cluster and has none at a later one gets 0 in the waiting-time
+// families there: a backfill has no staleness markers, and PromQL would
+// carry the old value over.
+//
 // OpenMetrics orders the file by family and series, a history comes
 // snapshot by snapshot: Add spills each sample (20 bytes) to a temporary
 // file and keeps only the series' labels in memory; WriteTo then reads
@@ -38,14 +43,20 @@ type OpenMetrics struct {
 	fams   [numFamilies]family
 	buf    []byte
 	rec    [recordSize]byte
+	// waiting are the series of the waiting-time families: one that
+	// had jobs at an earlier snapshot of its cluster and has none at a
+	// later one gets 0 there (a backfill has no staleness markers, and
+	// PromQL would carry the old value over).
+	waiting []uint32
 }
 
 // series is one series of the output.
 type series struct {
-	fam    int
-	labels string // {…} as written
-	n      int    // samples
-	last   int64  // time of the last sample, Unix microseconds
+	fam     int
+	cluster string
+	labels  string // {…} as written
+	n       int    // samples
+	last    int64  // time of the last sample, Unix microseconds
 }
 
 // recordSize is a spilled sample: series id (uint32), time (Unix
@@ -81,22 +92,42 @@ func (o *OpenMetrics) Add(s *Snapshot) error {
 		if !ok {
 			id = uint32(len(o.series))
 			o.ids[string(o.buf)] = id
-			o.series = append(o.series, series{fam: fam, labels: string(o.buf[1:]), last: math.MinInt64})
+			o.series = append(o.series, series{fam: fam, cluster: s.Cluster, labels: string(o.buf[1:]), last: math.MinInt64})
+			if fam >= famPendingJobs {
+				o.waiting = append(o.waiting, id)
+			}
 		}
 		sr := &o.series[id]
 		if t <= sr.last {
 			err = fmt.Errorf("openmetrics: %s%s: snapshot %s is not after the series' previous one", o.fams[fam].name, sr.labels, s.Time.UTC().Format("2006-01-02T15:04:05.999999Z07:00"))
 			return
 		}
-		sr.last, sr.n = t, sr.n+1
-		binary.LittleEndian.PutUint32(o.rec[0:], id)
-		binary.LittleEndian.PutUint64(o.rec[4:], uint64(t))
-		binary.LittleEndian.PutUint64(o.rec[12:], math.Float64bits(v))
-		if _, werr := o.bw.Write(o.rec[:]); werr != nil {
-			err = fmt.Errorf("openmetrics spill: %w", werr)
-		}
+		err = o.spillSample(id, t, v)
 	})
-	return cmp.Or(serr, err)
+	if err = cmp.Or(serr, err); err != nil {
+		return err
+	}
+	for _, id := range o.waiting {
+		if sr := &o.series[id]; sr.cluster == s.Cluster && sr.last < t {
+			if err := o.spillSample(id, t, 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// spillSample writes one sample of series id to the spill.
+func (o *OpenMetrics) spillSample(id uint32, t int64, v float64) error {
+	sr := &o.series[id]
+	sr.last, sr.n = t, sr.n+1
+	binary.LittleEndian.PutUint32(o.rec[0:], id)
+	binary.LittleEndian.PutUint64(o.rec[4:], uint64(t))
+	binary.LittleEndian.PutUint64(o.rec[12:], math.Float64bits(v))
+	if _, err := o.bw.Write(o.rec[:]); err != nil {
+		return fmt.Errorf("openmetrics spill: %w", err)
+	}
+	return nil
 }
 
 // WriteTo writes the OpenMetrics text of every sample added, and "# EOF".

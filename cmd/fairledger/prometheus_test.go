@@ -1,0 +1,476 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// prometheusTools returns the directory of Debian's prometheus package
+// unpacked (FAIRLEDGER_PROMETHEUS, holding usr/bin/promtool and
+// usr/bin/prometheus; .ci/run unpacks it): the test skips without it, or
+// fails when FAIRLEDGER_REQUIRE_PROMETHEUS=1 (CI).
+func prometheusTools(t *testing.T) (promtool, prometheus string) {
+	t.Helper()
+	dir := os.Getenv("FAIRLEDGER_PROMETHEUS")
+	missing := ""
+	if dir == "" {
+		missing = "FAIRLEDGER_PROMETHEUS is not set"
+	} else {
+		promtool, prometheus = filepath.Join(dir, "usr/bin/promtool"), filepath.Join(dir, "usr/bin/prometheus")
+		for _, f := range []string{promtool, prometheus} {
+			if _, err := os.Stat(f); err != nil {
+				missing = fmt.Sprintf("no %s under FAIRLEDGER_PROMETHEUS=%s", filepath.Base(f), dir)
+			}
+		}
+	}
+	if missing != "" {
+		msg := missing + ": `apt-get download prometheus` and `dpkg-deb -x` it into a directory, as .ci/run does"
+		if os.Getenv("FAIRLEDGER_REQUIRE_PROMETHEUS") == "1" {
+			t.Fatal(msg + " (FAIRLEDGER_REQUIRE_PROMETHEUS=1)")
+		}
+		t.Skip(msg)
+	}
+	return promtool, prometheus
+}
+
+// TestPrometheusRoundTrip: the demo history as OpenMetrics, made into
+// TSDB blocks by promtool, served by Prometheus on a loopback port; the
+// values PromQL returns at several snapshots are those `fairledger sshare
+// --at` prints for the same moments. The textfile output passes `promtool
+// check metrics`, and every query of the Grafana dashboard returns data
+// from that Prometheus.
+func TestPrometheusRoundTrip(t *testing.T) {
+	promtool, prometheus := prometheusTools(t)
+	hist := demoHistory(t)
+	dir := t.TempDir()
+
+	t.Run("textfile", func(t *testing.T) {
+		prom := filepath.Join(dir, "fairledger.prom")
+		if code, _, stderr := runCLI(t, "metrics", "--history", hist, "--out", prom); code != 0 {
+			t.Fatalf("metrics: exit %d\n%s", code, stderr)
+		}
+		f, err := os.Open(prom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = f
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics: %v\n%s", err, out)
+		}
+		data, err := os.ReadFile(prom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			// No timestamps: the last field of a sample is its value.
+			if l != "" && !strings.HasPrefix(l, "#") && strings.Count(l[strings.LastIndexByte(l, '}')+1:], " ") != 1 {
+				t.Errorf("sample with a timestamp or malformed: %q", l)
+			}
+		}
+	})
+
+	om := filepath.Join(dir, "history.om")
+	if code, _, stderr := runCLI(t, "metrics", "--history", hist, "--format", "openmetrics", "--out", om); code != 0 {
+		t.Fatalf("metrics --format openmetrics: exit %d\n%s", code, stderr)
+	}
+	data := filepath.Join(dir, "tsdb")
+	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", om, data).CombinedOutput(); err != nil {
+		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
+	}
+	base := startPrometheus(t, prometheus, data)
+
+	snaps := snapshotTimes(t, om)
+	if len(snaps) < 3 {
+		t.Fatalf("the demo history has %d snapshots, want several", len(snaps))
+	}
+	t.Run("sshare", func(t *testing.T) {
+		for _, at := range []int64{snaps[0], snaps[len(snaps)/2], snaps[len(snaps)-1]} {
+			compareSshare(t, base, hist, at)
+		}
+	})
+	t.Run("dashboard", func(t *testing.T) {
+		checkDashboard(t, base, hist, snaps[len(snaps)-1])
+	})
+}
+
+// startPrometheus serves the TSDB blocks in data on a free loopback port
+// until the test ends, and returns its URL.
+func startPrometheus(t *testing.T, prometheus, data string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cfg := filepath.Join(t.TempDir(), "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(filepath.Join(t.TempDir(), "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A long retention: the blocks are months old, and Prometheus deletes
+	// the ones beyond its retention at once.
+	cmd := exec.Command(prometheus, "--config.file="+cfg, "--storage.tsdb.path="+data,
+		"--storage.tsdb.retention.time=100y", "--web.listen-address="+addr)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		logf.Close()
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(base + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logf.Name())
+			t.Fatalf("prometheus not ready at %s after 60 s:\n%s", base, log)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// promSample is one element of an instant query's result.
+type promSample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// promQuery runs an instant PromQL query at the Unix time at.
+func promQuery(t *testing.T, base, query string, at int64) []promSample {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u := base + "/api/v1/query?" + url.Values{"query": {query}, "time": {strconv.FormatInt(at, 10)}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("query %s: %v", query, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string       `json:"resultType"`
+			Result     []promSample `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("query %s: %v", query, err)
+	}
+	if body.Status != "success" || body.Data.ResultType != "vector" {
+		t.Fatalf("query %s: status %s, %s, result type %s", query, body.Status, body.Error, body.Data.ResultType)
+	}
+	return body.Data.Result
+}
+
+// value is a sample's value.
+func (s promSample) value(t *testing.T) float64 {
+	t.Helper()
+	str, _ := s.Value[1].(string)
+	v, err := strconv.ParseFloat(str, 64)
+	if err != nil {
+		t.Fatalf("sample %v: %v", s, err)
+	}
+	return v
+}
+
+// snapshotTimes are the times of fairledger_snapshot_timestamp_seconds
+// in an OpenMetrics file, in order.
+func snapshotTimes(t *testing.T, om string) []int64 {
+	t.Helper()
+	f, err := os.Open(om)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []int64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := sc.Text()
+		if !strings.HasPrefix(l, "fairledger_snapshot_timestamp_seconds{") {
+			continue
+		}
+		fields := strings.Fields(l)
+		ts, err := strconv.ParseInt(fields[len(fields)-1], 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		out = append(out, ts)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sshareRow is one line of `sshare -a -l -m -P`.
+type sshareRow map[string]string
+
+// sshareAt runs `fairledger sshare -a -l -m -P --at @at`.
+func sshareAt(t *testing.T, hist string, at int64) []sshareRow {
+	t.Helper()
+	code, out, stderr := runCLI(t, "sshare", "--history", hist, "--at", "@"+strconv.FormatInt(at, 10), "-a", "-l", "-m", "-P")
+	if code != 0 {
+		t.Fatalf("sshare --at @%d: exit %d\n%s", at, code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	head := strings.Split(lines[0], "|")
+	var rows []sshareRow
+	for _, l := range lines[1:] {
+		cells := strings.Split(l, "|")
+		r := sshareRow{}
+		for i, h := range head {
+			r[h] = strings.TrimSpace(cells[i])
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// compareSshare checks the compatible families at the snapshot at
+// against sshare's columns at the same second: NormShares, NormUsage and
+// FairShare as sshare prints them (six decimals), RawUsage as its
+// truncated integer; a blank cell has no sample.
+func compareSshare(t *testing.T, base, hist string, at int64) {
+	t.Helper()
+	rows := sshareAt(t, hist, at)
+	type key struct{ family, account, user string }
+	got := map[key]float64{}
+	for _, fam := range []string{"slurm_account_fairshare", "slurm_account_fairshare_norm_shares", "slurm_account_fairshare_norm_usage",
+		"slurm_account_fairshare_raw_usage_cpu_seconds", "slurm_user_fairshare", "slurm_user_fairshare_norm_shares",
+		"slurm_user_fairshare_norm_usage", "slurm_user_fairshare_raw_usage_cpu_seconds"} {
+		for _, s := range promQuery(t, base, fam+`{cluster="demo"}`, at) {
+			got[key{fam, s.Metric["account"], s.Metric["user"]}] = s.value(t)
+		}
+	}
+	checked := 0
+	for _, r := range rows {
+		if r["Partition"] != "" {
+			continue // partition associations: fairledger's own family only
+		}
+		prefix := "slurm_account_fairshare"
+		if r["User"] != "" {
+			prefix = "slurm_user_fairshare"
+		}
+		for _, c := range []struct{ col, fam string }{{"FairShare", prefix}, {"NormShares", prefix + "_norm_shares"},
+			{"NormUsage", prefix + "_norm_usage"}, {"RawUsage", prefix + "_raw_usage_cpu_seconds"}} {
+			k := key{c.fam, r["Account"], r["User"]}
+			v, ok := got[k]
+			delete(got, k)
+			cell := r[c.col]
+			if cell == "" {
+				if ok {
+					t.Errorf("@%d %s{account=%q,user=%q} = %v, but sshare prints %s blank", at, c.fam, k.account, k.user, v, c.col)
+				}
+				continue
+			}
+			want, err := strconv.ParseFloat(cell, 64)
+			if err != nil {
+				t.Fatalf("sshare @%d %s %s: %v", at, r["Account"], c.col, err)
+			}
+			switch {
+			case !ok:
+				t.Errorf("@%d %s{account=%q,user=%q}: no sample, sshare prints %s %s", at, c.fam, k.account, k.user, c.col, cell)
+			case c.col == "RawUsage" && math.Trunc(v) != want:
+				t.Errorf("@%d %s{account=%q,user=%q} = %v, sshare prints %s %s (its integer part)", at, c.fam, k.account, k.user, v, c.col, cell)
+			case c.col != "RawUsage" && math.Abs(v-want) > 5e-7:
+				t.Errorf("@%d %s{account=%q,user=%q} = %v, sshare prints %s %s", at, c.fam, k.account, k.user, v, c.col, cell)
+			default:
+				checked++
+			}
+		}
+	}
+	for k, v := range got {
+		t.Errorf("@%d %s{account=%q,user=%q} = %v: no such sshare line", at, k.family, k.account, k.user, v)
+	}
+	if checked < 100 {
+		t.Errorf("@%d: only %d values compared", at, checked)
+	}
+}
+
+// dashboard is the part of a Grafana dashboard's JSON the test reads.
+type dashboard struct {
+	Title      string `json:"title"`
+	UID        string `json:"uid"`
+	Templating struct {
+		List []struct {
+			Name  string `json:"name"`
+			Type  string `json:"type"`
+			Query any    `json:"query"`
+		} `json:"list"`
+	} `json:"templating"`
+	Panels []struct {
+		ID         int    `json:"id"`
+		Type       string `json:"type"`
+		Title      string `json:"title"`
+		Datasource struct {
+			Type string `json:"type"`
+			UID  string `json:"uid"`
+		} `json:"datasource"`
+		GridPos struct{ X, Y, W, H int } `json:"gridPos"`
+		Targets []struct {
+			RefID string `json:"refId"`
+			Expr  string `json:"expr"`
+		} `json:"targets"`
+	} `json:"panels"`
+}
+
+// checkDashboard loads dist/grafana/fairledger.json, checks its
+// structure, and runs every panel's query (the template variables
+// substituted: cluster demo, every lab, a lookback of a day) at the
+// snapshot at against base: each returns data, and one value of each
+// kind is the one sshare or sprio prints at at.
+func checkDashboard(t *testing.T, base, hist string, at int64) {
+	raw, err := os.ReadFile("../../dist/grafana/fairledger.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d dashboard
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatalf("dist/grafana/fairledger.json: %v", err)
+	}
+	vars := map[string]string{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = v.Type
+	}
+	if d.Title == "" || d.UID == "" || vars["datasource"] != "datasource" || vars["cluster"] != "query" || len(d.Panels) == 0 {
+		t.Fatalf("dashboard: title %q, uid %q, variables %v, %d panels: want a title, a uid, a datasource variable, a cluster query variable and panels", d.Title, d.UID, vars, len(d.Panels))
+	}
+	subst := strings.NewReplacer("$cluster", "demo", "$account", ".*", "$lookback", "1d")
+	results := map[string][]promSample{}
+	ids := map[int]bool{}
+	for _, p := range d.Panels {
+		if ids[p.ID] || p.Type != "timeseries" || p.Datasource.UID != "${datasource}" || p.GridPos.W == 0 || p.GridPos.H == 0 || len(p.Targets) == 0 {
+			t.Errorf("panel %d %q: duplicate id, type %q, datasource %q, size %dx%d, %d targets", p.ID, p.Title, p.Type, p.Datasource.UID, p.GridPos.W, p.GridPos.H, len(p.Targets))
+		}
+		ids[p.ID] = true
+		for _, tg := range p.Targets {
+			if tg.RefID == "" || tg.Expr == "" {
+				t.Errorf("panel %q: a target without refId or expr", p.Title)
+				continue
+			}
+			expr := subst.Replace(tg.Expr)
+			if strings.Contains(expr, "$") {
+				t.Errorf("panel %q: %s: a variable the test does not know", p.Title, expr)
+				continue
+			}
+			res := promQuery(t, base, expr, at)
+			if len(res) == 0 {
+				t.Errorf("panel %q, target %s: no data at %d: %s", p.Title, tg.RefID, at, expr)
+			}
+			results[p.Title+"/"+tg.RefID] = res
+		}
+	}
+
+	// One value of each kind against sshare and sprio at the same second.
+	const lab = "farouk_lab"
+	var labRow sshareRow
+	var userFS []float64
+	for _, r := range sshareAt(t, hist, at) {
+		switch {
+		case r["Account"] == lab && r["User"] == "":
+			labRow = r
+		case r["Account"] == lab && r["Partition"] == "":
+			f, err := strconv.ParseFloat(r["FairShare"], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			userFS = append(userFS, f)
+		}
+	}
+	if labRow == nil || len(userFS) == 0 {
+		t.Fatalf("sshare at %d has no %s lines", at, lab)
+	}
+	mean := 0.0
+	for _, f := range userFS {
+		mean += f / float64(len(userFS))
+	}
+	cell := func(col string) float64 {
+		f, err := strconv.ParseFloat(labRow[col], 64)
+		if err != nil {
+			t.Fatalf("sshare %s %s: %v", lab, col, err)
+		}
+		return f
+	}
+	for _, c := range []struct {
+		key   string
+		want  float64
+		label string
+	}{
+		{"Fair-share factor of the users, mean per lab/A", mean, "sshare's user FairShare, averaged"},
+		{"LevelFS per lab/A", cell("LevelFS"), "sshare's LevelFS"},
+		{"Usage against shares per lab/A", cell("EffectvUsage"), "sshare's EffectvUsage"},
+		{"Usage against shares per lab/B", cell("NormShares"), "sshare's NormShares"},
+	} {
+		found := false
+		for _, s := range results[c.key] {
+			if s.Metric["account"] != lab {
+				continue
+			}
+			found = true
+			// sshare prints six decimals; the mean of six-decimal values is
+			// within 5e-7 too.
+			if v := s.value(t); math.Abs(v-c.want) > 5e-7 {
+				t.Errorf("%s for %s = %v, want %v (%s)", c.key, lab, v, c.want, c.label)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no series of %s", c.key, lab)
+		}
+	}
+	// The jobs waiting per partition: sprio's lines at that second.
+	code, out, stderr := runCLI(t, "sprio", "--history", hist, "--at", "@"+strconv.FormatInt(at, 10), "--noheader", "-o", "%r")
+	if code != 0 {
+		t.Fatalf("sprio: exit %d\n%s", code, stderr)
+	}
+	perPart := map[string]float64{}
+	for _, l := range strings.Fields(out) {
+		perPart[l]++
+	}
+	got := map[string]float64{}
+	for _, s := range results["Jobs waiting per partition/A"] {
+		got[s.Metric["partition"]] = s.value(t)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(perPart) || len(perPart) == 0 {
+		t.Errorf("jobs waiting per partition = %v, sprio's lines per partition %v", got, perPart)
+	}
+}
