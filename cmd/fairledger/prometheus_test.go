@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -84,6 +85,10 @@ func TestPrometheusRoundTrip(t *testing.T) {
 		}
 	})
 
+	t.Run("node_exporter", func(t *testing.T) {
+		checkNodeExporter(t, filepath.Join(filepath.Dir(filepath.Dir(promtool)), "bin", "prometheus-node-exporter"), hist)
+	})
+
 	om := filepath.Join(dir, "history.om")
 	if code, _, stderr := runCLI(t, "metrics", "--history", hist, "--format", "openmetrics", "--out", om); code != 0 {
 		t.Fatalf("metrics --format openmetrics: exit %d\n%s", code, stderr)
@@ -108,30 +113,62 @@ func TestPrometheusRoundTrip(t *testing.T) {
 	})
 }
 
-// startPrometheus serves the TSDB blocks in data on a free loopback port
-// until the test ends, and returns its URL.
-func startPrometheus(t *testing.T, prometheus, data string) string {
+// checkNodeExporter serves the textfile of the demo history's latest
+// snapshot through node_exporter's textfile collector and checks that it
+// read it without error and serves its samples.
+func checkNodeExporter(t *testing.T, exporter, hist string) {
+	if _, err := os.Stat(exporter); err != nil {
+		msg := "no prometheus-node-exporter beside promtool: `apt-get download prometheus-node-exporter` and `dpkg-deb -x` it there, as .ci/run does"
+		if os.Getenv("FAIRLEDGER_REQUIRE_PROMETHEUS") == "1" {
+			t.Fatal(msg + " (FAIRLEDGER_REQUIRE_PROMETHEUS=1)")
+		}
+		t.Skip(msg)
+	}
+	textDir := t.TempDir()
+	if code, _, stderr := runCLI(t, "metrics", "--history", hist, "--out", filepath.Join(textDir, "fairledger.prom")); code != 0 {
+		t.Fatalf("metrics: exit %d\n%s", code, stderr)
+	}
+	addr, logf := freeAddr(t), filepath.Join(t.TempDir(), "node_exporter.log")
+	startProcess(t, logf, exporter, "--collector.disable-defaults", "--collector.textfile",
+		"--collector.textfile.directory="+textDir, "--web.listen-address="+addr)
+	body := waitHTTP(t, "http://"+addr+"/metrics", logf)
+	// The demo's last snapshot is 2025-04-01T00:00:00Z (1743465600), where
+	// sshare prints ahoffman's FairShare 0.461538: Fair Tree's rank/N,
+	// 24/52 among the 52 users. node_exporter sorts the labels.
+	for _, want := range []string{
+		`node_textfile_scrape_error 0`,
+		`fairledger_snapshot_timestamp_seconds{cluster="demo"} 1.7434656e+09`,
+		`slurm_user_fairshare{account="farouk_lab",cluster="demo",user="ahoffman"} 0.46153846153846156`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("node_exporter's /metrics lacks the line %s", want)
+		}
+	}
+}
+
+// freeAddr is a free TCP address on 127.0.0.1.
+func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	cfg := filepath.Join(t.TempDir(), "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logf, err := os.Create(filepath.Join(t.TempDir(), "prometheus.log"))
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startProcess starts a server with its output in logf, stopped (by its
+// PID) when the test ends.
+func startProcess(t *testing.T, logf, name string, args ...string) {
+	t.Helper()
+	f, err := os.Create(logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A long retention: the blocks are months old, and Prometheus deletes
-	// the ones beyond its retention at once.
-	cmd := exec.Command(prometheus, "--config.file="+cfg, "--storage.tsdb.path="+data,
-		"--storage.tsdb.retention.time=100y", "--web.listen-address="+addr)
-	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
+		f.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -144,24 +181,48 @@ func startPrometheus(t *testing.T, prometheus, data string) string {
 			cmd.Process.Kill()
 			<-done
 		}
-		logf.Close()
+		f.Close()
 	})
-	base := "http://" + addr
+}
+
+// waitHTTP waits up to 60 s for url to answer 200 and returns its body.
+func waitHTTP(t *testing.T, url, logf string) string {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		resp, err := http.Get(base + "/-/ready")
+		resp, err := http.Get(url)
 		if err == nil {
+			body, rerr := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
+			if resp.StatusCode == http.StatusOK && rerr == nil {
+				return string(body)
 			}
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(logf.Name())
-			t.Fatalf("prometheus not ready at %s after 60 s:\n%s", base, log)
+			log, _ := os.ReadFile(logf)
+			t.Fatalf("%s not ready after 60 s:\n%s", url, log)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// startPrometheus serves the TSDB blocks in data on a free loopback port
+// until the test ends, and returns its URL.
+func startPrometheus(t *testing.T, prometheus, data string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	cfg := filepath.Join(t.TempDir(), "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A long retention: the blocks are months old, and Prometheus deletes
+	// the ones beyond its retention at once.
+	logf := filepath.Join(t.TempDir(), "prometheus.log")
+	startProcess(t, logf, prometheus, "--config.file="+cfg, "--storage.tsdb.path="+data,
+		"--storage.tsdb.retention.time=100y", "--web.listen-address="+addr)
+	base := "http://" + addr
+	waitHTTP(t, base+"/-/ready", logf)
+	return base
 }
 
 // promSample is one element of an instant query's result.
