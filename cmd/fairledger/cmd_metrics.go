@@ -103,12 +103,28 @@ func runMetrics(opt metricsOptions, stdout io.Writer) error {
 	if opt.format == "openmetrics" {
 		return writeOpenMetrics(v, opt, clusters, stdout)
 	}
-	return writeMetricsText(v, opt.history, opt.out, clusters, opt.at, stdout)
+	return writeText(v, opt.history, opt.out, clusters, opt.at, stdout)
 }
 
-// writeMetricsText writes the text format of clusters' fair share at at
-// (zero: the latest snapshot) to out, atomically.
-func writeMetricsText(v *history.View, dir, out string, clusters []string, at time.Time, stdout io.Writer) error {
+// writeMetricsText writes the text format of the latest snapshot of every
+// cluster of the history in dir to the file out, atomically: nightly's
+// metrics_file.
+func writeMetricsText(dir, out string) error {
+	v, err := pinHistory(dir)
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	clusters, err := metricsClusters(v, dir, "")
+	if err != nil {
+		return err
+	}
+	return writeText(v, dir, out, clusters, time.Time{}, io.Discard)
+}
+
+// writeText writes the text format of clusters' fair share at at (zero:
+// the latest snapshot) to out, atomically.
+func writeText(v *history.View, dir, out string, clusters []string, at time.Time, stdout io.Writer) error {
 	var snaps []metrics.Snapshot
 	for _, cl := range clusters {
 		past, err := fairshareAt(v, dir, cl, at)
