@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -156,11 +155,7 @@ func writeText(v *history.View, dir, out string, clusters []string, at time.Time
 // writeOpenMetrics writes every snapshot of clusters in opt's window as
 // OpenMetrics to opt.out, atomically.
 func writeOpenMetrics(v *history.View, opt metricsOptions, clusters []string, stdout io.Writer) error {
-	spillDir := ""
-	if opt.out != "-" {
-		spillDir = filepath.Dir(opt.out)
-	}
-	om, err := metrics.NewOpenMetrics(spillDir)
+	om, err := metrics.NewOpenMetrics("")
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -274,6 +275,20 @@ func TestOpenMetricsWaitingZero(t *testing.T) {
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks\n%s", want)
+		}
+	}
+}
+
+// TestDocsListEveryMetric: docs/metrics.md names every family.
+func TestDocsListEveryMetric(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range Names() {
+		if !strings.Contains(string(doc), "| `"+n+"` |") {
+			t.Errorf("docs/metrics.md has no table row for %s", n)
 		}
 	}
 }
