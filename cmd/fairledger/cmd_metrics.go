@@ -27,9 +27,9 @@ func metricsCommand(stdout, stderr io.Writer) *cli.Command {
 			"in the Prometheus text format that node_exporter's textfile collector reads, without timestamps " +
 			"(fairledger_snapshot_timestamp_seconds says when each snapshot was taken). " +
 			"--format openmetrics: every snapshot of the history (or of --from..--to) as OpenMetrics with timestamps, " +
-			"for `promtool tsdb create-blocks-from openmetrics FILE DIR`. --out writes a file atomically (a temporary file " +
+			"for `promtool tsdb create-blocks-from openmetrics --max-block-duration=4374h FILE DIR`. --out writes a file atomically (a temporary file " +
 			"beside it, renamed into place). The metrics (sshare's columns under the names of the Slurm exporters, " +
-			"every association of the tree with its parent and depth, LevelFS, recovery days, the jobs waiting) are listed in docs/metrics.md.",
+			"every association of the tree with its parent and depth, LevelFS, the labs' time to recover, the jobs waiting) are listed in docs/metrics.md.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "history", Usage: "history directory", Required: true},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text (one snapshot, for the textfile collector) or openmetrics (the history, with timestamps)"},
