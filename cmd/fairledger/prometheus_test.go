@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -418,8 +419,9 @@ type dashboard struct {
 // checkDashboard loads dist/grafana/fairledger.json, checks its
 // structure, and runs every panel's query (the template variables
 // substituted: cluster demo, every lab, a lookback of a day) at the
-// snapshot at against base: each returns data, and one value of each
-// kind is the one sshare or sprio prints at at.
+// snapshot at against base: each returns data, and the values of each
+// kind are those sshare, sprio, the lab report or a DuckDB query over the
+// priority table give for at.
 func checkDashboard(t *testing.T, base, hist string, at int64) {
 	raw, err := os.ReadFile("../../dist/grafana/fairledger.json")
 	if err != nil {
@@ -518,8 +520,59 @@ func checkDashboard(t *testing.T, base, hist string, at int64) {
 			t.Errorf("%s: no series of %s", c.key, lab)
 		}
 	}
+	// The time to recover: the lab report's days (at the latest snapshot,
+	// which at is), one decimal.
+	code, out, stderr := runCLI(t, "report", "--history", hist, "--account", lab, "--format", "md")
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	m := regexp.MustCompile(`\| Days to recover at zero use \| ([0-9.]+) \|`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("the report of %s has no days to recover:\n%s", lab, out)
+	}
+	days, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range results["Time to recover at zero use, per lab/A"] {
+		if s.Metric["account"] == lab {
+			found = true
+			if v := s.value(t) / 86400; math.Abs(v-days) > 0.05 {
+				t.Errorf("time to recover of %s = %v days, the report says %s", lab, v, m[1])
+			}
+		}
+	}
+	if !found {
+		t.Errorf("time to recover: no series of %s", lab)
+	}
+
+	// The longest and the mean wait per partition: DuckDB over the
+	// priority table's pending rows of that second.
+	for _, c := range []struct{ panel, agg string }{{"Longest wait per partition/A", "max"}, {"Mean wait per partition/A", "avg"}} {
+		want := map[string]float64{}
+		q := fmt.Sprintf("SELECT partition, %s(greatest(epoch(event_time) - epoch(coalesce(eligible, submit)), 0)) FROM priority "+
+			"WHERE event = 'pending' AND event_time = to_timestamp(%d) GROUP BY partition", c.agg, at)
+		for _, rec := range sqlCSV(t, hist, q) {
+			f, err := strconv.ParseFloat(rec[1], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[rec[0]] = f
+		}
+		got := results[c.panel]
+		if len(got) != len(want) || len(want) == 0 {
+			t.Errorf("%s: %d partitions, the priority table has %d", c.panel, len(got), len(want))
+		}
+		for _, s := range got {
+			if w, ok := want[s.Metric["partition"]]; !ok || math.Abs(s.value(t)-w) > 1e-6*max(1, w) {
+				t.Errorf("%s %s = %v, SQL's %s %v", c.panel, s.Metric["partition"], s.value(t), c.agg, w)
+			}
+		}
+	}
+
 	// The jobs waiting per partition: sprio's lines at that second.
-	code, out, stderr := runCLI(t, "sprio", "--history", hist, "--at", "@"+strconv.FormatInt(at, 10), "--noheader", "-o", "%r")
+	code, out, stderr = runCLI(t, "sprio", "--history", hist, "--at", "@"+strconv.FormatInt(at, 10), "--noheader", "-o", "%r")
 	if code != 0 {
 		t.Fatalf("sprio: exit %d\n%s", code, stderr)
 	}
