@@ -32,6 +32,11 @@ type Config struct {
 	// LogFile receives the JSON log of every night, appended; empty: none
 	// (the log goes nowhere; warnings still reach stderr as plain lines).
 	LogFile string `toml:"log_file"`
+	// MetricsFile, when set, receives `fairledger metrics`' text (the
+	// latest snapshot of every cluster of the history, for node_exporter's
+	// textfile collector), written atomically after the nights; empty:
+	// none.
+	MetricsFile string `toml:"metrics_file"`
 	// KeepDays is how many days the fetched sacct files are kept in the
 	// spool after they were fetched (default 14; 0 keeps none once a night
 	// has committed).
@@ -174,6 +179,9 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	if c.Spool == "" {
 		bad("spool: required (where fetched dumps are kept, e.g. /var/spool/fairledger)")
+	}
+	if c.MetricsFile == "-" || strings.HasSuffix(c.MetricsFile, "/") {
+		bad("metrics_file %q: want a file's path (e.g. /var/lib/prometheus/node-exporter/fairledger.prom)", c.MetricsFile)
 	}
 	if c.KeepDays == nil {
 		c.KeepDays = new(int)

@@ -49,6 +49,7 @@ func TestParseConfigErrors(t *testing.T) {
 	_, err := Parse("f.toml", []byte(`
 spool = "/s"
 histroy = "/h"
+metrics_file = "-"
 
 [[cluster]]
 name = "a"
@@ -68,6 +69,7 @@ slurm_conf = "/x"
 	for _, want := range []string{
 		"config f.toml: history: required",
 		"config f.toml: unknown key histroy",
+		`config f.toml: metrics_file "-": want a file's path`,
 		`[[cluster]] "a": slurm_conf: required`,
 		`[[cluster]] "a": window_end "noon": want "midnight" or "now"`,
 		`[[cluster]] "a": timezone "Mars/Olympus"`,

@@ -67,6 +67,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			sshareCommand(stdout, stderr),
 			sprioCommand(stdout, stderr),
 			whatifCommand(stdout, stderr),
+			metricsCommand(stdout, stderr),
 			runCommand(stdout, stderr),
 			nightlyCommand(stdout, stderr),
 			verifyCommand(stdout, stderr),

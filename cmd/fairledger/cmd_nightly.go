@@ -32,7 +32,8 @@ func nightlyCommand(stdout, stderr io.Writer) *cli.Command {
 			"(fairledger run) with what it fetched. On an empty history it backfills from first_day.\n" +
 			"Silent when all is well: a line on stderr for each warning a person should read, and one line\n" +
 			"per cluster that failed. Exit 1 when a cluster failed (nothing written for it), 2 for a bad\n" +
-			"command line or configuration, 3 when rows were rejected (the night committed; see the spool).",
+			"command line or configuration, 3 when rows were rejected (the night committed; see the spool),\n" +
+			"4 when metrics_file could not be written (the nights committed; docs/metrics.md).",
 		ArgsUsage: " ",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Value: nightly.DefaultConfigPath, EnvVars: []string{"FAIRLEDGER_CONFIG"}, Usage: "the configuration file"},
@@ -64,6 +65,11 @@ func runNightly(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if cfg.MetricsFile != "" {
+		if err := outsideHistory("metrics_file", cfg.MetricsFile, cfg.History); err != nil {
+			return usagef("config %s: metrics_file: %v", cfg.File, err)
+		}
+	}
 	logw, err := newNightlyLog(cfg.LogFile, stderr, c.Bool("verbose"))
 	if err != nil {
 		return err
@@ -86,6 +92,21 @@ func runNightly(c *cli.Context, stdout, stderr io.Writer) error {
 		if ctx.Err() != nil {
 			break
 		}
+	}
+	// The textfile for node_exporter, of every cluster of the history:
+	// a failure is reported, and does not undo the committed nights.
+	var merr error
+	if cfg.MetricsFile != "" && !c.Bool("dry-run") && ctx.Err() == nil {
+		if err := writeMetricsText(cfg.History, cfg.MetricsFile); err != nil {
+			merr = fmt.Errorf("%w: %s: %v", errMetrics, cfg.MetricsFile, err)
+		}
+	}
+	switch {
+	case merr != nil && (len(failed) > 0 || rejected):
+		// The worse exit code stands; the line is printed all the same.
+		fmt.Fprintf(stderr, "fairledger: %v\n", merr)
+	case merr != nil:
+		return merr
 	}
 	if len(failed) > 0 {
 		return errors.Join(failed...)

@@ -15,6 +15,7 @@ const (
 	exitError    = 1 // the command failed
 	exitUsage    = 2 // bad command line
 	exitRejected = 3 // finished, but some input rows were rejected
+	exitMetrics  = 4 // nightly: the nights committed, but metrics_file was not written
 	// A run stopped by a signal exits 128 + its number (interruptError).
 )
 
@@ -23,6 +24,7 @@ const exitCodesHelp = `EXIT CODES:
    1  error (bad input file, I/O error, ...)
    2  usage error (unknown flag or command, missing argument)
    3  finished, but some input rows were rejected (see the log and --rejects)
+   4  nightly: the nights committed, but metrics_file could not be written
    130, 143  run stopped by SIGINT, SIGTERM (the history stays readable; the next run recomputes the night)`
 
 // usageError marks command-line mistakes (exit 2).
@@ -34,6 +36,10 @@ func usagef(format string, args ...any) error { return &usageError{msg: fmt.Spri
 
 // errRejected is returned by commands that finished but rejected rows.
 var errRejected = errors.New("some input rows were rejected")
+
+// errMetrics is returned by nightly when its nights committed but the
+// metrics file could not be written.
+var errMetrics = errors.New("the nights committed, but the metrics file was not written")
 
 // exitCode maps an error returned by a command to the process exit code and
 // prints it, in the one place that decides both: a plain "fairledger: ..."
@@ -50,6 +56,8 @@ func exitCode(err error, stderr io.Writer, jsonLog bool) int {
 	switch {
 	case errors.Is(err, errRejected):
 		return exitRejected // the summary and the log said it
+	case errors.Is(err, errMetrics):
+		code = exitMetrics
 	case errors.As(err, &ue), isMissingFlag(err):
 		code, msg = exitUsage, msg+" (see fairledger --help)"
 	case errors.As(err, &ie):

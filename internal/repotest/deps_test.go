@@ -67,7 +67,7 @@ const duckDB = "github.com/duckdb/duckdb-go/v2"
 // (which queries the history through it). A run writes its history
 // without DuckDB, so its tests and benchmarks do not wait for DuckDB's
 // C++ to compile, and it builds where no C compiler is.
-var withoutDuckDB = []string{"pipeline", "export", "export/record", "export/record/recordtest", "export/encode", "export/history", "export/history/historytest", "export/whatif"}
+var withoutDuckDB = []string{"pipeline", "export", "export/record", "export/record/recordtest", "export/encode", "export/history", "export/history/historytest", "export/whatif", "export/metrics"}
 
 // goListDeps returns the packages pkg links (go list -deps) in the
 // environment env (added to the test's).
