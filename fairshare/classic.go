@@ -75,36 +75,11 @@ func multifactor(t *Tree, usage []float64, damp float64, r *Result, deep bool) {
 	UE[0] = 1
 	for p := 1; p < n; p++ {
 		fp := t.FSParent[p]
-		un := UN[p]
-		switch {
-		case fp == 0:
-			UE[p] = un
-		case t.SharesParent[p]:
-			UE[p] = UE[fp]
-		case deep:
-			UE[p] = un
-			if S[p] != 0 && S[fp] != 0 && UE[fp] != 0 && un != 0 {
-				ratioP := UE[fp] / S[fp]
-				ratioS := r.sibUN[fp] / S[fp]
-				ratioL := (un / S[p]) / ratioS
-				// ln R_p · ln r_l < 0 exactly when R_p and r_l lie on
-				// opposite sides of 1 (log is monotone, log 1 = 0), so
-				// the logs are only taken when k ≠ 1; with k = 1,
-				// pow(r_l, 1) = r_l exactly.
-				rl := ratioL
-				if (ratioP > 1 && ratioL < 1) || (ratioP < 1 && ratioP > 0 && ratioL > 1) {
-					x := 5 * math.Log(ratioP)
-					rl = math.Pow(ratioL, 1/(1+x*x))
-				}
-				UE[p] = ratioP * rl * S[p]
-			}
-		case t.LevelShares[p] == 0:
-			UE[p] = UE[fp]
-		default:
-			// float64() rounds the product so no platform fuses it into an
-			// FMA: results stay bit-identical everywhere.
-			UE[p] = un + float64((UE[fp]-un)*(float64(t.Shares[p])/float64(t.LevelShares[p])))
+		sib := 0.0
+		if deep {
+			sib = r.sibUN[fp]
 		}
+		UE[p] = t.multifactorEffectvUsage(int32(p), UN[p], UE[fp], sib, deep)
 	}
 
 	r.FairShare[0] = blank
@@ -116,6 +91,46 @@ func multifactor(t *Tree, usage []float64, damp float64, r *Result, deep bool) {
 		}
 		r.FairShare[p] = Factor(UE[f], S[f], damp)
 		r.LevelFS[p] = blank
+	}
+}
+
+// multifactorEffectvUsage is the classic (deep false) or depth-oblivious
+// (deep true) EffectvUsage of position p ≥ 1 from its NormUsage un, its fs
+// parent's EffectvUsage ueParent and, for depth-oblivious, sibUN: the sum
+// of NormUsage over the fs parent's fs children that are not
+// FairShare=parent (see Classic and DepthOblivious for the rules). It is
+// the one place both the whole-tree pass and EffectvUsageOf compute it.
+func (t *Tree) multifactorEffectvUsage(p int32, un, ueParent, sibUN float64, deep bool) float64 {
+	S := t.classicShares
+	fp := t.FSParent[p]
+	switch {
+	case fp == 0:
+		return un
+	case t.SharesParent[p]:
+		return ueParent
+	case deep:
+		if S[p] != 0 && S[fp] != 0 && ueParent != 0 && un != 0 {
+			ratioP := ueParent / S[fp]
+			ratioS := sibUN / S[fp]
+			ratioL := (un / S[p]) / ratioS
+			// ln R_p · ln r_l < 0 exactly when R_p and r_l lie on
+			// opposite sides of 1 (log is monotone, log 1 = 0), so
+			// the logs are only taken when k ≠ 1; with k = 1,
+			// pow(r_l, 1) = r_l exactly.
+			rl := ratioL
+			if (ratioP > 1 && ratioL < 1) || (ratioP < 1 && ratioP > 0 && ratioL > 1) {
+				x := 5 * math.Log(ratioP)
+				rl = math.Pow(ratioL, 1/(1+x*x))
+			}
+			return ratioP * rl * S[p]
+		}
+		return un
+	case t.LevelShares[p] == 0:
+		return ueParent
+	default:
+		// float64() rounds the product so no platform fuses it into an
+		// FMA: results stay bit-identical everywhere.
+		return un + float64((ueParent-un)*(float64(t.Shares[p])/float64(t.LevelShares[p])))
 	}
 }
 

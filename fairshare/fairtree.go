@@ -73,11 +73,8 @@ func FairTree(t *Tree, usage []float64, r *Result) {
 	r.LevelFS[0] = blank
 	r.FairShare[0] = blank
 	for p := 1; p < n; p++ {
-		u := 0.0
 		pu := usage[t.FSParent[p]]
-		if pu != 0 {
-			u = extQuo(usage[p], pu) // slurmctld's long double (longdouble.go)
-		}
+		u := fairTreeEffectvUsage(usage[p], pu)
 		r.EffectvUsage[p] = u
 		r.FairShare[p] = blank
 		var lf, lo float64
@@ -150,4 +147,15 @@ func FairTree(t *Tree, usage []float64, r *Result) {
 		}
 	}
 	r.stack = stack[:0]
+}
+
+// fairTreeEffectvUsage is Fair Tree's EffectvUsage of an association with
+// raw usage raw under a fair-share parent with raw usage parent (§7.1):
+// raw/parent in slurmctld's long double (longdouble.go), 0 when the parent
+// has no usage.
+func fairTreeEffectvUsage(raw, parent float64) float64 {
+	if parent == 0 {
+		return 0
+	}
+	return extQuo(raw, parent)
 }

@@ -82,15 +82,17 @@ func (r *Result) normUsage(usage []float64) {
 	total := usage[0]
 	r.NormUsage[0] = blank
 	for p := 1; p < len(r.NormUsage); p++ {
-		un := 0.0
-		if total != 0 {
-			un = usage[p] / total
-			if un > 1 {
-				un = 1
-			}
-		}
-		r.NormUsage[p] = un
+		r.NormUsage[p] = normUsageOf(usage[p], total)
 	}
+}
+
+// normUsageOf is UN of raw usage u under the cluster total: u/total capped
+// at 1, 0 when the total is 0.
+func normUsageOf(u, total float64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return min(u/total, 1)
 }
 
 func checkUsage(t *Tree, usage []float64, fn string) {
