@@ -133,6 +133,23 @@ func LabRecovery(rows []record.FairshareRow, lab string, halfLifeSec int64, damp
 	return t.recover(p, halfLifeSec, damp), nil
 }
 
+// LabRecoveries is LabRecovery for every lab of one snapshot (every
+// account but root with a user association of its own), by lab name,
+// from one tree: what the metrics export needs at each snapshot.
+func LabRecoveries(rows []record.FairshareRow, halfLifeSec int64, damp float64) (map[string]Recovery, error) {
+	t, err := newSnapTree(rows)
+	if err != nil {
+		return nil, err
+	}
+	labs := t.labs()
+	out := make(map[string]Recovery, len(labs))
+	for _, lab := range labs {
+		p, _ := t.account(lab)
+		out[lab] = t.recover(p, halfLifeSec, damp)
+	}
+	return out, nil
+}
+
 // Recovery is the explanation of a lab's current factor.
 type Recovery struct {
 	// Ratio is the lab's EffectvUsage/NormShares at the Last snapshot: the
@@ -167,30 +184,29 @@ type Recovery struct {
 	Floor float64
 }
 
-// projector recomputes usage/share ratios after the lab's subtree usage
-// decayed.
+// projector works out the usage/share ratios of the watched positions
+// after the lab's subtree usage decayed.
 type projector struct {
 	s        *snapTree
 	algo     fairshare.Algorithm
-	damp     float64
 	lab, end int32
-	watch    []int32 // the positions whose ratio must fall to 1
-	buf      []float64
-	res      fairshare.Result
+	watch    []int32   // the positions whose ratio must fall to 1
+	buf      []float64 // the usage projected; s.usage outside the lab's subtree and ancestors
 }
 
 // ratio returns the highest EffectvUsage/NormShares of the watched
 // positions after the lab's subtree usage decayed by the factor f while
 // every other association's usage stays as it is: the lab's descendants
 // are scaled by f, its ancestors lose what the lab lost, the rest of the
-// tree is unchanged. The values come from the same fairshare algorithm as
-// the history's.
+// tree is unchanged. The values are the ones the history's fairshare
+// algorithm computes (fairshare.Compute) from that usage, bit for bit:
+// fairshare.EffectvUsageOf recomputes only what a watched position
+// depends on, not the whole tree.
 func (p *projector) ratio(f float64) float64 {
 	u, s := p.buf, p.s
-	copy(u, s.usage)
 	lab := s.usage[p.lab]
 	for q := p.lab; q < p.end; q++ {
-		u[q] *= f
+		u[q] = s.usage[q] * f
 	}
 	// An ancestor keeps the others' usage and gets the lab's decayed one:
 	// (u − lab) + lab·f, not u − lab·(1−f), which cancels to 0 when the
@@ -203,12 +219,11 @@ func (p *projector) ratio(f float64) float64 {
 		}
 		u[a] = rest + lab*f
 	}
-	fairshare.Compute(p.algo, s.t, u, p.damp, &p.res)
 	worst := math.Inf(-1)
 	for _, q := range p.watch {
 		r := math.Inf(1) // no shares: LevelFS 0, never at its share
-		if ns := p.res.NormShares[q]; ns > 0 {
-			r = p.res.EffectvUsage[q] / ns
+		if ns := s.t.NormSharesOf(p.algo, q); ns > 0 {
+			r = fairshare.EffectvUsageOf(p.algo, s.t, u, q) / ns
 		}
 		worst = max(worst, r)
 	}
@@ -301,7 +316,7 @@ func (s *snapTree) recover(lab int32, halfLifeSec int64, damp float64) Recovery 
 		rec.State = RecoveryNoDecay
 		return rec
 	}
-	p := &projector{s: s, algo: algo, damp: damp, lab: lab, end: s.end(lab), watch: watch, buf: make([]float64, s.t.Len())}
+	p := &projector{s: s, algo: algo, lab: lab, end: s.end(lab), watch: watch, buf: slices.Clone(s.usage)}
 	hi := 200 * halfLifeSec // d^hi < 1e-40: the lab's usage is gone
 	// A level that only tends to its share (ratio → 1) never reaches it.
 	if fl := p.ratio(decay.DecayOver(halfLifeSec, hi)); fl >= 1 {
