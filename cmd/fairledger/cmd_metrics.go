@@ -221,9 +221,13 @@ func metricsSnapshot(v *history.View, dir, cluster string, t time.Time, rows []r
 		}
 	}
 	s.RecoverySeconds = map[string]float64{}
+	recs, err := report.LabRecoveries(rows, cfg.HalfLifeSec, damp)
+	if err != nil {
+		recs = nil // rows that make no tree: no samples
+	}
 	for _, acct := range recoveryAccounts(rows) {
-		r, err := report.LabRecovery(rows, acct, cfg.HalfLifeSec, damp)
-		if err != nil {
+		r, ok := recs[acct]
+		if !ok {
 			continue // not an account of the snapshot's tree: no sample
 		}
 		switch r.State {
