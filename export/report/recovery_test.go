@@ -231,3 +231,82 @@ func TestRecoveryMatchesWholeTree(t *testing.T) {
 	}
 	t.Logf("states: %v", states)
 }
+
+// yearRows is the fairshare rows of a tree shaped like the 5 M-job
+// year's (1,455 associations, 202 labs: root, 20 departments with a group
+// each, labs under the departments and a third of them under the groups,
+// five to seven users per lab), a quarter of the users without usage,
+// under algo: the input the metrics export gives LabRecoveries at every
+// snapshot.
+func yearRows(algo fairshare.Algorithm) []record.FairshareRow {
+	rng := rand.New(rand.NewPCG(5, 2025))
+	nodes := []fairshare.Node{{Account: "root", Parent: -1, Shares: 1}}
+	for d := range 20 {
+		nodes = append(nodes, fairshare.Node{Account: fmt.Sprintf("dept%02d", d), Parent: 0, Shares: int64(1 + rng.IntN(10))})
+	}
+	for d := range 20 {
+		nodes = append(nodes, fairshare.Node{Account: fmt.Sprintf("grp%02d", d), Parent: 1 + d, Shares: int64(1 + rng.IntN(10))})
+	}
+	for lab := range 202 {
+		par := 1 + lab%20 // its department
+		if lab%3 == 0 {
+			par += 20 // the department's group
+		}
+		nodes = append(nodes, fairshare.Node{Account: fmt.Sprintf("lab%03d", lab), Parent: par, Shares: int64(1 + rng.IntN(5))})
+		l := len(nodes) - 1
+		for u := range 5 + lab%3 {
+			nodes = append(nodes, fairshare.Node{Account: nodes[l].Account, User: fmt.Sprintf("u%03d_%d", lab, u), Parent: l, Shares: 1})
+		}
+	}
+	t, err := fairshare.NewTree(nodes)
+	if err != nil {
+		panic(err)
+	}
+	own := make([]float64, t.Len())
+	for p := range own {
+		if t.IsUser[p] && rng.IntN(4) > 0 {
+			own[p] = math.Ldexp(rng.Float64(), 20+rng.IntN(20))
+		}
+	}
+	usage := make([]float64, t.Len())
+	fairshare.Accumulate(t, own, usage)
+	var res fairshare.Result
+	fairshare.Compute(algo, t, usage, 1, &res)
+	return record.FairshareRows(time.Date(2025, 12, 30, 0, 0, 0, 0, time.UTC), t, &res)
+}
+
+// BenchmarkLabRecoveries works out every lab's recovery of one snapshot
+// of a tree shaped like the 5 M-job year's, under each algorithm: by
+// LabRecoveries, and (whole-tree) as it was done before, every bisection
+// step a recomputation of the whole tree (refRecover).
+//
+//	go test ./export/report -run '^$' -bench LabRecoveries -benchmem
+func BenchmarkLabRecoveries(b *testing.B) {
+	for _, algo := range []fairshare.Algorithm{fairshare.FairTreeAlgo, fairshare.ClassicAlgo, fairshare.DepthObliviousAlgo} {
+		rows := yearRows(algo)
+		s, err := newSnapTree(rows)
+		if err != nil {
+			b.Fatal(err)
+		}
+		labs := s.labs()
+		b.Run(algo.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := LabRecoveries(rows, 7*86400, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(labs)*b.N)/b.Elapsed().Seconds(), "labs/s")
+		})
+		b.Run(algo.String()+"/whole-tree", func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				for _, lab := range labs {
+					p, _ := s.account(lab)
+					refRecover(s, p, 7*86400, 1)
+				}
+			}
+			b.ReportMetric(float64(len(labs)*b.N)/b.Elapsed().Seconds(), "labs/s")
+		})
+	}
+}

@@ -143,9 +143,10 @@ func LabRecoveries(rows []record.FairshareRow, halfLifeSec int64, damp float64) 
 	}
 	labs := t.labs()
 	out := make(map[string]Recovery, len(labs))
+	buf := slices.Clone(t.usage)
 	for _, lab := range labs {
 		p, _ := t.account(lab)
-		out[lab] = t.recover(p, halfLifeSec, damp)
+		out[lab] = t.recoverIn(p, halfLifeSec, damp, buf)
 	}
 	return out, nil
 }
@@ -230,6 +231,15 @@ func (p *projector) ratio(f float64) float64 {
 	return worst
 }
 
+// restore sets the usage that ratio projected back to s.usage.
+func (p *projector) restore() {
+	s := p.s
+	copy(p.buf[p.lab:p.end], s.usage[p.lab:p.end])
+	for a := s.t.Parent[p.lab]; a >= 0; a = s.t.Parent[a] {
+		p.buf[a] = s.usage[a]
+	}
+}
+
 // path returns the levels that rank the lab's users under Fair Tree: the
 // lab and each ancestor below root, nearest first, but for
 // FairShare=parent accounts (they have no LevelFS; their children compete
@@ -281,6 +291,13 @@ func (s *snapTree) path(lab int32) []int32 {
 // then serves FairShare=parent accounts and the classic algorithms; the
 // tests check it against the formula.
 func (s *snapTree) recover(lab int32, halfLifeSec int64, damp float64) Recovery {
+	return s.recoverIn(lab, halfLifeSec, damp, nil)
+}
+
+// recoverIn is recover with buf, a copy of s.usage, as the projection's
+// memory (nil: a new one); buf is s.usage again on return, for the next
+// lab.
+func (s *snapTree) recoverIn(lab int32, halfLifeSec int64, damp float64, buf []float64) Recovery {
 	algo := s.res.Algorithm
 	ns := s.res.NormShares[lab]
 	rec := Recovery{Ratio: s.res.EffectvUsage[lab] / ns}
@@ -316,7 +333,11 @@ func (s *snapTree) recover(lab int32, halfLifeSec int64, damp float64) Recovery 
 		rec.State = RecoveryNoDecay
 		return rec
 	}
-	p := &projector{s: s, algo: algo, lab: lab, end: s.end(lab), watch: watch, buf: slices.Clone(s.usage)}
+	if buf == nil {
+		buf = slices.Clone(s.usage)
+	}
+	p := &projector{s: s, algo: algo, lab: lab, end: s.end(lab), watch: watch, buf: buf}
+	defer p.restore()
 	hi := 200 * halfLifeSec // d^hi < 1e-40: the lab's usage is gone
 	// A level that only tends to its share (ratio → 1) never reaches it.
 	if fl := p.ratio(decay.DecayOver(halfLifeSec, hi)); fl >= 1 {
