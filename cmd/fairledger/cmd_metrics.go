@@ -221,7 +221,7 @@ func metricsSnapshot(v *history.View, dir, cluster string, t time.Time, rows []r
 		}
 	}
 	s.RecoverySeconds = map[string]float64{}
-	recs, err := report.LabRecoveries(rows, cfg.HalfLifeSec, damp)
+	recs, err := report.LabRecoveries(rows, cfg.HalfLifeSec)
 	if err != nil {
 		recs = nil // rows that make no tree: no samples
 	}

@@ -194,7 +194,7 @@ func TestRecoveryMatchesWholeTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all, err := LabRecoveries(rows, half, damp)
+		all, err := LabRecoveries(rows, half)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,7 +292,7 @@ func BenchmarkLabRecoveries(b *testing.B) {
 		b.Run(algo.String(), func(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
-				if _, err := LabRecoveries(rows, 7*86400, 1); err != nil {
+				if _, err := LabRecoveries(rows, 7*86400); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -397,7 +397,7 @@ func (d *Dataset) explain(r *Report, lab int32, half int64, damp float64) {
 			}
 		}
 	}
-	r.Recovery = t.recover(lab, half, damp)
+	r.Recovery = t.recover(lab, half)
 	if p, ok := t.account(r.Recovery.Limit); ok && r.Recovery.Limit != "" {
 		if pp := t.t.Parent[p]; pp >= 0 {
 			r.LimitParent = t.keys[pp].Account

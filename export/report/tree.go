@@ -120,7 +120,10 @@ func (s RecoveryState) String() string {
 
 // LabRecovery works out when lab would be back at its share at zero use
 // from one snapshot's fairshare rows, under the half-life and dampening
-// given: the figure of a lab report's summary (see snapTree.recover).
+// given: the figure of a lab report's summary (see snapTree.recover). The
+// dampening does not change it: under the classic algorithms the factor
+// 2^(−Ratio/damp) is back at 2^(−1/damp) when Ratio is back at 1, whatever
+// damp is.
 func LabRecovery(rows []record.FairshareRow, lab string, halfLifeSec int64, damp float64) (Recovery, error) {
 	t, err := newSnapTree(rows)
 	if err != nil {
@@ -130,13 +133,14 @@ func LabRecovery(rows []record.FairshareRow, lab string, halfLifeSec int64, damp
 	if !ok {
 		return Recovery{}, fmt.Errorf("no account %q in the snapshot", lab)
 	}
-	return t.recover(p, halfLifeSec, damp), nil
+	return t.recover(p, halfLifeSec), nil
 }
 
 // LabRecoveries is LabRecovery for every lab of one snapshot (every
 // account but root with a user association of its own), by lab name,
-// from one tree: what the metrics export needs at each snapshot.
-func LabRecoveries(rows []record.FairshareRow, halfLifeSec int64, damp float64) (map[string]Recovery, error) {
+// from one tree: what the metrics export needs at each snapshot. (It
+// takes no dampening, which does not change the figure.)
+func LabRecoveries(rows []record.FairshareRow, halfLifeSec int64) (map[string]Recovery, error) {
 	t, err := newSnapTree(rows)
 	if err != nil {
 		return nil, err
@@ -146,7 +150,7 @@ func LabRecoveries(rows []record.FairshareRow, halfLifeSec int64, damp float64) 
 	buf := slices.Clone(t.usage)
 	for _, lab := range labs {
 		p, _ := t.account(lab)
-		out[lab] = t.recoverIn(p, halfLifeSec, damp, buf)
+		out[lab] = t.recoverIn(p, halfLifeSec, buf)
 	}
 	return out, nil
 }
@@ -298,14 +302,14 @@ func (s *snapTree) path(lab int32) []int32 {
 // those with their siblings' NormUsage — the values a recomputation of the
 // whole tree gives, bit for bit (TestRecoveryMatchesWholeTree), at a
 // hundredth of the cost.
-func (s *snapTree) recover(lab int32, halfLifeSec int64, damp float64) Recovery {
-	return s.recoverIn(lab, halfLifeSec, damp, nil)
+func (s *snapTree) recover(lab int32, halfLifeSec int64) Recovery {
+	return s.recoverIn(lab, halfLifeSec, nil)
 }
 
 // recoverIn is recover with buf, a copy of s.usage, as the projection's
 // memory (nil: a new one); buf is s.usage again on return, for the next
 // lab.
-func (s *snapTree) recoverIn(lab int32, halfLifeSec int64, damp float64, buf []float64) Recovery {
+func (s *snapTree) recoverIn(lab int32, halfLifeSec int64, buf []float64) Recovery {
 	algo := s.res.Algorithm
 	ns := s.res.NormShares[lab]
 	rec := Recovery{Ratio: s.res.EffectvUsage[lab] / ns}

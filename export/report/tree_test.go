@@ -137,7 +137,7 @@ func TestRecoveryByHand(t *testing.T) {
 				t.Fatal(err)
 			}
 			lab, _ := s.account(tc.lab)
-			got := s.recover(lab, tc.half, 1)
+			got := s.recover(lab, tc.half)
 			if got.State != tc.state {
 				t.Fatalf("state = %v, want %v (%+v)", got.State, tc.state, got)
 			}
@@ -191,7 +191,7 @@ func TestRecoveryLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		lab, _ := s.account(tc.lab)
-		got := s.recover(lab, 7*86400, 1)
+		got := s.recover(lab, 7*86400)
 		if got.Limit != tc.limit || !near(got.LimitLevelFS, tc.lf, 1e-12) {
 			t.Errorf("%s: limit %s LevelFS %v, want %s %v", tc.name, got.Limit, got.LimitLevelFS, tc.limit, tc.lf)
 		}
