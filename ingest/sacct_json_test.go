@@ -1,129 +1,13 @@
-package ingest
+package ingest_test
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"io"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/fairledger/fairledger/schemas"
+	"github.com/fairledger/fairledger/ingest"
+	"github.com/fairledger/fairledger/ingest/ingesttest"
 )
-
-// cellTable is what a sacct reader gave for a file: every cell of every
-// column but the two naming the file and line (which differ between a
-// JSON file and its -P twin by construction), row by row, and the Stats.
-type cellTable struct {
-	cols    []string
-	rows    [][]string
-	stats   Stats
-	rejects []string
-	err     error
-}
-
-// readCells reads data with opt into a cellTable.
-func readCells(t testing.TB, name string, data []byte, opt SacctOptions) cellTable {
-	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	opt.Allocator = mem
-	var res cellTable
-	opt.OnReject = func(e *ParseError, raw string) { res.rejects = append(res.rejects, e.Error()) }
-	r, err := NewSacctReader(name, bytes.NewReader(data), opt)
-	if err != nil {
-		res.err = err
-		return res
-	}
-	defer r.Close()
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			res.err = err
-			break
-		}
-		res.addBatch(rec)
-		rec.Release()
-	}
-	res.stats = r.Stats()
-	if res.err == nil && !res.stats.Balanced() {
-		t.Errorf("%s: stats do not add up: %s", name, res.stats.String())
-	}
-	return res
-}
-
-func (c *cellTable) addBatch(rec arrow.RecordBatch) {
-	if c.cols == nil {
-		for _, f := range rec.Schema().Fields() {
-			c.cols = append(c.cols, f.Name)
-		}
-	}
-	for i := 0; i < int(rec.NumRows()); i++ {
-		row := make([]string, 0, rec.NumCols())
-		for k := 0; k < int(rec.NumCols()); k++ {
-			switch rec.ColumnName(k) {
-			case schemas.ColSourceFile, schemas.ColSourceLine:
-				row = append(row, "")
-				continue
-			}
-			a := rec.Column(k)
-			if a.IsNull(i) {
-				row = append(row, "(null)")
-			} else {
-				row = append(row, a.ValueStr(i))
-			}
-		}
-		c.rows = append(c.rows, row)
-	}
-}
-
-// statsText is the counts of st that a JSON file and its -P twin share.
-func statsText(st Stats) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "read %d ingested %d rejected %d never-started %d", st.Read, st.Ingested, st.Rejected, st.NeverStarted)
-	for _, k := range slices.Sorted(maps.Keys(st.Skipped)) {
-		fmt.Fprintf(&b, "; skipped %q %d", k, st.Skipped[k])
-	}
-	for _, k := range slices.Sorted(maps.Keys(st.Remarks)) {
-		fmt.Fprintf(&b, "; remark %q %d", k, st.Remarks[k])
-	}
-	return b.String()
-}
-
-// compareCells reports every cell in which a JSON file's table differs
-// from its -P twin's, and a difference of counts.
-func compareCells(t testing.TB, psv, js cellTable) {
-	t.Helper()
-	if psv.err != nil || js.err != nil {
-		t.Fatalf("-P: %v; JSON: %v", psv.err, js.err)
-	}
-	if a, b := statsText(psv.stats), statsText(js.stats); a != b {
-		t.Errorf("counts differ:\n-P:   %s\nJSON: %s", a, b)
-	}
-	if !slices.Equal(psv.cols, js.cols) {
-		t.Fatalf("columns differ:\n-P:   %v\nJSON: %v", psv.cols, js.cols)
-	}
-	if len(psv.rows) != len(js.rows) {
-		t.Errorf("%d rows from -P, %d from JSON", len(psv.rows), len(js.rows))
-	}
-	bad := 0
-	for i := range min(len(psv.rows), len(js.rows)) {
-		for k, col := range psv.cols {
-			if p, j := psv.rows[i][k], js.rows[i][k]; p != j && bad < 40 {
-				bad++
-				t.Errorf("row %d (job %s) %s: -P %q, JSON %q", i, psv.rows[i][1], col, p, j)
-			}
-		}
-	}
-}
 
 // TestSacctJSONVersionRefused: a document of a data_parser version the
 // reader does not know, or of none, is refused naming file and version,
@@ -146,17 +30,17 @@ func TestSacctJSONVersionRefused(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			res := readCells(t, "x.json", []byte(c.doc), SacctOptions{})
-			if res.err == nil || !strings.Contains(res.err.Error(), c.want) {
-				t.Fatalf("err = %v, want it to hold %q", res.err, c.want)
+			res := ingesttest.Cells(t, "x.json", []byte(c.doc), ingest.SacctOptions{})
+			if res.Err == nil || !strings.Contains(res.Err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to hold %q", res.Err, c.want)
 			}
-			if !strings.HasPrefix(res.err.Error(), "ingest x.json") {
-				t.Errorf("err = %v, want it to name the file", res.err)
+			if !strings.HasPrefix(res.Err.Error(), "ingest x.json") {
+				t.Errorf("err = %v, want it to name the file", res.Err)
 			}
-			var fe *FileError
-			var pe *ParseError
-			if !errors.As(res.err, &fe) && !errors.As(res.err, &pe) {
-				t.Errorf("err is %T", res.err)
+			var fe *ingest.FileError
+			var pe *ingest.ParseError
+			if !errors.As(res.Err, &fe) && !errors.As(res.Err, &pe) {
+				t.Errorf("err is %T", res.Err)
 			}
 		})
 	}
