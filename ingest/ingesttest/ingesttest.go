@@ -129,4 +129,3 @@ func Compare(t testing.TB, psv, js Table) {
 		}
 	}
 }
-
