@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
@@ -241,7 +240,7 @@ func (d *jsonDoc) syntax(err error) error {
 func (d *jsonDoc) valueErr(key string, err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return &ParseError{File: d.s.name, Line: d.lt.lineAt(te.Offset), Field: key + "." + te.Field, Value: te.Value, Err: fmt.Errorf("want %s", te.Type)}
+		return &ParseError{File: d.s.name, Line: d.lt.lineAt(te.Offset), Field: key + "." + te.Field, Value: te.Value, Err: fmt.Errorf("want %s", jsonWant(te.Type))}
 	}
 	return d.syntax(err)
 }
@@ -286,12 +285,24 @@ func (d *jsonDoc) jobs() error {
 		var te *json.UnmarshalTypeError
 		switch {
 		case err == nil:
-			d.addJob(&j, line)
+			if !d.addJob(&j, line) {
+				return errStop
+			}
 		case errors.As(err, &te):
 			// The job was read whole: it is rejected, its steps skipped
 			// as the -P reader skips step lines.
+			// A field of ours that refused its value stops the decoding
+			// of the rest of the job: its id and steps are read again
+			// from the job's text, which the line tracker still holds.
+			var again struct {
+				JobID jnum              `json:"job_id"`
+				Steps []json.RawMessage `json:"steps"`
+			}
+			if json.Unmarshal(d.lt.since(d.dec.InputOffset()), &again) == nil {
+				j.JobID, j.Steps = again.JobID, make([]jsonStep, len(again.Steps))
+			}
 			id := j.JobID.text()
-			pe := &ParseError{File: d.s.name, Line: line, Job: id, Field: te.Field, Value: te.Value, Err: fmt.Errorf("want %s", te.Type)}
+			pe := &ParseError{File: d.s.name, Line: line, Job: id, Field: te.Field, Value: te.Value, Err: fmt.Errorf("want %s", jsonWant(te.Type))}
 			st := Stats{File: d.s.name, Read: 1, Rejected: 1, Lines: 1}
 			if n := int64(len(j.Steps)); n > 0 {
 				st.Read += n
@@ -333,13 +344,14 @@ func (d *jsonDoc) flush() bool {
 	}
 }
 
-// addJob writes one job and its steps as -P lines.
-func (d *jsonDoc) addJob(j *jsonJob, line int) {
+// addJob writes one job and its steps as -P lines; false when the reader
+// was closed.
+func (d *jsonDoc) addJob(j *jsonJob, line int) bool {
 	if d.bp == nil {
 		select {
 		case d.bp = <-d.pool:
 		case <-d.s.done:
-			return
+			return false
 		}
 		d.buf = (*d.bp)[:0]
 	}
@@ -362,6 +374,7 @@ func (d *jsonDoc) addJob(j *jsonJob, line int) {
 		d.origins = append(d.origins, jsonOrigin{line: line, job: id})
 	}
 	d.lines += n
+	return true
 }
 
 // jsonProblem is an entry of the document's "errors" or "warnings".
@@ -454,21 +467,40 @@ var (
 	jstrsType = reflect.TypeFor[jstrs]()
 )
 
+// jsonWant says what a field of type t holds, for an error.
+func jsonWant(t reflect.Type) string {
+	switch t {
+	case jnumType:
+		return `a number, or {"set", "infinite", "number"}`
+	case jstrsType:
+		return "a list of strings"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}
+
 // numberInt reads a whole JSON number (an integral float such as 1e3 as
-// well).
+// well; strconv, not math/big, whose exact parsing of an exponent such as
+// 1e999999999 takes minutes).
 func numberInt(n json.Number) (int64, error) {
 	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
 		return i, nil
 	}
-	f, _, err := big.ParseFloat(string(n), 10, 64, big.ToNearestEven)
+	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
 		return 0, err
 	}
-	i, acc := f.Int64()
-	if acc != big.Exact {
-		return 0, errors.New("not a whole number")
+	if f != math.Trunc(f) || f < math.MinInt64 || f >= math.MaxInt64 {
+		return 0, errors.New("not a whole number within 64 bits")
 	}
-	return i, nil
+	return int64(f), nil
 }
 
 // uint32 is the number as one of Slurm's uint32 fields: NO_VAL
@@ -976,6 +1008,16 @@ func (t *lineTracker) lineAt(off int64) int {
 	t.base += int64(k)
 	t.buf = append(t.buf[:0], t.buf[k:]...)
 	return t.line
+}
+
+// since is what was read from the last offset asked about (the start of
+// the value being decoded) to off.
+func (t *lineTracker) since(off int64) []byte {
+	k := int(off - t.base)
+	if k < 0 || k > len(t.buf) {
+		return nil
+	}
+	return t.buf[:k]
 }
 
 // pendingLines counts the newlines read past the last offset asked about.
