@@ -743,7 +743,7 @@ for s in "${scenarios[@]}"; do
 	# TestSacctJSONE2E ingests both and compares them.
 	if [[ $release != 22.05 ]]; then
 		sacct -a -D --json -S "$(date -d "@$((span_start - 60))" +%Y-%m-%dT%H:%M:%S)" -E now \
-			"${states[@]}" | sed "s|\\/|/|g; s|$d|/scratch|g" >"$c/sacct.json"
+			"${states[@]}" | sed "s|\\\\/|/|g; s|$d|/scratch|g" >"$c/sacct.json"
 	fi
 	assoc_fields=Cluster,Account,User,Partition,ParentName,Share,Lineage,GrpTRESMins
 	probe=$(sacctmgr -n -P show assoc format=Lineage 2>&1 || true)
