@@ -958,8 +958,10 @@ func appendTRES(b []byte, l []jtres, scratch *[]byte) []byte {
 	return b
 }
 
-// appendMegs writes a size in megabytes as convert_num_unit with
-// CONVERT_NUM_UNIT_EXACT does: divided by 1024 while it stays whole.
+// appendMegs writes a size in megabytes in the largest unit that keeps it
+// whole. sacct's convert_num_unit also divides a multiple of 512 (1536M
+// is 1.50G); both read back as the same MiB, which is all the reader
+// keeps.
 func appendMegs(b []byte, mb int64) []byte {
 	units := "MGTPE"
 	u := 0
