@@ -975,55 +975,59 @@ func appendMegs(b []byte, mb int64) []byte {
 
 // lineTracker counts the lines of what a reader has given, so that a byte
 // offset of the JSON decoder (which reads ahead) turns into a line. It
-// keeps the bytes read past the last offset asked about: queries come in
-// input order, and the decoder reads at most one value ahead.
+// keeps the bytes read past the last offset asked about (buf[off:]):
+// queries come in input order, and the decoder reads at most its buffer
+// ahead. The consumed prefix is dropped only once it is most of buf, so
+// that each byte is copied a bounded number of times.
 type lineTracker struct {
 	r    io.Reader
-	base int64  // offset of buf[0]
+	base int64  // offset of buf[off]
 	line int    // line of offset base
-	buf  []byte // bytes read from base on
+	buf  []byte // bytes read; buf[off:] from base on
+	off  int
 }
 
 func (t *lineTracker) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
+	if t.off > 0 && t.off >= len(t.buf)/2 {
+		t.buf = t.buf[:copy(t.buf, t.buf[t.off:])]
+		t.off = 0
+	}
 	t.buf = append(t.buf, p[:n]...)
 	return n, err
 }
 
 // lineAt is the line of the first byte at or after off that is not white
-// space or ',' (the start of the next value); off must not go back.
+// space, ',' or ':' (the start of the next value); off must not go back.
 func (t *lineTracker) lineAt(off int64) int {
+	rest := t.buf[t.off:]
 	k := int(off - t.base)
 	if k < 0 {
 		return t.line
 	}
-	k = min(k, len(t.buf))
-	for k < len(t.buf) && (t.buf[k] == ' ' || t.buf[k] == '\t' || t.buf[k] == '\r' || t.buf[k] == ',' || t.buf[k] == ':') {
+	k = min(k, len(rest))
+	for k < len(rest) && strings.IndexByte(" \t\r\n,:", rest[k]) >= 0 {
 		k++
 	}
-	if k < len(t.buf) && t.buf[k] == '\n' {
-		for k < len(t.buf) && strings.IndexByte(" \t\r\n,:", t.buf[k]) >= 0 {
-			k++
-		}
-	}
-	t.line += bytes.Count(t.buf[:k], []byte{'\n'})
+	t.line += bytes.Count(rest[:k], []byte{'\n'})
 	t.base += int64(k)
-	t.buf = append(t.buf[:0], t.buf[k:]...)
+	t.off += k
 	return t.line
 }
 
 // since is what was read from the last offset asked about (the start of
 // the value being decoded) to off.
 func (t *lineTracker) since(off int64) []byte {
+	rest := t.buf[t.off:]
 	k := int(off - t.base)
-	if k < 0 || k > len(t.buf) {
+	if k < 0 || k > len(rest) {
 		return nil
 	}
-	return t.buf[:k]
+	return rest[:k]
 }
 
 // pendingLines counts the newlines read past the last offset asked about.
-func (t *lineTracker) pendingLines() int { return bytes.Count(t.buf, []byte{'\n'}) }
+func (t *lineTracker) pendingLines() int { return bytes.Count(t.buf[t.off:], []byte{'\n'}) }
 
 // fromJSON moves a rejection of a -P line made of a JSON job (line, of
 // the block starting at -P line first) to the job's JSON line, with its
