@@ -356,7 +356,7 @@ func (d *jsonDoc) addJob(j *jsonJob, line int) bool {
 		d.buf = (*d.bp)[:0]
 	}
 	id := j.jobIDText()
-	n0 := bytes.Count(d.buf, []byte{'\n'})
+	start := len(d.buf)
 	d.buf = j.appendPsv(d.buf, id, &d.scratch)
 	for i := range j.Steps {
 		d.buf = append(d.buf, id...)
@@ -369,7 +369,7 @@ func (d *jsonDoc) addJob(j *jsonJob, line int) bool {
 	}
 	// A JobName or SubmitLine holding a newline spans lines, as in a -P
 	// file: every line of the job points back at it.
-	n := bytes.Count(d.buf, []byte{'\n'}) - n0
+	n := bytes.Count(d.buf[start:], []byte{'\n'})
 	for range n {
 		d.origins = append(d.origins, jsonOrigin{line: line, job: id})
 	}
