@@ -41,6 +41,7 @@ fuzz:
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseQOS$$' -fuzztime 20s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzTimeStrToMins$$' -fuzztime 10s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzSacctRequest$$' -fuzztime 20s
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzSacctJSON$$' -fuzztime 30s -fuzzminimizetime 5s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzParseSubmitLine$$' -fuzztime 10s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzExpandHostlist$$' -fuzztime 10s
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzSlurmctldLog$$' -fuzztime 20s

@@ -19,8 +19,11 @@ import (
 // Line is 1-based; 0 means the error concerns the whole file. Field is the
 // column title or configuration key (empty when none applies).
 type ParseError struct {
-	File  string
-	Line  int
+	File string
+	Line int
+	// Job is the job id of a rejected job of a JSON document (whose line
+	// is where the job starts); empty otherwise.
+	Job   string
 	Field string
 	Value string
 	Err   error
@@ -42,6 +45,11 @@ func writePosition(b *strings.Builder, file string, line int) {
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	writePosition(&b, e.File, e.Line)
+	if e.Job != "" {
+		b.WriteString("job ")
+		b.WriteString(e.Job)
+		b.WriteString(": ")
+	}
 	if e.Field != "" {
 		b.WriteString(e.Field)
 		b.WriteByte('=')

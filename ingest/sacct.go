@@ -156,6 +156,8 @@ type SacctReader struct {
 	err     error
 	// firstReject is the file's first rejected record (for endCheck).
 	firstReject *ParseError
+	// json is set for a sacct --json document (see produceJSON).
+	json bool
 }
 
 // sacctLayout is what the header (or declared field list) says about the
@@ -227,6 +229,9 @@ func NewSacctReader(name string, r io.Reader, opt SacctOptions) (*SacctReader, e
 	}
 	if err := sacctSniff(name, br); err != nil {
 		return nil, err
+	}
+	if isJSONText(br) {
+		return newSacctJSONReader(name, br, opt)
 	}
 	lay := &sacctLayout{dense: schemas.DenseTRESList(opt.DenseTRES), request: opt.RequestColumns}
 	headerLines := 0
@@ -424,6 +429,9 @@ type chunk struct {
 	lines int // newlines in data
 	data  []byte
 	buf   *[]byte // pooled buffer backing data
+	// origins, for the -P lines made of a JSON document, are the JSON
+	// line and job id of each line of data (see produceJSON).
+	origins []jsonOrigin
 }
 
 type rejectRec struct {
@@ -474,6 +482,10 @@ func (s *SacctReader) start(br *bufio.Reader, firstLine int) {
 	go func() {
 		defer close(produceDone)
 		defer close(work)
+		if s.json {
+			s.produceJSON(br, work, pool)
+			return
+		}
 		s.produce(br, firstLine, work, pool)
 	}()
 	go func() {

@@ -258,6 +258,11 @@ func (p *sacctParser) parseChunk(c chunk) chunkResult {
 		}
 	}
 	res.stats.Lines = int64(line - c.line)
+	if c.origins != nil {
+		for _, r := range res.rejects {
+			r.err.fromJSON(c.origins, c.line)
+		}
+	}
 	if steps > 0 {
 		res.stats.Skip(SkipJobStep)
 		res.stats.Skipped[SkipJobStep] += steps - 1

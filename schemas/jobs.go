@@ -28,7 +28,7 @@ const (
 	ColPartition    = "partition"      // dictionary<int32, utf8>
 	ColQOS          = "qos"            // dictionary<int32, utf8>, null if the file has no QOS column
 	ColState        = "state"          // dictionary<int32, utf8>, base state: COMPLETED, CANCELLED, REQUEUED, RUNNING, ...
-	ColCancelledBy  = "cancelled_by"   // utf8, uid from "CANCELLED by <uid>", null otherwise
+	ColCancelledBy  = "cancelled_by"   // utf8, uid from "CANCELLED by <uid>" (a user name from sacct --json), null otherwise
 	ColSubmit       = "submit"         // timestamp[s, UTC], null when Unknown/None/absent
 	ColEligible     = "eligible"       // timestamp[s, UTC]
 	ColStart        = "start"          // timestamp[s, UTC]; null only in a batch of JobsOptions.Pending, for a job that never started

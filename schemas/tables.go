@@ -165,7 +165,7 @@ func jobsTable() Table {
 			{"partition", TypeString, false, "", "Partition the job ran in (empty if sacct printed none)."},
 			{"qos", TypeString, false, "", "QOS name (empty if sacct printed none)."},
 			{"state", TypeString, false, "", "Base state: COMPLETED, CANCELLED, FAILED, TIMEOUT, REQUEUED, RUNNING, ..."},
-			{"cancelled_by", TypeString, true, "uid", "The uid from `CANCELLED by <uid>`; NULL otherwise."},
+			{"cancelled_by", TypeString, true, "uid", "The uid from `CANCELLED by <uid>` (from a `sacct --json` file, the user's name, but 0 for root); NULL otherwise."},
 			{"submit", TypeTimestamp, true, "UTC", "Submit time; NULL when sacct printed Unknown/None."},
 			{"eligible", TypeTimestamp, true, "UTC", "Eligible time; NULL when sacct printed Unknown/None."},
 			{"start", TypeTimestamp, false, "UTC", "Start time."},
