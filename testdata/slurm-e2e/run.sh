@@ -731,20 +731,24 @@ for s in "${scenarios[@]}"; do
 	to=$(date +%s)
 	fields=$sacct_fields states=()
 	if [[ $s == prio ]]; then fields=$prio_sacct_fields states=(-s "$all_states"); fi
+	dumped=$(date +%s)
 	SLURM_TIME_FORMAT=%s sacct -a -D -P -S "$(date -d "@$((span_start - 60))" +%Y-%m-%dT%H:%M:%S)" -E now \
 		"${states[@]}" -o "$fields" | sed "s|$d|/scratch|g" >"$c/sacct.psv" # SubmitLine names it
+	# The same jobs as sacct.psv in sacct's JSON (data_parser, 24.11 on; a
+	# 22.05 sacct --json prints openapi dbv0.0.38, which ingest refuses):
+	# TestSacctJSONE2E ingests both and compares them. Dumped right after
+	# sacct.psv; sacct-dumps.txt has the second before the one and after the
+	# other, since a running job's elapsed time is sacct's clock's.
+	if [[ $release != 22.05 ]]; then
+		sacct -a -D --json -S "$(date -d "@$((span_start - 60))" +%Y-%m-%dT%H:%M:%S)" -E now \
+			"${states[@]}" | sed "s|\\\\/|/|g; s|$d|/scratch|g" >"$c/sacct.json"
+		echo "$dumped $(date +%s)" >"$c/sacct-dumps.txt"
+	fi
 	# The same jobs with every field this release's sacct has (sacct
 	# --helpformat): ingest must read a site's dump whatever it holds.
 	all_fields=$(sacct --helpformat | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
 	SLURM_TIME_FORMAT=%s sacct -a -D -P -S "$(date -d "@$((span_start - 60))" +%Y-%m-%dT%H:%M:%S)" -E now \
 		"${states[@]}" -o "$all_fields" | sed "s|$d|/scratch|g" >"$c/sacct-all.psv"
-	# The same jobs as sacct.psv in sacct's JSON (data_parser, 24.11 on; a
-	# 22.05 sacct --json prints openapi dbv0.0.38, which ingest refuses):
-	# TestSacctJSONE2E ingests both and compares them.
-	if [[ $release != 22.05 ]]; then
-		sacct -a -D --json -S "$(date -d "@$((span_start - 60))" +%Y-%m-%dT%H:%M:%S)" -E now \
-			"${states[@]}" | sed "s|\\\\/|/|g; s|$d|/scratch|g" >"$c/sacct.json"
-	fi
 	assoc_fields=Cluster,Account,User,Partition,ParentName,Share,Lineage,GrpTRESMins
 	probe=$(sacctmgr -n -P show assoc format=Lineage 2>&1 || true)
 	if [[ $probe == *"Unknown field"* ]]; then
