@@ -657,6 +657,15 @@ type jnum struct {
 // UnmarshalJSON reads both forms; null is unset.
 func (x *jnum) UnmarshalJSON(b []byte) error {
 	*x = jnum{}
+	if x.fast(b) {
+		return nil
+	}
+	return x.slow(b)
+}
+
+// slow reads every form by encoding/json.
+func (x *jnum) slow(b []byte) error {
+	*x = jnum{}
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) == 0 || string(b) == "null":
@@ -687,6 +696,107 @@ func (x *jnum) UnmarshalJSON(b []byte) error {
 	}
 	x.n, x.set = n, true
 	return nil
+}
+
+// fast reads the forms sacct prints, a whole number or {"set": bool,
+// "infinite": bool, "number": whole number} with these keys spelt so,
+// without reflection; false for anything else (null, another key, a
+// fraction, an exponent, a string), which UnmarshalJSON reads the slow way.
+// b is one valid JSON value, as the decoder hands it over.
+func (x *jnum) fast(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if b[0] != '{' {
+		n, ok := wholeNumber(b)
+		x.n, x.set = n, ok
+		return ok
+	}
+	set, inf := true, false
+	for i := 1; ; {
+		i = skipJSONSpace(b, i)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case '}':
+			x.inf = inf
+			x.set = set && !inf
+			return true
+		case ',':
+			i++
+			continue
+		case '"':
+		default:
+			return false
+		}
+		e := bytes.IndexByte(b[i+1:], '"')
+		if e < 0 {
+			return false
+		}
+		key := b[i+1 : i+1+e]
+		i = skipJSONSpace(b, i+2+e)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipJSONSpace(b, i+1)
+		v := i
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+			i++
+		}
+		val := string(b[v:i]) // compared, not kept: no allocation
+		switch string(key) {
+		case "set", "infinite":
+			if val != "true" && val != "false" {
+				return false
+			}
+			if key[0] == 's' {
+				set = val == "true"
+			} else {
+				inf = val == "true"
+			}
+		case "number":
+			n, ok := wholeNumber(b[v:i])
+			if !ok {
+				return false
+			}
+			x.n = n
+		default:
+			return false
+		}
+	}
+}
+
+// wholeNumber reads a JSON integer of at most 18 digits (which fits in
+// 64 bits); false for anything else.
+func wholeNumber(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 || len(b) > 1 && b[0] == '0' {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// skipJSONSpace is the index of the first byte at or after i that is not
+// JSON white space.
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // jnumType and jstrsType name what a jnum and a jstrs want, in errors.
