@@ -427,7 +427,11 @@ func (b *jsonBatch) decode(name string) {
 		text := b.raw[start:jd.end]
 		start = jd.end
 		var j jsonJob
-		err := json.Unmarshal(text, &j)
+		var err error
+		if !decodeJobFast(text, &j) {
+			j = jsonJob{}
+			err = json.Unmarshal(text, &j)
+		}
 		var te *json.UnmarshalTypeError
 		switch {
 		case err == nil:
