@@ -65,8 +65,8 @@ type jsonOrigin struct {
 
 // newSacctJSONReader is NewSacctReader for a JSON document: the jobs are
 // written as -P lines of jsonFields (one per job and per step, as sacct
-// -P prints them) by a producer that walks the document a job at a time,
-// and the -P workers read those lines, so that a JSON file and the -P
+// -P prints them) by decode workers fed and drained in document order
+// (see produceJSON), and the -P workers read those lines, so that a JSON file and the -P
 // dump of the same jobs give the same rows, skips and rejections.
 func newSacctJSONReader(name string, br *bufio.Reader, opt SacctOptions) (*SacctReader, error) {
 	lay := &sacctLayout{dense: schemas.DenseTRESList(opt.DenseTRES), request: opt.RequestColumns}
