@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fairledger/fairledger/schemas"
 )
@@ -64,8 +65,8 @@ type jsonOrigin struct {
 
 // newSacctJSONReader is NewSacctReader for a JSON document: the jobs are
 // written as -P lines of jsonFields (one per job and per step, as sacct
-// -P prints them) by a producer that walks the document a job at a time,
-// and the -P workers read those lines, so that a JSON file and the -P
+// -P prints them) by decode workers fed and drained in document order
+// (see produceJSON), and the -P workers read those lines, so that a JSON file and the -P
 // dump of the same jobs give the same rows, skips and rejections.
 func newSacctJSONReader(name string, br *bufio.Reader, opt SacctOptions) (*SacctReader, error) {
 	lay := &sacctLayout{dense: schemas.DenseTRESList(opt.DenseTRES), request: opt.RequestColumns}
@@ -87,55 +88,148 @@ func newSacctJSONReader(name string, br *bufio.Reader, opt SacctOptions) (*Sacct
 	return s, nil
 }
 
-// jsonDoc walks one JSON document for produceJSON.
-type jsonDoc struct {
-	s    *SacctReader
-	lt   *lineTracker
-	dec  *json.Decoder
-	seq  int
-	line int // the next -P line's number
-	work chan<- chunk
-	pool chan *[]byte
-	// The block being filled.
-	bp      *[]byte
-	buf     []byte
-	origins []jsonOrigin
-	lines   int
+// jsonBatchBytes bounds the JSON text of the jobs a batch holds before it
+// is handed to a decode worker (the block size when that is smaller).
+const jsonBatchBytes = 256 << 10
+
+// jsonBatch is a run of consecutive jobs of the "jobs" array: their text,
+// cut out of the document by the walk, and what a decode worker made of
+// each of them.
+type jsonBatch struct {
+	raw     []byte     // the jobs' text, one after the other
+	jobs    []jsonDone // one per job, in order
+	out     []byte     // the -P lines of the jobs that decoded
+	scratch []byte
+	// done receives once a decode worker is through with the batch.
+	done chan struct{}
+}
+
+// jsonDone is one job of a batch.
+type jsonDone struct {
+	end    int // end of its text in raw
+	line   int // the JSON line it starts on
+	outEnd int // end of its -P lines in out
+	lines  int // number of its -P lines
+	id     string
+	rej    *chunkResult // its rejection, when a field refused its value
+	err    error        // a decoding failure that ends the read
+}
+
+// jsonUnit is what the walk hands the sequencer, in document order: a
+// batch of jobs, a result to pass on (a warning, the error that ends the
+// read), or, with flush, the end of the jobs.
+type jsonUnit struct {
+	batch *jsonBatch
+	res   chunkResult
+	flush bool
+}
+
+// produceJSON is produce for a JSON document. One goroutine walks the
+// document with encoding/json's decoder (memory does not grow with the
+// file) and cuts the "jobs" array into batches of whole jobs; decode
+// workers (SacctOptions.Workers of them) decode each batch and write its
+// jobs and steps as -P lines; the sequencer, this goroutine, takes the
+// batches back in document order, writes their lines into blocks and
+// hands them to the -P workers. The document's data_parser version
+// (meta.plugin.data_parser, before or after the jobs) is checked when it
+// is read; an unknown or missing one fails the read, so a run commits
+// nothing. Blocks, results and errors are the ones a job-at-a-time walk
+// would give, in the same order.
+func (s *SacctReader) produceJSON(br *bufio.Reader, work chan<- chunk, pool chan *[]byte) {
+	nw := s.opt.Workers
+	ring := make(chan *jsonBatch, 2*nw+2) // bounds the batches in flight
+	for range cap(ring) {
+		ring <- &jsonBatch{done: make(chan struct{}, 1)}
+	}
+	decode := make(chan *jsonBatch, nw)
+	order := make(chan jsonUnit, cap(ring)+2)
+	var wg sync.WaitGroup
+	for range nw {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range decode {
+				b.decode(s.name)
+				b.done <- struct{}{}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(decode)
+		defer close(order)
+		lt := &lineTracker{r: br, line: 1}
+		w := &jsonWalk{s: s, lt: lt, dec: json.NewDecoder(lt), ring: ring, decode: decode, order: order,
+			batchBytes: min(s.opt.ChunkBytes, jsonBatchBytes)}
+		w.dec.UseNumber()
+		w.run()
+	}()
+	q := &jsonSeq{s: s, work: work, pool: pool, line: 1}
+	q.run(order, ring)
+	wg.Wait()
+}
+
+// jsonWalk walks one JSON document for produceJSON.
+type jsonWalk struct {
+	s          *SacctReader
+	lt         *lineTracker
+	dec        *json.Decoder
+	ring       chan *jsonBatch
+	decode     chan<- *jsonBatch
+	order      chan<- jsonUnit
+	batchBytes int
+	cur        *jsonBatch // the batch being filled
 	// version is meta.plugin.data_parser once read.
 	version  string
 	metaLine int
-	scratch  []byte
 }
 
-// produceJSON is produce for a JSON document: it decodes the "jobs" array
-// one job at a time (memory does not grow with the file), writes each job
-// and its steps as -P lines into blocks and hands them to the workers.
-// The document's data_parser version (meta.plugin.data_parser, before or
-// after the jobs) is checked when it is read; an unknown or missing one
-// fails the read, so a run commits nothing.
-func (s *SacctReader) produceJSON(br *bufio.Reader, work chan<- chunk, pool chan *[]byte) {
-	lt := &lineTracker{r: br, line: 1}
-	d := &jsonDoc{s: s, lt: lt, dec: json.NewDecoder(lt), line: 1, work: work, pool: pool}
-	d.dec.UseNumber()
-	if err := d.walk(); err != nil {
-		var pe *ParseError
-		var fe *FileError
-		if !errors.As(err, &pe) && !errors.As(err, &fe) {
-			err = &ParseError{File: s.name, Line: lt.lineAt(d.dec.InputOffset()), Err: err}
-		}
-		d.emit(chunkResult{err: err})
+// run walks the document and hands on the error that ends it, if any.
+func (w *jsonWalk) run() {
+	err := w.walk()
+	if err == nil || err == errStop {
 		return
+	}
+	var pe *ParseError
+	var fe *FileError
+	if !errors.As(err, &pe) && !errors.As(err, &fe) {
+		err = &ParseError{File: w.s.name, Line: w.lt.lineAt(w.dec.InputOffset()), Err: err}
+	}
+	w.send(jsonUnit{res: chunkResult{err: err}})
+}
+
+// send hands a unit to the sequencer after the batch being filled; false
+// when the reader was closed.
+func (w *jsonWalk) send(u jsonUnit) bool {
+	if !w.sendBatch() {
+		return false
+	}
+	select {
+	case w.order <- u:
+		return true
+	case <-w.s.done:
+		return false
 	}
 }
 
-// emit hands a result to Next in its place in the input order.
-func (d *jsonDoc) emit(res chunkResult) bool {
-	res.seq = d.seq
-	d.seq++
-	select {
-	case d.s.results <- res:
+// sendBatch hands the batch being filled, if any, to a decode worker and
+// to the sequencer.
+func (w *jsonWalk) sendBatch() bool {
+	b := w.cur
+	if b == nil {
 		return true
-	case <-d.s.done:
+	}
+	w.cur = nil
+	select {
+	case w.decode <- b:
+	case <-w.s.done:
+		return false
+	}
+	select {
+	case w.order <- jsonUnit{batch: b}:
+		return true
+	case <-w.s.done:
 		return false
 	}
 }
@@ -143,106 +237,106 @@ func (d *jsonDoc) emit(res chunkResult) bool {
 // errStop ends the walk when the reader is closed.
 var errStop = errors.New("reader closed")
 
-func (d *jsonDoc) walk() error {
-	name := d.s.name
-	tok, err := d.dec.Token()
+func (w *jsonWalk) walk() error {
+	name := w.s.name
+	tok, err := w.dec.Token()
 	if err != nil {
-		return d.syntax(err)
+		return w.syntax(err)
 	}
 	if tok != json.Delim('{') {
 		return &FileError{File: name, Line: 1, Msg: "a JSON document that is not an object: not sacct --json output"}
 	}
 	seenJobs := false
-	for d.dec.More() {
-		tok, err := d.dec.Token()
+	for w.dec.More() {
+		tok, err := w.dec.Token()
 		if err != nil {
-			return d.syntax(err)
+			return w.syntax(err)
 		}
 		key, _ := tok.(string)
 		switch key {
 		case "jobs":
 			seenJobs = true
-			if err := d.jobs(); err != nil {
+			if err := w.jobs(); err != nil {
 				return err
 			}
 		case "meta":
-			d.metaLine = d.lt.lineAt(d.dec.InputOffset())
+			w.metaLine = w.lt.lineAt(w.dec.InputOffset())
 			var m jsonMeta
-			if err := d.dec.Decode(&m); err != nil {
-				return d.valueErr("meta", err)
+			if err := w.dec.Decode(&m); err != nil {
+				return w.valueErr("meta", err)
 			}
-			d.version = m.version()
-			if err := d.checkVersion(); err != nil {
+			w.version = m.version()
+			if err := w.checkVersion(); err != nil {
 				return err
 			}
 		case "errors":
-			line := d.lt.lineAt(d.dec.InputOffset())
+			line := w.lt.lineAt(w.dec.InputOffset())
 			var es []jsonProblem
-			if err := d.dec.Decode(&es); err != nil {
-				return d.valueErr("errors", err)
+			if err := w.dec.Decode(&es); err != nil {
+				return w.valueErr("errors", err)
 			}
 			if len(es) > 0 {
 				return &FileError{File: name, Line: line, Msg: fmt.Sprintf("the document reports %d error(s) (the first: %s): Slurm did not give the jobs; fetch them again", len(es), es[0])}
 			}
 		case "warnings":
 			var ws []jsonProblem
-			if err := d.dec.Decode(&ws); err != nil {
-				return d.valueErr("warnings", err)
+			if err := w.dec.Decode(&ws); err != nil {
+				return w.valueErr("warnings", err)
 			}
 			var st Stats
-			for _, w := range ws {
-				st.Warnings = append(st.Warnings, "sacct --json warning: "+w.String())
+			for _, x := range ws {
+				st.Warnings = append(st.Warnings, "sacct --json warning: "+x.String())
 			}
-			if len(st.Warnings) > 0 && !d.emit(chunkResult{stats: st}) {
+			if len(st.Warnings) > 0 && !w.send(jsonUnit{res: chunkResult{stats: st}}) {
 				return errStop
 			}
 		default:
 			var skip json.RawMessage
-			if err := d.dec.Decode(&skip); err != nil {
-				return d.syntax(err)
+			if err := w.dec.Decode(&skip); err != nil {
+				return w.syntax(err)
 			}
 		}
 	}
-	if _, err := d.dec.Token(); err != nil { // the closing '}'
-		return d.syntax(err)
+	if _, err := w.dec.Token(); err != nil { // the closing '}'
+		return w.syntax(err)
 	}
-	if _, err := d.dec.Token(); err != io.EOF {
+	if _, err := w.dec.Token(); err != io.EOF {
 		if err == nil {
 			err = errors.New("more after the document's end")
 		}
-		return d.syntax(err)
+		return w.syntax(err)
 	}
-	if !d.flush() {
+	if !w.send(jsonUnit{flush: true}) {
 		return errStop
 	}
 	if !seenJobs {
 		return &FileError{File: name, Msg: `no "jobs" array: not sacct --json (or slurmrestd /slurmdb/.../jobs) output`}
 	}
-	if d.version == "" {
+	if w.version == "" {
 		return &FileError{File: name, Msg: `no meta.plugin.data_parser: the data_parser version of the document is unknown, and so is how to read its jobs (want one of ` + versionList() + `)`}
 	}
 	return nil
 }
 
 // syntax turns a decoder error into a ParseError naming the line.
-func (d *jsonDoc) syntax(err error) error {
+func (w *jsonWalk) syntax(err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return &ParseError{File: d.s.name, Line: d.lt.line + d.lt.pendingLines(), Err: errors.New("the JSON document ends early (was sacct cut off?)")}
+		return &ParseError{File: w.s.name, Line: w.lt.line + w.lt.pendingLines(), Err: errors.New("the JSON document ends early (was sacct cut off?)")}
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return &ParseError{File: d.s.name, Line: d.lt.lineAt(se.Offset), Err: fmt.Errorf("not valid JSON: %w", err)}
+		return &ParseError{File: w.s.name, Line: w.lt.lineAt(se.Offset), Err: fmt.Errorf("not valid JSON: %w", err)}
 	}
 	return err
 }
 
 // valueErr reports a document-level value that does not decode.
-func (d *jsonDoc) valueErr(key string, err error) error {
+func (w *jsonWalk) valueErr(key string, err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return &ParseError{File: d.s.name, Line: d.lt.lineAt(te.Offset), Field: key + "." + te.Field, Value: te.Value, Err: fmt.Errorf("want %s", jsonWant(te.Type))}
+		return &ParseError{File: w.s.name, Line: w.lt.lineAt(te.Offset), Field: key + "." + te.Field, Value: te.Value, Err: fmt.Errorf("want %s", jsonWant(te.Type))}
 	}
-	return d.syntax(err)
+	return w.syntax(err)
 }
 
 func versionList() string {
@@ -255,125 +349,263 @@ func versionList() string {
 }
 
 // checkVersion refuses a data_parser version the reader does not know.
-func (d *jsonDoc) checkVersion() error {
-	if _, ok := SacctJSONVersions[d.version]; ok {
+func (w *jsonWalk) checkVersion() error {
+	if _, ok := SacctJSONVersions[w.version]; ok {
 		return nil
 	}
 	why := "its jobs may be shaped otherwise"
-	if strings.HasPrefix(d.version, "dbv") || strings.HasPrefix(d.version, "v0.0.3") {
+	if strings.HasPrefix(w.version, "dbv") || strings.HasPrefix(w.version, "v0.0.3") {
 		why = "Slurm 22.05 and 23.02's openapi plugins print jobs in another shape (fetch them with sacct -P)"
 	}
-	return &FileError{File: d.s.name, Line: d.metaLine, Msg: fmt.Sprintf("data_parser %q is not one fairledger reads (%s; it reads %s)", d.version, why, versionList())}
+	return &FileError{File: w.s.name, Line: w.metaLine, Msg: fmt.Sprintf("data_parser %q is not one fairledger reads (%s; it reads %s)", w.version, why, versionList())}
 }
 
-// jobs walks the "jobs" array.
-func (d *jsonDoc) jobs() error {
-	tok, err := d.dec.Token()
+// jobs walks the "jobs" array: the decoder checks each job's syntax and
+// finds its end (decoding it into nothing), and the job's text, which the
+// line tracker still holds, goes into the batch being filled.
+func (w *jsonWalk) jobs() error {
+	tok, err := w.dec.Token()
 	if err != nil {
-		return d.syntax(err)
+		return w.syntax(err)
 	}
 	if tok == nil {
 		return nil // "jobs": null
 	}
 	if tok != json.Delim('[') {
-		return &ParseError{File: d.s.name, Line: d.lt.lineAt(d.dec.InputOffset()), Field: "jobs", Value: fmt.Sprint(tok), Err: errors.New("want an array of jobs")}
+		return &ParseError{File: w.s.name, Line: w.lt.lineAt(w.dec.InputOffset()), Field: "jobs", Value: fmt.Sprint(tok), Err: errors.New("want an array of jobs")}
 	}
-	for d.dec.More() {
-		line := d.lt.lineAt(d.dec.InputOffset())
+	for w.dec.More() {
+		line := w.lt.lineAt(w.dec.InputOffset())
+		// A nil pointer: the value is read whole and checked, then
+		// refused before anything is decoded.
+		err := w.dec.Decode((*jsonJob)(nil))
+		var iu *json.InvalidUnmarshalError
+		if !errors.As(err, &iu) {
+			if !w.sendBatch() { // the jobs before it are read first
+				return errStop
+			}
+			return w.syntax(err)
+		}
+		if !w.add(w.lt.since(w.dec.InputOffset()), line) {
+			return errStop
+		}
+	}
+	if _, err := w.dec.Token(); err != nil { // ']'
+		return w.syntax(err)
+	}
+	return nil
+}
+
+// add puts a job's text into the batch being filled, handing the batch
+// on once it is full; false when the reader was closed.
+func (w *jsonWalk) add(text []byte, line int) bool {
+	if w.cur == nil {
+		select {
+		case w.cur = <-w.ring:
+		case <-w.s.done:
+			return false
+		}
+		w.cur.raw, w.cur.jobs = w.cur.raw[:0], w.cur.jobs[:0]
+	}
+	b := w.cur
+	b.raw = append(b.raw, text...)
+	b.jobs = append(b.jobs, jsonDone{end: len(b.raw), line: line})
+	if len(b.raw) >= w.batchBytes {
+		return w.sendBatch()
+	}
+	return true
+}
+
+// decode decodes the batch's jobs and writes each one and its steps as -P
+// lines; a job a field of which refuses its value gets its rejection
+// instead, as it would in a job-at-a-time walk.
+func (b *jsonBatch) decode(name string) {
+	b.out = b.out[:0]
+	start := 0
+	for i := range b.jobs {
+		jd := &b.jobs[i]
+		text := b.raw[start:jd.end]
+		start = jd.end
 		var j jsonJob
-		err := d.dec.Decode(&j)
+		var err error
+		if !decodeJobFast(text, &j) {
+			j = jsonJob{}
+			err = json.Unmarshal(text, &j)
+		}
 		var te *json.UnmarshalTypeError
 		switch {
 		case err == nil:
-			if !d.addJob(&j, line) {
-				return errStop
+			id := j.jobIDText()
+			from := len(b.out)
+			b.out = j.appendPsv(b.out, id, &b.scratch)
+			for k := range j.Steps {
+				b.out = append(b.out, id...)
+				b.out = append(b.out, '.')
+				b.out = append(b.out, j.Steps[k].suffix()...)
+				for range len(jsonFields) - 1 {
+					b.out = append(b.out, '|')
+				}
+				b.out = append(b.out, '\n')
 			}
+			// A JobName or SubmitLine holding a newline spans lines, as
+			// in a -P file: every line of the job points back at it.
+			jd.id, jd.lines = id, bytes.Count(b.out[from:], []byte{'\n'})
 		case errors.As(err, &te):
 			// The job was read whole: it is rejected, its steps skipped
 			// as the -P reader skips step lines.
 			// A field of ours that refused its value stops the decoding
 			// of the rest of the job: its id and steps are read again
-			// from the job's text, which the line tracker still holds.
+			// from the job's text.
 			var again struct {
 				JobID jnum              `json:"job_id"`
 				Steps []json.RawMessage `json:"steps"`
 			}
-			if json.Unmarshal(d.lt.since(d.dec.InputOffset()), &again) == nil {
+			if json.Unmarshal(text, &again) == nil {
 				j.JobID, j.Steps = again.JobID, make([]jsonStep, len(again.Steps))
 			}
 			id := j.JobID.text()
-			pe := &ParseError{File: d.s.name, Line: line, Job: id, Field: te.Field, Value: te.Value, Err: fmt.Errorf("want %s", jsonWant(te.Type))}
-			st := Stats{File: d.s.name, Read: 1, Rejected: 1, Lines: 1}
+			pe := &ParseError{File: name, Line: jd.line, Job: id, Field: te.Field, Value: te.Value, Err: fmt.Errorf("want %s", jsonWant(te.Type))}
+			st := Stats{File: name, Read: 1, Rejected: 1, Lines: 1}
 			if n := int64(len(j.Steps)); n > 0 {
 				st.Read += n
 				st.Lines += n
 				st.Skip(SkipJobStep)
 				st.Skipped[SkipJobStep] += n - 1
 			}
-			if !d.flush() || !d.emit(chunkResult{stats: st, rejects: []rejectRec{{err: pe, raw: "job " + id}}}) {
-				return errStop
-			}
+			jd.rej = &chunkResult{stats: st, rejects: []rejectRec{{err: pe, raw: "job " + id}}}
 		default:
-			return d.syntax(err)
+			jd.err = &ParseError{File: name, Line: jd.line, Err: err}
 		}
-		if len(d.buf) >= d.s.opt.ChunkBytes && !d.flush() {
-			return errStop
-		}
+		jd.outEnd = len(b.out)
 	}
-	if _, err := d.dec.Token(); err != nil { // ']'
-		return d.syntax(err)
-	}
-	return nil
 }
 
-// flush sends the block being filled, if any, to the workers.
-func (d *jsonDoc) flush() bool {
-	if d.lines == 0 {
-		return true
+// jsonSeq takes the decoded batches back in document order and writes
+// their -P lines into blocks for the -P workers, numbering blocks and
+// results.
+type jsonSeq struct {
+	s    *SacctReader
+	work chan<- chunk
+	pool chan *[]byte
+	seq  int
+	line int // the next -P line's number
+	// The block being filled.
+	bp      *[]byte
+	buf     []byte
+	origins []jsonOrigin
+	lines   int
+}
+
+// run handles the walk's units until the walk ends, an error is handed on
+// or the reader is closed.
+func (q *jsonSeq) run(order <-chan jsonUnit, ring chan<- *jsonBatch) {
+	for u := range order {
+		ok := true
+		switch {
+		case u.batch != nil:
+			b := u.batch
+			select {
+			case <-b.done:
+			case <-q.s.done:
+				return
+			}
+			ok = q.batch(b)
+			ring <- b
+		case u.flush:
+			ok = q.flush()
+		default:
+			ok = q.emit(u.res) && u.res.err == nil
+		}
+		if !ok {
+			// Closed, or ended by an error: the walk stops at its next
+			// send, and nothing after the error is read.
+			for u := range order {
+				if u.batch != nil {
+					select {
+					case <-u.batch.done:
+					case <-q.s.done:
+						return
+					}
+				}
+			}
+			return
+		}
 	}
-	*d.bp = d.buf
-	c := chunk{seq: d.seq, line: d.line, lines: d.lines, data: d.buf, buf: d.bp, origins: d.origins}
-	d.seq++
-	d.line += d.lines
-	d.bp, d.buf, d.origins, d.lines = nil, nil, nil, 0
+}
+
+// batch writes a decoded batch's jobs into blocks, and hands on their
+// rejections in their places; false when the read ends.
+func (q *jsonSeq) batch(b *jsonBatch) bool {
+	from := 0
+	for i := range b.jobs {
+		jd := &b.jobs[i]
+		switch {
+		case jd.err != nil:
+			q.emit(chunkResult{err: jd.err})
+			return false
+		case jd.rej != nil:
+			if !q.flush() || !q.emit(*jd.rej) {
+				return false
+			}
+		default:
+			if !q.add(b.out[from:jd.outEnd], jd.lines, jd.line, jd.id) {
+				return false
+			}
+		}
+		from = jd.outEnd
+		if len(q.buf) >= q.s.opt.ChunkBytes && !q.flush() {
+			return false
+		}
+	}
+	return true
+}
+
+// emit hands a result to Next in its place in the input order.
+func (q *jsonSeq) emit(res chunkResult) bool {
+	res.seq = q.seq
+	q.seq++
 	select {
-	case d.work <- c:
+	case q.s.results <- res:
 		return true
-	case <-d.s.done:
+	case <-q.s.done:
 		return false
 	}
 }
 
-// addJob writes one job and its steps as -P lines; false when the reader
-// was closed.
-func (d *jsonDoc) addJob(j *jsonJob, line int) bool {
-	if d.bp == nil {
+// flush sends the block being filled, if any, to the workers.
+func (q *jsonSeq) flush() bool {
+	if q.lines == 0 {
+		return true
+	}
+	*q.bp = q.buf
+	c := chunk{seq: q.seq, line: q.line, lines: q.lines, data: q.buf, buf: q.bp, origins: q.origins}
+	q.seq++
+	q.line += q.lines
+	q.bp, q.buf, q.origins, q.lines = nil, nil, nil, 0
+	select {
+	case q.work <- c:
+		return true
+	case <-q.s.done:
+		return false
+	}
+}
+
+// add writes one job's -P lines (n of them) into the block; false when
+// the reader was closed.
+func (q *jsonSeq) add(text []byte, n, line int, id string) bool {
+	if q.bp == nil {
 		select {
-		case d.bp = <-d.pool:
-		case <-d.s.done:
+		case q.bp = <-q.pool:
+		case <-q.s.done:
 			return false
 		}
-		d.buf = (*d.bp)[:0]
+		q.buf = (*q.bp)[:0]
 	}
-	id := j.jobIDText()
-	start := len(d.buf)
-	d.buf = j.appendPsv(d.buf, id, &d.scratch)
-	for i := range j.Steps {
-		d.buf = append(d.buf, id...)
-		d.buf = append(d.buf, '.')
-		d.buf = append(d.buf, j.Steps[i].suffix()...)
-		for k := 1; k < len(jsonFields); k++ {
-			d.buf = append(d.buf, '|')
-		}
-		d.buf = append(d.buf, '\n')
-	}
-	// A JobName or SubmitLine holding a newline spans lines, as in a -P
-	// file: every line of the job points back at it.
-	n := bytes.Count(d.buf[start:], []byte{'\n'})
+	q.buf = append(q.buf, text...)
 	for range n {
-		d.origins = append(d.origins, jsonOrigin{line: line, job: id})
+		q.origins = append(q.origins, jsonOrigin{line: line, job: id})
 	}
-	d.lines += n
+	q.lines += n
 	return true
 }
 
@@ -429,6 +661,15 @@ type jnum struct {
 // UnmarshalJSON reads both forms; null is unset.
 func (x *jnum) UnmarshalJSON(b []byte) error {
 	*x = jnum{}
+	if x.fast(b) {
+		return nil
+	}
+	return x.slow(b)
+}
+
+// slow reads every form by encoding/json.
+func (x *jnum) slow(b []byte) error {
+	*x = jnum{}
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) == 0 || string(b) == "null":
@@ -459,6 +700,107 @@ func (x *jnum) UnmarshalJSON(b []byte) error {
 	}
 	x.n, x.set = n, true
 	return nil
+}
+
+// fast reads the forms sacct prints, a whole number or {"set": bool,
+// "infinite": bool, "number": whole number} with these keys spelt so,
+// without reflection; false for anything else (null, another key, a
+// fraction, an exponent, a string), which UnmarshalJSON reads the slow way.
+// b is one valid JSON value, as the decoder hands it over.
+func (x *jnum) fast(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if b[0] != '{' {
+		n, ok := wholeNumber(b)
+		x.n, x.set = n, ok
+		return ok
+	}
+	set, inf := true, false
+	for i := 1; ; {
+		i = skipJSONSpace(b, i)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case '}':
+			x.inf = inf
+			x.set = set && !inf
+			return true
+		case ',':
+			i++
+			continue
+		case '"':
+		default:
+			return false
+		}
+		e := bytes.IndexByte(b[i+1:], '"')
+		if e < 0 {
+			return false
+		}
+		key := b[i+1 : i+1+e]
+		i = skipJSONSpace(b, i+2+e)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipJSONSpace(b, i+1)
+		v := i
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+			i++
+		}
+		val := string(b[v:i]) // compared, not kept: no allocation
+		switch string(key) {
+		case "set", "infinite":
+			if val != "true" && val != "false" {
+				return false
+			}
+			if key[0] == 's' {
+				set = val == "true"
+			} else {
+				inf = val == "true"
+			}
+		case "number":
+			n, ok := wholeNumber(b[v:i])
+			if !ok {
+				return false
+			}
+			x.n = n
+		default:
+			return false
+		}
+	}
+}
+
+// wholeNumber reads a JSON integer of at most 18 digits (which fits in
+// 64 bits); false for anything else.
+func wholeNumber(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 || len(b) > 1 && b[0] == '0' {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// skipJSONSpace is the index of the first byte at or after i that is not
+// JSON white space.
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // jnumType and jstrsType name what a jnum and a jstrs want, in errors.
